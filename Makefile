@@ -1,0 +1,112 @@
+# dbfleet.innodb: set-up, lab fleet and checks.
+# Two commands do everything on a fresh machine: `make demo` and `make test`.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+ROOT        := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+VENV        ?= $(ROOT)/.venv
+PY          := $(VENV)/bin/python
+COLLECTIONS := $(ROOT)/.collections
+LAB         := $(PY) $(ROOT)/lab/lab.py
+export PATH := $(VENV)/bin:$(PATH)
+export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
+export ANSIBLE_CONFIG := $(ROOT)/ansible.cfg
+
+APT_PACKAGES := mariadb-server mariadb-client libaio1 libnuma1 openssh-server iproute2 \
+                percona-toolkit sysbench libmemcached-tools unzip maven chromium chromium-driver
+ANSIBLE_BUNDLE := ansible==12.3.0
+
+.PHONY: help deps apt venv collections lab-up lab-down lab-status fleet-up fleet-down fleet-status \
+        demo test lint sanity units integration molecule build-test bench clean
+
+help:
+	@echo "make demo    install what is needed, bring the lab up, run site.yml and verify.yml"
+	@echo "make test    install what is needed and run every check"
+	@echo "make lab-up | lab-down | lab-status      local lab fleet (one process per server)"
+	@echo "make fleet-up | fleet-down | fleet-status  SSH fleet (a network namespace per host)"
+
+# ---------------------------------------------------------------- set-up
+deps: apt venv collections
+
+apt: .cache/apt.stamp
+.cache/apt.stamp: Makefile
+	@mkdir -p .cache
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages: $$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq; \
+	  for try in 1 2 3; do apt-get install -y -qq $$missing >/dev/null && break; \
+	    echo "apt-get install failed (try $$try); retrying"; sleep 2; done; \
+	  for p in $$missing; do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
+	    || { echo "ERROR: Debian package $$p did not install" >&2; exit 1; }; done; \
+	fi
+	@touch $@
+
+venv: $(VENV)/.stamp
+$(VENV)/.stamp: requirements/venv.txt
+	@test -x $(PY) || python3 -m venv $(VENV)
+	@$(PY) -m pip install -q --disable-pip-version-check -r requirements/venv.txt
+	@touch $@
+
+collections: $(COLLECTIONS)/.stamp
+$(COLLECTIONS)/.stamp: $(VENV)/.stamp
+	@mkdir -p $(COLLECTIONS)/ansible_collections/dbfleet .cache/wheel
+	@ln -sfn $(ROOT) $(COLLECTIONS)/ansible_collections/dbfleet/innodb
+	@if [ ! -d $(COLLECTIONS)/ansible_collections/community/mysql ]; then \
+	  $(PY) -m pip download -q --disable-pip-version-check --no-deps -d .cache/wheel $(ANSIBLE_BUNDLE); \
+	  $(PY) lab/extract_collection.py .cache/wheel/ansible-12.3.0-py3-none-any.whl community/mysql $(COLLECTIONS); \
+	fi
+	@touch $@
+
+# ---------------------------------------------------------------- lab
+lab-up: deps
+	$(LAB) up
+lab-down:
+	@if [ -x $(PY) ]; then $(LAB) down; else echo "no lab here"; fi
+lab-status:
+	$(LAB) status
+
+fleet-up: deps
+	$(LAB) --mode ssh up
+fleet-down:
+	@if [ -x $(PY) ]; then $(LAB) --mode ssh down; else echo "no fleet here"; fi
+fleet-status:
+	$(LAB) --mode ssh status
+
+# ---------------------------------------------------------------- demo
+demo: lab-up
+	ansible-playbook -i inventories/lab playbooks/site.yml
+	ansible-playbook -i inventories/lab playbooks/verify.yml
+	@echo
+	@echo "Fleet report: $(ROOT)/reports/verify.html (also reports/verify.json, reports/verify-junit.xml)"
+
+# ---------------------------------------------------------------- checks
+test: deps
+	$(ROOT)/tests/run-all.sh
+
+lint: deps
+	ansible-lint --profile production
+
+sanity: deps
+	$(ROOT)/tests/sanity.sh
+
+units: deps
+	$(PY) -m pytest -q tests/unit
+
+integration: deps
+	$(PY) -m pytest -q tests/integration
+
+molecule: deps
+	$(ROOT)/tests/molecule.sh
+
+build-test: deps
+	$(ROOT)/tests/build-test.sh
+
+bench: lab-up
+	@echo "see bench/README.md"
+
+clean: lab-down fleet-down
+	rm -rf .build reports

@@ -1,0 +1,374 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the collection knows about server flavors and versions, as data.
+
+Everything version- or flavor-dependent lives in the tables below; modules and
+roles ask through the functions at the end instead of writing their own `if`s.
+Sources are listed in docs/innodb-facts.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import namedtuple
+
+MYSQL = 'mysql'
+PERCONA = 'percona'
+MARIADB = 'mariadb'
+AURORA = 'aurora-mysql'
+FLAVORS = (MYSQL, PERCONA, MARIADB, AURORA)
+MYSQL_LIKE = (MYSQL, PERCONA, AURORA)
+ANY = FLAVORS
+
+# A version range [since, until): until None means "and later".
+Span = namedtuple('Span', 'flavors since until value')
+
+
+def _span(flavors, since, until, value):
+    return Span(tuple(flavors), tuple(since), tuple(until) if until else None, value)
+
+
+# ---------------------------------------------------------------- variables
+# Var: kind is bool | int | size | enum | str; dynamic None means "not known".
+VarFacts = namedtuple('VarFacts', 'name kind dynamic default minimum maximum choices')
+
+
+def _v(kind, dynamic, default=None, minimum=None, maximum=None, choices=None):
+    return dict(kind=kind, dynamic=dynamic, default=default, minimum=minimum, maximum=maximum,
+                choices=choices)
+
+
+# name -> list of spans whose value is the facts dict for that flavor/version range.
+VARIABLES = {
+    'innodb_adaptive_hash_index': [
+        _span(MYSQL_LIKE, (5, 0, 0), (8, 4, 0), _v('bool', True, 'ON')),
+        _span((MYSQL, PERCONA), (8, 4, 0), None, _v('bool', True, 'OFF')),
+        _span((MARIADB,), (5, 0, 0), (10, 5, 0), _v('bool', True, 'ON')),
+        _span((MARIADB,), (10, 5, 0), None, _v('bool', True, 'OFF')),
+    ],
+    'innodb_adaptive_hash_index_parts': [
+        _span((MYSQL, PERCONA, AURORA), (5, 7, 8), None, _v('int', False, 8, 1, 512)),
+        _span((MARIADB,), (10, 2, 0), None, _v('int', False, 8, 1, 512)),
+    ],
+    'innodb_adaptive_hash_index_partitions': [
+        _span((PERCONA,), (5, 5, 0), (5, 7, 0), _v('int', False, 1, 1, 64)),
+    ],
+    'innodb_adaptive_hash_index_cells': [
+        _span((MARIADB,), (11, 8, 4), None, _v('int', True)),
+    ],
+    'innodb_flush_neighbors': [
+        _span(MYSQL_LIKE, (5, 6, 0), (8, 0, 0), _v('int', True, 1, 0, 2)),
+        _span(MYSQL_LIKE, (8, 0, 0), None, _v('int', True, 0, 0, 2)),
+        _span((MARIADB,), (10, 0, 0), None, _v('int', True, 1, 0, 2)),
+    ],
+    'innodb_io_capacity': [
+        _span(MYSQL_LIKE, (5, 5, 0), (8, 4, 0), _v('int', True, 200, 100)),
+        _span((MYSQL, PERCONA), (8, 4, 0), None, _v('int', True, 10000, 100)),
+        _span((MARIADB,), (10, 0, 0), None, _v('int', True, 200, 100)),
+    ],
+    'innodb_io_capacity_max': [
+        _span(ANY, (5, 6, 0), None, _v('int', True, None, 100)),
+    ],
+    'innodb_buffer_pool_size': [
+        _span(MYSQL_LIKE, (5, 7, 5), None, _v('size', True, 134217728)),
+        _span(MYSQL_LIKE, (5, 0, 0), (5, 7, 5), _v('size', False, 134217728)),
+        _span((MARIADB,), (10, 2, 2), None, _v('size', True, 134217728)),
+    ],
+    'innodb_buffer_pool_instances': [
+        _span(MYSQL_LIKE, (5, 5, 0), None, _v('int', False)),
+        _span((MARIADB,), (10, 0, 0), (10, 5, 0), _v('int', False)),
+    ],
+    'innodb_buffer_pool_chunk_size': [
+        _span(MYSQL_LIKE, (5, 7, 5), None, _v('size', False, 134217728)),
+        _span((MARIADB,), (10, 2, 2), None, _v('size', False, 134217728)),
+    ],
+    'innodb_dedicated_server': [
+        _span((MYSQL, PERCONA), (8, 0, 3), None, _v('bool', False, 'OFF')),
+    ],
+    'innodb_lru_scan_depth': [
+        _span(ANY, (5, 6, 0), None, _v('int', True, 1024, 100)),
+    ],
+    'innodb_flush_method': [
+        _span(MYSQL_LIKE, (5, 0, 0), None, _v('enum', False, None, choices=(
+            'fsync', 'O_DSYNC', 'littlesync', 'nosync', 'O_DIRECT', 'O_DIRECT_NO_FSYNC'))),
+        _span((MARIADB,), (10, 0, 0), None, _v('enum', False, None, choices=(
+            'fsync', 'O_DSYNC', 'littlesync', 'nosync', 'O_DIRECT', 'O_DIRECT_NO_FSYNC'))),
+    ],
+    'innodb_flush_log_at_trx_commit': [
+        _span(ANY, (5, 0, 0), None, _v('int', True, 1, 0, 3)),
+    ],
+    'innodb_log_file_size': [
+        _span(ANY, (5, 0, 0), None, _v('size', False)),
+    ],
+    'innodb_log_write_ahead_size': [
+        _span(MYSQL_LIKE, (5, 7, 4), None, _v('size', True, 8192)),
+    ],
+    'innodb_read_only': [
+        _span(ANY, (5, 6, 0), None, _v('bool', False, 'OFF')),
+    ],
+    'read_only': [
+        _span(ANY, (5, 0, 0), None, _v('bool', True, 'OFF')),
+    ],
+    'super_read_only': [
+        _span(MYSQL_LIKE, (5, 7, 8), None, _v('bool', True, 'OFF')),
+    ],
+    'lock_wait_timeout': [
+        _span(ANY, (5, 5, 0), None, _v('int', True, 31536000, 1)),
+    ],
+    'innodb_monitor_enable': [
+        _span(ANY, (5, 6, 0), None, _v('str', True)),
+    ],
+    'daemon_memcached_option': [
+        _span((MYSQL, PERCONA), (5, 6, 6), (8, 3, 0), _v('str', False, '')),
+    ],
+    'daemon_memcached_r_batch_size': [
+        _span((MYSQL, PERCONA), (5, 6, 6), (8, 3, 0), _v('int', False, 1, 1, 1073741824)),
+    ],
+    'daemon_memcached_w_batch_size': [
+        _span((MYSQL, PERCONA), (5, 6, 6), (8, 3, 0), _v('int', False, 1, 1, 1048576)),
+    ],
+    'innodb_api_enable_binlog': [
+        _span((MYSQL, PERCONA), (5, 6, 6), (8, 3, 0), _v('bool', False, 'OFF')),
+    ],
+    'innodb_api_enable_mdl': [
+        _span((MYSQL, PERCONA), (5, 6, 6), (8, 3, 0), _v('bool', False, 'OFF')),
+    ],
+    'innodb_api_trx_level': [
+        _span((MYSQL, PERCONA), (5, 6, 6), (8, 3, 0), _v('int', True, 0, 0, 3)),
+    ],
+}
+
+# Names that mean the same setting on different flavors/versions. The first name
+# a server has wins. Users may write any spelling; verify and the roles resolve it.
+ALIASES = {
+    'innodb_adaptive_hash_index_parts': ('innodb_adaptive_hash_index_parts',
+                                         'innodb_adaptive_hash_index_partitions'),
+    'innodb_adaptive_hash_index_partitions': ('innodb_adaptive_hash_index_parts',
+                                              'innodb_adaptive_hash_index_partitions'),
+}
+
+# ---------------------------------------------------------------- capabilities
+# name -> spans whose value is the capability's value; absent means the default below.
+CAPABILITIES = {
+    # SET PERSIST / performance_schema.persisted_variables (not on Aurora or MariaDB).
+    'set_persist': [_span((MYSQL, PERCONA), (8, 0, 0), None, True)],
+    # The InnoDB memcached plugin exists in these builds (deprecated 8.0.22, removed 8.3.0).
+    'memcached_plugin': [_span((MYSQL, PERCONA), (5, 6, 6), (8, 3, 0), True)],
+    # Column of INFORMATION_SCHEMA.INNODB_METRICS that says whether a counter is on.
+    'innodb_metrics_enabled_column': [_span((MARIADB,), (10, 5, 0), None, 'ENABLED')],
+    # SHOW GLOBAL STATUS Innodb_adaptive_hash_hash_searches / _non_hash_searches.
+    'ahi_status_counters': [_span((MARIADB,), (10, 5, 0), None, True),
+                            _span((PERCONA,), (5, 5, 0), (5, 7, 0), True)],
+    # Name of the adaptive hash index partition variable (None: the server has none, MySQL 5.6).
+    'ahi_partition_variable': [
+        _span((MYSQL, PERCONA, AURORA), (5, 7, 8), None, 'innodb_adaptive_hash_index_parts'),
+        _span((MARIADB,), (10, 2, 0), None, 'innodb_adaptive_hash_index_parts'),
+        _span((PERCONA,), (5, 5, 0), (5, 7, 0), 'innodb_adaptive_hash_index_partitions'),
+    ],
+    # DROP TABLE frees the table's AHI entries lazily (MDEV-22456), so no AHI toggle is needed.
+    'ahi_lazy_drop': [_span((MARIADB,), (10, 2, 33), (10, 3, 0), True),
+                      _span((MARIADB,), (10, 3, 24), (10, 4, 0), True),
+                      _span((MARIADB,), (10, 4, 14), (10, 5, 0), True),
+                      _span((MARIADB,), (10, 5, 4), None, True)],
+    # MariaDB skips neighbor flushing for tablespaces it detected as SSD at startup (MDEV-17380).
+    'flush_neighbors_ssd_autodetect': [_span((MARIADB,), (10, 4, 4), None, True)],
+    # Option-file groups the server reads (besides [mysqld-X.Y] / [mariadb-X.Y] for its version).
+    'option_groups': [_span(MYSQL_LIKE, (5, 0, 0), None, ('mysqld', 'server')),
+                      _span((MARIADB,), (10, 0, 0), None,
+                            ('mysqld', 'server', 'mariadb', 'mariadbd', 'client-server', 'galera'))],
+    # Default option files, in the order the server reads them (later files win).
+    'default_option_files': [
+        _span(MYSQL_LIKE, (5, 0, 0), None, ('/etc/my.cnf', '/etc/mysql/my.cnf', '~/.my.cnf')),
+        _span((MARIADB,), (10, 0, 0), None, ('/etc/my.cnf', '/etc/mysql/my.cnf', '~/.my.cnf')),
+    ],
+    # Versioned option groups, given the version triple, are built by option_groups_for().
+    'versioned_group_prefixes': [_span(MYSQL_LIKE, (5, 0, 0), None, ('mysqld',)),
+                                 _span((MARIADB,), (10, 0, 0), None, ('mysqld', 'mariadb', 'mariadbd'))],
+    # Statement that lists the replication channels this server replicates from.
+    'replica_status_statement': [_span(MYSQL_LIKE, (8, 0, 22), None, 'SHOW REPLICA STATUS'),
+                                 _span(MYSQL_LIKE, (5, 0, 0), (8, 0, 22), 'SHOW SLAVE STATUS'),
+                                 _span((MARIADB,), (10, 0, 0), None, 'SHOW ALL SLAVES STATUS')],
+    # performance_schema.variables_info (VARIABLE_SOURCE / VARIABLE_PATH of each global value).
+    'variables_info_table': [_span(MYSQL_LIKE, (8, 0, 0), None, True)],
+    # information_schema.SYSTEM_VARIABLES (READ_ONLY, DEFAULT_VALUE, GLOBAL_VALUE_ORIGIN).
+    'system_variables_table': [_span((MARIADB,), (10, 1, 0), None, True)],
+}
+
+CAPABILITY_DEFAULTS = {
+    'set_persist': False,
+    'memcached_plugin': False,
+    'innodb_metrics_enabled_column': 'STATUS',
+    'ahi_status_counters': False,
+    'ahi_lazy_drop': False,
+    'ahi_partition_variable': None,
+    'flush_neighbors_ssd_autodetect': False,
+    'option_groups': ('mysqld', 'server'),
+    'default_option_files': ('/etc/my.cnf', '/etc/mysql/my.cnf', '~/.my.cnf'),
+    'versioned_group_prefixes': ('mysqld',),
+    'replica_status_statement': 'SHOW SLAVE STATUS',
+    'variables_info_table': False,
+    'system_variables_table': False,
+}
+
+# Why a capability is missing, for messages.
+MEMCACHED_UNSUPPORTED_REASON = {
+    MARIADB: 'MariaDB never shipped the InnoDB memcached plugin',
+    AURORA: 'Aurora MySQL does not offer the InnoDB memcached plugin',
+    'removed': 'the InnoDB memcached plugin was removed in MySQL 8.3.0 (deprecated since 8.0.22)',
+    'too_old': 'the InnoDB memcached plugin first shipped in MySQL 5.6.6',
+}
+
+
+# ---------------------------------------------------------------- lookups
+def _in_span(span, flavor, version):
+    if flavor not in span.flavors:
+        return False
+    if tuple(version) < span.since:
+        return False
+    return span.until is None or tuple(version) < span.until
+
+
+def _lookup(spans, flavor, version):
+    for span in spans:
+        if _in_span(span, flavor, version):
+            return span
+    return None
+
+
+def capability(name, flavor, version):
+    """The value of capability name for flavor/version."""
+    span = _lookup(CAPABILITIES[name], flavor, version)
+    return span.value if span else CAPABILITY_DEFAULTS[name]
+
+
+def capabilities(flavor, version):
+    """All capabilities as a dict, for facts."""
+    return dict((name, capability(name, flavor, version)) for name in sorted(CAPABILITIES))
+
+
+def known_variable(name):
+    return name.lower() in VARIABLES
+
+
+def variable_facts(name, flavor, version):
+    """VarFacts for name on flavor/version, or None when the variable does not exist there."""
+    name = name.lower()
+    spans = VARIABLES.get(name)
+    if not spans:
+        return None
+    span = _lookup(spans, flavor, version)
+    if span is None:
+        return None
+    return VarFacts(name=name, **span.value)
+
+
+def exists_anywhere(name):
+    """True when the knowledge tables have name on at least one flavor/version."""
+    return name.lower() in VARIABLES
+
+
+def resolve_name(name, flavor, version, server_names=None):
+    """The variable name that setting `name` has on this flavor/version.
+
+    server_names, when given, is the set of global variable names the server reports;
+    it wins over the tables (a build may lack or add variables).
+    Returns None when no spelling exists there.
+    """
+    name = name.lower()
+    candidates = ALIASES.get(name, (name,))
+    if server_names is not None:
+        for cand in candidates:
+            if cand in server_names:
+                return cand
+        if not any(exists_anywhere(c) for c in candidates):
+            return None
+    for cand in candidates:
+        if variable_facts(cand, flavor, version) is not None:
+            return cand
+    return None
+
+
+def option_groups_for(flavor, version):
+    """Option-file groups the server reads, in order of increasing precedence within a file."""
+    groups = list(capability('option_groups', flavor, version))
+    major_minor = '%d.%d' % (version[0], version[1])
+    for prefix in capability('versioned_group_prefixes', flavor, version):
+        groups.append('%s-%s' % (prefix, major_minor))
+    return tuple(groups)
+
+
+def ahi_partition_variable(flavor, version):
+    """The AHI partition variable name, or None (MySQL 5.6 and older have none)."""
+    return resolve_name('innodb_adaptive_hash_index_parts', flavor, version)
+
+
+def memcached_support(flavor, version):
+    """(supported, reason) for the InnoDB memcached plugin on flavor/version."""
+    if capability('memcached_plugin', flavor, version):
+        return True, 'the InnoDB memcached plugin exists in %s %s' % (flavor, format_version(version))
+    if flavor in MEMCACHED_UNSUPPORTED_REASON:
+        return False, MEMCACHED_UNSUPPORTED_REASON[flavor]
+    if tuple(version) >= (8, 3, 0):
+        return False, MEMCACHED_UNSUPPORTED_REASON['removed']
+    return False, MEMCACHED_UNSUPPORTED_REASON['too_old']
+
+
+# ---------------------------------------------------------------- detection
+_VERSION_RE = re.compile(r'^(\d+)\.(\d+)\.(\d+)')
+
+DETECT_VARIABLES = ('version', 'version_comment', 'aurora_version', 'innodb_read_only')
+
+
+def parse_version(text):
+    """'10.11.19-MariaDB-0+deb12u1' -> (10, 11, 19). Raises ValueError on garbage."""
+    m = _VERSION_RE.match(str(text or '').strip())
+    if not m:
+        raise ValueError('cannot read a version from %r' % (text,))
+    return tuple(int(x) for x in m.groups())
+
+
+def format_version(version):
+    return '.'.join(str(x) for x in version)
+
+
+def detect_flavor(version, version_comment='', aurora_version=None):
+    """Flavor name from @@version, @@version_comment and @@aurora_version."""
+    text = ('%s %s' % (version or '', version_comment or '')).lower()
+    if aurora_version:
+        return AURORA
+    if 'mariadb' in text:
+        return MARIADB
+    if 'percona' in text:
+        return PERCONA
+    return MYSQL
+
+
+class ServerIdentity(namedtuple('ServerIdentity', 'flavor version version_string aurora_reader')):
+    """Who the server is: flavor, version triple, the raw version text."""
+
+    def to_dict(self):
+        return dict(flavor=self.flavor, version=list(self.version),
+                    version_string=self.version_string,
+                    version_text=format_version(self.version),
+                    aurora_reader=self.aurora_reader)
+
+
+def identity_from_variables(variables):
+    """ServerIdentity from a {name: value} dict of global variables (see DETECT_VARIABLES)."""
+    version_string = variables.get('version', '')
+    flavor = detect_flavor(version_string, variables.get('version_comment', ''),
+                           variables.get('aurora_version'))
+    aurora_reader = None
+    if flavor == AURORA:
+        # Aurora readers run with innodb_read_only=ON.
+        aurora_reader = str(variables.get('innodb_read_only', '')).upper() in ('ON', '1')
+    return ServerIdentity(flavor, parse_version(version_string), version_string, aurora_reader)
+
+
+def settable(name, identity):
+    """(True, '') or (False, reason) for whether a running server honours SET/option values of name."""
+    if identity.flavor == AURORA and identity.aurora_reader and name == 'innodb_adaptive_hash_index':
+        return False, ('Aurora reader instances run without the adaptive hash index whatever the '
+                       'parameter group says')
+    return True, ''

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Every check of the collection, in order, with the time each part took.
+# Runs all parts even when one fails, then exits non-zero if any failed.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+export PATH="$ROOT/.venv/bin:$PATH"
+export ANSIBLE_CONFIG="$ROOT/ansible.cfg" ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections"
+export ANSIBLE_FORCE_COLOR=0 PY_COLORS=0 ANSIBLE_NOCOLOR=1
+
+declare -a NAMES=() TIMES=() RESULTS=()
+run_part() {
+  local name=$1; shift
+  local start=$SECONDS
+  echo
+  echo "=================== $name: $*"
+  if "$@"; then RESULTS+=(ok); else RESULTS+=(FAILED); fi
+  NAMES+=("$name"); TIMES+=($((SECONDS - start)))
+}
+
+run_part lint         ansible-lint --profile production
+run_part changelog    antsibull-changelog lint
+run_part sanity       tests/sanity.sh
+run_part units        python -m pytest -q tests/unit
+run_part build        tests/build-test.sh
+run_part lab-up       python lab/lab.py up
+run_part integration  python -m pytest -q tests/integration
+run_part molecule     tests/molecule.sh
+run_part lab-down     python lab/lab.py down
+
+echo
+echo "=================== summary"
+failed=0
+for i in "${!NAMES[@]}"; do
+  printf '%-12s %-7s %5ss\n' "${NAMES[$i]}" "${RESULTS[$i]}" "${TIMES[$i]}"
+  [ "${RESULTS[$i]}" = ok ] || failed=$((failed + 1))
+done
+printf 'total        %13ss\n' "$SECONDS"
+echo "checks: $(( ${#NAMES[@]} - failed )) passed, $failed failed"
+[ "$failed" -eq 0 ]

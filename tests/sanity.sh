@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# ansible-test sanity on a copy of the collection laid out as ansible_collections/dbfleet/innodb.
+# The ignore file tests/sanity/ignore-2.19.txt stays empty.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DEST="$ROOT/.build/sanity/ansible_collections/dbfleet/innodb"
+rm -rf "$DEST"
+mkdir -p "$DEST"
+cd "$ROOT"
+# The files git would ship: tracked ones plus untracked ones that are not ignored.
+git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+  [ -e "$f" ] || [ -L "$f" ] || continue
+  mkdir -p "$DEST/$(dirname "$f")"
+  cp -P "$f" "$DEST/$f"
+done
+if [ -s tests/sanity/ignore-2.19.txt ]; then
+  echo "ERROR: tests/sanity/ignore-2.19.txt must stay empty" >&2
+  exit 1
+fi
+# ansible-test bootstraps pip in its sanity venvs with a script it downloads from a host outside
+# the package registries: give it the local stand-in under the name it looks for.
+PIP_VERSION=$(python -c 'import re,ansible_test._internal.python_requirements as m,inspect; print(re.search(r"pip=.([0-9.]+).", inspect.getsource(m)).group(1))')
+mkdir -p ~/.ansible/test/cache
+cp "$ROOT/tests/ansible_test_get_pip.py" ~/.ansible/test/cache/get_pip_${PIP_VERSION//./_}.py
+cd "$DEST"
+# A repository of its own, so ansible-test lists exactly these files (not the enclosing checkout's).
+git init -q . && git add -A && git -c user.name=sanity -c user.email=sanity@localhost commit -q -m sanity
+# Sanity tests need their own tools (pylint, yamllint, voluptuous, ...): ansible-test pins and installs them.
+ansible-test sanity --requirements --python "$(python -c 'import sys; print("%d.%d" % sys.version_info[:2])')" \
+  --color no "$@"
