@@ -171,8 +171,24 @@ CAPABILITIES = {
                       _span((MARIADB,), (10, 3, 24), (10, 4, 0), True),
                       _span((MARIADB,), (10, 4, 14), (10, 5, 0), True),
                       _span((MARIADB,), (10, 5, 4), None, True)],
+    # What dbfleet.innodb.drop_tables does around DROP TABLE when AHI is ON and the strategy
+    # is 'auto': 'toggle' (switch AHI off first, put it back after) or 'keep' (leave it on).
+    # Decided by bench/drop_table (see docs/drop_table.md for the measured numbers).
+    'drop_table_ahi_strategy': [_span((MARIADB,), (10, 2, 33), (10, 3, 0), 'keep'),
+                                _span((MARIADB,), (10, 3, 24), (10, 4, 0), 'keep'),
+                                _span((MARIADB,), (10, 4, 14), (10, 5, 0), 'keep'),
+                                _span((MARIADB,), (10, 5, 4), None, 'keep')],
+    # Where to see which sessions hold metadata locks on a table, in order of preference;
+    # the module checks at run time that the source is enabled (instrument / plugin).
+    'metadata_lock_sources': [_span(MYSQL_LIKE, (5, 7, 0), None, ('performance_schema',)),
+                              _span((MARIADB,), (10, 5, 0), None,
+                                    ('metadata_lock_info', 'performance_schema')),
+                              _span((MARIADB,), (10, 0, 7), (10, 5, 0), ('metadata_lock_info',))],
     # MariaDB skips neighbor flushing for tablespaces it detected as SSD at startup (MDEV-17380).
     'flush_neighbors_ssd_autodetect': [_span((MARIADB,), (10, 4, 4), None, True)],
+    # innodb_buffer_pool_size is rounded up to chunk size x instances (MariaDB 10.8 dropped the rounding).
+    'buffer_pool_chunk_rounding': [_span(MYSQL_LIKE, (5, 7, 5), None, True),
+                                   _span((MARIADB,), (10, 2, 2), (10, 8, 0), True)],
     # Option-file groups the server reads (besides [mysqld-X.Y] / [mariadb-X.Y] for its version).
     'option_groups': [_span(MYSQL_LIKE, (5, 0, 0), None, ('mysqld', 'server')),
                       _span((MARIADB,), (10, 0, 0), None,
@@ -201,8 +217,11 @@ CAPABILITY_DEFAULTS = {
     'innodb_metrics_enabled_column': 'STATUS',
     'ahi_status_counters': False,
     'ahi_lazy_drop': False,
+    'drop_table_ahi_strategy': 'toggle',
+    'metadata_lock_sources': (),
     'ahi_partition_variable': None,
     'flush_neighbors_ssd_autodetect': False,
+    'buffer_pool_chunk_rounding': False,
     'option_groups': ('mysqld', 'server'),
     'default_option_files': ('/etc/my.cnf', '/etc/mysql/my.cnf', '~/.my.cnf'),
     'versioned_group_prefixes': ('mysqld',),

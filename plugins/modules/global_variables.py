@@ -16,6 +16,8 @@ description:
   - Values are compared by meaning, not spelling. C(ON), C(on), C(true), V(true) and C(1) are the same
     boolean; C(1G) and C(1073741824) the same size; enum names are compared without regard to case.
     A second run therefore reports no change.
+  - C(innodb_buffer_pool_size) is compared with the size the server will really run with (rounded up to a
+    multiple of C(innodb_buffer_pool_chunk_size) times C(innodb_buffer_pool_instances)).
   - Variable names are resolved for the server's flavor and version
     (for example C(innodb_adaptive_hash_index_parts) and C(innodb_adaptive_hash_index_partitions)).
   - After each change the module reads the value back. A SET that the server accepted but did not apply
@@ -136,6 +138,12 @@ def _plan(module, conn, identity, wanted):
         if not ok:
             errors.append('%s: %s' % (name, why))
             continue
+        if resolved == 'innodb_buffer_pool_size' and flavors.capability(
+                'buffer_pool_chunk_rounding', identity.flavor, identity.version):
+            # The server rounds up to a multiple of chunk size x instances: compare with what it will run.
+            canonical = values.buffer_pool_effective(
+                canonical, server_vars.get('innodb_buffer_pool_chunk_size'),
+                server_vars.get('innodb_buffer_pool_instances'))
         before = server_vars[resolved]
         same = values.equal(canonical, before, kind, choices)
         if module.params['persist'] and not values.equal(canonical, persisted.get(resolved), kind, choices):

@@ -131,3 +131,11 @@ def test_every_span_is_well_formed():
             for span in spans:
                 assert set(span.flavors) <= set(f.FLAVORS), name
                 assert span.until is None or span.since < span.until, name
+
+
+@pytest.mark.parametrize('flavor, version, rounds', [
+    ('mysql', (8, 0, 33), True), ('mysql', (5, 7, 22), True), ('mariadb', (10, 6, 16), True),
+    ('mariadb', (10, 11, 19), False),
+])
+def test_buffer_pool_rounding_by_version(flavor, version, rounds):
+    assert f.capability('buffer_pool_chunk_rounding', flavor, version) is rounds
