@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Run every Molecule scenario (molecule/*/molecule.yml), one after another, with timings.
+# Usage: tests/molecule.sh [SCENARIO...]
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+export PATH="$ROOT/.venv/bin:$PATH"
+export ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections" ANSIBLE_CONFIG="$ROOT/ansible.cfg"
+if [ $# -gt 0 ]; then
+  scenarios=("$@")
+else
+  mapfile -t scenarios < <(for f in molecule/*/molecule.yml; do basename "$(dirname "$f")"; done | sort)
+fi
+failed=0
+summary=()
+for s in "${scenarios[@]}"; do
+  start=$SECONDS
+  echo "=================== molecule test -s $s"
+  if molecule test -s "$s"; then r=ok; else r=FAILED; failed=$((failed + 1)); fi
+  summary+=("$(printf '%-28s %-7s %5ss' "$s" "$r" "$((SECONDS - start))")")
+done
+echo "=================== molecule summary"
+printf '%s\n' "${summary[@]}"
+echo "molecule: $(( ${#scenarios[@]} - failed )) passed, $failed failed"
+[ "$failed" -eq 0 ]
