@@ -14,30 +14,37 @@ if tar tzf "$TARBALL" | grep -E '(^|/)(\.lab|\.venv|\.collections|\.build|report
   echo "ERROR: the tarball carries work-tree state" >&2; exit 1
 fi
 mkdir -p "$WORK/collections"
+# From here on, only the empty collections path counts (not the repo's ansible.cfg, roles or .collections).
+cd "$WORK"
+printf '[defaults]\n' > "$WORK/ansible.cfg"
+export ANSIBLE_CONFIG="$WORK/ansible.cfg" ANSIBLE_COLLECTIONS_PATH="$WORK/collections"
 # community.mysql comes from the project's collections path (Galaxy is not reachable).
 ansible-galaxy collection install --offline -p "$WORK/collections" "$TARBALL" \
   "$ROOT/.collections/ansible_collections/community/mysql" >/dev/null
-export ANSIBLE_COLLECTIONS_PATH="$WORK/collections"
-cd "$WORK"   # away from the repo's ansible.cfg and roles
-export ANSIBLE_CONFIG=/dev/null
+for c in dbfleet/innodb community/mysql; do
+  [ -f "$WORK/collections/ansible_collections/$c/MANIFEST.json" ] \
+    || { echo "ERROR: $c was not installed from the tarball" >&2; exit 1; }
+done
 modules=$(ansible-doc -t module -l dbfleet.innodb | awk '{print $1}')
 [ -n "$modules" ] || { echo "ERROR: ansible-doc lists no dbfleet.innodb modules" >&2; exit 1; }
 for m in $modules; do
   ansible-doc -t module "$m" >/dev/null
   echo "ansible-doc renders $m"
 done
-roles=$(ansible-doc -t role -l dbfleet.innodb | awk '{print $1}')
+roles=$(ansible-doc -t role -l dbfleet.innodb | awk '/^dbfleet\.innodb\./ {sub(":$", "", $1); print $1}')
+[ -n "$roles" ] || { echo "ERROR: ansible-doc lists no dbfleet.innodb roles" >&2; exit 1; }
 for r in $roles; do
   ansible-doc -t role "$r" >/dev/null
   echo "ansible-doc renders role $r"
 done
-for f in "$ROOT"/plugins/filter/*.py "$ROOT"/plugins/test/*.py; do
-  [ -e "$f" ] || continue
-  kind=$(basename "$(dirname "$f")")
-  for name in $(ansible-doc -t "$kind" -l dbfleet.innodb | awk '{print $1}'); do
-    ansible-doc -t "$kind" "$name" >/dev/null && echo "ansible-doc renders $kind $name"
+for kind in filter test; do
+  [ -d "$ROOT/plugins/$kind" ] || continue
+  names=$(ansible-doc -t "$kind" -l dbfleet.innodb | awk '{print $1}')
+  [ -n "$names" ] || { echo "ERROR: ansible-doc lists no dbfleet.innodb $kind plugins" >&2; exit 1; }
+  for name in $names; do
+    ansible-doc -t "$kind" "$name" >/dev/null
+    echo "ansible-doc renders $kind $name"
   done
-  break
 done
 # A playbook of the installed collection runs by its FQCN (syntax check needs no hosts).
 for p in "$WORK"/collections/ansible_collections/dbfleet/innodb/playbooks/*.yml; do

@@ -22,4 +22,3 @@ def db(hostvars):
     conn = pymysql.connect(**kwargs)
     yield conn
     conn.close()
-

@@ -1,0 +1,43 @@
+"""Building blocks of the dbfleet lab (see lab/lab.py for the command line).
+
+Modules:
+
+- ``artifacts``: server distributions from Maven Central (cached, sha256-verified, extracted once).
+- ``servers``: server kinds (MySQL 8.0/5.7/5.6, MariaDB 10.11), pristine datadir templates,
+  one instance = one directory with its option file, datadir, socket, pid file and logs.
+- ``netns``: network namespaces, the bridge and one sshd per namespace (SSH mode).
+- ``lab``: the two labs (local and SSH fleet), their hosts, secrets and inventories.
+- ``yamlout``: a small YAML emitter for the inventories (the lab needs no PyYAML).
+"""
+import os
+import subprocess
+
+
+class LabError(Exception):
+    """An error the user can act on; lab.py prints it without a traceback."""
+
+
+def run(argv, **kwargs):
+    """Run a command, raise LabError with its output when it fails."""
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, check=False, **kwargs)
+    if proc.returncode != 0:
+        raise LabError("command failed (exit %d): %s\n%s" % (proc.returncode, " ".join(argv), proc.stdout.strip()))
+    return proc.stdout
+
+
+def tail(path, lines=20):
+    """The last lines of a log file, for error messages."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - 16384))
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return "(no %s)" % path
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def say(message):
+    """Progress output (stdout, flushed: lab.py runs under make and pytest)."""
+    print(message, flush=True)

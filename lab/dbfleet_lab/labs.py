@@ -1,0 +1,557 @@
+"""The two labs: local (one process per server on 127.0.0.1) and the SSH fleet (a namespace per host)."""
+import fcntl
+import json
+import os
+import secrets as random_secrets
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pymysql
+
+from . import LabError, run, say, yamlout
+from .netns import PREFIX, Namespace, Sshd, close_control_masters, ensure_bridge, remove_bridge
+from .servers import MYSQL56, MYSQL57, MYSQL80, Instance, MariaDB, ensure_template
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LAB_SCRIPT = os.path.join(REPO, "lab", "lab.py")
+MARIADB = MariaDB()
+ADMIN_USER = "dbfleet"
+REPL_USER = "repl"
+MEMCACHED_OFFSET = 211
+REPLICATION_TIMEOUT = 30
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str
+    kind: object            # a servers.ServerKind
+    server_id: int
+    port_offset: int = 0    # local mode: port = port base + offset
+    address: str = ""       # SSH mode: the namespace's address
+    source: str = ""        # SSH mode: the primary a replica follows
+    optional: bool = False  # local mode: only when asked for (DBFLEET_LAB_WITH_56=1 or by name)
+
+
+class Lab:
+    """The local lab: servers on 127.0.0.1, ports = port base + suffix, inventories/lab/hosts.yml."""
+
+    mode = "local"
+    inventory_group = "lab"
+    HOSTS = (Host("mariadb1011", MARIADB, 11, port_offset=11),
+             Host("mysql80", MYSQL80, 80, port_offset=80),
+             Host("mysql57", MYSQL57, 57, port_offset=57),
+             Host("mysql56", MYSQL56, 56, port_offset=56, optional=True))
+
+    def __init__(self, root, cache, port_base, inventory):
+        self.root = root
+        self.cache = cache
+        self.inventory = inventory
+        self.hosts = {host.name: host for host in self.HOSTS}
+        self.port_base = self._port_base(port_base)
+        self.python = sys.executable
+
+    # ---------------------------------------------------------------- configuration
+    def _port_base(self, requested):
+        """The port base recorded in <lab>/lab.json, unless another is requested while nothing runs."""
+        state_file = os.path.join(self.root, "lab.json")
+        try:
+            with open(state_file, encoding="utf-8") as handle:
+                recorded = json.load(handle)["port_base"]
+        except (OSError, ValueError, KeyError):
+            recorded = None
+        if requested is None:
+            return recorded or 33000
+        if recorded not in (None, requested):
+            self.port_base = recorded
+            running = [name for name in self.hosts if self.instance(name).pid()]
+            if running:
+                raise LabError("the lab in %s runs with port base %d (%s); stop it before using port base %d"
+                               % (self.root, recorded, ", ".join(running), requested))
+        return requested
+
+    def _record_port_base(self):
+        os.makedirs(self.root, exist_ok=True)
+        with open(os.path.join(self.root, "lab.json"), "w", encoding="utf-8") as handle:
+            json.dump({"port_base": self.port_base}, handle)
+            handle.write("\n")
+
+    def select(self, names):
+        """Hosts by name; default: DBFLEET_LAB_HOSTS, else every host that is not optional."""
+        if not names:
+            names = [n for n in os.environ.get("DBFLEET_LAB_HOSTS", "").replace(" ", "").split(",") if n]
+        if not names:
+            with_56 = os.environ.get("DBFLEET_LAB_WITH_56") == "1"
+            return [h for h in self.HOSTS if not h.optional or with_56]
+        unknown = [n for n in names if n not in self.hosts]
+        if unknown:
+            raise LabError("unknown host(s) %s; %s mode has: %s"
+                           % (", ".join(unknown), self.mode, ", ".join(self.hosts)))
+        return [self.hosts[n] for n in dict.fromkeys(names)]
+
+    def port(self, host):
+        return self.port_base + host.port_offset
+
+    def instance(self, name):
+        host = self.hosts[name]
+        return Instance(name, host.kind, self.root, self.port(host), host.server_id, "127.0.0.1")
+
+    def secrets(self):
+        """Passwords generated once per lab directory, kept in <lab>/secrets.json (mode 0600)."""
+        path = os.path.join(self.root, "secrets.json")
+        if not os.path.exists(path):
+            os.makedirs(self.root, exist_ok=True)
+            data = {"admin_user": ADMIN_USER, "admin_password": random_secrets.token_urlsafe(18),
+                    "replication_user": REPL_USER, "replication_password": random_secrets.token_urlsafe(18)}
+            fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(data, handle, indent=2)
+                handle.write("\n")
+            os.replace(path + ".tmp", path)
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+
+    def accounts(self):
+        password = self.secrets()["admin_password"]
+        return [(ADMIN_USER, where, password, "ALL PRIVILEGES", True) for where in ("localhost", "127.0.0.1", "%")]
+
+    @contextmanager
+    def locked(self, name=".lock"):
+        """Serialize changes to this lab (and, with name, to one host) across processes."""
+        os.makedirs(self.root, exist_ok=True)
+        with open(os.path.join(self.root, name), "w", encoding="utf-8") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                say("  waiting for another lab.py working on %s" % self.root)
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+
+    # ---------------------------------------------------------------- preparing
+    def prepare(self, hosts):
+        """Dists and templates of the hosts' server kinds: {kind name: (basedir, template)}.
+
+        Everything is downloaded, verified and initialized before any server starts.
+        """
+        os.makedirs(self.cache, exist_ok=True)
+        kinds = {host.kind.name: host.kind for host in hosts}
+        with open(os.path.join(self.cache, ".lock"), "w", encoding="utf-8") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+
+            def one(kind):
+                basedir = kind.basedir(self.cache)
+                return kind.name, (basedir, ensure_template(kind, basedir, self.cache))
+
+            with ThreadPoolExecutor(max_workers=len(kinds) or 1) as pool:
+                return dict(pool.map(one, kinds.values()))
+
+    def preflight(self, hosts):
+        """Refuse to start when a port the hosts need is taken."""
+        for host in hosts:
+            for port, what in self.ports(host):
+                probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    probe.bind(("127.0.0.1", port))
+                except OSError as exc:
+                    raise LabError("port %d (%s of host %s) is already in use on 127.0.0.1 (%s); stop what uses "
+                                   "it or choose another --port-base" % (port, what, host.name, exc.strerror)) from None
+                finally:
+                    probe.close()
+
+    def ports(self, host):
+        ports = [(self.port(host), "server port")]
+        if host.name == "mysql80":
+            ports.append((self.memcached_port(), "memcached port"))
+        return ports
+
+    def memcached_port(self):
+        return self.port_base + MEMCACHED_OFFSET
+
+    # ---------------------------------------------------------------- commands
+    def up(self, names=()):
+        self._up(self.select(names), time.monotonic())
+
+    def _up(self, hosts, started_at):
+        with self.locked():
+            self._record_port_base()
+            to_start = []
+            for host in hosts:
+                pid = self.instance(host.name).pid()
+                if pid:
+                    say("%-12s already running (pid %d)" % (host.name, pid))
+                else:
+                    to_start.append(host)
+            errors = []
+            if to_start:
+                self.preflight(to_start)
+                prepared = self.prepare(to_start)
+                errors = self._start(to_start, prepared)
+            for host in hosts:
+                if self.instance(host.name).pid():
+                    self.instance(host.name).provision(self.accounts())
+            if not errors:
+                self.after_up(hosts)
+            self.write_inventory()
+        say("%s up: %d host(s) in %.1f s (%d started, %d already running); inventory %s"
+            % (self.mode, len(hosts), time.monotonic() - started_at, len(to_start) - len(errors),
+               len(hosts) - len(to_start), self.inventory))
+        if errors:
+            raise LabError("\n\n".join(errors))
+
+    def _start(self, hosts, prepared):
+        """Launch every host, then wait for each; returns the error messages of those that failed."""
+        launched = []
+        for host in hosts:
+            instance = self.instance(host.name)
+            basedir, template = prepared[host.kind.name]
+            instance.create(basedir, template)
+            launched.append((host, instance, instance.launch(basedir)))
+        errors = []
+        for host, instance, proc in launched:
+            try:
+                instance.wait_ready(proc)
+                instance.provision(self.accounts())
+                say("%-12s started (pid %s)" % (host.name, instance.pid()))
+            except (LabError, pymysql.err.MySQLError) as exc:
+                errors.append("%s: %s" % (host.name, exc))
+        return errors
+
+    def after_up(self, hosts):
+        """Hook for the fleet (replication)."""
+
+    def down(self, names=(), purge=False):
+        hosts = self.select(names) if names else list(self.HOSTS)
+        with self.locked():
+            with ThreadPoolExecutor(max_workers=len(hosts)) as pool:     # shutdowns take seconds each
+                list(pool.map(self._stop_host, hosts))
+            if purge:
+                for host in hosts:
+                    run(["rm", "-rf", self.instance(host.name).dir])
+            self.after_down(hosts)
+            self.write_inventory()
+
+    def _stop_host(self, host):
+        with self.locked(".lock-" + host.name):
+            if self.instance(host.name).stop():
+                say("%-12s stopped" % host.name)
+
+    def after_down(self, hosts):
+        """Hook for the fleet (namespaces)."""
+
+    def restart(self, name):
+        """Stop and start one host (option file untouched); returns once it answers again."""
+        host = self.select([name])[0]
+        instance = self.instance(name)
+        if instance.pid() is None:
+            self.up([name])
+            return
+        with self.locked(".lock-" + name):
+            instance.stop()
+            proc = instance.launch(host.kind.basedir(self.cache))
+            instance.wait_ready(proc)
+        say("%-12s restarted (pid %s)" % (name, instance.pid()))
+
+    def status_rows(self):
+        rows = []
+        for host in self.HOSTS:
+            instance = self.instance(host.name)
+            if host.optional and not os.path.isdir(instance.dir):
+                continue
+            pid = instance.pid()
+            row = {"host": host.name, "state": "up" if pid else "down", "pid": pid, "port": instance.port,
+                   "socket": instance.socket, "option_file": instance.option_file,
+                   "dropin_dir": instance.dropin_dir, "expected_flavor": host.kind.flavor,
+                   "version": None, "version_comment": None, "flavor": None}
+            if pid:
+                try:
+                    _names, result = instance.query("SELECT @@version, @@version_comment")
+                    row["version"], row["version_comment"] = result[0]
+                    row["flavor"] = "mariadb" if "mariadb" in row["version"].lower() else "mysql"
+                except pymysql.err.MySQLError as exc:
+                    row["state"] = "not answering (%s)" % exc.args[-1]
+            row.update(self.status_extra(host, instance))
+            rows.append(row)
+        return rows
+
+    def status_extra(self, host, instance):
+        return {}
+
+    def status(self, as_json=False):
+        rows = self.status_rows()
+        if as_json:
+            print(json.dumps({"mode": self.mode, "lab_dir": self.root, "inventory": self.inventory,
+                              "hosts": rows}, indent=2))
+            return
+        columns = self.status_columns()
+        table = [[c for c, _key in columns]] + [[("-" if r.get(k) is None else str(r[k])) for _title, k in columns]
+                                             for r in rows]
+        widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
+        for line in table:
+            print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
+
+    def status_columns(self):
+        return [("HOST", "host"), ("STATE", "state"), ("VERSION", "version"), ("COMMENT", "version_comment"),
+                ("PORT", "port"), ("PID", "pid")]
+
+    def sql(self, name, statement):
+        self.select([name])
+        creds = self.secrets()
+        names, rows = self.instance(name).query(statement, creds["admin_user"], creds["admin_password"])
+        if names:
+            print("\t".join(names))
+        for row in rows:
+            print("\t".join("NULL" if v is None else str(v) for v in row))
+
+    # ---------------------------------------------------------------- inventory
+    def lab_args(self):
+        return [self.python, LAB_SCRIPT, "--lab-dir", self.root]
+
+    def host_vars(self, host, instance):
+        creds = self.secrets()
+        hostvars = {
+            "dbfleet_login_unix_socket": instance.socket,
+            "dbfleet_login_host": "127.0.0.1",
+            "dbfleet_login_port": instance.port,
+            "dbfleet_login_user": creds["admin_user"],
+            "dbfleet_login_password": creds["admin_password"],
+            "dbfleet_option_file": instance.option_file,
+            "dbfleet_option_dropin_dir": instance.dropin_dir,
+            "dbfleet_restart_method": "command",
+            "dbfleet_restart_command": self.lab_args() + ["restart", host.name],
+            "dbfleet_lab_expected_flavor": host.kind.flavor,
+            "dbfleet_lab_expected_version": host.kind.version,
+        }
+        if host.name == "mysql80":
+            hostvars["memcached_port"] = self.memcached_port()
+        return hostvars
+
+    def inventory_vars(self):
+        return {"ansible_connection": "local", "ansible_python_interpreter": self.python}
+
+    def inventory_data(self):
+        groups = {}
+        for host in self.HOSTS:
+            instance = self.instance(host.name)
+            if instance.pid():
+                groups.setdefault(host.kind.group, {})[host.name] = self.host_vars(host, instance)
+        children = {self.inventory_group: {"children": {"mysql": {}, "mariadb": {}}}}
+        for group in ("mysql", "mariadb"):
+            children[group] = {"hosts": groups.get(group, {})}
+        return {"all": {"vars": self.inventory_vars(), "children": children}}
+
+    def write_inventory(self):
+        text = yamlout.dump(self.inventory_data(),
+                            "# Written by lab/lab.py (%s mode, lab %s): only hosts that are up.\n"
+                            "# Do not edit: `lab.py inventory` rewrites it.\n" % (self.mode, self.root))
+        os.makedirs(os.path.dirname(self.inventory), exist_ok=True)
+        tmp = self.inventory + ".tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)     # it holds the admin password
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, self.inventory)
+
+
+class Fleet(Lab):
+    """The SSH fleet: a network namespace, an sshd and a server per host; GTID replication."""
+
+    mode = "ssh"
+    inventory_group = "fleet"
+    HOSTS = (Host("db1", MYSQL80, 1, address=PREFIX + "11"),
+             Host("db2", MYSQL80, 2, address=PREFIX + "12", source="db1"),
+             Host("db3", MARIADB, 3, address=PREFIX + "13"),
+             Host("db4", MARIADB, 4, address=PREFIX + "14", source="db3"))
+    PORT = 3306
+
+    def __init__(self, root, cache, inventory):
+        super().__init__(root, cache, self.PORT, inventory)
+        self.client_key = os.path.join(self.root, "ssh", "id_ed25519")
+
+    def _port_base(self, requested):
+        return requested
+
+    def port(self, host):
+        return self.PORT
+
+    def _record_port_base(self):
+        """The fleet listens on 3306 in each namespace: no port base."""
+
+    def namespace(self, host):
+        return Namespace(host.name, host.address)
+
+    def instance(self, name):
+        host = self.hosts[name]
+        extra = ["relay-log = relay-bin"]
+        if host.kind.flavor == "mysql":
+            extra += ["gtid_mode = ON", "enforce_gtid_consistency = ON"]
+        if host.source:
+            extra += ["read_only = ON"] + (["super_read_only = ON"] if host.kind.flavor == "mysql" else [])
+        return Instance(name, host.kind, self.root, self.PORT, host.server_id, "0.0.0.0", extra,
+                        netns=self.namespace(host))
+
+    def sshd(self, host):
+        return Sshd(os.path.join(self.root, host.name), self.namespace(host), self.client_key + ".pub")
+
+    def accounts(self):
+        creds = self.secrets()
+        return super().accounts() + [(REPL_USER, "%", creds["replication_password"], "REPLICATION SLAVE", False)]
+
+    def preflight(self, hosts):
+        if os.geteuid() != 0:
+            raise LabError("the SSH fleet needs root (network namespaces, a bridge, sshd)")
+        for tool in ("ip", "ssh", "ssh-keygen", "/usr/sbin/sshd"):
+            if not any(os.access(os.path.join(d, tool), os.X_OK) for d in os.environ["PATH"].split(":") + [""]):
+                raise LabError("%s is missing (Debian packages iproute2, openssh-server, openssh-client)" % tool)
+
+    def up(self, names=()):
+        """Network, sshd and a verified SSH login per host first; a replica brings its primary along."""
+        started_at = time.monotonic()
+        hosts = self.select(names)
+        hosts = [self.hosts[h.source] for h in hosts if h.source and self.hosts[h.source] not in hosts] + hosts
+        with self.locked():
+            self.preflight(hosts)
+            if not os.path.exists(self.client_key):
+                os.makedirs(os.path.dirname(self.client_key), exist_ok=True)
+                run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "dbfleet-lab", "-f", self.client_key])
+            ensure_bridge()
+            with ThreadPoolExecutor(max_workers=len(hosts)) as pool:
+                list(pool.map(self._machine_up, hosts))
+        self._up(hosts, started_at)
+
+    def _machine_up(self, host):
+        os.makedirs(os.path.join(self.root, host.name), exist_ok=True)
+        self.namespace(host).ensure()
+        self.sshd(host).start()
+        self.check_ssh(host)
+
+    def check_ssh(self, host):
+        """A real login with the lab's key, as Ansible will do it."""
+        proc = subprocess.run(["ssh", "-i", self.client_key, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
+                               "-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=5", "-o", "LogLevel=ERROR",
+                               "root@" + host.address, "true"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              check=False)
+        if proc.returncode != 0:
+            sshd = self.sshd(host)
+            raise LabError("ssh root@%s failed: %s\n--- %s\n%s" % (host.address, proc.stdout.strip(), sshd.log,
+                                                                   run(["tail", "-n", "20", sshd.log])))
+
+    def after_up(self, hosts):
+        """Point each replica at its primary (once) and wait until both replication threads run."""
+        creds = self.secrets()
+        for host in hosts:
+            if not host.source:
+                continue
+            instance = self.instance(host.name)
+            source = self.hosts[host.source]
+            conn = instance.connect_root()
+            try:
+                state = host.kind.replica_state(conn)
+                with conn.cursor() as cur:
+                    if state is None:
+                        for statement, args in host.kind.replica_sql(source.address, self.PORT, REPL_USER,
+                                                                     creds["replication_password"]):
+                            cur.execute(statement, args)
+                    elif state[:2] != ("Yes", "Yes"):
+                        cur.execute(host.kind.start_replica)
+                self._wait_replicating(host, conn)
+            finally:
+                conn.close()
+
+    def _wait_replicating(self, host, conn):
+        deadline = time.monotonic() + REPLICATION_TIMEOUT
+        while True:
+            io_running, sql_running, error = host.kind.replica_state(conn)
+            if io_running == "Yes" and sql_running == "Yes":
+                say("%-12s replicates from %s" % (host.name, host.source))
+                return
+            if time.monotonic() > deadline:
+                raise LabError("%s does not replicate from %s after %d s: IO %s, SQL %s, last error: %s"
+                               % (host.name, host.source, REPLICATION_TIMEOUT, io_running, sql_running, error))
+            time.sleep(0.5)
+
+    def _replicas_of(self, hosts):
+        """Running replicas whose primary is among hosts."""
+        names = {h.name for h in hosts}
+        return [h for h in self.HOSTS if h.source in names and self.instance(h.name).pid()]
+
+    def _replication(self, replicas, start):
+        """STOP/START REPLICA around stopping primaries, so that replicas do not reconnect meanwhile
+        (Instance.stop ends the primary's dump threads: else its shutdown takes ~10 s)."""
+        for host in replicas:
+            try:
+                self.instance(host.name).query(host.kind.start_replica if start else host.kind.stop_replica)
+            except pymysql.err.MySQLError as exc:
+                say("  %s: %s failed: %s" % (host.name, "START" if start else "STOP", exc.args[-1]))
+
+    def down(self, names=(), purge=False):
+        stopping = self.select(names) if names else list(self.HOSTS)
+        paused = self._replicas_of(stopping)
+        self._replication(paused, start=False)
+        super().down(names, purge)
+        self._replication([h for h in paused if h not in stopping], start=True)
+
+    def restart(self, name):
+        paused = self._replicas_of(self.select([name]))
+        self._replication(paused, start=False)
+        try:
+            super().restart(name)
+        finally:
+            self._replication(paused, start=True)
+
+    def _stop_host(self, host):
+        close_control_masters(host.address)
+        super()._stop_host(host)
+        self.sshd(host).stop()
+        self.namespace(host).remove()
+
+    def after_down(self, hosts):
+        if not any(self.namespace(h).exists() for h in self.HOSTS):
+            remove_bridge()
+
+    def status_extra(self, host, instance):
+        extra = {"address": host.address, "role": "replica of " + host.source if host.source else "primary",
+                 "sshd": "up" if self.sshd(host).pid() else "down", "replication": None}
+        if host.source and instance.pid():
+            try:
+                conn = instance.connect_root()
+                try:
+                    state = host.kind.replica_state(conn)
+                finally:
+                    conn.close()
+                extra["replication"] = "not configured" if state is None else "IO %s, SQL %s" % state[:2]
+            except pymysql.err.MySQLError as exc:
+                extra["replication"] = "unknown (%s)" % exc.args[-1]
+        return extra
+
+    def status_columns(self):
+        return [("HOST", "host"), ("ADDRESS", "address"), ("STATE", "state"), ("VERSION", "version"),
+                ("PID", "pid"), ("SSHD", "sshd"), ("ROLE", "role"), ("REPLICATION", "replication")]
+
+    def lab_args(self):
+        return [self.python, LAB_SCRIPT, "--mode", "ssh", "--lab-dir", os.path.dirname(self.root)]
+
+    def host_vars(self, host, instance):
+        hostvars = dict(super().host_vars(host, instance), ansible_host=host.address,
+                        dbfleet_login_host=host.address)
+        if host.source:
+            hostvars["dbfleet_replication_source"] = host.source
+        return hostvars
+
+    def inventory_vars(self):
+        return {"ansible_connection": "ssh", "ansible_user": "root", "ansible_port": 22,
+                "ansible_ssh_private_key_file": self.client_key,
+                "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null",
+                "ansible_python_interpreter": self.python}
+
+    def inventory_data(self):
+        data = super().inventory_data()
+        children = data["all"]["children"]
+        up = set(children["mysql"]["hosts"]) | set(children["mariadb"]["hosts"])
+        children["primaries"] = {"hosts": {h.name: {} for h in self.HOSTS if h.name in up and not h.source}}
+        children["replicas"] = {"hosts": {h.name: {} for h in self.HOSTS if h.name in up and h.source}}
+        return data

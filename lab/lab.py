@@ -1,0 +1,109 @@
+"""dbfleet lab: a local fleet of real database servers, and the Ansible inventories for it.
+
+usage: lab.py [--mode local|ssh] [--lab-dir DIR] [--port-base N] [--inventory FILE] COMMAND
+
+commands:
+  up [HOST...]        start hosts (default: all; already running ones are left alone), write the inventory
+  down [--purge] [HOST...]  stop hosts by the pid in their pid file; --purge also deletes their directories
+  status [--json]     host, state, version the server reports, port, pid
+  start HOST | stop HOST | restart HOST   one host; restart returns once the server answers again
+  inventory           rewrite the inventory only
+  sql HOST "SQL"      run one statement as the admin user and print the rows
+
+local mode (default): one process per server on 127.0.0.1, inventory inventories/lab/hosts.yml
+  mariadb1011  MariaDB 10.11 (Debian)     port base+11
+  mysql80      MySQL 8.0.33 (with memcached plugin)  port base+80 (memcached_port base+211)
+  mysql57      MySQL 5.7.22               port base+57
+  mysql56      MySQL 5.6.14 (optional: DBFLEET_LAB_WITH_56=1 or by name)  port base+56
+ssh mode: hosts in network namespaces reached over SSH, inventory inventories/fleet/hosts.yml
+  db1 (MySQL 8.0.33, primary, 10.231.7.11)   db2 (replica of db1, 10.231.7.12)
+  db3 (MariaDB 10.11, primary, 10.231.7.13)  db4 (replica of db3, 10.231.7.14)
+
+environment:
+  DBFLEET_LAB_DIR        lab directory (default <repo>/.lab; ssh mode uses <lab dir>/fleet)
+  DBFLEET_LAB_CACHE      downloads, extracted servers, datadir templates (default ~/.cache/dbfleet-lab)
+  DBFLEET_LAB_PORT_BASE  port base (default 33000; remembered in <lab dir>/lab.json)
+  DBFLEET_LAB_HOSTS      comma-separated hosts for `up` without HOST arguments
+  DBFLEET_LAB_WITH_56=1  include mysql56 in the default hosts
+  DBFLEET_LAB_INVENTORY  inventory file to write (default inventories/lab|fleet/hosts.yml)
+
+The admin account `dbfleet` (@localhost, @127.0.0.1, @%) has a password generated once per lab
+directory, kept in <lab dir>/secrets.json (mode 0600) and written into the inventory.
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from dbfleet_lab import LabError  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_lab.labs import REPO, Fleet, Lab  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(prog="lab.py", description=__doc__.split("\n", maxsplit=1)[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="\n".join(__doc__.split("\n")[2:]))
+    parser.add_argument("--mode", choices=("local", "ssh"), default="local")
+    parser.add_argument("--lab-dir", default=os.environ.get("DBFLEET_LAB_DIR") or os.path.join(REPO, ".lab"))
+    parser.add_argument("--port-base", type=int, default=None)
+    parser.add_argument("--inventory", default=os.environ.get("DBFLEET_LAB_INVENTORY"))
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("up").add_argument("hosts", nargs="*")
+    down = commands.add_parser("down")
+    down.add_argument("--purge", action="store_true")
+    down.add_argument("hosts", nargs="*")
+    commands.add_parser("status").add_argument("--json", action="store_true")
+    for name in ("start", "stop", "restart"):
+        commands.add_parser(name).add_argument("host")
+    commands.add_parser("inventory")
+    sql = commands.add_parser("sql")
+    sql.add_argument("host")
+    sql.add_argument("statement")
+    return parser.parse_args(argv)
+
+
+def make_lab(args):
+    lab_dir = os.path.abspath(args.lab_dir)
+    cache = os.path.abspath(os.environ.get("DBFLEET_LAB_CACHE") or os.path.expanduser("~/.cache/dbfleet-lab"))
+    if args.mode == "ssh":
+        inventory = args.inventory or os.path.join(REPO, "inventories", "fleet", "hosts.yml")
+        return Fleet(os.path.join(lab_dir, "fleet"), cache, os.path.abspath(inventory))
+    port_base = args.port_base
+    if port_base is None and os.environ.get("DBFLEET_LAB_PORT_BASE"):
+        port_base = int(os.environ["DBFLEET_LAB_PORT_BASE"])
+    inventory = args.inventory or os.path.join(REPO, "inventories", "lab", "hosts.yml")
+    return Lab(lab_dir, cache, port_base, os.path.abspath(inventory))
+
+
+def main(argv=None):
+    args = parse(sys.argv[1:] if argv is None else argv)
+    try:
+        lab = make_lab(args)
+        if args.command == "up":
+            lab.up(args.hosts)
+        elif args.command == "down":
+            lab.down(args.hosts, purge=args.purge)
+        elif args.command == "status":
+            lab.status(as_json=args.json)
+        elif args.command == "start":
+            lab.up([args.host])
+        elif args.command == "stop":
+            lab.down([args.host])
+        elif args.command == "restart":
+            lab.restart(args.host)
+        elif args.command == "inventory":
+            with lab.locked():
+                lab.write_inventory()
+        elif args.command == "sql":
+            lab.sql(args.host, args.statement)
+    except LabError as exc:
+        print("lab.py: ERROR: %s" % exc, file=sys.stderr, flush=True)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

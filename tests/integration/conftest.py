@@ -1,0 +1,107 @@
+"""Fixtures for integration tests against the lab's real servers (lab/lab.py).
+
+- ``lab`` (session): the local lab, brought up when one of its default hosts is down (and left
+  running). ``lab.hosts`` maps host -> status row (``port``, ``socket``, ``version``,
+  ``expected_flavor``, ``option_file``, ``dropin_dir``...), ``lab.connect(host)`` opens a PyMySQL
+  connection as the admin user, ``lab.run(...)`` runs lab.py for this lab.
+- ``fleet`` (session): the SSH fleet (tests marked ``fleet``); brought up when it is down, and
+  then stopped again at the end of the session. Deselect with ``-m "not fleet"``.
+
+DBFLEET_LAB_DIR chooses the lab directory, as for lab.py.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pymysql
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LAB_PY = os.path.join(REPO, "lab", "lab.py")
+sys.path.insert(0, os.path.join(REPO, "lab"))
+
+
+def lab_py(*args, check=True):
+    """Run lab.py with the running interpreter; returns the CompletedProcess (text output)."""
+    proc = subprocess.run([sys.executable, LAB_PY] + [str(a) for a in args], capture_output=True, text=True,
+                          check=False, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError("lab.py %s failed (exit %d)\n%s\n%s"
+                             % (" ".join(map(str, args)), proc.returncode, proc.stdout, proc.stderr))
+    return proc
+
+
+class LabHandle:
+    """One lab (local or SSH fleet) as the tests see it."""
+
+    def __init__(self, mode, lab_dir):
+        self.mode = mode
+        self.lab_dir = lab_dir
+        self.args = ["--mode", mode, "--lab-dir", lab_dir]
+        self.refresh()
+        secrets_dir = lab_dir if mode == "local" else os.path.join(lab_dir, "fleet")
+        with open(os.path.join(secrets_dir, "secrets.json"), encoding="utf-8") as handle:
+            secrets = json.load(handle)
+        self.admin_user = secrets["admin_user"]
+        self.admin_password = secrets["admin_password"]
+
+    def run(self, *args, check=True):
+        return lab_py(*(self.args + list(args)), check=check)
+
+    def refresh(self):
+        status = json.loads(self.run("status", "--json").stdout)
+        self.inventory = status["inventory"]
+        self.hosts = {row["host"]: row for row in status["hosts"]}
+        return self.hosts
+
+    def up_hosts(self):
+        return [name for name, row in self.hosts.items() if row["state"] == "up"]
+
+    def connect(self, host, via="tcp", **kwargs):
+        """A PyMySQL connection as the admin user, over TCP (default) or the unix socket."""
+        row = self.hosts[host]
+        where = ({"unix_socket": row["socket"]} if via == "socket" else
+                 {"host": row.get("address") or "127.0.0.1", "port": row["port"]})
+        kwargs.setdefault("connect_timeout", 10)
+        kwargs.setdefault("autocommit", True)
+        return pymysql.connect(user=self.admin_user, password=self.admin_password, **where, **kwargs)
+
+    def query(self, host, sql, args=None):
+        conn = self.connect(host)
+        try:
+            with conn.cursor(pymysql.cursors.DictCursor) as cur:
+                cur.execute(sql, args)
+                return cur.fetchall()
+        finally:
+            conn.close()
+
+
+def _default_lab_dir():
+    return os.path.abspath(os.environ.get("DBFLEET_LAB_DIR") or os.path.join(REPO, ".lab"))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "fleet: needs the SSH fleet (lab.py --mode ssh up; root, network namespaces)")
+
+
+@pytest.fixture(scope="session")
+def lab():
+    lab_dir = _default_lab_dir()
+    status = json.loads(lab_py("--lab-dir", lab_dir, "status", "--json").stdout)
+    wanted = [r for r in status["hosts"] if r["host"] != "mysql56" or os.environ.get("DBFLEET_LAB_WITH_56") == "1"]
+    if any(row["state"] != "up" for row in wanted):
+        lab_py("--lab-dir", lab_dir, "up")
+    return LabHandle("local", lab_dir)
+
+
+@pytest.fixture(scope="session")
+def fleet():
+    lab_dir = _default_lab_dir()
+    status = json.loads(lab_py("--mode", "ssh", "--lab-dir", lab_dir, "status", "--json").stdout)
+    brought_up = any(row["state"] != "up" or row["sshd"] != "up" for row in status["hosts"])
+    if brought_up:
+        lab_py("--mode", "ssh", "--lab-dir", lab_dir, "up")
+    yield LabHandle("ssh", lab_dir)
+    if brought_up:
+        lab_py("--mode", "ssh", "--lab-dir", lab_dir, "down")

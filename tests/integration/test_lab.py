@@ -1,0 +1,213 @@
+"""The lab itself (lab/lab.py): real servers, inventories, safety of up/down, downloads."""
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+import yaml
+from conftest import REPO, lab_py
+
+from dbfleet_lab import LabError
+from dbfleet_lab.artifacts import Artifact, ensure_download, ensure_dist, sha256_of
+
+EXPECTED = {"mysql80": ("mysql", "8.0.33"), "mysql57": ("mysql", "5.7.22"),
+            "mysql56": ("mysql", "5.6.14"), "mariadb1011": ("mariadb", "10.11.")}
+
+
+def ansible_env():
+    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
+                ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"),
+                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+
+
+@pytest.fixture
+def scratch():
+    """A separate lab directory (short path: sockets) and inventory, purged afterwards."""
+    root = tempfile.mkdtemp(prefix="dbf-")
+    yield root
+    lab_py("--lab-dir", root, "--inventory", os.path.join(root, "hosts.yml"), "down", "--purge", check=False)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def free_port_base():
+    """A port base whose mariadb1011 port (base+11) is free, away from the main lab's."""
+    for base in range(41000, 60000, 100):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", base + 11))
+                return base
+            except OSError:
+                continue
+    raise AssertionError("no free port found")
+
+
+def test_hosts_answer_with_expected_flavor_and_version(lab):
+    assert {"mysql80", "mysql57", "mariadb1011"} <= set(lab.up_hosts())
+    for host in lab.up_hosts():
+        flavor, version = EXPECTED[host]
+        for via in ("tcp", "socket"):
+            conn = lab.connect(host, via=via)
+            with conn.cursor() as cur:
+                cur.execute("SELECT @@version, @@port, @@log_bin")
+                reported, port, log_bin = cur.fetchone()
+            conn.close()
+            assert reported.startswith(version), (host, reported)
+            assert ("MariaDB" in reported) == (flavor == "mariadb"), (host, reported)
+            assert port == lab.hosts[host]["port"] and log_bin == 1
+
+
+def test_option_file_ends_with_the_dropin_dir(lab):
+    for host in lab.up_hosts():
+        with open(lab.hosts[host]["option_file"], encoding="utf-8") as handle:
+            lines = [line for line in handle.read().splitlines() if line.strip()]
+        assert lines[-1] == "!includedir " + lab.hosts[host]["dropin_dir"]
+        assert os.path.isdir(lab.hosts[host]["dropin_dir"])
+
+
+def test_up_twice_is_harmless(lab):
+    lab.refresh()  # other tests may have restarted servers since the lab came up
+    before = {h: lab.hosts[h]["pid"] for h in lab.up_hosts()}
+    out = lab.run("up").stdout
+    assert "already running" in out
+    assert {h: row["pid"] for h, row in lab.refresh().items() if h in before} == before
+
+
+def test_inventory_lists_the_hosts_and_ansible_reaches_them(lab):
+    with open(lab.inventory, encoding="utf-8") as handle:
+        inventory = yaml.safe_load(handle)
+    hosts = {**inventory["all"]["children"]["mysql"]["hosts"], **inventory["all"]["children"]["mariadb"]["hosts"]}
+    assert set(hosts) == set(lab.up_hosts())
+    mysql80 = hosts["mysql80"]
+    assert mysql80["dbfleet_login_port"] == lab.hosts["mysql80"]["port"]
+    assert mysql80["dbfleet_login_password"] == lab.admin_password
+    assert mysql80["dbfleet_restart_command"][-2:] == ["restart", "mysql80"]
+    assert mysql80["memcached_port"] != 11211
+    assert inventory["all"]["vars"]["ansible_python_interpreter"] == sys.executable
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible"), "-i", lab.inventory, "all",
+                           "-m", "ansible.builtin.ping"], cwd=REPO, env=ansible_env(), capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("SUCCESS") == len(hosts)
+
+
+def test_restart_returns_once_the_server_answers(scratch):
+    """In a scratch lab: restarting the shared lab's servers would disturb other tests."""
+    args = ["--lab-dir", scratch, "--port-base", free_port_base(), "--inventory", os.path.join(scratch, "hosts.yml")]
+    lab_py(*args, "up", "mariadb1011")
+
+    def pid_of():
+        return {r["host"]: r["pid"] for r in json.loads(lab_py(*args, "status", "--json").stdout)["hosts"]}
+
+    before = pid_of()["mariadb1011"]
+    lab_py(*args, "restart", "mariadb1011")
+    assert lab_py(*args, "sql", "mariadb1011", "SELECT 1 AS one").stdout.split() == ["one", "1"]
+    assert pid_of()["mariadb1011"] not in (None, before)
+
+
+def test_sql_prints_rows(lab):
+    out = lab.run("sql", "mysql80", "SELECT CURRENT_USER() AS who").stdout.splitlines()
+    assert out[0] == "who" and out[1].startswith(lab.admin_user + "@")
+
+
+def test_busy_port_is_a_clear_error(scratch):
+    base = free_port_base()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", base + 11))
+        busy.listen()
+        proc = lab_py("--lab-dir", scratch, "--port-base", base, "--inventory", os.path.join(scratch, "hosts.yml"),
+                      "up", "mariadb1011", check=False)
+    assert proc.returncode == 1
+    assert "port %d" % (base + 11) in proc.stderr and "mariadb1011" in proc.stderr
+    assert not os.path.exists(os.path.join(scratch, "mariadb1011", "mysqld.pid"))
+
+
+def test_down_stops_only_the_labs_own_pids(lab, scratch):
+    main_pids = {h: lab.hosts[h]["pid"] for h in lab.up_hosts()}
+    args = ["--lab-dir", scratch, "--port-base", free_port_base(), "--inventory", os.path.join(scratch, "hosts.yml")]
+    lab_py(*args, "up", "mariadb1011")
+    status = json.loads(lab_py(*args, "status", "--json").stdout)
+    scratch_pid = {r["host"]: r["pid"] for r in status["hosts"]}["mariadb1011"]
+    assert scratch_pid
+    # a process named like a server, whose pid also sits in a stale pid file of this lab
+    decoy = subprocess.Popen(["bash", "-c", "exec -a mariadbd sleep 300"])
+    try:
+        os.makedirs(os.path.join(scratch, "mysql57"))
+        with open(os.path.join(scratch, "mysql57", "mysqld.pid"), "w", encoding="utf-8") as handle:
+            handle.write("%d\n" % decoy.pid)
+        lab_py(*args, "down")
+        assert decoy.poll() is None, "down killed a process that is not the lab's"
+        deadline = time.monotonic() + 5
+        while os.path.exists("/proc/%d" % scratch_pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not os.path.exists("/proc/%d" % scratch_pid)
+        assert {h: r["pid"] for h, r in lab.refresh().items() if h in main_pids} == main_pids
+    finally:
+        decoy.send_signal(signal.SIGKILL)
+        decoy.wait()
+
+
+def test_corrupt_download_is_detected_and_removed(tmp_path):
+    good = b"a small stand-in for a server distribution"
+    artifact = Artifact("org.example:fake-dist:1.0:zip", hashlib.sha256(good).hexdigest())
+    cached = tmp_path / "downloads" / artifact.filename
+    cached.parent.mkdir()
+    cached.write_bytes(b"truncated")
+
+    def must_not_fetch(_artifact, _dest):
+        raise AssertionError("a cached file must be checked, not fetched again")
+
+    with pytest.raises(LabError, match="checksum mismatch"):
+        ensure_dist("fake", artifact, lambda archive, dest: None, str(tmp_path), fetch=must_not_fetch)
+    assert not cached.exists() and not (tmp_path / "dist" / "fake").exists()
+
+    def fetch_bad(_artifact, dest):
+        path = os.path.join(dest, artifact.filename)
+        with open(path, "wb") as handle:
+            handle.write(b"corrupted in transit")
+        return path
+
+    with pytest.raises(LabError, match="checksum mismatch"):
+        ensure_download(artifact, str(tmp_path), fetch=fetch_bad)
+    assert not cached.exists()
+
+    def fetch_good(_artifact, dest):
+        path = os.path.join(dest, artifact.filename)
+        with open(path, "wb") as handle:
+            handle.write(good)
+        return path
+
+    assert sha256_of(ensure_download(artifact, str(tmp_path), fetch=fetch_good)) == artifact.sha256
+    assert os.listdir(tmp_path / "downloads") == [artifact.filename]
+
+
+@pytest.mark.fleet
+def test_fleet_is_reachable_over_ssh(fleet):
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible"), "-i", fleet.inventory, "all",
+                           "-m", "ansible.builtin.setup", "-a", "filter=ansible_default_ipv4"],
+                          cwd=REPO, env=ansible_env(), capture_output=True, text=True, check=False, timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for host, row in fleet.hosts.items():
+        assert "%s | SUCCESS" % host in proc.stdout
+        assert "address: %s" % row["address"] in proc.stdout
+
+
+@pytest.mark.fleet
+def test_fleet_replicates(fleet):
+    for replica, primary in (("db2", "db1"), ("db4", "db3")):
+        assert fleet.hosts[replica]["replication"] == "IO Yes, SQL Yes", fleet.hosts[replica]
+        assert fleet.query(replica, "SELECT @@global.read_only AS ro") == [{"ro": 1}]
+        fleet.query(primary, "CREATE DATABASE IF NOT EXISTS lab_replication_check")
+        try:
+            deadline = time.monotonic() + 20
+            while not fleet.query(replica, "SHOW DATABASES LIKE 'lab_replication_check'"):
+                assert time.monotonic() < deadline, "%s did not receive a change made on %s" % (replica, primary)
+                time.sleep(0.2)
+        finally:
+            fleet.query(primary, "DROP DATABASE IF EXISTS lab_replication_check")
