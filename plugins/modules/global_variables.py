@@ -63,7 +63,7 @@ EXAMPLES = r'''
     login_unix_socket: /run/mysqld/mysqld.sock
     variables:
       innodb_flush_neighbors: 0
-      innodb_adaptive_hash_index: on
+      innodb_adaptive_hash_index: "ON"
 
 - name: Set and persist a buffer pool size on MySQL 8 (a size with a suffix is fine)
   dbfleet.innodb.global_variables:

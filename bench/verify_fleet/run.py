@@ -1,0 +1,159 @@
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fleet audit cost: playbooks/verify.yml (one verify run per host) versus reading the same
+10 variables with community.mysql.mysql_variables, one task per variable, in the same run.
+
+Usage: .venv/bin/python bench/verify_fleet/run.py [--hosts 100] [--rounds 1] [--forks 10]
+
+An inventory of --hosts names is generated; they point, in turn, at the lab servers (mysql80,
+mysql57, mariadb1011). Each round runs A (verify.yml) then B (mysql_variables), alternating.
+Reported per run: wall seconds, CPU seconds of ansible and its workers (children rusage), CPU
+seconds of the database servers (/proc/PID/stat utime+stime), and the B/A ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, '..', '..'))
+LAB_INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
+SETTINGS = {
+    'innodb_adaptive_hash_index': None, 'innodb_adaptive_hash_index_parts': None,
+    'innodb_flush_neighbors': None, 'innodb_io_capacity': None, 'innodb_io_capacity_max': None,
+    'innodb_lru_scan_depth': None, 'innodb_buffer_pool_size': None, 'innodb_flush_log_at_trx_commit': None,
+    'innodb_log_file_size': None, 'innodb_read_only': None,
+}
+
+
+def lab_hosts():
+    with open(LAB_INVENTORY) as handle:
+        data = yaml.safe_load(handle)
+    hosts, top = {}, data['all'].get('vars') or {}
+
+    def walk(group):
+        for name, hv in (group.get('hosts') or {}).items():
+            hosts[name] = dict(hv or {})
+        for child in (group.get('children') or {}).values():
+            walk(child or {})
+    walk(data['all'])
+    return hosts, top
+
+
+def server_cpu(hosts):
+    """Sum of utime+stime seconds of the lab server processes (from their pid files)."""
+    total = 0.0
+    tick = os.sysconf('SC_CLK_TCK')
+    for hv in hosts.values():
+        pid_file = os.path.join(os.path.dirname(hv['dbfleet_option_file']), 'mysqld.pid')
+        try:
+            pid = int(open(pid_file).read().split()[0])
+            fields = open('/proc/%d/stat' % pid).read().rsplit(')', 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / float(tick)
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+def desired_values(hosts):
+    """The running values of the 10 variables (so the audit's verdicts are mostly ok)."""
+    sys.path.insert(0, os.path.join(ROOT, '.collections'))
+    import pymysql
+    values = {}
+    for name, hv in hosts.items():
+        conn = pymysql.connect(host=hv['dbfleet_login_host'], port=int(hv['dbfleet_login_port']),
+                               user=hv['dbfleet_login_user'], password=hv['dbfleet_login_password'])
+        with conn.cursor() as cur:
+            cur.execute('SHOW GLOBAL VARIABLES WHERE Variable_name IN (%s)' % ', '.join(['%s'] * len(SETTINGS)),
+                        list(SETTINGS))
+            values[name] = dict(cur.fetchall())
+        conn.close()
+    return values
+
+
+def run(cmd, env):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
+        raise SystemExit('command failed: %s' % ' '.join(cmd[:3]))
+    return wall, cpu, proc.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--hosts', type=int, default=100)
+    parser.add_argument('--rounds', type=int, default=1)
+    parser.add_argument('--forks', type=int, default=10)
+    args = parser.parse_args()
+    if not os.path.exists(LAB_INVENTORY):
+        raise SystemExit('the lab is not up: make lab-up')
+    lab, top = lab_hosts()
+    names = sorted(lab)
+    current = desired_values(lab)
+    tmp = tempfile.mkdtemp(prefix='bench-verify-fleet-')
+    inventory = {'all': {'vars': top, 'hosts': {}}}
+    for i in range(args.hosts):
+        target = names[i % len(names)]
+        hv = dict(lab[target])
+        # per-host desired settings: the target server's running values (one made to drift)
+        wanted = dict((k, current[target].get(k)) for k in SETTINGS if current[target].get(k) is not None)
+        wanted['innodb_io_capacity'] = int(wanted['innodb_io_capacity']) + (1 if i % 10 == 0 else 0)
+        hv['verify_extra_settings'] = wanted
+        inventory['all']['hosts']['h%03d-%s' % (i, target)] = hv
+    inv_path = os.path.join(tmp, 'hosts.yml')
+    with open(inv_path, 'w') as handle:
+        yaml.safe_dump(inventory, handle)
+    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
+               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_FORKS=str(args.forks))
+    playbook = os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook')
+    cmd_a = [playbook, '-i', inv_path, os.path.join(ROOT, 'playbooks', 'verify.yml'),
+             '-e', json.dumps({'verify_desired_from': [], 'verify_report_dir': os.path.join(tmp, 'reports')})]
+    cmd_b = [playbook, '-i', inv_path, os.path.join(HERE, 'mysql_variables.yml')]
+    print('hosts=%d (on %d lab servers) settings=10 forks=%d rounds=%d cores=%d'
+          % (args.hosts, len(names), args.forks, args.rounds, os.cpu_count()))
+    rows = []
+    for r in range(args.rounds):
+        for label, cmd in (('A verify.yml', cmd_a), ('B mysql_variables x10', cmd_b)):
+            srv0 = server_cpu(lab)
+            wall, cpu, _out = run(cmd, env)
+            srv = server_cpu(lab) - srv0
+            rows.append((r, label, wall, cpu, srv))
+            print('round %d  %-22s wall %7.1f s  ansible CPU %7.1f s  server CPU %6.2f s'
+                  % (r + 1, label, wall, cpu, srv), flush=True)
+    with open(os.path.join(tmp, 'reports', 'verify.json')) as handle:
+        report = json.load(handle)
+    a = [x for x in rows if x[1].startswith('A')]
+    b = [x for x in rows if x[1].startswith('B')]
+
+    def mean(items, idx):
+        return sum(x[idx] for x in items) / len(items)
+    print('audit report: %d hosts, %d ok, %d with drift, %d in error'
+          % (report['summary']['hosts'], report['summary']['hosts_ok'], report['summary']['hosts_drift'],
+             report['summary']['hosts_error']))
+    print('mean wall: A %.1f s, B %.1f s  ->  B/A = %.2fx' % (mean(a, 2), mean(b, 2), mean(b, 2) / mean(a, 2)))
+    print('mean ansible CPU: A %.1f s, B %.1f s  ->  B/A = %.2fx'
+          % (mean(a, 3), mean(b, 3), mean(b, 3) / mean(a, 3)))
+    if mean(a, 4) > 0:
+        print('mean server CPU: A %.2f s, B %.2f s  ->  B/A = %.2fx'
+              % (mean(a, 4), mean(b, 4), mean(b, 4) / mean(a, 4)))
+    print('target: B/A >= 3 and A < 45 s for 100 hosts: %s'
+          % ('met' if mean(b, 2) / mean(a, 2) >= 3 and (args.hosts != 100 or mean(a, 2) < 45) else 'NOT met'))
+    print('files: %s' % tmp)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,347 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters that turn dbfleet.innodb.verify results into the fleet report.
+
+verify_report (documentation: verify_report.yml): per-host outcomes -> the report (JSON-ready dict).
+verify_report_html (verify_report_html.yml): the report -> one self-contained HTML page.
+verify_report_junit (verify_report_junit.yml): the report -> JUnit XML.
+"""
+
+from __future__ import annotations
+
+import datetime
+import html
+import json
+from xml.sax.saxutils import quoteattr
+
+from ansible.errors import AnsibleFilterError
+
+STATUSES = ('ok', 'drift_runtime', 'drift_config', 'pending_restart', 'unsupported', 'not_settable', 'error')
+NO_DRIFT = ('ok', 'unsupported')
+HOST_STATUSES = ('ok', 'drift', 'error')
+REPORT_FORMAT = 1
+
+# Keys of a verify result kept in the report (invocation and the like are dropped).
+_RESULT_KEYS = ('variables', 'summary', 'drift', 'skipped', 'option_files', 'errors')
+_SERVER_KEYS = ('flavor', 'version_text', 'version_string', 'hostname', 'port', 'datadir', 'option_files',
+                'option_files_source', 'runs_as_root', 'local', 'aurora_reader', 'notes')
+
+
+def _plain(value):
+    """A copy made of plain dicts, lists and scalars (Ansible hands lazy/tagged containers)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _host_entry(outcome):
+    if outcome is None:
+        return dict(status='error', reason='not audited: the host dropped out of the play before the audit ran')
+    if not isinstance(outcome, dict):
+        return dict(status='error', reason='not audited: unexpected result %r' % (outcome,))
+    outcome = _plain(outcome)
+    if outcome.get('unreachable'):
+        return dict(status='error', reason='unreachable: %s' % (outcome.get('msg') or 'no reason given'))
+    if outcome.get('skipped'):
+        return dict(status='error', reason='not audited: %s' % (outcome.get('skip_reason') or 'skipped'))
+    if 'variables' not in outcome or not isinstance(outcome.get('variables'), dict):
+        return dict(status='error', reason=outcome.get('msg') or 'the audit failed without a message')
+    entry = dict((k, outcome.get(k)) for k in _RESULT_KEYS)
+    server = outcome.get('server') or {}
+    entry['server'] = dict((k, server.get(k)) for k in _SERVER_KEYS)
+    entry['server']['role'] = (server.get('replication') or {}).get('role')
+    summary = dict((s, 0) for s in STATUSES)
+    for item in entry['variables'].values():
+        status = item.get('status') if isinstance(item, dict) else 'error'
+        summary[status] = summary.get(status, 0) + 1
+    entry['summary'] = summary
+    drift = any(summary.get(s) for s in STATUSES if s not in NO_DRIFT)
+    entry['status'] = 'drift' if drift else 'ok'
+    entry['reason'] = '; '.join(outcome.get('errors') or []) or None
+    if outcome.get('failed') and outcome.get('msg'):
+        entry['reason'] = outcome['msg'] if not entry['reason'] else '%s; %s' % (outcome['msg'], entry['reason'])
+    return entry
+
+
+def verify_report(outcomes, hostvars=None, key='__verify_result', generated=None):
+    """The fleet report from per-host verify outcomes.
+
+    outcomes: a dict host -> registered verify result, or a list of host names read from hostvars[host][key]."""
+    if isinstance(outcomes, (list, tuple)):
+        if hostvars is None:
+            raise AnsibleFilterError('verify_report: a list of hosts needs hostvars as its first argument')
+        names = [str(h) for h in outcomes]
+        outcomes = dict((h, _hostvar(hostvars, h, key)) for h in names)
+    if not isinstance(outcomes, dict):
+        raise AnsibleFilterError('verify_report: expected a dict of host -> verify result or a list of hosts, '
+                                 'got %s' % type(outcomes).__name__)
+    hosts = {}
+    for host in sorted(outcomes, key=str):
+        hosts[str(host)] = _host_entry(outcomes[host])
+    variables = sorted(set(name for entry in hosts.values() for name in (entry.get('variables') or {})))
+    cells = dict((s, 0) for s in STATUSES)
+    for entry in hosts.values():
+        for status, count in (entry.get('summary') or {}).items():
+            cells[status] = cells.get(status, 0) + count
+    by_status = dict((s, sorted(h for h, e in hosts.items() if e['status'] == s)) for s in HOST_STATUSES)
+    summary = dict(
+        hosts=len(hosts),
+        hosts_ok=len(by_status['ok']),
+        hosts_drift=len(by_status['drift']),
+        hosts_error=len(by_status['error']),
+        drift_hosts=by_status['drift'],
+        error_hosts=by_status['error'],
+        variables=cells,
+    )
+    if generated is None:
+        generated = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+    return dict(format=REPORT_FORMAT, generated=generated, summary=summary, variables=variables, hosts=hosts)
+
+
+def _hostvar(hostvars, host, key):
+    try:
+        host_vars = hostvars[host]
+    except KeyError:
+        return None
+    try:
+        return host_vars[key] if key in host_vars else None
+    except Exception as e:  # a variable that fails to template: report it, do not stop the report
+        return dict(failed=True, msg='cannot read the audit result: %s' % e)
+
+
+# ---------------------------------------------------------------- evidence text
+def cell_evidence(host, name, item):
+    """Plain-text evidence for one cell (hover text, JUnit message body)."""
+    lines = ['%s on %s: %s' % (name, host, item.get('status'))]
+    if item.get('resolved_name') and item.get('resolved_name') != name:
+        lines.append('name on this server: %s' % item['resolved_name'])
+    lines.append('desired: %s' % _text(item.get('desired')))
+    if item.get('runtime') is not None:
+        lines.append('running (GLOBAL): %s' % item['runtime'])
+    configured = item.get('configured')
+    if configured:
+        lines.append('configured: %s (%s:%s [%s])'
+                     % (configured.get('value'), configured.get('file'), configured.get('line'),
+                        configured.get('group')))
+    elif item.get('resolved_name'):
+        lines.append('configured: not in any option file')
+    if item.get('command_line'):
+        lines.append('command line: %s' % item['command_line'].get('text'))
+    if item.get('persisted') is not None:
+        lines.append('persisted: %s' % item['persisted'])
+    if item.get('origin'):
+        lines.append('running value from: %s%s' % (item['origin'], ' (%s)' % item['origin_path']
+                                                   if item.get('origin_path') else ''))
+    if item.get('dynamic') is not None:
+        lines.append('dynamic: %s' % ('yes' if item['dynamic'] else 'no (read-only at runtime)'))
+    if item.get('default') is not None:
+        lines.append('default: %s' % item['default'])
+    for note in item.get('notes') or []:
+        lines.append('note: %s' % note)
+    return '\n'.join(lines)
+
+
+def _text(value):
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    return '%s' % (value,)
+
+
+# ---------------------------------------------------------------- HTML
+_CSS = '''
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em;color:#1d2330}
+h1{font-size:1.4em;margin:0 0 .2em}
+.meta{color:#5b6475;margin-bottom:1em}
+.summary{display:flex;flex-wrap:wrap;gap:.5em;margin:.5em 0 1em}
+.badge{border-radius:6px;padding:.35em .7em;font-weight:600;border:1px solid rgba(0,0,0,.12)}
+.badge .n{font-size:1.2em;margin-right:.3em}
+.badge.zero{opacity:.45}
+table.matrix{border-collapse:collapse;font-size:.9em}
+.matrix th,.matrix td{border:1px solid #d5d9e0;padding:.3em .5em;text-align:center}
+.matrix th.host{text-align:left;white-space:nowrap}
+.matrix th.host small{display:block;color:#5b6475;font-weight:normal}
+.matrix thead th{background:#f1f3f6;position:sticky;top:0}
+.matrix thead th.var{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;vertical-align:bottom}
+td.cell{cursor:pointer;min-width:5.5em}
+td.cell.selected{outline:3px solid #1d2330;outline-offset:-3px}
+td.hosterror{text-align:left}
+.st-ok{background:#d7f2dc}
+.st-drift_runtime{background:#f8c9c4}
+.st-drift_config{background:#fde2b8}
+.st-pending_restart{background:#fff3a8}
+.st-unsupported{background:#e6e8ec;color:#5b6475}
+.st-not_settable{background:#dcd6f7}
+.st-error{background:#b3261e;color:#fff}
+.st-none{background:#fff;color:#9aa1ad}
+.st-drift{background:#fde2b8}
+#details{margin-top:1em;padding:.8em 1em;border:1px solid #d5d9e0;border-radius:6px;background:#fafbfc;
+ white-space:pre-wrap;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em;min-height:3em}
+.controls{margin:.5em 0}
+tr.hidden{display:none}
+.legend{color:#5b6475;font-size:.85em;margin-top:.6em}
+'''
+
+_JS = '''
+(function(){
+  var data = JSON.parse(document.getElementById('verify-data').textContent);
+  var details = document.getElementById('details');
+  function show(cell){
+    var sel = document.querySelector('td.cell.selected');
+    if (sel) { sel.classList.remove('selected'); }
+    cell.classList.add('selected');
+    var host = cell.getAttribute('data-host'), name = cell.getAttribute('data-var');
+    var entry = data.hosts[host] || {};
+    var item = (entry.variables || {})[name];
+    details.setAttribute('data-host', host);
+    details.setAttribute('data-var', name || '');
+    if (!item) { details.textContent = host + ': ' + (entry.reason || 'not verified'); return; }
+    details.textContent = cell.getAttribute('title') + '\\n\\n' + JSON.stringify(item, null, 2);
+  }
+  document.querySelectorAll('td.cell').forEach(function(cell){
+    cell.addEventListener('click', function(){ show(cell); });
+  });
+  var only = document.getElementById('only-problems');
+  only.addEventListener('change', function(){
+    document.querySelectorAll('tr.hostrow').forEach(function(row){
+      row.classList.toggle('hidden', only.checked && row.getAttribute('data-status') === 'ok');
+    });
+  });
+  document.body.setAttribute('data-ready', 'true');
+})();
+'''
+
+_LABELS = dict(ok='ok', drift_runtime='drift: runtime', drift_config='drift: config',
+               pending_restart='pending restart', unsupported='unsupported', not_settable='not settable',
+               error='error')
+
+
+def _e(value):
+    return html.escape('%s' % (value,), quote=True)
+
+
+def verify_report_html(report, title='InnoDB fleet verification'):
+    """One self-contained HTML page (no network): summary, hosts x variables matrix, evidence on click."""
+    if not isinstance(report, dict) or 'hosts' not in report:
+        raise AnsibleFilterError('verify_report_html: expected the output of dbfleet.innodb.verify_report')
+    report = _plain(report)
+    summary = report['summary']
+    variables = report['variables']
+    out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           '<title>%s</title>' % _e(title), '<style>%s</style></head><body>' % _CSS,
+           '<h1>%s</h1>' % _e(title),
+           '<div class="meta">generated %s &middot; %d hosts &middot; %d variables</div>'
+           % (_e(report.get('generated')), summary['hosts'], len(variables))]
+    out.append('<div class="summary" id="host-summary">')
+    for status, label in (('ok', 'hosts ok'), ('drift', 'hosts with drift'), ('error', 'hosts in error')):
+        count = summary['hosts_%s' % status]
+        out.append('<span class="badge st-%s%s" id="hosts-%s" data-count="%d"><span class="n">%d</span> %s</span>'
+                   % (status, '' if count else ' zero', status, count, count, label))
+    out.append('</div><div class="summary" id="variable-summary">')
+    for status in STATUSES:
+        count = summary['variables'].get(status, 0)
+        out.append('<span class="badge st-%s%s" id="count-%s" data-count="%d"><span class="n">%d</span> %s</span>'
+                   % (status, '' if count else ' zero', status, count, count, _e(_LABELS[status])))
+    out.append('</div>')
+    out.append('<div class="controls"><label><input type="checkbox" id="only-problems"> '
+               'only hosts with drift or errors</label></div>')
+    out.append('<table class="matrix" id="matrix"><thead><tr><th class="host">host</th>')
+    for name in variables:
+        out.append('<th class="var" data-var="%s">%s</th>' % (_e(name), _e(name)))
+    out.append('</tr></thead><tbody>')
+    for host in sorted(report['hosts']):
+        entry = report['hosts'][host]
+        server = entry.get('server') or {}
+        sub = ' '.join(str(x) for x in (server.get('flavor'), server.get('version_text'), server.get('role'))
+                       if x)
+        out.append('<tr class="hostrow" data-host="%s" data-status="%s"><th class="host st-%s">%s<small>%s'
+                   '</small></th>' % (_e(host), _e(entry['status']), _e(entry['status']), _e(host), _e(sub)))
+        if entry['status'] == 'error' and not entry.get('variables'):
+            reason = entry.get('reason') or 'error'
+            out.append('<td class="cell hosterror st-error" colspan="%d" data-host="%s" data-status="error" '
+                       'title="%s">error: %s</td>' % (max(len(variables), 1), _e(host), _e(reason), _e(reason)))
+            out.append('</tr>')
+            continue
+        items = entry.get('variables') or {}
+        for name in variables:
+            item = items.get(name)
+            if item is None:
+                missing = '%s: not verified on %s' % (name, host)
+                out.append('<td class="cell st-none" data-host="%s" data-var="%s" data-status="none" '
+                           'title="%s">&ndash;</td>' % (_e(host), _e(name), _e(missing)))
+                continue
+            status = item.get('status', 'error')
+            out.append('<td class="cell st-%s" data-host="%s" data-var="%s" data-status="%s" title="%s">%s</td>'
+                       % (_e(status), _e(host), _e(name), _e(status), _e(cell_evidence(host, name, item)),
+                          _e(_LABELS.get(status, status))))
+        out.append('</tr>')
+    out.append('</tbody></table>')
+    out.append('<div id="details" aria-live="polite">Click a cell to see the evidence.</div>')
+    out.append('<div class="legend">ok: runs the desired value and keeps it after a restart &middot; '
+               'drift: runtime: the running value differs &middot; drift: config: a restart loses the value '
+               '&middot; pending restart: configured, applied at the next restart &middot; unsupported: no '
+               'such variable there &middot; not settable: the server ignores it &middot; error: see the '
+               'evidence</div>')
+    data = json.dumps(report, sort_keys=True).replace('</', '<\\/')
+    out.append('<script id="verify-data" type="application/json">%s</script>' % data)
+    out.append('<script>%s</script></body></html>' % _JS)
+    return '\n'.join(out) + '\n'
+
+
+# ---------------------------------------------------------------- JUnit
+def verify_report_junit(report, suite_name='dbfleet.innodb.verify'):
+    """JUnit XML: a test suite per host, a test case per variable; drift fails, error errs,
+    unsupported / not_settable are skipped."""
+    if not isinstance(report, dict) or 'hosts' not in report:
+        raise AnsibleFilterError('verify_report_junit: expected the output of dbfleet.innodb.verify_report')
+    report = _plain(report)
+    suites = []
+    totals = dict(tests=0, failures=0, errors=0, skipped=0)
+    for host in sorted(report['hosts']):
+        entry = report['hosts'][host]
+        cases = []
+        counts = dict(tests=0, failures=0, errors=0, skipped=0)
+        if entry['status'] == 'error' and not entry.get('variables'):
+            counts['tests'] += 1
+            counts['errors'] += 1
+            reason = entry.get('reason') or 'error'
+            cases.append('    <testcase classname=%s name="audit"><error message=%s type="error">%s</error>'
+                         '</testcase>' % (quoteattr(host), quoteattr(reason), html.escape(reason)))
+        for name in sorted(entry.get('variables') or {}):
+            item = entry['variables'][name]
+            status = item.get('status', 'error')
+            counts['tests'] += 1
+            evidence = html.escape(cell_evidence(host, name, item))
+            message = quoteattr('%s: %s' % (status, '; '.join(item.get('notes') or []) or status))
+            case = '    <testcase classname=%s name=%s>' % (quoteattr(host), quoteattr(name))
+            if status == 'error':
+                counts['errors'] += 1
+                case += '<error message=%s type="error">%s</error>' % (message, evidence)
+            elif status in ('unsupported', 'not_settable'):
+                counts['skipped'] += 1
+                case += '<skipped message=%s/>' % message
+            elif status != 'ok':
+                counts['failures'] += 1
+                case += '<failure message=%s type=%s>%s</failure>' % (message, quoteattr(status), evidence)
+            else:
+                case += '<system-out>%s</system-out>' % evidence
+            cases.append(case + '</testcase>')
+        for k in totals:
+            totals[k] += counts[k]
+        suites.append('  <testsuite name=%s tests="%d" failures="%d" errors="%d" skipped="%d" timestamp=%s>\n'
+                      '%s\n  </testsuite>'
+                      % (quoteattr(host), counts['tests'], counts['failures'], counts['errors'],
+                         counts['skipped'], quoteattr(str(report.get('generated', ''))[:19]), '\n'.join(cases)))
+    head = ('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name=%s tests="%d" failures="%d" errors="%d" '
+            'skipped="%d">' % (quoteattr(suite_name), totals['tests'], totals['failures'], totals['errors'],
+                               totals['skipped']))
+    return '\n'.join([head] + suites + ['</testsuites>']) + '\n'
+
+
+class FilterModule(object):
+
+    def filters(self):
+        return {
+            'verify_report': verify_report,
+            'verify_report_html': verify_report_html,
+            'verify_report_junit': verify_report_junit,
+        }

@@ -1,0 +1,308 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Who a server is and where its configuration comes from, over one open connection.
+
+gather(conn, ...) returns the server_facts dict shared by the server_facts and verify
+modules: identity (flavor, version), replication role, paths, the option files the running
+server reads (from its command line in /proc when it runs on this host) and capabilities.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import socket
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
+from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
+    error_text, global_variables, query)
+
+try:
+    import pymysql
+    _DB_ERRORS = (pymysql.err.MySQLError,)
+except ImportError:  # pragma: no cover
+    _DB_ERRORS = ()
+
+SERVER_PROGRAMS = ('mysqld', 'mariadbd', 'mysqld-debug', 'mariadbd-debug')
+
+
+def all_global_variables(conn):
+    """Every GLOBAL variable of the server, {lower-case name: value} (one statement)."""
+    return global_variables(conn)
+
+
+# ---------------------------------------------------------------- replication
+def _pick(row, *names):
+    for name in names:
+        if name in row and row[name] not in (None, ''):
+            return row[name]
+    return None
+
+
+def replication_info(conn, identity, variables):
+    """Role (primary / replica), read_only / super_read_only and the channels replicated from."""
+    info = dict(
+        role=None,
+        read_only=_onoff(variables.get('read_only')),
+        super_read_only=_onoff(variables.get('super_read_only')),
+        channels=[],
+        statement=None,
+        error=None,
+    )
+    if identity.flavor == flavors.AURORA:
+        info['role'] = 'replica' if identity.aurora_reader else 'primary'
+        info['statement'] = '@@innodb_read_only (Aurora reader instances run read-only)'
+        return info
+    statement = flavors.capability('replica_status_statement', identity.flavor, identity.version)
+    info['statement'] = statement
+    try:
+        rows = query(conn, statement)
+    except _DB_ERRORS as e:
+        info['error'] = '%s failed: %s' % (statement, error_text(e))
+        return info
+    for row in rows:
+        info['channels'].append(dict(
+            name=_pick(row, 'Channel_Name', 'Connection_name') or '',
+            source_host=_pick(row, 'Source_Host', 'Master_Host'),
+            source_port=_pick(row, 'Source_Port', 'Master_Port'),
+            io_running=_pick(row, 'Replica_IO_Running', 'Slave_IO_Running'),
+            sql_running=_pick(row, 'Replica_SQL_Running', 'Slave_SQL_Running'),
+            seconds_behind=_pick(row, 'Seconds_Behind_Source', 'Seconds_Behind_Master'),
+        ))
+    info['role'] = 'replica' if info['channels'] else 'primary'
+    return info
+
+
+def _onoff(value):
+    if value is None:
+        return None
+    return str(value).strip().upper() in ('ON', '1', 'TRUE', 'YES')
+
+
+# ---------------------------------------------------------------- the local process
+def is_local_address(host):
+    """True when host names an address of this machine (or its network namespace)."""
+    if not host or host == 'localhost':
+        return True
+    try:
+        infos = socket.getaddrinfo(host, None, 0, socket.SOCK_STREAM)
+    except (socket.error, UnicodeError):
+        return False
+    for family, _stype, _proto, _canon, sockaddr in infos:
+        try:
+            sock = socket.socket(family, socket.SOCK_STREAM)
+        except socket.error:
+            continue
+        try:
+            sock.bind((sockaddr[0], 0))
+            return True
+        except socket.error:
+            continue
+        finally:
+            sock.close()
+    return False
+
+
+def _read_text(path):
+    with open(path, 'rb') as handle:
+        return handle.read().decode('utf-8', 'replace')
+
+
+def local_process(variables, login_params=None, proc_root='/proc'):
+    """The running server's process on this host: dict(pid, argv, cwd, uid, user, home) or
+    (None, reason) when it cannot be found here. Returns (process or None, reason)."""
+    params = login_params or {}
+    if not params.get('login_unix_socket') and not is_local_address(params.get('login_host')):
+        return None, 'the server (%s) is not on this host' % params.get('login_host')
+    pid_file = variables.get('pid_file')
+    if not pid_file:
+        return None, 'the server reports no pid_file'
+    if not os.path.isabs(pid_file) and variables.get('datadir'):
+        pid_file = os.path.join(variables['datadir'], pid_file)
+    try:
+        pid = int(_read_text(pid_file).strip().split()[0])
+    except (IOError, OSError) as e:
+        return None, 'cannot read pid file %s: %s' % (pid_file, e.strerror or e)
+    except (ValueError, IndexError):
+        return None, 'pid file %s holds no process id' % pid_file
+    base = os.path.join(proc_root, str(pid))
+    try:
+        argv = _read_text(os.path.join(base, 'cmdline')).split('\0')
+    except (IOError, OSError) as e:
+        return None, 'cannot read %s/cmdline: %s' % (base, e.strerror or e)
+    while argv and argv[-1] == '':
+        argv.pop()
+    if not argv or os.path.basename(argv[0]) not in SERVER_PROGRAMS:
+        return None, ('process %d from pid file %s is not a server (%s)'
+                      % (pid, pid_file, argv[0] if argv else 'no command line'))
+    process = dict(pid=pid, pid_file=pid_file, argv=argv, cwd=None, uid=None, user=None, home=None)
+    try:
+        process['cwd'] = os.readlink(os.path.join(base, 'cwd'))
+    except (IOError, OSError):
+        process['cwd'] = variables.get('datadir')
+    try:
+        for line in _read_text(os.path.join(base, 'status')).splitlines():
+            if line.startswith('Uid:'):
+                process['uid'] = int(line.split()[2])  # effective uid
+                break
+    except (IOError, OSError, ValueError, IndexError):
+        pass
+    if process['uid'] is not None:
+        try:
+            entry = pwd.getpwuid(process['uid'])
+            process['user'] = entry.pw_name
+            process['home'] = entry.pw_dir
+        except KeyError:
+            pass
+    try:
+        for item in _read_text(os.path.join(base, 'environ')).split('\0'):
+            if item.startswith('HOME='):
+                process['home'] = item[5:]
+                break
+    except (IOError, OSError):
+        pass
+    return process, ''
+
+
+# ---------------------------------------------------------------- option files
+def option_file_plan(identity, process, process_reason, option_files=None, fallback_option_files=None):
+    """Which option files to read, which groups, the command-line options, and where that came from.
+
+    Returns dict(files, groups, source, command_line (CommandLine or None), local (bool), note)."""
+    command_line = None
+    if process:
+        command_line = optionfiles.parse_command_line(process['argv'], process.get('cwd'))
+    suffix = command_line.group_suffix if command_line else None
+    groups = optionfiles.group_names(flavors.option_groups_for(identity.flavor, identity.version), suffix)
+    plan = dict(groups=list(groups), command_line=command_line, local=process is not None, note='')
+    if option_files:
+        plan['files'] = [os.path.expanduser(f) for f in option_files]
+        plan['source'] = 'option_files parameter'
+        plan['explicit'] = True
+        return plan
+    plan['explicit'] = False
+    if process:
+        defaults = flavors.capability('default_option_files', identity.flavor, identity.version)
+        files, source = optionfiles.server_option_files(command_line, defaults, process.get('home'))
+        plan['files'] = files
+        plan['source'] = 'server command line (pid %d): %s' % (process['pid'], source)
+        return plan
+    if fallback_option_files:
+        plan['files'] = [os.path.expanduser(f) for f in fallback_option_files]
+        plan['source'] = 'fallback_option_files parameter (%s)' % process_reason
+        plan['explicit'] = True
+        return plan
+    plan['files'] = []
+    plan['source'] = 'unavailable'
+    plan['note'] = 'option files not read: %s' % process_reason
+    return plan
+
+
+# ---------------------------------------------------------------- all together
+FACT_PATHS = ('datadir', 'basedir', 'plugin_dir', 'pid_file', 'socket', 'log_error')
+
+
+def gather(conn, variables=None, login_params=None, option_files=None, fallback_option_files=None,
+           proc_root='/proc'):
+    """The server_facts dict. variables: every GLOBAL variable when the caller has them already.
+
+    Also returns the internal plan under the key '_plan' (removed by callers before output)."""
+    if variables is None:
+        variables = all_global_variables(conn)
+    identity = flavors.identity_from_variables(variables)
+    process, reason = local_process(variables, login_params, proc_root)
+    plan = option_file_plan(identity, process, reason, option_files, fallback_option_files)
+    facts = dict(identity.to_dict())
+    for key in FACT_PATHS:
+        facts[key] = variables.get(key)
+    facts['hostname'] = variables.get('hostname')
+    facts['port'] = _int_or_none(variables.get('port'))
+    facts['server_id'] = _int_or_none(variables.get('server_id'))
+    facts['replication'] = replication_info(conn, identity, variables)
+    facts['capabilities'] = flavors.capabilities(identity.flavor, identity.version)
+    facts['option_groups'] = plan['groups']
+    facts['option_files'] = list(plan['files'])
+    facts['option_files_source'] = plan['source']
+    facts['local'] = process is not None
+    facts['process'] = None
+    facts['runs_as_root'] = None
+    facts['runs_as_user'] = None
+    if process:
+        facts['process'] = dict(pid=process['pid'], argv=process['argv'], cwd=process['cwd'],
+                                uid=process['uid'], home=process['home'])
+        if process['uid'] is not None:
+            facts['runs_as_root'] = process['uid'] == 0
+            facts['runs_as_user'] = process['user']
+    facts['notes'] = [n for n in (reason if not process else '', plan['note']) if n]
+    if facts['runs_as_root'] is None:
+        facts['notes'].append('runs_as_root unknown: the server process is not readable from here')
+    facts['_plan'] = plan
+    facts['_identity'] = identity
+    return facts
+
+
+def public(facts):
+    """facts without the internal keys."""
+    return dict((k, v) for k, v in facts.items() if not k.startswith('_'))
+
+
+def _int_or_none(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def variable_table(conn, identity, names):
+    """Per-variable server knowledge for names: {name: dict(read_only, default, origin, path,
+    type)} from information_schema.SYSTEM_VARIABLES (MariaDB) or performance_schema.variables_info
+    (MySQL 8). Missing tables or privileges give {} (and the reason)."""
+    names = sorted(set(n.lower() for n in names if n))
+    if not names:
+        return {}, None
+    placeholders = ', '.join(['%s'] * len(names))
+    out = {}
+    try:
+        if flavors.capability('system_variables_table', identity.flavor, identity.version):
+            rows = query(conn, 'SELECT VARIABLE_NAME, READ_ONLY, DEFAULT_VALUE, GLOBAL_VALUE_ORIGIN, '
+                               'VARIABLE_TYPE, NUMERIC_BLOCK_SIZE, VARIABLE_SCOPE '
+                               'FROM information_schema.SYSTEM_VARIABLES WHERE VARIABLE_NAME IN (%s)'
+                         % placeholders, [n.upper() for n in names])
+            for row in rows:
+                out[row['VARIABLE_NAME'].lower()] = dict(
+                    read_only=str(row['READ_ONLY']).upper() == 'YES',
+                    default=row['DEFAULT_VALUE'],
+                    origin=row['GLOBAL_VALUE_ORIGIN'],
+                    path=None,
+                    type=row['VARIABLE_TYPE'],
+                    block_size=row['NUMERIC_BLOCK_SIZE'],
+                    source='information_schema.SYSTEM_VARIABLES')
+        elif flavors.capability('variables_info_table', identity.flavor, identity.version):
+            rows = query(conn, 'SELECT VARIABLE_NAME, VARIABLE_SOURCE, VARIABLE_PATH, SET_TIME '
+                               'FROM performance_schema.variables_info WHERE VARIABLE_NAME IN (%s)'
+                         % placeholders, names)
+            for row in rows:
+                out[row['VARIABLE_NAME'].lower()] = dict(
+                    read_only=None, default=None, origin=row['VARIABLE_SOURCE'],
+                    path=row['VARIABLE_PATH'] or None,
+                    set_time=str(row['SET_TIME']) if row.get('SET_TIME') else None,
+                    type=None, block_size=None, source='performance_schema.variables_info')
+    except _DB_ERRORS as e:
+        return out, 'cannot read the server variable tables: %s' % error_text(e)
+    return out, None
+
+
+def persisted_variables(conn, identity, variables):
+    """{name: value} from performance_schema.persisted_variables (MySQL 8), or {} where there is
+    no SET PERSIST or persisted_globals_load is OFF. Second item: a reason when it could not be read."""
+    if not flavors.capability('set_persist', identity.flavor, identity.version):
+        return {}, None
+    if str(variables.get('persisted_globals_load', 'ON')).upper() in ('OFF', '0'):
+        return {}, 'persisted_globals_load is OFF: the server ignores mysqld-auto.cnf at startup'
+    try:
+        rows = query(conn, 'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables')
+    except _DB_ERRORS as e:
+        return {}, 'cannot read performance_schema.persisted_variables: %s' % error_text(e)
+    return dict((r['VARIABLE_NAME'].lower(), r['VARIABLE_VALUE']) for r in rows), None

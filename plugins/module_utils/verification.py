@@ -1,0 +1,439 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a server runs with versus what is wanted: the per-variable verdict of dbfleet.innodb.verify.
+
+decide() is a pure function (unit-tested with a table covering every status); audit() gathers
+the evidence over ONE connection (server_info.gather + a few reads) and calls decide() per setting.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from ansible.module_utils.six import string_types
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
+from ansible_collections.dbfleet.innodb.plugins.module_utils import server_info
+from ansible_collections.dbfleet.innodb.plugins.module_utils import values
+
+OK = 'ok'
+DRIFT_RUNTIME = 'drift_runtime'
+DRIFT_CONFIG = 'drift_config'
+PENDING_RESTART = 'pending_restart'
+UNSUPPORTED = 'unsupported'
+NOT_SETTABLE = 'not_settable'
+ERROR = 'error'
+STATUSES = (OK, DRIFT_RUNTIME, DRIFT_CONFIG, PENDING_RESTART, UNSUPPORTED, NOT_SETTABLE, ERROR)
+# Statuses that do not count as drift.
+NO_DRIFT = (OK, UNSUPPORTED)
+
+# Where a running value came from, as the server says (MySQL 8 VARIABLE_SOURCE, MariaDB
+# GLOBAL_VALUE_ORIGIN): the compiled-in default (a restart gives the same value again) ...
+COMPILED_ORIGINS = ('COMPILED', 'COMPILE-TIME', 'AUTO')
+# ... or a SET GLOBAL since startup (lost at restart unless also configured).
+RUNTIME_ORIGINS = ('DYNAMIC', 'SQL')
+
+_NAME_RE = re.compile(r'^[A-Za-z0-9_-]{1,64}$')
+
+# MariaDB information_schema.SYSTEM_VARIABLES.VARIABLE_TYPE -> kind
+_MARIADB_TYPES = {
+    'BOOLEAN': 'bool', 'ENUM': 'enum', 'SET': 'str', 'VARCHAR': 'str',
+    'INT': 'int', 'INT UNSIGNED': 'int', 'BIGINT': 'int', 'BIGINT UNSIGNED': 'int',
+    'TINYINT UNSIGNED': 'int', 'SMALLINT UNSIGNED': 'int', 'MEDIUMINT UNSIGNED': 'int',
+}
+
+
+class Startup(object):
+    """What a restart would give a variable: value (text) and where it comes from.
+
+    state: 'known' (value/source say it; value None = nothing sets it), 'unavailable' (option files
+    not readable from here, nothing to go on), 'error' (a file the server reads could not be read)."""
+
+    def __init__(self, value=None, source=None, state='known', reason=None, default=None):
+        self.value = value
+        self.source = source
+        self.state = state
+        self.reason = reason
+        self.default = default
+
+
+# ---------------------------------------------------------------- comparing
+def number(value):
+    """An integer from 5, '5', '-1', '64K', '1G' (option files accept suffixes for any number)."""
+    try:
+        return values.parse_int(value)
+    except values.ValueError_:
+        return values.parse_size(value)
+
+
+def canonical(value, kind, choices=None):
+    """Canonical form of value for kind (raises values.ValueError_ with a message naming the value)."""
+    if kind in ('int', 'size'):
+        return number(value)
+    if kind == 'bool' and value is None:
+        return 'ON'
+    return values.normalize(value, kind, choices)
+
+
+def same(desired, actual, kind, choices=None, rounding=None):
+    """(equal, note). rounding: (chunk_size, instances) for innodb_buffer_pool_size."""
+    if actual is None:
+        return False, None
+    want = canonical(desired, kind, choices)
+    try:
+        have = canonical(actual, kind, choices)
+    except values.ValueError_:
+        return False, None
+    if kind == 'str':
+        want, have = str(want).strip(), str(have).strip()
+        if want.startswith('/') and have.startswith('/'):
+            # Directories: the server reports them with a trailing '/' (datadir, basedir, plugin_dir).
+            want, have = want.rstrip('/') or '/', have.rstrip('/') or '/'
+        return want == have, None
+    if want == have:
+        return True, None
+    if rounding and kind in ('int', 'size'):
+        # Below chunk size x instances the server shrinks the chunk instead of rounding up.
+        unit = number(rounding[0]) * max(number(rounding[1] or 1), 1)
+        effective = values.buffer_pool_effective(want, rounding[0], rounding[1]) if want >= unit else want
+        if effective == have:
+            return True, ('the server rounds %s up to %s (a multiple of innodb_buffer_pool_chunk_size %s '
+                          'x innodb_buffer_pool_instances %s)' % (want, have, rounding[0], rounding[1]))
+    return False, None
+
+
+# ---------------------------------------------------------------- the verdict
+def decide(desired, kind, runtime, startup, dynamic=None, choices=None, origin=None, rounding=None,
+           exists=True, settable=(True, '')):
+    """(status, notes) for one variable.
+
+    desired: as the user wrote it; runtime: the GLOBAL value (text) or None;
+    startup: Startup (what a restart gives); dynamic: True/False/None (unknown);
+    origin: where the running value came from as the server says (optional);
+    exists: the server has the variable; settable: flavors.settable() result.
+    """
+    notes = []
+    if not exists:
+        return UNSUPPORTED, notes
+    if not settable[0]:
+        return NOT_SETTABLE, [settable[1]]
+    if isinstance(desired, (dict, list, tuple, set)):
+        return ERROR, ['desired value must be a scalar (string, number or boolean), got %s'
+                       % type(desired).__name__]
+    try:
+        canonical(desired, kind, choices)
+    except values.ValueError_ as e:
+        return ERROR, ['desired value: %s' % e]
+    running_ok, note = same(desired, runtime, kind, choices, rounding)
+    if note:
+        notes.append(note)
+
+    # What does a restart bring?
+    restart_ok = None
+    origin_up = str(origin or '').upper()
+    if startup.state == 'known' and startup.value is not None:
+        restart_ok, note = same(desired, startup.value, kind, choices, rounding)
+        if note and note not in notes:
+            notes.append(note)
+    elif startup.state == 'known':
+        # Nothing sets it: a restart gives the compiled-in default.
+        if origin_up in COMPILED_ORIGINS and runtime is not None:
+            restart_ok = running_ok
+        elif startup.default is not None:
+            restart_ok, _note = same(desired, startup.default, kind, choices, rounding)
+    if running_ok:
+        if restart_ok is True:
+            return OK, notes
+        if restart_ok is False:
+            if startup.value is None:
+                notes.append('nothing configures it: a restart brings the default %s' % (startup.default,))
+            else:
+                notes.append('a restart brings %s from %s' % (startup.value, startup.source))
+            return DRIFT_CONFIG, notes
+        if startup.state == 'error':
+            return ERROR, notes + ['runs the desired value, but what a restart brings is unknown: %s'
+                                   % startup.reason]
+        if origin_up in RUNTIME_ORIGINS:
+            notes.append('set at runtime (%s) and not configured: lost at the next restart' % origin)
+            return DRIFT_CONFIG, notes
+        if startup.state == 'unavailable':
+            notes.append('option files not read (%s): only the running value was checked' % startup.reason)
+        else:
+            notes.append('no option file sets it and its default is not known here: '
+                         'only the running value was checked')
+        return OK, notes
+    # Running value differs.
+    if restart_ok is True:
+        if dynamic is False:
+            notes.append('read-only variable: configured %s in %s; a restart applies it'
+                         % (startup.value, startup.source))
+            return PENDING_RESTART, notes
+        if dynamic is None and origin_up not in RUNTIME_ORIGINS:
+            notes.append('configured %s in %s; whether it can change at runtime is not known: '
+                         'a restart applies it' % (startup.value, startup.source))
+            return PENDING_RESTART, notes
+        if origin_up in RUNTIME_ORIGINS:
+            notes.append('configured %s in %s, but the running value %s was set at runtime'
+                         % (startup.value, startup.source, runtime))
+        else:
+            notes.append('configured %s in %s, but the server runs %s (the file changed after the '
+                         'server started?): SET GLOBAL or a restart applies it'
+                         % (startup.value, startup.source, runtime))
+        return DRIFT_RUNTIME, notes
+    notes.append('the server runs %s' % (_shown(runtime),))
+    if startup.state == 'error':
+        notes.append('option files: %s' % startup.reason)
+    elif startup.value is not None:
+        notes.append('configured %s in %s' % (startup.value, startup.source))
+    elif startup.state == 'known':
+        notes.append('no option file sets it (default %s)' % (
+            'not known here' if startup.default is None else _shown(startup.default)))
+    if dynamic is False:
+        notes.append('read-only variable: needs the option file and a restart')
+    return DRIFT_RUNTIME, notes
+
+
+def _shown(value):
+    """A value for a message: an empty string is shown as ''."""
+    if value is None:
+        return 'nothing'
+    text = '%s' % (value,)
+    return text if text.strip() else repr(text)
+
+
+def summarize(results):
+    """Counts per status (every status present, zero when unused) and the drift flag."""
+    summary = dict((s, 0) for s in STATUSES)
+    for item in results.values():
+        summary[item['status']] = summary.get(item['status'], 0) + 1
+    drift = any(item['status'] not in NO_DRIFT for item in results.values())
+    return summary, drift
+
+
+# ---------------------------------------------------------------- gathering evidence
+def check_settings(settings):
+    """Raise ValueError with a message for a settings value that is not a mapping."""
+    if not isinstance(settings, dict):
+        raise ValueError('settings must be a dict of variable name -> desired value, got %s'
+                         % type(settings).__name__)
+
+
+def _kind_for(name, facts, table_row, runtime):
+    if facts is not None:
+        return facts.kind, facts.choices
+    if table_row and table_row.get('type'):
+        kind = _MARIADB_TYPES.get(str(table_row['type']).upper())
+        if kind:
+            return kind, None
+    if runtime is None:
+        return 'str', None
+    return values.guess_kind(runtime), None
+
+
+def _dynamic_for(facts, table_row):
+    if table_row and table_row.get('read_only') is not None:
+        return not table_row['read_only']
+    if facts is not None:
+        return facts.dynamic
+    return None
+
+
+def _default_for(facts, table_row):
+    if table_row and table_row.get('default') is not None:
+        return table_row['default']
+    if facts is not None:
+        return facts.default
+    return None
+
+
+def _display(value):
+    if value is None or isinstance(value, string_types):
+        return value
+    if isinstance(value, bool):
+        return 'ON' if value else 'OFF'
+    return str(value)
+
+
+def audit(conn, settings, login_params=None, option_files=None, fallback_option_files=None,
+          proc_root='/proc'):
+    """Verify settings on the server behind conn. Returns the module result (without changed)."""
+    check_settings(settings)
+    variables = server_info.all_global_variables(conn)
+    facts = server_info.gather(conn, variables, login_params, option_files, fallback_option_files,
+                               proc_root)
+    identity = facts.pop('_identity')
+    plan = facts.pop('_plan')
+    server_names = frozenset(variables)
+
+    host_errors = []
+    # Resolve names first (bad names are per-variable errors, not host failures).
+    wanted = {}
+    results = {}
+    skipped = []
+    for name in sorted(settings, key=str):
+        desired = settings[name]
+        key = str(name)
+        if desired is None:
+            skipped.append(key)
+            continue
+        if not _NAME_RE.match(key):
+            results[key] = _error_item(desired, 'invalid variable name %r: use letters, digits and _' % key)
+            continue
+        resolved = flavors.resolve_name(key.replace('-', '_'), identity.flavor, identity.version,
+                                        server_names)
+        if resolved is None:
+            candidates = flavors.ALIASES.get(key.lower().replace('-', '_'), (key.lower().replace('-', '_'),))
+            if any(flavors.exists_anywhere(c) for c in candidates):
+                results[key] = _item(desired, None, UNSUPPORTED, [
+                    '%s has no such variable (known on other flavors or versions)'
+                    % _server_text(identity)])
+            else:
+                close = difflib.get_close_matches(key.lower().replace('-', '_'), sorted(server_names), 3, 0.8)
+                hint = ' (did you mean %s?)' % ', '.join(close) if close else ''
+                results[key] = _error_item(desired, 'unknown variable %r: %s has no such variable and the '
+                                                    'collection knows none by that name%s'
+                                           % (key, _server_text(identity), hint))
+            continue
+        wanted[key] = (resolved, desired)
+
+    # One read each for the per-variable tables and persisted values.
+    table, reason = server_info.variable_table(conn, identity, [r for r, _d in wanted.values()])
+    if reason:
+        host_errors.append(reason)
+    persisted, reason = server_info.persisted_variables(conn, identity, variables)
+    if reason:
+        host_errors.append(reason)
+
+    # Option files.
+    parsed = optionfiles.read_option_files(plan['files'], plan['groups'])
+    file_problems = ['%s: %s' % (e['file'], e['reason']) for e in parsed.errors]
+    if plan.get('explicit'):
+        file_problems += ['%s: no such file' % m for m in parsed.missing]
+    command_options = plan['command_line'].options if plan['command_line'] else []
+    if plan['source'] == 'unavailable':
+        startup_state, startup_reason = 'unavailable', plan['note']
+    elif file_problems:
+        startup_state, startup_reason = 'error', '; '.join(file_problems)
+        host_errors.append('option files: %s' % startup_reason)
+    else:
+        startup_state, startup_reason = 'known', None
+
+    rounding = None
+    if variables.get('innodb_buffer_pool_chunk_size') and flavors.capability(
+            'buffer_pool_chunk_rounding', identity.flavor, identity.version):
+        rounding = (variables.get('innodb_buffer_pool_chunk_size'),
+                    variables.get('innodb_buffer_pool_instances') or 1)
+
+    for key, (resolved, desired) in sorted(wanted.items()):
+        runtime = variables.get(resolved)
+        facts_row = flavors.variable_facts(resolved, identity.flavor, identity.version)
+        table_row = table.get(resolved)
+        kind, choices = _kind_for(resolved, facts_row, table_row, runtime)
+        dynamic = _dynamic_for(facts_row, table_row)
+        configured_value, configured_entry = optionfiles.lookup(parsed.entries, resolved)
+        command_value, command_entry = optionfiles.lookup(command_options, resolved)
+        persisted_value = persisted.get(resolved)
+        if persisted_value is not None:
+            startup = Startup(persisted_value, 'performance_schema.persisted_variables (mysqld-auto.cnf)')
+        elif command_entry is not None:
+            startup = Startup(command_value, 'the server command line (%s)' % command_entry.text)
+        elif configured_entry is not None:
+            startup = Startup(configured_value, '%s:%d [%s]' % (configured_entry.file, configured_entry.line,
+                                                                configured_entry.group))
+        else:
+            startup = Startup(None, None, startup_state, startup_reason)
+        startup.default = _default_for(facts_row, table_row)
+        if startup.state == 'known' and startup_state != 'known' and persisted_value is None \
+                and command_entry is None:
+            startup.state, startup.reason = startup_state, startup_reason
+        if configured_entry is not None and startup_state == 'error':
+            # A later, unreadable file could override what we found.
+            startup.state, startup.reason = 'error', startup_reason
+        origin = table_row.get('origin') if table_row else None
+        exists = resolved in server_names
+        rounding_here = rounding if resolved == 'innodb_buffer_pool_size' else None
+        status, notes = decide(desired, kind, runtime, startup, dynamic, choices, origin, rounding_here,
+                               exists, flavors.settable(resolved, identity))
+        if not exists:
+            notes = ['%s has no variable %s (a plugin that is not loaded, or not in this build)'
+                     % (_server_text(identity), resolved)]
+        item = _item(desired, resolved, status, notes)
+        item.update(
+            runtime=runtime,
+            kind=kind,
+            dynamic=dynamic,
+            origin=origin,
+            origin_path=table_row.get('path') if table_row else None,
+            default=_display(startup.default),
+            persisted=persisted_value,
+            configured=None if configured_entry is None else dict(
+                value=configured_value, file=configured_entry.file, line=configured_entry.line,
+                group=configured_entry.group, text=configured_entry.text),
+            command_line=None if command_entry is None else dict(value=command_value,
+                                                                 text=command_entry.text),
+            startup=dict(value=startup.value, source=startup.source, state=startup.state),
+        )
+        try:
+            item['desired_normalized'] = _display(canonical(desired, kind, choices))
+        except values.ValueError_:
+            item['desired_normalized'] = None
+        results[key] = item
+
+    summary, drift = summarize(results)
+    return dict(
+        variables=results,
+        summary=summary,
+        drift=drift,
+        skipped=skipped,
+        server=server_info.public(facts),
+        option_files=dict(parsed.to_dict(), source=plan['source'], groups=plan['groups'],
+                          files=plan['files']),
+        errors=host_errors,
+    )
+
+
+def _server_text(identity):
+    return '%s %s' % (identity.flavor, flavors.format_version(identity.version))
+
+
+def _item(desired, resolved, status, notes):
+    return dict(desired=desired, desired_normalized=None, resolved_name=resolved,
+                runtime=None, configured=None, persisted=None, command_line=None, startup=None,
+                dynamic=None, origin=None, origin_path=None, default=None, kind=None,
+                status=status, notes=list(notes))
+
+
+def _error_item(desired, reason):
+    return _item(desired, None, ERROR, [reason])
+
+
+def variable_details(conn, identity, variables, names):
+    """Per-variable facts for server_facts: {name: dict(resolved_name, exists, runtime, kind, dynamic,
+    default, origin, settable, reason)}. Second item: a reason when the server tables could not be read."""
+    server_names = frozenset(variables)
+    resolved = {}
+    for name in names:
+        key = str(name)
+        resolved[key] = flavors.resolve_name(key.lower().replace('-', '_'), identity.flavor,
+                                             identity.version, server_names)
+    table, reason = server_info.variable_table(conn, identity, [r for r in resolved.values() if r])
+    out = {}
+    for key, name in sorted(resolved.items()):
+        if name is None or name not in server_names:
+            out[key] = dict(resolved_name=name, exists=False, runtime=None, kind=None, dynamic=None,
+                            default=None, origin=None, settable=False,
+                            reason='%s has no such variable' % _server_text(identity))
+            continue
+        facts_row = flavors.variable_facts(name, identity.flavor, identity.version)
+        table_row = table.get(name)
+        kind, _choices = _kind_for(name, facts_row, table_row, variables.get(name))
+        ok, why = flavors.settable(name, identity)
+        out[key] = dict(resolved_name=name, exists=True, runtime=variables.get(name), kind=kind,
+                        dynamic=_dynamic_for(facts_row, table_row),
+                        default=_display(_default_for(facts_row, table_row)),
+                        origin=table_row.get('origin') if table_row else None,
+                        settable=ok, reason=why or None)
+    return out, reason

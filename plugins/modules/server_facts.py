@@ -1,0 +1,236 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+---
+module: server_facts
+short_description: Who a MySQL, Percona Server or MariaDB server is and where its configuration comes from
+version_added: 0.1.0
+description:
+  - Reads, over one connection, the server's flavor (C(mysql), C(percona), C(mariadb), C(aurora-mysql)),
+    version (as a comparable list of three integers), replication role, paths and the capability data the
+    collection keeps per flavor and version.
+  - When the server runs on the host the module runs on, the module also reads the server process
+    (C(/proc/PID), with the PID from C(@@pid_file)) to find the option files the server really reads and in
+    which order (C(--defaults-file), C(--defaults-extra-file), C(--no-defaults), C(--defaults-group-suffix),
+    otherwise the flavor's default search order) and whether it runs as root.
+  - Changes nothing.
+author:
+  - dbfleet maintainers (@dbfleet)
+extends_documentation_fragment:
+  - dbfleet.innodb.login
+options:
+  variables:
+    description:
+      - Variable names to return per-variable facts for (name as resolved on this server, whether it exists,
+        its running GLOBAL value, kind, whether it can change at runtime, default, where its value came from).
+      - Any spelling of a name is accepted; it is resolved for the server's flavor and version.
+    type: list
+    elements: str
+    default: []
+  fallback_option_files:
+    description:
+      - Option files to report when the server process cannot be read from this host (for example when the
+        server runs elsewhere). Usually the inventory's C(dbfleet_option_file).
+    type: list
+    elements: path
+    default: []
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; runs the same in check mode.
+  diff_mode:
+    support: none
+    description: Changes nothing, so there is nothing to show a difference of.
+  platform:
+    platforms: posix
+    support: full
+    description: Reading the server process needs Linux C(/proc) on the server host; the rest runs anywhere.
+seealso:
+  - module: dbfleet.innodb.verify
+notes:
+  - The replication role comes from C(SHOW REPLICA STATUS) (MySQL 8.0.22 and later), C(SHOW SLAVE STATUS)
+    (older MySQL) or C(SHOW ALL SLAVES STATUS) (MariaDB); a server that replicates from no source is a
+    C(primary). On Aurora, reader instances are C(replica). Without the C(REPLICATION CLIENT) privilege the
+    role is V(null) and C(replication.error) in RV(server_facts) says why.
+  - RV(server_facts.runs_as_root) is V(null) when the server process cannot be read from here; SQL alone
+    cannot tell.
+'''
+
+EXAMPLES = r'''
+- name: Read the server facts
+  dbfleet.innodb.server_facts:
+    login_unix_socket: /run/mysqld/mysqld.sock
+  register: facts
+
+- name: Only on replicas
+  ansible.builtin.debug:
+    msg: "{{ inventory_hostname }} replicates from {{ facts.server_facts.replication.channels[0].source_host }}"
+  when: facts.server_facts.replication.role == 'replica'
+
+- name: Is the AHI partition variable dynamic here, and what is it called?
+  dbfleet.innodb.server_facts:
+    login_user: admin
+    login_password: "{{ vault_admin_password }}"
+    variables: [innodb_adaptive_hash_index_parts]
+  register: facts
+'''
+
+RETURN = r'''
+server_facts:
+  description: The facts.
+  returned: success
+  type: dict
+  contains:
+    flavor:
+      description: C(mysql), C(percona), C(mariadb) or C(aurora-mysql).
+      type: str
+      sample: mysql
+    version:
+      description: Version as three integers, comparable as a list.
+      type: list
+      elements: int
+      sample: [8, 0, 33]
+    version_text:
+      description: The version as C(X.Y.Z).
+      type: str
+      sample: 8.0.33
+    version_string:
+      description: C(@@version) as the server reports it.
+      type: str
+      sample: 10.11.19-MariaDB-0+deb12u1
+    aurora_reader:
+      description: On Aurora, whether this is a reader instance; V(null) elsewhere.
+      type: bool
+    datadir:
+      description: C(@@datadir).
+      type: str
+    basedir:
+      description: C(@@basedir).
+      type: str
+    plugin_dir:
+      description: C(@@plugin_dir).
+      type: str
+    pid_file:
+      description: C(@@pid_file).
+      type: str
+    socket:
+      description: C(@@socket).
+      type: str
+    log_error:
+      description: C(@@log_error).
+      type: str
+    hostname:
+      description: C(@@hostname).
+      type: str
+    port:
+      description: C(@@port).
+      type: int
+    server_id:
+      description: C(@@server_id).
+      type: int
+    replication:
+      description: Replication role and state.
+      type: dict
+      sample:
+        role: replica
+        read_only: true
+        super_read_only: true
+        statement: SHOW REPLICA STATUS
+        channels: [{name: '', source_host: 10.0.0.1, source_port: 3306, io_running: 'Yes', sql_running: 'Yes',
+                    seconds_behind: 0}]
+        error: null
+    capabilities:
+      description: What the collection knows about this flavor and version (module_utils/flavors.py).
+      type: dict
+    option_groups:
+      description: Option-file groups the server reads, including versioned ones and the group suffix.
+      type: list
+      elements: str
+      sample: [mysqld, server, mysqld-8.0]
+    option_files:
+      description: The option files the server reads, in the order it reads them (later ones win).
+      type: list
+      elements: str
+      sample: [/etc/my.cnf, /etc/mysql/my.cnf, /root/.my.cnf]
+    option_files_source:
+      description: How RV(server_facts.option_files) was worked out.
+      type: str
+      sample: "server command line (pid 4242): --defaults-file on the command line"
+    local:
+      description: Whether the server process was found on this host.
+      type: bool
+    process:
+      description: The server process (pid, argv, cwd, uid, home) when found on this host, else V(null).
+      type: dict
+    runs_as_root:
+      description: Whether the server process runs as root; V(null) when it cannot be read from here.
+      type: bool
+    runs_as_user:
+      description: The user the server process runs as; V(null) when unknown.
+      type: str
+    notes:
+      description: Why some facts are unknown.
+      type: list
+      elements: str
+    variables:
+      description: Per-variable facts for O(variables), keyed by the name given.
+      type: dict
+      sample:
+        innodb_adaptive_hash_index_partitions:
+          resolved_name: innodb_adaptive_hash_index_parts
+          exists: true
+          runtime: '8'
+          kind: int
+          dynamic: false
+          default: '8'
+          origin: COMPILED
+          settable: true
+          reason: null
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import server_info
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verification
+
+
+def main():
+    argument_spec = conn_utils.login_argument_spec()
+    argument_spec.update(
+        variables=dict(type='list', elements='str', default=[]),
+        fallback_option_files=dict(type='list', elements='path', default=[]),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    conn = conn_utils.connect(module)
+    try:
+        variables = server_info.all_global_variables(conn)
+        try:
+            facts = server_info.gather(conn, variables, module.params,
+                                       fallback_option_files=module.params['fallback_option_files'])
+        except ValueError as e:
+            module.fail_json(msg='cannot identify the server: %s' % e)
+        identity = facts['_identity']
+        facts = server_info.public(facts)
+        facts['variables'] = {}
+        if module.params['variables']:
+            details, reason = verification.variable_details(conn, identity, variables,
+                                                            module.params['variables'])
+            facts['variables'] = details
+            if reason:
+                facts['notes'].append(reason)
+    except conn_utils.pymysql.err.MySQLError as e:
+        module.fail_json(msg='reading server facts from %s failed: %s'
+                         % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
+    finally:
+        conn.close()
+    module.exit_json(changed=False, server_facts=facts)
+
+
+if __name__ == '__main__':
+    main()

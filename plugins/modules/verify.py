@@ -1,0 +1,253 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+---
+module: verify
+short_description: Check what a MySQL, Percona Server or MariaDB server really runs with, and what a restart would bring
+version_added: 0.1.0
+description:
+  - For each variable in O(settings), compares the desired value with the running GLOBAL value (never the
+    session value), with what the option files the server reads say (the file and line that wins), with
+    the persisted value (MySQL 8 C(SET PERSIST)) and the server's own record of where the running value
+    came from, and gives one status per variable.
+  - C(ok) - the server runs the desired value and a restart keeps it.
+  - C(drift_runtime) - the running value differs.
+  - C(drift_config) - the server runs the desired value, but a restart loses it (set at runtime only, or the
+    option files say something else).
+  - C(pending_restart) - a read-only variable is configured right but the server still runs the old value.
+  - C(unsupported) - the server has no such variable (flavor, version, or a plugin that is not loaded).
+  - C(not_settable) - the server ignores the setting (for example the adaptive hash index on an Aurora reader).
+  - C(error) - the status cannot be decided; the notes say why (bad desired value, unknown name, an option
+    file that cannot be read).
+  - Values are compared by meaning - booleans in any spelling or YAML type, sizes with K/M/G suffixes,
+    enums without regard to case - and C(innodb_buffer_pool_size) rounded up by the server to whole
+    chunks is C(ok) with a note.
+  - Names are resolved per flavor and version (C(innodb_adaptive_hash_index_parts) and
+    C(innodb_adaptive_hash_index_partitions) are the same setting).
+  - Without O(option_files), the module reads the files the running server reads, found from its command
+    line in C(/proc) when it runs on this host (C(--defaults-file), C(--defaults-extra-file),
+    C(--no-defaults), C(--defaults-group-suffix)), else the flavor's default search order; C(!include) and
+    C(!includedir) are followed as the server does.
+  - One connection, reads only. It never changes anything; C(changed) is always false.
+author:
+  - dbfleet maintainers (@dbfleet)
+extends_documentation_fragment:
+  - dbfleet.innodb.login
+options:
+  settings:
+    description:
+      - Variable name to desired value, as written in YAML (C(ON), V(true), C(1), C(1G), C(512M), integers,
+        enum names). A V(null) value is skipped (the roles use V(null) for "leave alone").
+    type: dict
+    required: true
+  option_files:
+    description:
+      - Read these option files, in this order, instead of the ones the server reads. A file in this list
+        that does not exist is an error.
+    type: list
+    elements: path
+  fallback_option_files:
+    description:
+      - Option files to read when the server process cannot be read from this host (the server runs
+        elsewhere, or the pid file is not readable). Usually the inventory's C(dbfleet_option_file).
+      - Without them, such a server is verified on its running values only, and each result says so.
+    type: list
+    elements: path
+    default: []
+  fail_on_drift:
+    description:
+      - Fail the task when any variable's status is other than C(ok) or C(unsupported) (the full result is
+        still returned).
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; runs the same in check mode.
+  diff_mode:
+    support: none
+    description: Changes nothing, so there is nothing to show a difference of.
+  platform:
+    platforms: posix
+    support: full
+    description: Reading option files and the server process needs the module to run on the server host.
+seealso:
+  - module: dbfleet.innodb.server_facts
+  - module: dbfleet.innodb.global_variables
+notes:
+  - On MySQL 8 persisted values (C(performance_schema.persisted_variables)) override the option files and
+    the command line at startup, and are taken into account for C(drift_config) and C(pending_restart).
+  - Whether a variable can change at runtime comes from C(information_schema.SYSTEM_VARIABLES) on MariaDB
+    and from the collection's tables elsewhere; when it is not known, RV(variables.dynamic) is V(null) and a
+    running value that differs from a correct configuration is reported as C(pending_restart) with a note.
+  - MySQL's abbreviated option names (unique prefixes such as C(innodb_buffer_pool_si)) in option files are
+    not recognised.
+'''
+
+EXAMPLES = r'''
+- name: Verify what the roles want on this host
+  dbfleet.innodb.verify:
+    login_unix_socket: /run/mysqld/mysqld.sock
+    settings:
+      innodb_flush_neighbors: 0
+      innodb_adaptive_hash_index: "OFF"
+      innodb_buffer_pool_size: 1G
+  register: audit
+
+- name: Fail in CI when anything drifted
+  dbfleet.innodb.verify:
+    login_user: auditor
+    login_password: "{{ vault_auditor_password }}"
+    settings: "{{ wanted }}"
+    fail_on_drift: true
+
+# Ad-hoc:
+# ansible db1 -m dbfleet.innodb.verify -a '{"settings": {"innodb_adaptive_hash_index": "ON"}}'
+'''
+
+RETURN = r'''
+variables:
+  description: One entry per verified variable, keyed by the name given in O(settings).
+  returned: success
+  type: dict
+  contains:
+    desired:
+      description: The desired value as given.
+      type: raw
+    desired_normalized:
+      description: The desired value in the server's form (C(ON)/C(OFF), bytes, enum spelling).
+      type: str
+    resolved_name:
+      description: The variable's name on this server, V(null) when it has none.
+      type: str
+    runtime:
+      description: The running GLOBAL value.
+      type: str
+    configured:
+      description: What the option files say - C(value), C(file), C(line), C(group) and C(text) of the line
+        that wins - or V(null) when no file sets it.
+      type: dict
+    command_line:
+      description: The value from the server's command line (C(value), C(text)), or V(null).
+      type: dict
+    persisted:
+      description: The value in C(performance_schema.persisted_variables) (MySQL 8), or V(null).
+      type: str
+    startup:
+      description: What a restart would give (C(value), C(source), C(state)); C(value) V(null) means the
+        default.
+      type: dict
+    dynamic:
+      description: Whether the variable can change at runtime; V(null) when not known.
+      type: bool
+    origin:
+      description: Where the running value came from, as the server says (MySQL 8 C(VARIABLE_SOURCE), MariaDB
+        C(GLOBAL_VALUE_ORIGIN)), or V(null).
+      type: str
+    origin_path:
+      description: The option file the running value came from, as MySQL 8 records it.
+      type: str
+    default:
+      description: The default value, as the server (MariaDB) or the collection's tables know it.
+      type: str
+    kind:
+      description: C(bool), C(int), C(size), C(enum) or C(str).
+      type: str
+    status:
+      description: One of C(ok), C(drift_runtime), C(drift_config), C(pending_restart), C(unsupported),
+        C(not_settable), C(error).
+      type: str
+    notes:
+      description: The evidence and reasons behind the status.
+      type: list
+      elements: str
+  sample:
+    innodb_flush_neighbors:
+      desired: 0
+      desired_normalized: '0'
+      resolved_name: innodb_flush_neighbors
+      runtime: '0'
+      configured: null
+      persisted: null
+      startup: {value: null, source: null, state: known}
+      dynamic: true
+      origin: SQL
+      default: '1'
+      kind: int
+      status: drift_config
+      notes: ['nothing configures it: a restart brings the default 1']
+summary:
+  description: Number of variables per status (every status listed).
+  returned: success
+  type: dict
+  sample: {ok: 3, drift_runtime: 1, drift_config: 0, pending_restart: 0, unsupported: 1, not_settable: 0, error: 0}
+drift:
+  description: True when any status is other than C(ok) or C(unsupported).
+  returned: success
+  type: bool
+skipped:
+  description: Names whose desired value was V(null).
+  returned: success
+  type: list
+  elements: str
+server:
+  description: The server facts, as returned by M(dbfleet.innodb.server_facts) (without per-variable facts).
+  returned: success
+  type: dict
+option_files:
+  description: The option files read (C(files), C(files_read) with includes, C(groups), C(source), C(missing),
+    C(warnings), C(errors)).
+  returned: success
+  type: dict
+errors:
+  description: Problems that concern the whole host (an unreadable option file, a table that could not be read).
+  returned: success
+  type: list
+  elements: str
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verification
+
+
+def main():
+    argument_spec = conn_utils.login_argument_spec()
+    argument_spec.update(
+        settings=dict(type='dict', required=True),
+        option_files=dict(type='list', elements='path'),
+        fallback_option_files=dict(type='list', elements='path', default=[]),
+        fail_on_drift=dict(type='bool', default=False),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    try:
+        verification.check_settings(module.params['settings'])
+    except ValueError as e:
+        module.fail_json(msg=str(e))
+    conn = conn_utils.connect(module)
+    try:
+        result = verification.audit(conn, module.params['settings'], module.params,
+                                    option_files=module.params['option_files'],
+                                    fallback_option_files=module.params['fallback_option_files'])
+    except conn_utils.pymysql.err.MySQLError as e:
+        module.fail_json(msg='verifying %s failed: %s'
+                         % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
+    except ValueError as e:
+        module.fail_json(msg='verifying %s failed: %s' % (conn_utils.describe_target(module.params), e))
+    finally:
+        conn.close()
+    if module.params['fail_on_drift'] and result['drift']:
+        drifted = ['%s: %s' % (name, item['status']) for name, item in sorted(result['variables'].items())
+                   if item['status'] not in verification.NO_DRIFT]
+        module.fail_json(msg='drift on %s' % ', '.join(drifted), changed=False, **result)
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == '__main__':
+    main()

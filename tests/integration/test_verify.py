@@ -1,0 +1,279 @@
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""dbfleet.innodb.verify against the real lab servers (every flavor).
+
+Each test changes one thing (a runtime value, a test drop-in file, a persisted value), runs the
+module as Ansible does (a subprocess with ANSIBLE_MODULE_ARGS) and puts everything back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+
+import pymysql
+import pytest
+import yaml
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
+COLLECTIONS = os.path.join(ROOT, '.collections')
+PYTHON = os.path.join(ROOT, '.venv', 'bin', 'python')
+LAB_HOSTS = ('mysql80', 'mysql57', 'mariadb1011')
+TEST_DROPIN = '90-dbfleet-test-verify.cnf'
+
+# A variable each lab version lacks (tables know it elsewhere, the server has no such variable).
+ABSENT = {'mysql80': 'innodb_adaptive_hash_index_cells', 'mysql57': 'innodb_dedicated_server',
+          'mariadb1011': 'innodb_dedicated_server'}
+
+
+# ---------------------------------------------------------------- lab access
+def lab_inventory():
+    if not os.path.exists(INVENTORY):
+        pytest.skip('the lab is not up (no %s): run make lab-up' % INVENTORY)
+    with open(INVENTORY) as handle:
+        data = yaml.safe_load(handle)
+    hosts = {}
+
+    def walk(group):
+        for name, host_vars in (group.get('hosts') or {}).items():
+            hosts[name] = dict(host_vars or {})
+        for child in (group.get('children') or {}).values():
+            walk(child or {})
+    walk(data['all'])
+    return hosts
+
+
+def host_vars(host):
+    hosts = lab_inventory()
+    if host not in hosts:
+        pytest.skip('lab host %s is not up' % host)
+    return hosts[host]
+
+
+def login(host):
+    hv = host_vars(host)
+    return dict(login_host=hv['dbfleet_login_host'], login_port=int(hv['dbfleet_login_port']),
+                login_user=hv['dbfleet_login_user'], login_password=hv['dbfleet_login_password'],
+                config_file='')
+
+
+def sql(host, statement, args=None, attempts=10):
+    """Run one statement (retrying while another engineer restarts the server); rows as dicts."""
+    params = login(host)
+    for attempt in range(attempts):
+        try:
+            conn = pymysql.connect(host=params['login_host'], port=params['login_port'],
+                                   user=params['login_user'], password=params['login_password'],
+                                   autocommit=True, cursorclass=pymysql.cursors.DictCursor,
+                                   connect_timeout=5)
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(statement, args)
+                    return list(cur.fetchall() or [])
+            finally:
+                conn.close()
+        except pymysql.err.OperationalError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(2)
+    return []
+
+
+def global_value(host, name):
+    rows = sql(host, 'SHOW GLOBAL VARIABLES LIKE %s', [name])
+    return rows[0]['Value'] if rows else None
+
+
+def run_module(name, args, attempts=3):
+    """Run plugins/modules/<name>.py as Ansible would; returns (result dict, rc)."""
+    env = dict(os.environ, PYTHONPATH=COLLECTIONS)
+    payload = json.dumps({'ANSIBLE_MODULE_ARGS': args})
+    for attempt in range(attempts):
+        proc = subprocess.run([PYTHON, '-m', 'ansible_collections.dbfleet.innodb.plugins.modules.%s' % name],
+                              input=payload, capture_output=True, text=True, env=env, timeout=120, check=False,
+                              cwd='/')
+        assert 'Traceback' not in proc.stderr, proc.stderr
+        result = json.loads(proc.stdout)
+        lost = 'Lost connection' in result.get('msg', '') or "Can't connect" in result.get('msg', '')
+        if not lost or attempt == attempts - 1:
+            return result, proc.returncode
+        time.sleep(3)
+    return None, None
+
+
+def verify(host, settings, **extra):
+    args = dict(login(host), settings=settings)
+    args.update(extra)
+    result, rc = run_module('verify', args)
+    assert rc == 0, result
+    assert result['changed'] is False
+    return result
+
+
+@contextmanager
+def dropin(host, text):
+    """A test drop-in in the host's !includedir directory, removed afterwards."""
+    path = os.path.join(host_vars(host)['dbfleet_option_dropin_dir'], TEST_DROPIN)
+    with open(path, 'w') as handle:
+        handle.write('# test file of tests/integration/test_verify.py; safe to delete\n[mysqld]\n' + text)
+    try:
+        yield path
+    finally:
+        os.unlink(path)
+
+
+# ---------------------------------------------------------------- the three kinds of drift
+@pytest.mark.parametrize('host', LAB_HOSTS)
+def test_runtime_only_change_is_drift_runtime(host):
+    original = global_value(host, 'innodb_lru_scan_depth')
+    changed = int(original) + 128
+    sql(host, 'SET GLOBAL innodb_lru_scan_depth = %s', [changed])
+    try:
+        result = verify(host, {'innodb_lru_scan_depth': int(original)})
+        item = result['variables']['innodb_lru_scan_depth']
+        assert item['status'] == 'drift_runtime', item
+        assert item['runtime'] == str(changed)
+        assert result['drift'] is True and result['summary']['drift_runtime'] == 1
+        # and the same running value, wanted, is lost at restart: drift_config
+        item = verify(host, {'innodb_lru_scan_depth': changed})['variables']['innodb_lru_scan_depth']
+        assert item['status'] == 'drift_config', item
+    finally:
+        sql(host, 'SET GLOBAL innodb_lru_scan_depth = %s', [int(original)])
+    assert global_value(host, 'innodb_lru_scan_depth') == original
+
+
+@pytest.mark.parametrize('host', LAB_HOSTS)
+def test_option_file_only_change_is_drift_config(host):
+    original = global_value(host, 'innodb_lru_scan_depth')
+    with dropin(host, 'innodb-lru-scan-depth = %d\n' % (int(original) + 256)) as path:
+        result = verify(host, {'innodb_lru_scan_depth': original})
+    item = result['variables']['innodb_lru_scan_depth']
+    assert item['status'] == 'drift_config', item
+    assert item['configured']['file'] == path and item['configured']['line'] == 3
+    assert item['configured']['value'] == str(int(original) + 256)
+    assert path in result['option_files']['files_read']
+
+
+@pytest.mark.parametrize('host', LAB_HOSTS)
+def test_read_only_variable_in_file_only_is_pending_restart(host):
+    original = int(global_value(host, 'innodb_sort_buffer_size'))
+    wanted = '%dK' % (original // 1024 * 2)
+    with dropin(host, 'innodb_sort_buffer_size = %s\n' % wanted):
+        result = verify(host, {'innodb_sort_buffer_size': wanted})
+    item = result['variables']['innodb_sort_buffer_size']
+    assert item['status'] == 'pending_restart', item
+    assert item['runtime'] == str(original)
+    if host == 'mariadb1011':
+        assert item['dynamic'] is False     # from information_schema.SYSTEM_VARIABLES
+
+
+@pytest.mark.parametrize('host', LAB_HOSTS)
+def test_variable_absent_on_this_version_is_unsupported(host):
+    result = verify(host, {ABSENT[host]: 1, 'innodb_lru_scan_depth': None})
+    assert result['variables'][ABSENT[host]]['status'] == 'unsupported'
+    assert result['skipped'] == ['innodb_lru_scan_depth']
+    assert result['drift'] is False
+
+
+@pytest.mark.parametrize('host', LAB_HOSTS)
+def test_ok_with_any_spelling(host):
+    ahi = global_value(host, 'innodb_adaptive_hash_index')
+    bp = int(global_value(host, 'innodb_buffer_pool_size'))
+    settings = {
+        'innodb_adaptive_hash_index': ahi == 'ON',                   # YAML boolean
+        'innodb_adaptive_hash_index_partitions': int(global_value(host, 'innodb_adaptive_hash_index_parts')),
+        'innodb_buffer_pool_size': '%dM' % (bp >> 20),              # size with a suffix
+    }
+    result = verify(host, settings)
+    statuses = dict((k, v['status']) for k, v in result['variables'].items())
+    # AHI is not configured anywhere in the lab: ok, since it runs the compiled default
+    assert statuses['innodb_buffer_pool_size'] == 'ok', result['variables']['innodb_buffer_pool_size']
+    assert statuses['innodb_adaptive_hash_index_partitions'] == 'ok'
+    assert result['variables']['innodb_adaptive_hash_index_partitions']['resolved_name'] == \
+        'innodb_adaptive_hash_index_parts'
+    assert statuses['innodb_adaptive_hash_index'] == 'ok'
+
+
+def test_persisted_value_overrides_the_files_on_mysql8():
+    host = 'mysql80'
+    original = global_value(host, 'innodb_lru_scan_depth')
+    sql(host, 'SET PERSIST_ONLY innodb_lru_scan_depth = %s', [int(original) + 64])
+    try:
+        item = verify(host, {'innodb_lru_scan_depth': original})['variables']['innodb_lru_scan_depth']
+    finally:
+        sql(host, 'RESET PERSIST IF EXISTS innodb_lru_scan_depth')
+    assert item['status'] == 'drift_config', item
+    assert item['persisted'] == str(int(original) + 64)
+    assert 'persisted' in item['startup']['source']
+
+
+# ---------------------------------------------------------------- bad input
+@pytest.mark.parametrize('host', LAB_HOSTS)
+def test_bad_names_and_values_are_per_variable_errors(host):
+    result = verify(host, {'innodb_flush_neighbours': 1, 'innodb_buffer_pool_size': '12Q',
+                           'bad name;': 1, 'innodb_lru_scan_depth': [1, 2]})
+    items = result['variables']
+    assert items['innodb_flush_neighbours']['status'] == 'error'
+    assert 'did you mean innodb_flush_neighbors' in items['innodb_flush_neighbours']['notes'][0]
+    assert items['innodb_buffer_pool_size']['status'] == 'error'
+    assert "'12Q' is not a size" in items['innodb_buffer_pool_size']['notes'][0]
+    assert items['bad name;']['status'] == 'error'
+    assert items['innodb_lru_scan_depth']['status'] == 'error'
+    assert result['summary']['error'] == 4
+
+
+@pytest.mark.parametrize('settings', [[1, 2], 'not a mapping', 5])
+def test_settings_that_are_not_a_dict_fail_cleanly(settings):
+    result, rc = run_module('verify', dict(login('mysql80'), settings=settings))
+    assert rc != 0
+    assert 'settings' in result['msg']
+    assert 'exception' not in result
+
+
+def test_unreadable_option_files_are_reported_not_raised(tmp_path):
+    host = 'mariadb1011'
+    missing = str(tmp_path / 'absent.cnf')
+    result = verify(host, {'innodb_io_capacity': global_value(host, 'innodb_io_capacity'),
+                           'innodb_lru_scan_depth': 1},
+                    option_files=[str(tmp_path), missing])
+    assert any('is a directory' in e for e in result['errors'])
+    assert any('absent.cnf: no such file' in e for e in result['errors'])
+    io = result['variables']['innodb_io_capacity']
+    assert io['status'] == 'error' and 'what a restart brings is unknown' in ' '.join(io['notes'])
+    # a value that is wrong right now is drift whatever the files say
+    assert result['variables']['innodb_lru_scan_depth']['status'] == 'drift_runtime'
+
+
+def test_wrong_password_fails_with_the_target_named_and_no_secret():
+    args = dict(login('mysql57'), login_password='definitely-wrong', settings={'innodb_lru_scan_depth': 1})
+    result, rc = run_module('verify', args)
+    assert rc != 0
+    assert 'cannot connect to dbfleet@127.0.0.1:' in result['msg'] and '1045' in result['msg']
+    assert 'definitely-wrong' not in json.dumps(result)
+
+
+def test_fail_on_drift_fails_but_returns_the_evidence():
+    host = 'mysql57'
+    current = global_value(host, 'innodb_lru_scan_depth')
+    result, rc = run_module('verify', dict(login(host), settings={'innodb_lru_scan_depth': int(current) + 1},
+                                           fail_on_drift=True))
+    assert rc != 0 and result['failed'] is True
+    assert result['msg'] == 'drift on innodb_lru_scan_depth: drift_runtime'
+    assert result['variables']['innodb_lru_scan_depth']['runtime'] == current
+
+
+@pytest.mark.parametrize('host', LAB_HOSTS)
+def test_check_mode_is_the_same(host):
+    settings = {'innodb_lru_scan_depth': global_value(host, 'innodb_lru_scan_depth')}
+    args = dict(login(host), settings=settings, _ansible_check_mode=True)
+    result, rc = run_module('verify', args)
+    assert rc == 0 and result['changed'] is False
+    assert result['variables']['innodb_lru_scan_depth']['status'] in ('ok', 'drift_config')
+
+
+if __name__ == '__main__':
+    sys.exit(pytest.main([__file__, '-v']))

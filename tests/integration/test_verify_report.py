@@ -1,0 +1,257 @@
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""playbooks/verify.yml across the lab plus three broken hosts, and what the report shows.
+
+The HTML page is opened in headless Chromium through chromedriver (W3C WebDriver over HTTP,
+spoken with urllib): the summary counts, the cell statuses, and the evidence shown on click.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from test_verify import INVENTORY, ROOT, global_value, lab_inventory, sql
+
+CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'
+CHROMEDRIVER = shutil.which('chromedriver') or '/usr/bin/chromedriver'
+BROKEN = {
+    'broken-password': 'Access denied',
+    'server-down': "Can't connect",
+    'unreachable-ssh': 'unreachable',
+}
+
+
+def free_port():
+    sock = socket.socket()
+    sock.bind(('127.0.0.1', 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+@pytest.fixture(scope='module')
+def audit(tmp_path_factory):
+    """Run the fleet audit once with a known drift on mysql57; yields (report dir, lab hosts, proc)."""
+    hosts = lab_inventory()
+    lab = sorted(h for h in hosts if h in ('mysql80', 'mysql57', 'mariadb1011'))
+    if not lab:
+        pytest.skip('the lab is not up')
+    tmp = tmp_path_factory.mktemp('audit')
+    template = hosts[lab[0]]
+    extra = {'all': {'hosts': {
+        'broken-password': dict(template, dbfleet_login_password='wrong-password', dbfleet_login_unix_socket=None),
+        'server-down': dict(template, dbfleet_login_port=free_port(), dbfleet_login_unix_socket=None,
+                            dbfleet_option_file='/nonexistent/my.cnf'),
+        'unreachable-ssh': {'ansible_connection': 'ssh', 'ansible_host': '127.0.0.1',
+                            'ansible_port': free_port(), 'ansible_user': 'nobody'},
+    }}}
+    for host in ('broken-password', 'server-down'):
+        extra['all']['hosts'][host] = dict((k, v) for k, v in extra['all']['hosts'][host].items() if v is not None)
+    extra_inv = tmp / 'extra.yml'
+    extra_inv.write_text(json.dumps(extra))
+    reports = tmp / 'reports'
+    original = global_value('mysql57', 'innodb_lru_scan_depth') if 'mysql57' in lab else None
+    settings = {'innodb_lru_scan_depth': int(original) if original else 1024,
+                'innodb_buffer_pool_size': '128M',
+                'innodb_adaptive_hash_index_parts': 8,
+                'innodb_dedicated_server': 'OFF'}
+    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
+               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'),
+               ANSIBLE_SSH_ARGS='-o ConnectTimeout=3 -o BatchMode=yes', ANSIBLE_TIMEOUT='5')
+    if original:
+        sql('mysql57', 'SET GLOBAL innodb_lru_scan_depth = %s', [int(original) + 100])
+    try:
+        proc = subprocess.run(
+            [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY, '-i', str(extra_inv),
+             os.path.join(ROOT, 'playbooks', 'verify.yml'),
+             '-e', json.dumps({'verify_desired_from': [], 'verify_extra_settings': settings,
+                               'verify_report_dir': str(reports)})],
+            capture_output=True, text=True, env=env, timeout=600, cwd=ROOT, check=False)
+    finally:
+        if original:
+            sql('mysql57', 'SET GLOBAL innodb_lru_scan_depth = %s', [int(original)])
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    yield reports, lab, proc
+
+
+def load_report(reports):
+    with open(str(reports / 'verify.json')) as handle:
+        return json.load(handle)
+
+
+def test_every_host_is_reported(audit):
+    reports, lab, proc = audit
+    report = load_report(reports)
+    assert sorted(report['hosts']) == sorted(lab + list(BROKEN))
+    for host in lab:
+        entry = report['hosts'][host]
+        assert entry['status'] in ('ok', 'drift'), entry
+        assert set(entry['variables']) == {'innodb_lru_scan_depth', 'innodb_buffer_pool_size',
+                                           'innodb_adaptive_hash_index_parts', 'innodb_dedicated_server'}
+    for host, fragment in BROKEN.items():
+        entry = report['hosts'][host]
+        assert entry['status'] == 'error', entry
+        assert fragment in entry['reason'], entry['reason']
+    assert report['summary']['hosts_error'] == len(BROKEN)
+    assert 'wrong-password' not in json.dumps(report)
+    assert 'wrong-password' not in proc.stdout
+    for host in lab:
+        assert lab_inventory()[host]['dbfleet_login_password'] not in proc.stdout
+
+
+def test_the_known_drift_is_in_the_report(audit):
+    reports, lab, _proc = audit
+    if 'mysql57' not in lab:
+        pytest.skip('mysql57 is not up')
+    report = load_report(reports)
+    item = report['hosts']['mysql57']['variables']['innodb_lru_scan_depth']
+    assert item['status'] == 'drift_runtime'
+    assert report['hosts']['mysql57']['variables']['innodb_dedicated_server']['status'] == 'unsupported'
+    assert 'mysql57' in report['summary']['drift_hosts']
+
+
+def test_junit(audit):
+    reports, lab, _proc = audit
+    report = load_report(reports)
+    root = ET.parse(str(reports / 'verify-junit.xml')).getroot()
+    assert root.tag == 'testsuites'
+    suites = dict((s.get('name'), s) for s in root.findall('testsuite'))
+    assert sorted(suites) == sorted(report['hosts'])
+    for host in BROKEN:
+        assert suites[host].get('errors') == '1'
+        assert BROKEN[host] in suites[host].find('testcase/error').get('message')
+    failures = sum(int(s.get('failures')) for s in suites.values())
+    drift_cells = sum(v for k, v in report['summary']['variables'].items()
+                      if k not in ('ok', 'unsupported', 'not_settable', 'error'))
+    assert failures == drift_cells
+    assert int(root.get('tests')) == sum(len(e.get('variables') or {}) or 1 for e in report['hosts'].values())
+
+
+# ---------------------------------------------------------------- the page in a real browser
+class WebDriver(object):
+    """The few W3C WebDriver commands the test needs, over HTTP with urllib."""
+
+    def __init__(self, port):
+        self.base = 'http://127.0.0.1:%d' % port
+        self.session = None
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method,
+                                     headers={'Content-Type': 'application/json'})
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return json.loads(resp.read().decode())['value']
+
+    def start(self, user_data_dir):
+        args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+                '--disable-background-networking', '--disable-component-update', '--disable-sync',
+                '--user-data-dir=%s' % user_data_dir]
+        caps = {'capabilities': {'alwaysMatch': {'browserName': 'chrome', 'goog:chromeOptions': {
+            'binary': CHROMIUM, 'args': args}}}}
+        self.session = self.call('POST', '/session', caps)['sessionId']
+
+    def s(self, path):
+        return '/session/%s%s' % (self.session, path)
+
+    def get(self, url):
+        self.call('POST', self.s('/url'), {'url': url})
+
+    def find(self, css):
+        found = self.call('POST', self.s('/element'), {'using': 'css selector', 'value': css})
+        return list(found.values())[0]
+
+    def find_all(self, css):
+        found = self.call('POST', self.s('/elements'), {'using': 'css selector', 'value': css})
+        return [list(f.values())[0] for f in found]
+
+    def text(self, element):
+        return self.call('GET', self.s('/element/%s/text' % element))
+
+    def attr(self, element, name):
+        return self.call('GET', self.s('/element/%s/attribute/%s' % (element, name)))
+
+    def click(self, element):
+        self.call('POST', self.s('/element/%s/click' % element), {})
+
+    def script(self, source):
+        return self.call('POST', self.s('/execute/sync'), {'script': source, 'args': []})
+
+    def quit(self):
+        if self.session:
+            self.call('DELETE', '/session/%s' % self.session)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        pytest.skip('chromium / chromedriver (Debian packages chromium, chromium-driver) not installed')
+    port = free_port()
+    proc = subprocess.Popen([CHROMEDRIVER, '--port=%d' % port], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    driver = WebDriver(port)
+    try:
+        for dummy in range(100):
+            try:
+                driver.call('GET', '/status')
+                break
+            except OSError:
+                time.sleep(0.1)
+        driver.start(str(tmp_path / 'chrome'))
+        yield driver
+    finally:
+        try:
+            driver.quit()
+        except OSError:
+            pass
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def test_html_page_in_headless_chromium(audit, browser):
+    reports, lab, _proc = audit
+    report = load_report(reports)
+    browser.get('file://%s' % (reports / 'verify.html'))
+    assert browser.script("return document.body.getAttribute('data-ready')") == 'true'
+
+    # summary at the top: the counts shown are the report's
+    for status, count in report['summary']['variables'].items():
+        assert browser.text(browser.find('#count-%s .n' % status)) == str(count), status
+    assert browser.text(browser.find('#hosts-error .n')) == str(len(BROKEN))
+    assert browser.text(browser.find('#hosts-error')) == '%d hosts in error' % len(BROKEN)
+
+    # the matrix: one row per host, each cell coloured by its status
+    rows = browser.find_all('tr.hostrow')
+    assert sorted(browser.attr(r, 'data-host') for r in rows) == sorted(report['hosts'])
+    for host, entry in report['hosts'].items():
+        for name, item in (entry.get('variables') or {}).items():
+            cell = browser.find('td.cell[data-host="%s"][data-var="%s"]' % (host, name))
+            assert browser.attr(cell, 'data-status') == item['status']
+            assert 'st-%s' % item['status'] in browser.attr(cell, 'class')
+            assert '%s on %s: %s' % (name, host, item['status']) in browser.attr(cell, 'title')
+    down = browser.find('td.cell[data-host="server-down"]')
+    assert "Can't connect" in browser.text(down)
+
+    # the evidence on click
+    if 'mysql57' in lab:
+        cell = browser.find('td.cell[data-host="mysql57"][data-var="innodb_lru_scan_depth"]')
+        browser.click(cell)
+        details = browser.text(browser.find('#details'))
+        item = report['hosts']['mysql57']['variables']['innodb_lru_scan_depth']
+        assert 'innodb_lru_scan_depth on mysql57: drift_runtime' in details
+        assert 'running (GLOBAL): %s' % item['runtime'] in details
+        assert 'selected' in browser.attr(cell, 'class')
+
+    # "only hosts with drift or errors" hides the hosts that are ok
+    browser.click(browser.find('#only-problems'))
+    hidden = browser.script("return Array.from(document.querySelectorAll('tr.hostrow.hidden'))"
+                            ".map(function(r){return r.getAttribute('data-host')})")
+    assert sorted(hidden) == sorted(h for h, e in report['hosts'].items() if e['status'] == 'ok')

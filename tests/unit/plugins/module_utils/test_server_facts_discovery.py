@@ -1,0 +1,112 @@
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""server_info: finding the server process and its option files, with a fake /proc tree."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import server_info as si
+
+MYSQL80 = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
+MARIADB = flavors.ServerIdentity('mariadb', (10, 11, 19), '10.11.19-MariaDB', None)
+
+
+def fake_proc(tmp_path, pid, argv, uid=0, home='/root', program='mysqld'):
+    base = tmp_path / 'proc' / str(pid)
+    base.mkdir(parents=True)
+    (base / 'cmdline').write_bytes(('\0'.join(argv) + '\0').encode())
+    (base / 'status').write_text('Name:\t%s\nUid:\t%d\t%d\t%d\t%d\n' % (program, uid, uid, uid, uid))
+    (base / 'environ').write_bytes(('PATH=/usr/bin\0HOME=%s\0' % home).encode())
+    os.symlink(str(tmp_path), str(base / 'cwd'))
+    pid_file = tmp_path / 'mysqld.pid'
+    pid_file.write_text('%d\n' % pid)
+    return str(tmp_path / 'proc'), dict(pid_file=str(pid_file), datadir=str(tmp_path))
+
+
+SOCKET = {'login_unix_socket': '/run/mysqld/mysqld.sock'}
+
+
+def test_local_process_from_pid_file(tmp_path):
+    proc, variables = fake_proc(tmp_path, 4242, ['/usr/sbin/mysqld', '--defaults-file=/srv/db/my.cnf'], uid=0)
+    process, reason = si.local_process(variables, SOCKET, proc)
+    assert reason == ''
+    assert process['pid'] == 4242 and process['uid'] == 0 and process['home'] == '/root'
+    assert process['argv'] == ['/usr/sbin/mysqld', '--defaults-file=/srv/db/my.cnf']
+
+
+def test_a_pid_file_pointing_at_another_program_is_refused(tmp_path):
+    proc, variables = fake_proc(tmp_path, 4243, ['/usr/bin/python3', 'x.py'])
+    process, reason = si.local_process(variables, SOCKET, proc)
+    assert process is None and 'is not a server' in reason
+
+
+def test_unreadable_pid_file(tmp_path):
+    process, reason = si.local_process({'pid_file': str(tmp_path / 'nope.pid')}, SOCKET, str(tmp_path))
+    assert process is None and 'cannot read pid file' in reason
+
+
+def test_remote_server_is_not_looked_for_locally(tmp_path):
+    proc, variables = fake_proc(tmp_path, 4244, ['/usr/sbin/mysqld'])
+    process, reason = si.local_process(variables, {'login_host': '192.0.2.10'}, proc)
+    assert process is None and 'not on this host' in reason
+
+
+@pytest.mark.parametrize('host, local', [('localhost', True), ('127.0.0.1', True), (None, True),
+                                         ('192.0.2.10', False), ('no-such-host.invalid', False)])
+def test_is_local_address(host, local):
+    assert si.is_local_address(host) is local
+
+
+def test_plan_default_search_order_with_extra_file_and_suffix(tmp_path):
+    proc, variables = fake_proc(tmp_path, 4245, ['/usr/sbin/mariadbd', '--defaults-extra-file=/srv/x.cnf',
+                                                 '--defaults-group-suffix=_b'], uid=105, home='/var/lib/mysql')
+    process = si.local_process(variables, SOCKET, proc)[0]
+    plan = si.option_file_plan(MARIADB, process, '')
+    assert plan['files'] == ['/etc/my.cnf', '/etc/mysql/my.cnf', '/srv/x.cnf', '/var/lib/mysql/.my.cnf']
+    assert 'mariadbd-10.11' in plan['groups'] and 'mysqld_b' in plan['groups']
+    assert plan['source'].startswith('server command line (pid 4245): default search order')
+
+
+def test_plan_fallback_when_not_local():
+    plan = si.option_file_plan(MYSQL80, None, 'the server (192.0.2.10) is not on this host',
+                               fallback_option_files=['/etc/mysql/my.cnf'])
+    assert plan['files'] == ['/etc/mysql/my.cnf'] and plan['explicit'] is True
+    assert 'fallback_option_files' in plan['source']
+    plan = si.option_file_plan(MYSQL80, None, 'the server (192.0.2.10) is not on this host')
+    assert plan['files'] == [] and plan['source'] == 'unavailable'
+    assert 'not on this host' in plan['note']
+
+
+def test_plan_explicit_option_files_win(tmp_path):
+    proc, variables = fake_proc(tmp_path, 4246, ['/usr/sbin/mysqld', '--defaults-file=/srv/db/my.cnf'])
+    process = si.local_process(variables, SOCKET, proc)[0]
+    plan = si.option_file_plan(MYSQL80, process, '', option_files=['/tmp/a.cnf'])
+    assert plan['files'] == ['/tmp/a.cnf'] and plan['source'] == 'option_files parameter'
+
+
+@pytest.mark.parametrize('flavor, version, statement', [
+    ('mysql', (8, 0, 33), 'SHOW REPLICA STATUS'),
+    ('mysql', (8, 0, 21), 'SHOW SLAVE STATUS'),
+    ('mysql', (5, 7, 22), 'SHOW SLAVE STATUS'),
+    ('percona', (8, 0, 36), 'SHOW REPLICA STATUS'),
+    ('mariadb', (10, 11, 19), 'SHOW ALL SLAVES STATUS'),
+])
+def test_replica_status_statement_capability(flavor, version, statement):
+    assert flavors.capability('replica_status_statement', flavor, version) == statement
+
+
+def test_variable_source_table_capabilities():
+    assert flavors.capability('variables_info_table', 'mysql', (8, 0, 33)) is True
+    assert flavors.capability('variables_info_table', 'mysql', (5, 7, 22)) is False
+    assert flavors.capability('system_variables_table', 'mariadb', (10, 11, 19)) is True
+    assert flavors.capability('system_variables_table', 'mysql', (8, 0, 33)) is False
+
+
+def test_added_variable_facts():
+    assert flavors.variable_facts('innodb_dedicated_server', 'mysql', (8, 0, 33)).dynamic is False
+    assert flavors.variable_facts('innodb_dedicated_server', 'mysql', (5, 7, 22)) is None
+    assert flavors.variable_facts('innodb_dedicated_server', 'mariadb', (10, 11, 19)) is None
+    assert flavors.variable_facts('innodb_buffer_pool_chunk_size', 'mysql', (8, 0, 33)).kind == 'size'

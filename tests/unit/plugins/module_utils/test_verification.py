@@ -1,0 +1,129 @@
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""verification.decide(): one row per situation, every status covered."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verification as v
+from ansible_collections.dbfleet.innodb.plugins.module_utils.verification import Startup
+
+FILE = '/etc/mysql/conf.d/60-dbfleet-x.cnf:3 [mysqld]'
+NOTHING = Startup()                                   # nothing configures it, default unknown
+UNAVAILABLE = Startup(state='unavailable', reason='the server (10.0.0.5) is not on this host')
+UNREADABLE = Startup(state='error', reason='/etc/my.cnf: Permission denied')
+GIB = 1 << 30
+
+# (id, kwargs for decide, expected status, a fragment expected in the notes or None)
+TABLE = [
+    ('ok: runs it, file says it', dict(desired='ON', kind='bool', runtime='ON', startup=Startup('1', FILE)),
+     v.OK, None),
+    ('ok: bool spelled as YAML true', dict(desired=True, kind='bool', runtime='ON', startup=Startup('on', FILE)),
+     v.OK, None),
+    ('ok: size suffix', dict(desired='1G', kind='size', runtime=str(GIB), startup=Startup('1024M', FILE)),
+     v.OK, None),
+    ('ok: enum case', dict(desired='o_direct', kind='enum', runtime='O_DIRECT', dynamic=False,
+                           choices=('fsync', 'O_DIRECT'), startup=Startup('O_DIRECT', FILE)), v.OK, None),
+    ('ok: compiled default, nothing configures it',
+     dict(desired=0, kind='int', runtime='0', startup=NOTHING, origin='COMPILED'), v.OK, None),
+    ('ok: default known and equal',
+     dict(desired=1, kind='int', runtime='1', startup=Startup(default='1')), v.OK, None),
+    ('ok: buffer pool rounded up by the server',
+     dict(desired='1000M', kind='size', runtime=str(GIB), startup=Startup('1000M', FILE),
+          rounding=(128 << 20, 2)), v.OK, 'rounds'),
+    ('drift_runtime: below chunk x instances the chunk shrinks, no rounding up',
+     dict(desired='64M', kind='size', runtime=str(128 << 20), startup=Startup('64M', FILE), dynamic=True,
+          rounding=(128 << 20, 1)), v.DRIFT_RUNTIME, None),
+    ('ok but option files not readable from here',
+     dict(desired=0, kind='int', runtime='0', startup=UNAVAILABLE), v.OK, 'only the running value'),
+    ('drift_runtime: running differs, nothing configured',
+     dict(desired=0, kind='int', runtime='2', startup=Startup(default='1'), dynamic=True), v.DRIFT_RUNTIME,
+     'the server runs 2'),
+    ('drift_runtime: configured right, changed at runtime',
+     dict(desired=0, kind='int', runtime='2', startup=Startup('0', FILE), dynamic=True, origin='DYNAMIC'),
+     v.DRIFT_RUNTIME, 'set at runtime'),
+    ('drift_runtime: file edited after start (dynamic)',
+     dict(desired=300, kind='int', runtime='200', startup=Startup('300', FILE), dynamic=True,
+          origin='COMPILE-TIME'), v.DRIFT_RUNTIME, 'SET GLOBAL or a restart'),
+    ('drift_runtime: read-only, configured wrong too',
+     dict(desired=16, kind='int', runtime='8', startup=Startup('8', FILE), dynamic=False), v.DRIFT_RUNTIME,
+     'needs the option file and a restart'),
+    ('drift_runtime: config unreadable and running differs',
+     dict(desired=0, kind='int', runtime='1', startup=UNREADABLE, dynamic=True), v.DRIFT_RUNTIME,
+     'Permission denied'),
+    ('drift_config: set at runtime only (default differs)',
+     dict(desired=0, kind='int', runtime='0', startup=Startup(default='1'), dynamic=True, origin='SQL'),
+     v.DRIFT_CONFIG, 'default 1'),
+    ('drift_config: set at runtime only, default unknown, origin says SET',
+     dict(desired=0, kind='int', runtime='0', startup=NOTHING, dynamic=True, origin='DYNAMIC'),
+     v.DRIFT_CONFIG, 'lost at the next restart'),
+    ('drift_config: file says something else',
+     dict(desired='OFF', kind='bool', runtime='OFF', startup=Startup('ON', FILE)), v.DRIFT_CONFIG, FILE),
+    ('drift_config: persisted value overrides',
+     dict(desired='512M', kind='size', runtime=str(512 << 20),
+          startup=Startup('268435456', 'performance_schema.persisted_variables')), v.DRIFT_CONFIG,
+     'persisted_variables'),
+    ('pending_restart: read-only, configured right',
+     dict(desired=16, kind='int', runtime='8', startup=Startup('16', FILE), dynamic=False),
+     v.PENDING_RESTART, 'a restart applies it'),
+    ('pending_restart: dynamic unknown, configured right',
+     dict(desired='O_DIRECT', kind='str', runtime='fsync', startup=Startup('O_DIRECT', FILE), dynamic=None),
+     v.PENDING_RESTART, 'not known'),
+    ('unsupported', dict(desired=1, kind='int', runtime=None, startup=NOTHING, exists=False), v.UNSUPPORTED,
+     None),
+    ('not_settable: AHI on an Aurora reader',
+     dict(desired='ON', kind='bool', runtime='OFF', startup=NOTHING,
+          settable=(False, 'Aurora reader instances run without the adaptive hash index')), v.NOT_SETTABLE,
+     'Aurora'),
+    ('error: malformed size', dict(desired='12Q', kind='size', runtime='1', startup=NOTHING), v.ERROR,
+     "'12Q' is not a size"),
+    ('error: not a boolean', dict(desired='maybe', kind='bool', runtime='ON', startup=NOTHING), v.ERROR,
+     'not a boolean'),
+    ('error: list as a value', dict(desired=[1, 2], kind='int', runtime='1', startup=NOTHING), v.ERROR,
+     'scalar'),
+    ('error: runs right but the option files cannot be read',
+     dict(desired=0, kind='int', runtime='0', startup=UNREADABLE), v.ERROR, 'Permission denied'),
+]
+
+
+@pytest.mark.parametrize('kwargs, status, fragment', [t[1:] for t in TABLE], ids=[t[0] for t in TABLE])
+def test_decide(kwargs, status, fragment):
+    got, notes = v.decide(**kwargs)
+    assert got == status, notes
+    if fragment:
+        assert any(fragment in n for n in notes), notes
+
+
+def test_table_covers_every_status():
+    assert set(t[2] for t in TABLE) == set(v.STATUSES)
+
+
+@pytest.mark.parametrize('desired, actual, kind, equal', [
+    ('64K', '65536', 'int', True),
+    (-1, '-1', 'int', True),
+    ('1G', '1073741823', 'size', False),
+    ('yes', 'ON', 'bool', True),
+    (0, 'OFF', 'bool', True),
+    ('a  ', 'a', 'str', True),
+    ('/var/lib/mysql', '/var/lib/mysql/', 'str', True),
+    ('/var/lib/mysql', '/var/lib/mysql2/', 'str', False),
+    ('on', None, 'bool', False),
+    ('1', 'garbage', 'int', False),
+])
+def test_same(desired, actual, kind, equal):
+    assert v.same(desired, actual, kind)[0] is equal
+
+
+def test_summarize_counts_every_status_and_flags_drift():
+    summary, drift = v.summarize({'a': {'status': 'ok'}, 'b': {'status': 'unsupported'}})
+    assert summary['ok'] == 1 and summary['unsupported'] == 1 and summary['error'] == 0
+    assert set(summary) == set(v.STATUSES)
+    assert drift is False
+    assert v.summarize({'a': {'status': 'pending_restart'}})[1] is True
+
+
+@pytest.mark.parametrize('settings', ['a=1', ['a'], 3, None])
+def test_check_settings_refuses_non_dicts(settings):
+    with pytest.raises(ValueError) as e:
+        v.check_settings(settings)
+    assert 'settings must be a dict' in str(e.value)
