@@ -1,0 +1,869 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What kind of storage is under a path: SSD, HDD, a mix, or unknown.
+
+Three layers, so the judgement can be tested without a machine:
+
+* mountinfo parsing and mount lookup (pure functions on text);
+* SysfsTree: reads a sysfs tree (the live /sys or a recorded copy) and builds a tree of
+  plain dicts, one per block device, from the filesystem's device down to every physical
+  device (partitions to their disk, dm/LVM/dm-crypt and md to all their slaves, loop
+  devices to the storage of their backing file);
+* classify(): a pure function from that tree to storage_class, confidence, devices and reasons.
+
+probe_latency() is the optional read-only latency probe (O_DIRECT 4 KiB reads of existing
+files); classify_latency() and combine_probe() are its pure halves.
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import mmap
+import os
+import random
+import re
+import stat
+import time
+
+SSD = 'ssd'
+HDD = 'hdd'
+MIXED = 'mixed'
+UNKNOWN = 'unknown'
+STORAGE_CLASSES = (SSD, HDD, MIXED, UNKNOWN)
+HIGH = 'high'
+LOW = 'low'
+
+# ---------------------------------------------------------------- knowledge (data)
+# Device kinds by kernel name. The first matching pattern wins.
+KIND_BY_NAME = (
+    (re.compile(r'^nvme\d+(c\d+)?n\d+$'), 'nvme'),
+    (re.compile(r'^vd[a-z]+$'), 'virtio'),
+    (re.compile(r'^xvd[a-z]+$'), 'xen'),
+    (re.compile(r'^sd[a-z]+$'), 'scsi'),
+    (re.compile(r'^md\d+$|^md_d\d+$'), 'md'),
+    (re.compile(r'^dm-\d+$'), 'dm'),
+    (re.compile(r'^loop\d+$'), 'loop'),
+    (re.compile(r'^zram\d+$'), 'zram'),
+    (re.compile(r'^ram\d+$'), 'ram'),
+    (re.compile(r'^mmcblk\d+$'), 'mmc'),
+    (re.compile(r'^nbd\d+$'), 'nbd'),
+    (re.compile(r'^rbd\d+$'), 'rbd'),
+    (re.compile(r'^bcache\d+$'), 'bcache'),
+    (re.compile(r'^zd\d+$'), 'zvol'),
+    (re.compile(r'^cciss!c\d+d\d+$'), 'hwraid'),
+)
+
+# Where an sd device hangs in /sys/devices tells how it is attached.
+SCSI_TRANSPORT_MARKERS = (
+    ('/virtio', 'virtio-scsi'),
+    ('/usb', 'usb'),
+    ('/ata', 'sata'),
+    ('VMBUS', 'hyperv'),
+    ('/vmbus', 'hyperv'),
+    ('/end_device-', 'sas'),
+    ('/rport-', 'fc'),
+    ('/session', 'iscsi'),
+)
+
+# SCSI disks a hypervisor presents: their rotational flag is whatever the hypervisor chose
+# (QEMU says 1 unless rotation_rate=1 is configured).
+VIRTUAL_DISK_PATTERNS = tuple(re.compile(p, re.IGNORECASE) for p in (
+    r'^QEMU\b', r'^VMware', r'^Msft\b.*Virtual', r'^VBOX\b', r'^Google\b.*PersistentDisk',
+    r'^Virtual disk', r'^NUTANIX', r'^Xen\b',
+))
+
+# Logical volumes of hardware RAID controllers: the controller decides what the flag says.
+HWRAID_PATTERNS = tuple(re.compile(p, re.IGNORECASE) for p in (
+    r'\bPERC\b', r'LOGICAL VOLUME', r'MegaRAID', r'^(LSI|AVAGO|BROADCOM|Adaptec|ASR)\b', r'\bMR9\d',
+    r'ServeRAID', r'\bRAID\b', r'UCSC-RAID', r'Smart Array',
+))
+
+# NVMe namespaces that are network volumes: rotational=0 whatever the backing media.
+NETWORK_NVME_MODELS = (
+    (re.compile(r'Amazon Elastic Block Store', re.IGNORECASE),
+     'Amazon EBS volumes appear as NVMe with rotational=0 whatever the volume type '
+     '(st1 and sc1 are HDD-backed)'),
+    (re.compile(r'^nvme_card-pd', re.IGNORECASE),
+     'Google Persistent Disk appears as NVMe with rotational=0 whatever the disk type '
+     '(pd-standard is HDD-backed)'),
+)
+
+# A model name that says SSD, for a device whose flag says otherwise.
+SSD_MODEL_RE = re.compile(r'\bSSD\b|Solid State|\bNVMe\b|\bFlash\b|MZ7|MZ-7|INTEL SSD', re.IGNORECASE)
+
+# dm uuid prefix -> what the mapping is.
+DM_TARGETS = (
+    ('LVM-', 'lvm'),
+    ('CRYPT-', 'crypt'),
+    ('mpath-', 'multipath'),
+    ('part', 'partition'),
+    ('VDO-', 'vdo'),
+    ('CACHE', 'cache'),
+    ('stratis-', 'stratis'),
+)
+
+# Latency probe thresholds (median of 4 KiB random O_DIRECT reads, milliseconds). A 7200 rpm
+# disk averages ~4 ms rotational latency alone, plus seek; SSDs answer in ~0.05-0.3 ms, network
+# SSD volumes in ~0.5-1.5 ms.
+PROBE_SSD_MAX_MS = 2.0
+PROBE_HDD_MIN_MS = 4.0
+PROBE_MIN_READS = 20
+PROBE_MIN_SPAN = 64 << 20
+PROBE_BLOCK = 4096
+PROBE_MAX_ENTRIES = 20000
+
+MAX_DEPTH = 16
+
+
+# ---------------------------------------------------------------- mountinfo (pure)
+_ESCAPE_RE = re.compile(r'\\([0-7]{3})')
+
+
+def _unescape(text):
+    return _ESCAPE_RE.sub(lambda m: chr(int(m.group(1), 8)), text)
+
+
+def parse_mountinfo(text):
+    """Mounts from /proc/<pid>/mountinfo text, in file order (later entries overmount earlier ones).
+
+    Each mount is a dict: mount_id, parent_id, major, minor, root, mount_point, fstype, source.
+    Malformed lines are skipped.
+    """
+    mounts = []
+    for line in (text or '').splitlines():
+        fields = line.split()
+        if len(fields) < 10 or '-' not in fields[6:]:
+            continue
+        sep = fields.index('-', 6)
+        if len(fields) < sep + 3:
+            continue
+        try:
+            major, minor = (int(x) for x in fields[2].split(':'))
+        except ValueError:
+            continue
+        mounts.append(dict(
+            mount_id=fields[0], parent_id=fields[1], major=major, minor=minor,
+            root=_unescape(fields[3]), mount_point=_unescape(fields[4]),
+            fstype=fields[sep + 1], source=_unescape(fields[sep + 2]),
+        ))
+    return mounts
+
+
+def find_mount(mounts, path):
+    """The mount that holds absolute path: longest mount point that is a prefix of the path
+    (at a path-component boundary); among equal mount points the last one wins."""
+    path = os.path.normpath(path)
+    best, best_len = None, -1
+    for mount in mounts:
+        mp = mount['mount_point'].rstrip('/') or '/'
+        if not (path == mp or mp == '/' or path.startswith(mp + '/')):
+            continue
+        if len(mp) >= best_len:
+            best, best_len = mount, len(mp)
+    return best
+
+
+def parse_majmin(text):
+    """(major, minor) from '259:2', or None."""
+    m = re.match(r'^\s*(\d+):(\d+)\s*$', str(text or ''))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+VALID_DEVICE_RE = re.compile(r'^[A-Za-z0-9_.!+-]{1,64}$')
+
+
+def valid_device_name(name):
+    """True for a kernel block device name (sda, nvme0n1p2, dm-3, cciss!c0d0) or MAJ:MIN."""
+    return bool(VALID_DEVICE_RE.match(name or '')) or parse_majmin(name) is not None
+
+
+# ---------------------------------------------------------------- sysfs reading (I/O)
+class SysfsTree(object):
+    """Read-only access to a sysfs tree rooted at sysfs_root (the live /sys or a recorded copy).
+
+    Links inside a recorded copy are relative, as in the kernel's own tree, so they resolve
+    inside the copy. Every path read is remembered in `self.read_paths` (for recording).
+    """
+
+    def __init__(self, sysfs_root='/sys'):
+        self.root = os.path.realpath(sysfs_root)
+        self.read_paths = []
+
+    def _full(self, rel):
+        return os.path.join(self.root, rel)
+
+    def rel(self, full):
+        full = os.path.realpath(full)
+        if full == self.root:
+            return ''
+        if full.startswith(self.root + os.sep):
+            return full[len(self.root) + 1:]
+        return full
+
+    def read(self, full):
+        self.read_paths.append(full)
+        try:
+            with open(full, 'r') as f:
+                return f.read().strip()
+        except (IOError, OSError, UnicodeDecodeError):
+            return None
+
+    def exists(self, full):
+        self.read_paths.append(full)
+        return os.path.exists(full)
+
+    def listdir(self, full):
+        self.read_paths.append(full)
+        try:
+            return sorted(os.listdir(full))
+        except OSError:
+            return []
+
+    def device_dir_by_name(self, name):
+        """The /sys/devices/... directory of block device `name`, or None."""
+        link = self._full(os.path.join('class', 'block', name))
+        self.read_paths.append(link)
+        if not os.path.exists(link):
+            return None
+        return os.path.realpath(link)
+
+    def device_dir_by_majmin(self, major, minor):
+        link = self._full(os.path.join('dev', 'block', '%d:%d' % (major, minor)))
+        self.read_paths.append(link)
+        if not os.path.exists(link):
+            return None
+        return os.path.realpath(link)
+
+    def _int(self, full):
+        text = self.read(full)
+        if text is None:
+            return None
+        try:
+            return int(text)
+        except ValueError:
+            return None
+
+    def facts(self, ddir):
+        """Raw facts of one block device directory (only what the judgement needs)."""
+        name = os.path.basename(ddir)
+        facts = dict(name=name, sys_path=self.rel(ddir), dev=self.read(os.path.join(ddir, 'dev')))
+        facts['partition'] = self.exists(os.path.join(ddir, 'partition'))
+        if facts['partition']:
+            return facts
+        facts['rotational'] = self._int(os.path.join(ddir, 'queue', 'rotational'))
+        facts['discard_max_bytes'] = self._int(os.path.join(ddir, 'queue', 'discard_max_bytes'))
+        device = os.path.join(ddir, 'device')
+        if os.path.isdir(device):
+            self.read_paths.append(device)
+            facts['device_path'] = self.rel(device)
+            facts['vendor'] = self.read(os.path.join(device, 'vendor'))
+            facts['model'] = self.read(os.path.join(device, 'model'))
+            facts['transport'] = self.read(os.path.join(device, 'transport'))
+        for key, rel in (('dm_name', 'dm/name'), ('dm_uuid', 'dm/uuid'),
+                         ('md_level', 'md/level'), ('md_array_state', 'md/array_state'),
+                         ('loop_backing_file', 'loop/backing_file')):
+            full = os.path.join(ddir, rel)
+            if os.path.isdir(os.path.dirname(full)):
+                facts[key] = self.read(full)
+        if os.path.isdir(os.path.join(ddir, 'md')):
+            facts['md_degraded'] = self._int(os.path.join(ddir, 'md', 'degraded'))
+            facts['md_raid_disks'] = self._int(os.path.join(ddir, 'md', 'raid_disks'))
+        return facts
+
+    def slaves(self, ddir):
+        out = []
+        sdir = os.path.join(ddir, 'slaves')
+        for entry in self.listdir(sdir):
+            out.append(os.path.realpath(os.path.join(sdir, entry)))
+        return out
+
+
+def build_tree(sysfs, ddir, resolve_file=None, depth=0, seen=None):
+    """The device tree below device directory ddir, as nested dicts with a 'children' list.
+
+    resolve_file(path) -> (device_dir or None, note) lets a loop device descend into the
+    storage of its backing file.
+    """
+    seen = set() if seen is None else seen
+    node = sysfs.facts(ddir)
+    node['children'] = []
+    if depth > MAX_DEPTH or ddir in seen:
+        node['cycle'] = True
+        return node
+    seen = seen | set([ddir])
+    if node['partition']:
+        parent = os.path.dirname(ddir)
+        node['children'].append(build_tree(sysfs, parent, resolve_file, depth + 1, seen))
+        return node
+    for child in sysfs.slaves(ddir):
+        node['children'].append(build_tree(sysfs, child, resolve_file, depth + 1, seen))
+    backing = node.get('loop_backing_file')
+    if backing and not node['children'] and resolve_file is not None:
+        child_dir, note = resolve_file(backing)
+        node['backing_note'] = note
+        if child_dir:
+            node['backing_device'] = True
+            node['children'].append(build_tree(sysfs, child_dir, resolve_file, depth + 1, seen))
+    return node
+
+
+# ---------------------------------------------------------------- judgement (pure)
+def device_kind(facts):
+    """Kind of a block device from its facts: nvme, virtio, scsi, md, dm, loop, zram, ..."""
+    if facts.get('partition'):
+        return 'partition'
+    name = facts.get('name') or ''
+    for pattern, kind in KIND_BY_NAME:
+        if pattern.match(name):
+            return kind
+    path = facts.get('sys_path') or ''
+    if '/virtio' in path:
+        return 'virtio'
+    return 'other'
+
+
+def scsi_transport(facts):
+    path = facts.get('sys_path') or ''
+    for marker, transport in SCSI_TRANSPORT_MARKERS:
+        if marker in path:
+            return transport
+    return 'scsi'
+
+
+def dm_target(facts):
+    uuid = facts.get('dm_uuid') or ''
+    for prefix, target in DM_TARGETS:
+        if uuid.startswith(prefix):
+            return target
+    return 'dm'
+
+
+def _label(facts):
+    parts = [p for p in (facts.get('vendor'), facts.get('model')) if p]
+    return ' '.join(' '.join(parts).split())
+
+
+def _any_match(patterns, text):
+    return any(p.search(text) for p in patterns)
+
+
+def judge_leaf(facts):
+    """(storage_class, confidence, reasons) for one physical (leaf) device."""
+    kind = device_kind(facts)
+    name = facts.get('name')
+    rot = facts.get('rotational')
+    label = _label(facts)
+    reasons = []
+
+    if kind == 'zram':
+        return SSD, HIGH, ['%s is zram (compressed RAM): no seeks, treated as SSD' % name]
+    if kind == 'ram':
+        return SSD, HIGH, ['%s is a RAM disk: no seeks, treated as SSD' % name]
+    if kind == 'loop':
+        if facts.get('loop_backing_file'):
+            note = facts.get('backing_note') or 'its storage could not be resolved'
+            return UNKNOWN, LOW, ['%s is a loop device over %s; %s' % (
+                name, facts['loop_backing_file'], note)]
+        return UNKNOWN, LOW, ['%s is a loop device with no backing file' % name]
+    if kind in ('nbd', 'rbd'):
+        return UNKNOWN, LOW, ['%s is a network block device (%s): its rotational flag does not '
+                              'describe the remote storage' % (name, kind)]
+    if kind in ('dm', 'md', 'bcache'):
+        return UNKNOWN, LOW, ['%s is a %s device without underlying devices visible in slaves/'
+                              % (name, kind)]
+    if rot not in (0, 1):
+        return UNKNOWN, LOW, ['%s has no readable queue/rotational' % name]
+    flag_class = SSD if rot == 0 else HDD
+
+    if kind in ('virtio', 'xen'):
+        what = 'virtio-blk' if kind == 'virtio' else 'Xen blkfront'
+        if rot == 1:
+            return UNKNOWN, LOW, ['%s: %s always reports rotational=1; the flag says nothing here '
+                                  '(set the override, or enable the latency probe)' % (name, what)]
+        return SSD, LOW, ['%s: %s reports rotational=0, which the hypervisor must have been '
+                          'configured to say' % (name, what)]
+    if kind == 'nvme':
+        transport = (facts.get('transport') or 'pcie').lower()
+        for pattern, why in NETWORK_NVME_MODELS:
+            if pattern.search(label):
+                return flag_class, LOW, ['%s (%s): %s' % (name, label, why)]
+        if transport not in ('pcie', 'loop'):
+            return flag_class, LOW, ['%s is NVMe over %s: the flag describes the target, not the '
+                                     'media behind it' % (name, transport)]
+        return flag_class, HIGH, ['%s is an NVMe namespace%s with rotational=%d' % (
+            name, ' (%s)' % label if label else '', rot)]
+    if kind in ('scsi', 'hwraid', 'mmc', 'zvol', 'other'):
+        if kind == 'mmc':
+            return SSD, HIGH, ['%s is eMMC/SD flash' % name]
+        if kind == 'zvol':
+            return flag_class, LOW, ['%s is a ZFS zvol: rotational=%d describes the zvol, not the '
+                                     'pool\'s vdevs' % (name, rot)]
+        transport = scsi_transport(facts) if kind == 'scsi' else kind
+        desc = '%s (%s%s)' % (name, transport, ', %s' % label if label else '')
+        if kind == 'hwraid' or _any_match(HWRAID_PATTERNS, label):
+            return flag_class, LOW, ['%s is a hardware RAID logical volume: the controller decides '
+                                     'what rotational=%d says; set the override if it is wrong'
+                                     % (desc, rot)]
+        if transport == 'virtio-scsi' or _any_match(VIRTUAL_DISK_PATTERNS, label):
+            if rot == 1:
+                return UNKNOWN, LOW, ['%s is a virtual disk: hypervisors report rotational=1 by '
+                                      'default; the flag says nothing here' % desc]
+            return SSD, LOW, ['%s is a virtual disk reporting rotational=0 (set by the hypervisor)'
+                              % desc]
+        if rot == 1 and SSD_MODEL_RE.search(label):
+            return SSD, LOW, ['%s reports rotational=1 but its model names an SSD' % desc]
+        if transport in ('usb', 'iscsi', 'fc'):
+            return flag_class, LOW, ['%s is attached over %s: rotational=%d is what the bridge '
+                                     'or target reports' % (desc, transport, rot)]
+        reasons.append('%s reports rotational=%d%s' % (
+            desc, rot, ' and supports discard' if rot == 0 and facts.get('discard_max_bytes') else ''))
+        return flag_class, HIGH, reasons
+    return flag_class, LOW, ['%s (%s) reports rotational=%d' % (name, kind, rot)]
+
+
+def _device_entry(node, via, judged):
+    storage_class, confidence = judged[0], judged[1]
+    entry = dict(
+        name=node.get('name'),
+        maj_min=node.get('dev'),
+        kind=device_kind(node),
+        rotational=node.get('rotational'),
+        vendor=node.get('vendor'),
+        model=node.get('model'),
+        discard=bool(node.get('discard_max_bytes')),
+        discard_max_bytes=node.get('discard_max_bytes'),
+        storage_class=storage_class,
+        confidence=confidence,
+        via=list(via),
+        sys_path=node.get('sys_path'),
+    )
+    if entry['kind'] == 'scsi':
+        entry['transport'] = scsi_transport(node)
+    elif node.get('transport'):
+        entry['transport'] = node.get('transport')
+    if node.get('loop_backing_file'):
+        entry['backing_file'] = node['loop_backing_file']
+    return entry
+
+
+def _layer_entry(node):
+    kind = device_kind(node)
+    entry = dict(name=node.get('name'), maj_min=node.get('dev'), kind=kind,
+                 rotational=node.get('rotational'), sys_path=node.get('sys_path'),
+                 children=[c.get('name') for c in node.get('children', [])])
+    if kind == 'dm':
+        entry.update(dm_name=node.get('dm_name'), dm_uuid=node.get('dm_uuid'), target=dm_target(node))
+    if kind == 'md':
+        entry.update(level=node.get('md_level'), array_state=node.get('md_array_state'),
+                     degraded=node.get('md_degraded'), raid_disks=node.get('md_raid_disks'))
+    if kind == 'loop':
+        entry['backing_file'] = node.get('loop_backing_file')
+    return entry
+
+
+def _layer_reasons(node):
+    kind = device_kind(node)
+    name = node.get('name')
+    children = [c.get('name') for c in node.get('children', [])]
+    out = []
+    if kind == 'partition':
+        out.append('%s is a partition: it has no rotational flag of its own; using its disk %s'
+                   % (name, ', '.join(children)))
+    elif kind == 'dm':
+        target = dm_target(node)
+        what = dict(lvm='an LVM logical volume', crypt='a dm-crypt mapping', multipath='a multipath map',
+                    vdo='a VDO volume', cache='a dm-cache volume').get(target, 'a device-mapper device')
+        out.append('%s (%s) is %s over %s; its own rotational=%s is only 0 when every device '
+                   'below is, so the devices below are judged instead'
+                   % (name, node.get('dm_name') or '?', what, ', '.join(children) or 'nothing',
+                      node.get('rotational')))
+    elif kind == 'md':
+        degraded = node.get('md_degraded')
+        raid_disks = node.get('md_raid_disks')
+        out.append('%s is md %s over %s' % (name, node.get('md_level') or 'RAID',
+                                            ', '.join(children) or 'nothing'))
+        if degraded:
+            out.append('%s is degraded (%s of %s members missing, array_state=%s): its own '
+                       'rotational flag (%s) is not meaningful; judged from the members present'
+                       % (name, degraded, raid_disks if raid_disks is not None else '?',
+                          node.get('md_array_state'), node.get('rotational')))
+    elif kind == 'loop' and node.get('backing_device'):
+        out.append('%s is a loop device over %s; judged by the storage under that file'
+                   % (name, node.get('loop_backing_file')))
+    elif kind == 'bcache':
+        out.append('%s is bcache over %s' % (name, ', '.join(children)))
+    return out
+
+
+def classify(tree):
+    """storage_class, confidence, devices (leaves), layers and reasons for a device tree."""
+    devices, layers, reasons = [], [], []
+    seen_leaves = set()
+
+    def walk(node, via):
+        if node.get('cycle'):
+            reasons.append('the device tree loops at %s; stopped there' % node.get('name'))
+            return
+        if node.get('children'):
+            layers.append(_layer_entry(node))
+            reasons.extend(_layer_reasons(node))
+            for child in node['children']:
+                walk(child, via + [node.get('name')])
+            return
+        key = node.get('sys_path') or node.get('name')
+        if key in seen_leaves:
+            return
+        seen_leaves.add(key)
+        judged = judge_leaf(node)
+        devices.append(_device_entry(node, via, judged))
+        reasons.extend(judged[2])
+
+    walk(tree, [])
+    storage_class, confidence, summary = aggregate(devices)
+    reasons.append(summary)
+    return dict(storage_class=storage_class, confidence=confidence, devices=devices,
+                layers=layers, reasons=reasons)
+
+
+def aggregate(devices):
+    """(storage_class, confidence, summary) for the judged leaf devices."""
+    if not devices:
+        return UNKNOWN, LOW, 'no physical device found'
+    classes = [d['storage_class'] for d in devices]
+    confidence = HIGH if all(d['confidence'] == HIGH for d in devices) else LOW
+    unknown = [d['name'] for d in devices if d['storage_class'] == UNKNOWN]
+    if unknown:
+        return UNKNOWN, LOW, 'storage class unknown: no trustworthy answer for %s' % ', '.join(unknown)
+    if all(c == SSD for c in classes):
+        return SSD, confidence, 'every device below the path is SSD (%s)' % ', '.join(
+            d['name'] for d in devices)
+    if all(c == HDD for c in classes):
+        return HDD, confidence, 'every device below the path is HDD (%s)' % ', '.join(
+            d['name'] for d in devices)
+    return MIXED, confidence, 'mixed: SSD %s, HDD %s' % (
+        ', '.join(d['name'] for d in devices if d['storage_class'] == SSD),
+        ', '.join(d['name'] for d in devices if d['storage_class'] == HDD))
+
+
+def unknown_result(reason, **extra):
+    result = dict(storage_class=UNKNOWN, confidence=LOW, devices=[], layers=[], reasons=[reason])
+    result.update(extra)
+    return result
+
+
+# ---------------------------------------------------------------- the whole lookup (I/O)
+def mount_result(mount):
+    return dict(mount_point=mount['mount_point'], fstype=mount['fstype'], source=mount['source'],
+                maj_min='%d:%d' % (mount['major'], mount['minor']), root=mount['root'])
+
+
+def anonymous_reason(mount):
+    fstype = mount['fstype']
+    source = mount['source']
+    if fstype == 'btrfs':
+        return ('%s is on btrfs, which reports an anonymous device (%d:%d) instead of its disks; '
+                'the mount source is %s: pass device=%s to inspect it, or set the override'
+                % (mount['mount_point'], mount['major'], mount['minor'], source,
+                   os.path.basename(source) if source.startswith('/dev/') else '<disk>'))
+    if fstype == 'zfs':
+        return ('%s is on ZFS dataset %s (anonymous device %d:%d): the pool\'s vdevs are not '
+                'visible from the mount; pass device= for a vdev, or set the override'
+                % (mount['mount_point'], source, mount['major'], mount['minor']))
+    return ('%s is on %s (%s), which has no block device under it (anonymous device %d:%d)'
+            % (mount['mount_point'], fstype, source, mount['major'], mount['minor']))
+
+
+class Inspector(object):
+    """Resolves a path or a device name to a device tree and classifies it."""
+
+    def __init__(self, sysfs_root='/sys', proc_root='/proc', live=None):
+        self.sysfs = SysfsTree(sysfs_root)
+        self.proc_root = proc_root
+        # live: paths are checked and resolved on this host (the default roots)
+        self.live = (os.path.realpath(sysfs_root) == '/sys' and os.path.realpath(proc_root) == '/proc'
+                     ) if live is None else live
+        self._mounts = None
+
+    def mounts(self):
+        if self._mounts is None:
+            text = ''
+            for rel in ('self/mountinfo', '1/mountinfo'):
+                full = os.path.join(self.proc_root, rel)
+                try:
+                    with open(full, 'r') as f:
+                        text = f.read()
+                    break
+                except (IOError, OSError):
+                    continue
+            self._mounts = parse_mountinfo(text)
+        return self._mounts
+
+    def _real(self, path):
+        """(resolved path, note or None); resolved is None when a live path does not exist."""
+        if self.live:
+            if not os.path.exists(path):
+                return None, None
+            return os.path.realpath(path), None
+        if os.path.exists(path) and os.path.realpath(self.proc_root) == '/proc':
+            return os.path.realpath(path), None
+        return os.path.normpath(path), 'recorded tree: path taken as written'
+
+    def _resolve_file(self, path):
+        """For loop backing files: (device dir, note)."""
+        text = path
+        if text.endswith(' (deleted)'):
+            return None, 'the backing file %s was deleted' % text[:-10]
+        real = self._real(text)[0]
+        if real is None:
+            return None, 'the backing file does not exist on this host'
+        mount = find_mount(self.mounts(), real)
+        if mount is None:
+            return None, 'no mount holds the backing file'
+        if mount['major'] == 0:
+            return None, anonymous_reason(mount)
+        ddir = self.sysfs.device_dir_by_majmin(mount['major'], mount['minor'])
+        if ddir is None:
+            return None, 'device %d:%d of the backing file is not in sysfs' % (mount['major'], mount['minor'])
+        return ddir, 'backing file on %s' % os.path.basename(ddir)
+
+    def inspect_path(self, path):
+        real, note = self._real(path)
+        if real is None:
+            return unknown_result('%s does not exist on this host' % path, resolved_path=path)
+        mounts = self.mounts()
+        if not mounts:
+            return unknown_result('no mount table could be read from %s/self/mountinfo' % self.proc_root,
+                                  resolved_path=real)
+        mount = find_mount(mounts, real)
+        if mount is None:
+            return unknown_result('no mount holds %s' % real, resolved_path=real)
+        extra = dict(resolved_path=real, mount=mount_result(mount))
+        if mount['major'] == 0:
+            return unknown_result(anonymous_reason(mount), **extra)
+        ddir = self.sysfs.device_dir_by_majmin(mount['major'], mount['minor'])
+        if ddir is None:
+            return unknown_result('%s is on device %d:%d (%s), which sysfs does not list'
+                                  % (mount['mount_point'], mount['major'], mount['minor'],
+                                     mount['source']), **extra)
+        result = classify(build_tree(self.sysfs, ddir, self._resolve_file))
+        result['reasons'].insert(0, '%s is on %s (%s, %s)' % (
+            real, mount['mount_point'], mount['fstype'], os.path.basename(ddir)))
+        if note:
+            result['reasons'].insert(0, note)
+        result.update(extra)
+        return result
+
+    def device_dir(self, device):
+        """Device directory for a kernel name, MAJ:MIN or /dev path; None when unknown."""
+        majmin = parse_majmin(device)
+        if majmin:
+            return self.sysfs.device_dir_by_majmin(*majmin)
+        if device.startswith('/dev/') and self.live and os.path.exists(device):
+            st = os.stat(device)
+            if stat.S_ISBLK(st.st_mode):
+                return self.sysfs.device_dir_by_majmin(os.major(st.st_rdev), os.minor(st.st_rdev))
+            return None
+        name = device[5:] if device.startswith('/dev/') else device
+        if not VALID_DEVICE_RE.match(name):
+            return None
+        return self.sysfs.device_dir_by_name(name)
+
+    def inspect_device(self, device, ddir):
+        result = classify(build_tree(self.sysfs, ddir, self._resolve_file))
+        result['device'] = device
+        return result
+
+
+# ---------------------------------------------------------------- latency probe
+def percentile(values, pct):
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    k = (len(ordered) - 1) * pct / 100.0
+    lo, hi = int(math.floor(k)), int(math.ceil(k))
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def classify_latency(latencies_ms, span_bytes=None):
+    """(storage_class, reason) from read latencies in milliseconds (pure)."""
+    n = len(latencies_ms)
+    if n < PROBE_MIN_READS:
+        return UNKNOWN, 'only %d reads completed (need %d): no verdict' % (n, PROBE_MIN_READS)
+    median = percentile(latencies_ms, 50)
+    if median <= PROBE_SSD_MAX_MS:
+        verdict, words = SSD, 'SSD-like (<= %.1f ms)' % PROBE_SSD_MAX_MS
+    elif median >= PROBE_HDD_MIN_MS:
+        verdict, words = HDD, 'HDD-like (>= %.1f ms)' % PROBE_HDD_MIN_MS
+    else:
+        verdict, words = UNKNOWN, ('between SSD and HDD latencies (%.1f-%.1f ms): network or '
+                                   'busy storage' % (PROBE_SSD_MAX_MS, PROBE_HDD_MIN_MS))
+    reason = 'probe: %d random 4 KiB O_DIRECT reads, median %.3f ms, p90 %.3f ms: %s' % (
+        n, median, percentile(latencies_ms, 90), words)
+    if span_bytes is not None and span_bytes < PROBE_MIN_SPAN and verdict == SSD:
+        reason += ('; the files read span only %d MiB, so device or host caches may have answered'
+                   % (span_bytes >> 20))
+    return verdict, reason
+
+
+def probe_skip_reason(result):
+    """Why the probe must not run for a sysfs result, or None (pure). Without a block device under
+    the path a probe would time memory (tmpfs accepts O_DIRECT since Linux 6.6) or a remote server."""
+    mount = result.get('mount')
+    if not mount:
+        return 'probe: not run, the path has no mount with a block device'
+    if str(mount.get('maj_min', '')).startswith('0:'):
+        return ('probe: not run, %s (%s) has no block device under it; read latencies would '
+                'measure memory or a remote server, not a disk' % (mount.get('mount_point'), mount.get('fstype')))
+    return None
+
+
+def combine_probe(result, probe):
+    """Merge a probe verdict into a sysfs result (pure). Returns the new result dict."""
+    out = dict(result)
+    out['reasons'] = list(result.get('reasons', []))
+    out['probe'] = probe
+    verdict = probe.get('storage_class', UNKNOWN)
+    out['reasons'].append(probe.get('reason', 'probe: no verdict'))
+    sysfs_class = result.get('storage_class')
+    if verdict == UNKNOWN:
+        return out
+    if sysfs_class == UNKNOWN:
+        out['storage_class'] = verdict
+        out['confidence'] = LOW
+        out['reasons'].append('sysfs gave no answer; the probe\'s verdict (%s) is used, with low '
+                              'confidence (caches in a hypervisor or controller can make slow '
+                              'storage look fast)' % verdict)
+        return out
+    if sysfs_class == MIXED:
+        out['reasons'].append('the probe cannot tell which device of a mixed stack it reached; '
+                              'the sysfs verdict (mixed) stands')
+        return out
+    if verdict == sysfs_class:
+        if result.get('confidence') != HIGH:
+            out['reasons'].append('the probe agrees with sysfs (%s): confidence raised to high' % verdict)
+        out['confidence'] = HIGH
+        return out
+    probe['contradicts_sysfs'] = True
+    if result.get('confidence') == HIGH:
+        out['reasons'].append('the probe (%s) contradicts sysfs (%s); sysfs evidence is strong here, '
+                              'so its verdict stands' % (verdict, sysfs_class))
+        return out
+    out['storage_class'] = UNKNOWN
+    out['confidence'] = LOW
+    out['reasons'].append('the probe (%s) contradicts sysfs (%s), whose evidence is weak: '
+                          'storage class unknown, set the override' % (verdict, sysfs_class))
+    return out
+
+
+def _candidate_files(path, st_dev, max_entries=PROBE_MAX_ENTRIES):
+    """[(file, size)] of regular files >= one block under path on device st_dev (bounded walk)."""
+    found = []
+    seen = 0
+    if os.path.isfile(path):
+        walk = [(os.path.dirname(path), [], [os.path.basename(path)])]
+    else:
+        walk = os.walk(path)
+    for dirpath, dirnames, filenames in walk:
+        dirnames.sort()
+        for fname in sorted(filenames):
+            seen += 1
+            if seen > max_entries:
+                return found
+            full = os.path.join(dirpath, fname)
+            try:
+                st = os.lstat(full)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_dev == st_dev and st.st_size >= PROBE_BLOCK:
+                found.append((full, st.st_size))
+        # do not cross into other filesystems
+        kept = []
+        for d in dirnames:
+            try:
+                if os.lstat(os.path.join(dirpath, d)).st_dev == st_dev:
+                    kept.append(d)
+            except OSError:
+                pass
+        dirnames[:] = kept
+    return found
+
+
+def probe_latency(path, max_reads=200, max_seconds=2.0, seed=None):
+    """Random 4 KiB O_DIRECT reads of existing files under path. Never writes (O_NOATIME when
+    allowed, so not even atime changes). Returns a dict with storage_class and reason."""
+    rng = random.Random(seed)
+    out = dict(reads=0, storage_class=UNKNOWN)
+    if not hasattr(os, 'O_DIRECT') or not hasattr(os, 'preadv'):
+        out['reason'] = 'probe: O_DIRECT reads are not available on this platform'
+        return out
+    try:
+        st_dev = os.stat(path).st_dev
+    except OSError as e:
+        out['reason'] = 'probe: cannot stat %s: %s' % (path, e.strerror)
+        return out
+    files = _candidate_files(path, st_dev)
+    if not files:
+        out['reason'] = 'probe: no readable file of at least 4 KiB under %s on its filesystem' % path
+        return out
+    total = sum(entry[1] for entry in files)
+    out.update(files=len(files), span_bytes=total)
+    buf = mmap.mmap(-1, PROBE_BLOCK)
+    fds = {}
+    latencies = []
+    done = set()
+    errors = []
+    deadline = time.monotonic() + max_seconds
+    flags = os.O_RDONLY | os.O_DIRECT | getattr(os, 'O_NOATIME', 0)
+    try:
+        attempts = 0
+        while len(latencies) < max_reads and time.monotonic() < deadline and attempts < max_reads * 3:
+            attempts += 1
+            fname, size = rng.choices(files, weights=[entry[1] for entry in files])[0]
+            offset = rng.randrange(size // PROBE_BLOCK) * PROBE_BLOCK
+            if (fname, offset) in done:
+                continue
+            done.add((fname, offset))
+            fd = fds.get(fname)
+            if fd is None:
+                try:
+                    fd = os.open(fname, flags)
+                except OSError as e:
+                    if e.errno == errno.EPERM and flags & getattr(os, 'O_NOATIME', 0):
+                        flags &= ~os.O_NOATIME
+                        continue
+                    if e.errno == errno.EINVAL:
+                        out['reason'] = ('probe: the filesystem under %s does not support O_DIRECT '
+                                         '(tmpfs, some overlay setups): no verdict' % path)
+                        return out
+                    errors.append('%s: %s' % (fname, e.strerror))
+                    files = [f for f in files if f[0] != fname]
+                    if not files:
+                        break
+                    continue
+                fds[fname] = fd
+            t0 = time.perf_counter()
+            try:
+                n = os.preadv(fd, [buf], offset)
+            except OSError as e:
+                if e.errno == errno.EINVAL:
+                    out['reason'] = 'probe: O_DIRECT reads are refused under %s: no verdict' % path
+                    return out
+                errors.append('%s: %s' % (fname, e.strerror))
+                continue
+            elapsed = (time.perf_counter() - t0) * 1000.0
+            if n > 0:
+                latencies.append(elapsed)
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+        buf.close()
+    out['reads'] = len(latencies)
+    if latencies:
+        out.update(median_ms=round(percentile(latencies, 50), 4), p90_ms=round(percentile(latencies, 90), 4),
+                   min_ms=round(min(latencies), 4), max_ms=round(max(latencies), 4))
+    if errors:
+        out['errors'] = errors[:5]
+    out['storage_class'], out['reason'] = classify_latency(latencies, total)
+    return out
