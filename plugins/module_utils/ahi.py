@@ -1,0 +1,346 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Adaptive hash index (AHI): what to sample, and what the sample means.
+
+Pure functions only (no connection), so the decisions are unit tested with fakes.
+The ahi_advisor module reads the counters and calls analyse(); the adaptive_hash role
+uses the same names through flavors.py.
+
+Sources for the counters and the maths: docs/adaptive_hash.md.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+
+# INFORMATION_SCHEMA.INNODB_METRICS counters.
+SEARCH_COUNTERS = ('adaptive_hash_searches', 'adaptive_hash_searches_btree')
+# Maintenance counters: off by default on every flavor; they belong to module_adaptive_hash.
+MAINTENANCE_COUNTERS = ('adaptive_hash_pages_added', 'adaptive_hash_pages_removed',
+                        'adaptive_hash_rows_added', 'adaptive_hash_rows_removed')
+METRIC_COUNTERS = SEARCH_COUNTERS + MAINTENANCE_COUNTERS
+MONITOR_MODULE = 'module_adaptive_hash'
+
+# SHOW GLOBAL STATUS counters (lower case). The first two exist on MariaDB 10.5+ and
+# Percona 5.5/5.6 only (capability ahi_status_counters).
+AHI_STATUS = ('innodb_adaptive_hash_hash_searches', 'innodb_adaptive_hash_non_hash_searches')
+WORKLOAD_STATUS = ('handler_read_key', 'innodb_buffer_pool_read_requests', 'innodb_buffer_pool_reads',
+                   'innodb_rows_read', 'innodb_rows_inserted', 'innodb_rows_updated',
+                   'innodb_rows_deleted', 'com_select')
+# MariaDB has no Innodb_rows_* status: the handler counters stand in for them.
+HANDLER_READS = ('handler_read_key', 'handler_read_next', 'handler_read_prev', 'handler_read_rnd',
+                 'handler_read_rnd_next')
+HANDLER_WRITES = ('handler_write', 'handler_update', 'handler_delete')
+STATUS_COUNTERS = tuple(sorted(set(AHI_STATUS + WORKLOAD_STATUS + HANDLER_READS + HANDLER_WRITES)))
+
+KEEP_ON = 'keep_on'
+TURN_OFF = 'turn_off'
+TRY_ON = 'try_on'
+INSUFFICIENT = 'insufficient_data'
+NOT_SETTABLE = 'not_settable'
+RECOMMENDATIONS = (KEEP_ON, TURN_OFF, TRY_ON, INSUFFICIENT, NOT_SETTABLE)
+
+DEFAULT_THRESHOLDS = dict(
+    # Fewer index lookups than this in the whole sample: nothing to judge.
+    min_lookups=10000,
+    # AHI on: below this share of searches answered by the hash, AHI mostly costs.
+    min_hit_ratio=0.5,
+    # AHI on: more AHI rows added+removed per hash hit than this is churn, not caching.
+    max_maintenance_per_hit=0.5,
+    # AHI off, for try_on: buffer pool misses per read request must be at most this...
+    max_buffer_pool_miss_ratio=0.01,
+    # ... and rows changed must be at most this share of rows read + changed.
+    max_write_share=0.2,
+)
+
+
+def counter_enabled(row, column):
+    """Whether an INNODB_METRICS row says the counter is on.
+
+    column is flavors capability innodb_metrics_enabled_column: 'STATUS' ('enabled' /
+    'disabled', MySQL, Percona, MariaDB <= 10.4) or 'ENABLED' (1 / 0, MariaDB 10.5+).
+    Rows may come with upper- or lower-case keys.
+    """
+    value = row.get(column, row.get(column.lower()))
+    if column.upper() == 'ENABLED':
+        try:
+            return int(value) == 1
+        except (TypeError, ValueError):
+            return str(value).strip().lower() in ('enabled', 'on', 'true')
+    return str(value).strip().lower() == 'enabled'
+
+
+def metrics_query(column):
+    """SQL (and bound args) reading the AHI counters with their on/off state."""
+    if column.upper() not in ('STATUS', 'ENABLED'):
+        raise ValueError('unknown INNODB_METRICS state column %r' % (column,))
+    placeholders = ', '.join(['%s'] * len(METRIC_COUNTERS))
+    sql = ('SELECT NAME, `COUNT`, %s AS STATE FROM INFORMATION_SCHEMA.INNODB_METRICS '
+           'WHERE NAME IN (%s)' % (column.upper(), placeholders))
+    return sql, list(METRIC_COUNTERS)
+
+
+def monitors_to_enable(rows, column):
+    """Names of AHI maintenance counters that are off (to enable for the sample only).
+
+    rows: INNODB_METRICS rows with NAME and the state under `column` (or STATE).
+    """
+    off = []
+    for row in rows:
+        name = str(row.get('NAME', row.get('name', ''))).lower()
+        state_row = dict(row)
+        if 'STATE' in row and column not in row:
+            state_row[column] = row['STATE']
+        if name in METRIC_COUNTERS and not counter_enabled(state_row, column):
+            off.append(name)
+    return sorted(off)
+
+
+def _num(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        try:
+            return int(float(value))
+        except (TypeError, ValueError):
+            return None
+
+
+def deltas(before, after):
+    """after - before per name for names present in both with numbers; negative (a reset,
+    a restart) becomes None."""
+    out = {}
+    for name, b in before.items():
+        if name not in after:
+            continue
+        bv, av = _num(b), _num(after[name])
+        if bv is None or av is None:
+            continue
+        out[name] = av - bv if av >= bv else None
+    return out
+
+
+def _ratio(num, den):
+    if num is None or den is None or den <= 0:
+        return None
+    return float(num) / float(den)
+
+
+def _fmt_pct(x):
+    return '%.1f%%' % (100.0 * x)
+
+
+def analyse(metric_deltas, status_deltas, seconds, ahi_enabled, thresholds=None,
+            maintenance_measured=True, settable=(True, ''), status_counters=False):
+    """The advisor's verdict.
+
+    metric_deltas: INNODB_METRICS counter deltas over the sample (names as METRIC_COUNTERS).
+    status_deltas: SHOW GLOBAL STATUS deltas (lower-case names, see STATUS_COUNTERS).
+    seconds: sample length. ahi_enabled: the server's innodb_adaptive_hash_index (bool).
+    maintenance_measured: False when the maintenance counters were off and not enabled.
+    settable: flavors.settable() for innodb_adaptive_hash_index on this server.
+    status_counters: the server has Innodb_adaptive_hash_* status (used when the metrics lack).
+
+    Returns a dict: recommendation, reasons (plain sentences), hit_ratio, maintenance_per_hit,
+    counters, rates.
+    """
+    th = dict(DEFAULT_THRESHOLDS)
+    th.update(dict((k, v) for k, v in (thresholds or {}).items() if v is not None))
+    md = dict(metric_deltas or {})
+    sd = dict(status_deltas or {})
+
+    hash_searches = md.get('adaptive_hash_searches')
+    btree_searches = md.get('adaptive_hash_searches_btree')
+    if status_counters:
+        # MariaDB 10.5+: the same numbers as status; fill in what the metrics did not give.
+        if hash_searches is None:
+            hash_searches = sd.get('innodb_adaptive_hash_hash_searches')
+        if btree_searches is None:
+            btree_searches = sd.get('innodb_adaptive_hash_non_hash_searches')
+    rows_added = md.get('adaptive_hash_rows_added')
+    rows_removed = md.get('adaptive_hash_rows_removed')
+    pages_added = md.get('adaptive_hash_pages_added')
+    pages_removed = md.get('adaptive_hash_pages_removed')
+    handler_read_key = sd.get('handler_read_key')
+    read_requests = sd.get('innodb_buffer_pool_read_requests')
+    disk_reads = sd.get('innodb_buffer_pool_reads')
+    rows_read = sd.get('innodb_rows_read')
+    changed_parts = [sd.get('innodb_rows_inserted'), sd.get('innodb_rows_updated'),
+                     sd.get('innodb_rows_deleted')]
+    rows_changed = sum(x for x in changed_parts if x is not None) if any(
+        x is not None for x in changed_parts) else None
+    rows_source = 'Innodb_rows_*'
+    if rows_read is None and rows_changed is None:
+        reads = [sd.get(n) for n in HANDLER_READS if sd.get(n) is not None]
+        writes = [sd.get(n) for n in HANDLER_WRITES if sd.get(n) is not None]
+        if reads:
+            rows_read = sum(reads)
+        if writes:
+            rows_changed = sum(writes)
+        rows_source = 'Handler_*'
+
+    searches = None
+    if hash_searches is not None and btree_searches is not None:
+        searches = hash_searches + btree_searches
+    hit_ratio = _ratio(hash_searches, searches) if ahi_enabled else None
+    maintenance = None
+    if maintenance_measured and rows_added is not None and rows_removed is not None:
+        maintenance = rows_added + rows_removed
+    maintenance_per_hit = None
+    if ahi_enabled and maintenance is not None and hash_searches is not None:
+        maintenance_per_hit = float(maintenance) / float(max(hash_searches, 1))
+    miss_ratio = _ratio(disk_reads, read_requests)
+    write_share = None
+    if rows_changed is not None and rows_read is not None and (rows_read + rows_changed) > 0:
+        write_share = float(rows_changed) / float(rows_read + rows_changed)
+
+    # With AHI off, MariaDB 10.6.2+ stops counting B-tree searches: the handler's index
+    # lookups stand in for them.
+    lookups = searches
+    lookups_source = 'adaptive hash / B-tree search counters'
+    if not ahi_enabled and (not searches) and handler_read_key is not None:
+        lookups = handler_read_key
+        lookups_source = 'Handler_read_key (index lookups)'
+
+    seconds = float(seconds) if seconds else 0.0
+
+    def rate(x):
+        return round(x / seconds, 1) if (x is not None and seconds > 0) else None
+
+    counters = dict(
+        hash_searches=hash_searches, btree_searches=btree_searches,
+        pages_added=pages_added, pages_removed=pages_removed,
+        rows_added=rows_added, rows_removed=rows_removed,
+        index_lookups=lookups, buffer_pool_read_requests=read_requests,
+        buffer_pool_reads=disk_reads, rows_read=rows_read, rows_changed=rows_changed,
+        rows_source=rows_source,
+    )
+    result = dict(
+        hit_ratio=round(hit_ratio, 4) if hit_ratio is not None else None,
+        maintenance_per_hit=round(maintenance_per_hit, 6) if maintenance_per_hit is not None else None,
+        buffer_pool_miss_ratio=round(miss_ratio, 6) if miss_ratio is not None else None,
+        write_share=round(write_share, 4) if write_share is not None else None,
+        counters=counters,
+        rates=dict(hash_searches=rate(hash_searches), btree_searches=rate(btree_searches),
+                   index_lookups=rate(lookups), ahi_rows_changed=rate(maintenance)),
+        thresholds=th,
+    )
+    reasons = []
+
+    def done(rec):
+        result['recommendation'] = rec
+        result['reasons'] = reasons
+        return result
+
+    ok_settable, why_not = settable
+    if not ok_settable:
+        reasons.append(why_not or 'innodb_adaptive_hash_index cannot be changed on this server')
+        if ahi_enabled:
+            reasons.append('the server reports the adaptive hash index ON although it cannot be managed here')
+        else:
+            reasons.append('the adaptive hash index is OFF here and cannot be turned on: run lookups that '
+                           'need it on an instance where it can be enabled')
+        return done(NOT_SETTABLE)
+
+    if lookups is None or lookups < th['min_lookups']:
+        reasons.append('only %s index lookups in %.0f s (from %s); at least %d are needed to judge: '
+                       'sample longer or at a busier time'
+                       % (lookups if lookups is not None else 'no', seconds, lookups_source,
+                          th['min_lookups']))
+        return done(INSUFFICIENT)
+
+    if ahi_enabled:
+        if hit_ratio is None:
+            reasons.append('the adaptive hash search counters did not move although AHI is ON')
+            return done(INSUFFICIENT)
+        verdict = KEEP_ON
+        if hit_ratio < th['min_hit_ratio']:
+            verdict = TURN_OFF
+            reasons.append('only %s of %d index searches were answered by the hash (threshold %s): '
+                           'most lookups pay the hash check and then walk the B-tree anyway'
+                           % (_fmt_pct(hit_ratio), searches, _fmt_pct(th['min_hit_ratio'])))
+        else:
+            reasons.append('%s of %d index searches were answered by the hash (threshold %s)'
+                           % (_fmt_pct(hit_ratio), searches, _fmt_pct(th['min_hit_ratio'])))
+        if maintenance_per_hit is None:
+            reasons.append('AHI maintenance was not measured (its counters were off and were not '
+                           'enabled): the verdict rests on the hit ratio alone')
+        elif maintenance_per_hit > th['max_maintenance_per_hit']:
+            verdict = TURN_OFF
+            reasons.append('AHI added and removed %d rows for %d hash hits (%.2f per hit, threshold '
+                           '%.2f): the hash is rebuilt faster than it is used'
+                           % (maintenance, hash_searches, maintenance_per_hit,
+                              th['max_maintenance_per_hit']))
+        else:
+            reasons.append('AHI maintenance is %.3f rows added/removed per hash hit (threshold %.2f)'
+                           % (maintenance_per_hit, th['max_maintenance_per_hit']))
+        if verdict == TURN_OFF and miss_ratio is not None and miss_ratio > th['max_buffer_pool_miss_ratio']:
+            reasons.append('%s of buffer pool page requests went to disk: pages leave the buffer pool '
+                           'before their hash entries pay off' % _fmt_pct(miss_ratio))
+        return done(verdict)
+
+    # AHI is off: judge whether the workload looks like the one AHI helps: many index
+    # lookups on pages that stay in the buffer pool, mostly reads.
+    verdict = TRY_ON
+    reasons.append('%d index lookups in %.0f s (%s/s, from %s)'
+                   % (lookups, seconds, rate(lookups), lookups_source))
+    if miss_ratio is None:
+        verdict = INSUFFICIENT
+        reasons.append('the buffer pool counters did not move: cannot tell whether lookups stay in memory')
+    elif miss_ratio > th['max_buffer_pool_miss_ratio']:
+        verdict = TURN_OFF
+        reasons.append('%s of buffer pool page requests went to disk (threshold %s): hash entries '
+                       'would be dropped with their pages before they pay off'
+                       % (_fmt_pct(miss_ratio), _fmt_pct(th['max_buffer_pool_miss_ratio'])))
+    else:
+        reasons.append('%s of buffer pool page requests went to disk (threshold %s): the pages '
+                       'looked up stay in memory' % (_fmt_pct(miss_ratio), _fmt_pct(th['max_buffer_pool_miss_ratio'])))
+    if write_share is not None and write_share > th['max_write_share']:
+        verdict = TURN_OFF if verdict != INSUFFICIENT else verdict
+        reasons.append('%s of rows touched were written (threshold %s): AHI entries would be '
+                       'maintained on every change' % (_fmt_pct(write_share), _fmt_pct(th['max_write_share'])))
+    elif write_share is not None:
+        reasons.append('%s of rows touched were written (threshold %s)'
+                       % (_fmt_pct(write_share), _fmt_pct(th['max_write_share'])))
+    if verdict == TURN_OFF:
+        # AHI is already off: "turn_off" would read as an action; the advice is to leave it off.
+        reasons.append('leave the adaptive hash index OFF')
+    elif verdict == TRY_ON:
+        reasons.append('the workload looks like one the adaptive hash index speeds up: try it ON and '
+                       'run the advisor again to confirm the hit ratio')
+    return done(verdict)
+
+
+def settings_plan(identity, enabled, parts, server_names=None):
+    """What the adaptive_hash role manages on a server.
+
+    identity: flavors.ServerIdentity. enabled: True/False/None. parts: int or None.
+    server_names: optional set of global variable names the server reports.
+    Returns dict(settings={name: value}, unsupported=[{name, reason}], not_settable=[{name, reason}]).
+    """
+    settings = {}
+    unsupported = []
+    not_settable = []
+    if enabled is not None:
+        ok, why = flavors.settable('innodb_adaptive_hash_index', identity)
+        if ok:
+            settings['innodb_adaptive_hash_index'] = bool(enabled)
+        else:
+            not_settable.append(dict(name='innodb_adaptive_hash_index', reason=why))
+    if parts is not None:
+        name = flavors.resolve_name('innodb_adaptive_hash_index_parts', identity.flavor,
+                                    identity.version, server_names)
+        if name is None:
+            unsupported.append(dict(
+                name='innodb_adaptive_hash_index_parts',
+                reason='%s %s has no adaptive hash index partition variable'
+                       % (identity.flavor, flavors.format_version(identity.version))))
+        else:
+            facts = flavors.variable_facts(name, identity.flavor, identity.version)
+            if facts is not None and facts.maximum is not None and int(parts) > facts.maximum:
+                unsupported.append(dict(name=name, reason='%s allows at most %d on %s %s' % (
+                    name, facts.maximum, identity.flavor, flavors.format_version(identity.version))))
+            else:
+                settings[name] = int(parts)
+    return dict(settings=settings, unsupported=unsupported, not_settable=not_settable)

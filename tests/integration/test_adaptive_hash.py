@@ -1,0 +1,359 @@
+"""Role dbfleet.innodb.adaptive_hash and playbooks/rolling_restart.yml against real servers.
+
+On the shared lab (inventories/lab): AHI on/off at runtime and in the drop-in, check mode, idempotence,
+partitions reported as pending a restart, bad input. Every test puts back what it changed.
+
+Restarts run on a private lab of this test module (lab.py --lab-dir .lab/p-ahi-it --port-base 44100,
+MariaDB 10.11 and MySQL 5.7), started here and removed at the end.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pymysql
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
+PY = os.path.join(ROOT, '.venv', 'bin', 'python')
+LAB = os.path.join(ROOT, 'lab', 'lab.py')
+PRIVATE_DIR = os.path.join(ROOT, '.lab', 'p-ahi-it')
+PRIVATE_INV = os.path.join(PRIVATE_DIR, 'hosts.yml')
+PRIVATE_ARGS = ['--lab-dir', PRIVATE_DIR, '--port-base', '44100', '--inventory', PRIVATE_INV]
+DROPIN = '60-dbfleet-adaptive_hash.cnf'
+
+
+def inventory_hosts(path):
+    if not os.path.exists(path):
+        return {}
+    hosts = {}
+
+    def walk(group):
+        for name, hv in (group.get('hosts') or {}).items():
+            hosts.setdefault(name, {}).update(hv or {})
+        for child in (group.get('children') or {}).values():
+            walk(child or {})
+    walk(yaml.safe_load(open(path))['all'])
+    return hosts
+
+
+HOSTS = inventory_hosts(INVENTORY)
+pytestmark = pytest.mark.skipif(not HOSTS, reason='the lab is not up (make lab-up)')
+
+
+def connect(hv, tries=30):
+    for i in range(tries):
+        try:
+            return pymysql.connect(unix_socket=hv['dbfleet_login_unix_socket'], user=hv['dbfleet_login_user'],
+                                   password=hv['dbfleet_login_password'], autocommit=True)
+        except pymysql.err.OperationalError:
+            if i == tries - 1:
+                raise
+            time.sleep(1)
+
+
+def global_value(hv, name):
+    conn = connect(hv)
+    try:
+        with conn.cursor() as cur:
+            cur.execute('SELECT @@GLOBAL.' + name)
+            return str(cur.fetchone()[0])
+    finally:
+        conn.close()
+
+
+def ahi_on(hv):
+    return global_value(hv, 'innodb_adaptive_hash_index') in ('1', 'ON')
+
+
+def set_ahi(hv, on):
+    conn = connect(hv)
+    try:
+        with conn.cursor() as cur:
+            cur.execute('SET GLOBAL innodb_adaptive_hash_index = %s' % ('ON' if on else 'OFF'))
+    finally:
+        conn.close()
+
+
+def dropin_path(hv):
+    return os.path.join(hv['dbfleet_option_dropin_dir'], DROPIN)
+
+
+def read_file(path):
+    return open(path).read() if os.path.exists(path) else None
+
+
+def env():
+    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
+                ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_NOCOLOR='1',
+                ANSIBLE_FORCE_COLOR='0', PATH=os.path.join(ROOT, '.venv', 'bin') + ':' + os.environ['PATH'])
+
+
+def recap(output):
+    """{host: {ok, changed, failed, ...}} from PLAY RECAP."""
+    out = {}
+    for m in re.finditer(r'^(\S+)\s+:\s+((?:\w+=\d+\s*)+)$', output, re.M):
+        out[m.group(1)] = dict((k, int(v)) for k, v in re.findall(r'(\w+)=(\d+)', m.group(2)))
+    return out
+
+
+def run_role(inventory, limit, extra, check=False, diff=False):
+    """Apply the role; returns (recap, {host: adaptive_hash_report}, output)."""
+    report_dir = tempfile.mkdtemp(prefix='ahi-report-')
+    play = [{
+        'name': 'Apply the adaptive_hash role',
+        'hosts': 'all',
+        'gather_facts': False,
+        'roles': [{'role': 'dbfleet.innodb.adaptive_hash'}],
+        'post_tasks': [{
+            'name': 'Keep the report',
+            'ansible.builtin.copy': {'content': '{{ adaptive_hash_report | to_json }}',
+                                     'dest': report_dir + '/{{ inventory_hostname }}.json', 'mode': '0600'},
+            'check_mode': False, 'changed_when': False,
+        }],
+    }]
+    pb = os.path.join(report_dir, 'play.yml')
+    with open(pb, 'w') as f:
+        yaml.safe_dump(play, f)
+    cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', inventory, '--limit', limit, pb,
+           '-e', json.dumps(extra)]
+    if check:
+        cmd.append('--check')
+    if diff:
+        cmd.append('--diff')
+    proc = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
+    reports = {}
+    for name in os.listdir(report_dir):
+        if name.endswith('.json'):
+            reports[name[:-5]] = json.load(open(os.path.join(report_dir, name)))
+    return recap(proc.stdout), reports, proc.stdout + proc.stderr
+
+
+def run_playbook(inventory, playbook, extra=None, check=False, limit=None):
+    cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', inventory,
+           os.path.join(ROOT, 'playbooks', playbook)]
+    if extra:
+        cmd += ['-e', json.dumps(extra)]
+    if check:
+        cmd.append('--check')
+    if limit:
+        cmd += ['--limit', limit]
+    proc = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=900, cwd=ROOT, check=False)
+    return proc, recap(proc.stdout), proc.stdout + proc.stderr
+
+
+class Restore(object):
+    """Put back innodb_adaptive_hash_index and the role's drop-in on a shared lab host."""
+
+    def __init__(self, hv):
+        self.hv = hv
+
+    def __enter__(self):
+        self.ahi = ahi_on(self.hv)
+        self.file = read_file(dropin_path(self.hv))
+        return self
+
+    def __exit__(self, *exc):
+        path = dropin_path(self.hv)
+        if self.file is None:
+            if os.path.exists(path):
+                os.remove(path)
+        else:
+            with open(path, 'w') as f:
+                f.write(self.file)
+        set_ahi(self.hv, self.ahi)
+
+
+# ---------------------------------------------------------------- shared lab, no restarts
+class ForeignChange(Exception):
+    """Someone else changed innodb_adaptive_hash_index on this shared server meanwhile."""
+
+
+def _toggle_scenario(host, hv):
+    start = not ahi_on(hv)            # flip whatever the server runs now
+    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': start}, check=True, diff=True)
+    if ahi_on(hv) is start:
+        raise ForeignChange()
+    assert rc[host]['failed'] == 0, out
+    # The runtime value changes; the drop-in too unless it already says so.
+    assert rc[host]['changed'] in (1, 2), out
+    check_changed = rc[host]['changed']
+    assert "innodb_adaptive_hash_index: '%s'" % ('ON' if start else 'OFF') in out  # runtime diff shown
+
+    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': start})
+    assert rc[host]['failed'] == 0 and rc[host]['changed'] == check_changed, out   # check mode was exact
+    assert ahi_on(hv) is start
+    text = read_file(dropin_path(hv))
+    assert 'Managed by the dbfleet.innodb.adaptive_hash role' in text
+    assert '[mysqld]' in text
+    assert 'innodb_adaptive_hash_index = %s' % ('ON' if start else 'OFF') in text
+    assert rep[host]['desired'] == {'innodb_adaptive_hash_index': start}
+    assert rep[host]['pending_restart'] is False
+
+    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': start})
+    if ahi_on(hv) is not start:
+        raise ForeignChange()
+    assert rc[host]['changed'] == 0, out            # idempotent
+    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': start}, check=True)
+    if ahi_on(hv) is not start:
+        raise ForeignChange()
+    assert rc[host]['changed'] == 0, out            # and check mode agrees
+
+    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': not start}, diff=True)
+    assert rc[host]['changed'] == 2, out           # both the runtime value and the drop-in flip
+    assert "+innodb_adaptive_hash_index = %s" % ('OFF' if start else 'ON') in out
+    assert ahi_on(hv) is (not start)
+
+
+@pytest.mark.parametrize('host', sorted(HOSTS))
+def test_enable_disable_runtime_dropin_check_mode_idempotence(host):
+    """Other engineers share these servers: a change made by someone else meanwhile restarts the scenario."""
+    hv = HOSTS[host]
+    before_file = read_file(dropin_path(hv))
+    for attempt in range(3):
+        with Restore(hv):
+            try:
+                _toggle_scenario(host, hv)
+                break
+            except ForeignChange:
+                if attempt == 2:
+                    pytest.skip('innodb_adaptive_hash_index kept changing under the test (shared lab)')
+    assert read_file(dropin_path(hv)) == before_file       # put back
+
+
+@pytest.mark.parametrize('host', sorted(HOSTS))
+def test_parts_written_and_reported_pending_restart(host):
+    hv = HOSTS[host]
+    running = int(global_value(hv, 'innodb_adaptive_hash_index_parts'))
+    wanted = 4 if running != 4 else 16
+    with Restore(hv):
+        rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_parts': wanted})
+        assert rc[host]['failed'] == 0, out
+        assert rep[host]['pending_restart'] is True
+        assert rep[host]['partition_variable'] == 'innodb_adaptive_hash_index_parts'
+        assert rep[host]['issues'][0]['status'] == 'pending_restart'
+        assert 'innodb_adaptive_hash_index_parts = %d' % wanted in read_file(dropin_path(hv))
+        assert int(global_value(hv, 'innodb_adaptive_hash_index_parts')) == running   # no restart (never)
+
+        rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_parts': wanted})
+        assert rc[host]['changed'] == 0, out
+        assert rep[host]['pending_restart'] is True       # still reported, nothing re-done
+
+        # What verify (and the rolling restart) sees.
+        proc, rc, out = run_playbook(INVENTORY, 'rolling_restart.yml', {'adaptive_hash_parts': wanted},
+                                     check=True, limit=host)
+        assert proc.returncode == 0, out
+        assert '%s (primary) would restart for innodb_adaptive_hash_index_parts' % host in out
+        assert int(global_value(hv, 'innodb_adaptive_hash_index_parts')) == running
+
+
+@pytest.mark.parametrize('extra,needle', [
+    ({'adaptive_hash_parts': 0}, 'adaptive_hash_parts'),
+    ({'adaptive_hash_parts': 513}, 'adaptive_hash_parts'),
+    ({'adaptive_hash_parts': 'eight'}, 'adaptive_hash_parts'),
+    ({'adaptive_hash_enabled': 'maybe'}, 'adaptive_hash_enabled'),
+    ({'adaptive_hash_restart': 'sometimes'}, 'adaptive_hash_restart'),
+])
+def test_bad_input_rejected_before_anything_changes(extra, needle):
+    host = sorted(HOSTS)[0]
+    hv = HOSTS[host]
+    before = (ahi_on(hv), read_file(dropin_path(hv)))
+    extra = dict({'adaptive_hash_enabled': not before[0]}, **extra)
+    rc, rep, out = run_role(INVENTORY, host, extra)
+    assert rc[host]['failed'] == 1, out
+    assert rc[host]['ok'] == 0 and rc[host]['changed'] == 0, out
+    assert 'Validation of arguments failed' in out and needle in out
+    assert (ahi_on(hv), read_file(dropin_path(hv))) == before
+
+
+# ---------------------------------------------------------------- private lab: restarts
+@pytest.fixture(scope='module')
+def private_lab():
+    up = subprocess.run([PY, LAB] + PRIVATE_ARGS + ['up', 'mariadb1011', 'mysql57'], capture_output=True, text=True,
+                        timeout=600, cwd=ROOT, check=False)
+    assert up.returncode == 0, up.stdout + up.stderr
+    hosts = inventory_hosts(PRIVATE_INV)
+    try:
+        yield hosts
+    finally:
+        subprocess.run([PY, LAB] + PRIVATE_ARGS + ['down', '--purge'], capture_output=True, text=True,
+                       timeout=300, cwd=ROOT, check=False)
+        shutil.rmtree(PRIVATE_DIR, ignore_errors=True)
+
+
+def test_role_restarts_when_allowed(private_lab):
+    hosts = private_lab
+    rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_enabled': True, 'adaptive_hash_parts': 16,
+                                                 'adaptive_hash_restart': 'allowed'}, check=True)
+    for host, hv in hosts.items():
+        assert rc[host]['failed'] == 0, out
+        assert rc[host]['changed'] >= 2, out            # drop-in + "would restart"
+        assert global_value(hv, 'innodb_adaptive_hash_index_parts') == '8'
+    assert 'would restart the server to apply innodb_adaptive_hash_index_parts=16' in out
+
+    rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_enabled': True, 'adaptive_hash_parts': 16,
+                                                 'adaptive_hash_restart': 'allowed'})
+    for host, hv in hosts.items():
+        assert rc[host]['failed'] == 0, out
+        assert global_value(hv, 'innodb_adaptive_hash_index_parts') == '16'
+        assert ahi_on(hv)
+        assert rep[host]['pending_restart'] is False
+
+    rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_enabled': True, 'adaptive_hash_parts': 16,
+                                                 'adaptive_hash_restart': 'allowed'})
+    for host in hosts:
+        assert rc[host]['changed'] == 0, out
+
+
+def test_rolling_restart_order_and_verify(private_lab):
+    hosts = private_lab
+    # mysql57 plays the replica: it must restart first although the inventory lists mariadb1011 first.
+    inv = os.path.join(PRIVATE_DIR, 'rolling.yml')
+    data = yaml.safe_load(open(PRIVATE_INV))
+    data['all']['children']['replicas'] = {'hosts': {'mysql57': {}}}
+    with open(inv, 'w') as f:
+        yaml.safe_dump(data, f)
+    rc, rep, out = run_role(inv, 'all', {'adaptive_hash_parts': 4})
+    assert all(r['pending_restart'] for r in rep.values()), out
+
+    proc, rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 4}, check=True)
+    assert proc.returncode == 0, out
+    assert all(global_value(hv, 'innodb_adaptive_hash_index_parts') == '16' for hv in hosts.values())
+
+    proc, rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
+    assert proc.returncode == 0, out
+    order = re.findall(r'msg: (\S+) \((?:primary|replica)\) restarts for', out)
+    assert order == ['mysql57', 'mariadb1011'], out
+    assert all(global_value(hv, 'innodb_adaptive_hash_index_parts') == '4' for hv in hosts.values())
+    assert out.count('innodb_adaptive_hash_index_parts applied') == 2
+
+    # Nothing pending any more: nothing restarts.
+    proc, rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
+    assert proc.returncode == 0, out
+    assert 'restarts for' not in out
+    assert all(r['changed'] == 0 for r in rc.values()), out
+
+
+def test_rolling_restart_stops_at_first_failure(private_lab):
+    hosts = private_lab
+    inv = os.path.join(PRIVATE_DIR, 'failing.yml')
+    data = yaml.safe_load(open(PRIVATE_INV))
+    data['all']['children']['replicas'] = {'hosts': {'mysql57': {}}}
+    # The replica's restart fails: the primary must not be restarted.
+    data['all']['children']['mysql']['hosts']['mysql57']['dbfleet_restart_command'] = ['/bin/false']
+    with open(inv, 'w') as f:
+        yaml.safe_dump(data, f)
+    rc, rep, out = run_role(inv, 'all', {'adaptive_hash_parts': 8})
+    assert all(r['pending_restart'] for r in rep.values()), out
+    proc, rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 8})
+    assert proc.returncode != 0, out
+    assert rc['mysql57']['failed'] == 1, out
+    assert 'mariadb1011 (primary) restarts' not in out
+    # The primary was never restarted: it still runs the old partitions.
+    assert global_value(hosts['mariadb1011'], 'innodb_adaptive_hash_index_parts') == '4'
+    assert global_value(hosts['mysql57'], 'innodb_adaptive_hash_index_parts') == '4'
