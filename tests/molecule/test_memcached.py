@@ -1,0 +1,106 @@
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Testinfra checks for the dbfleet.innodb.memcached role.
+
+They run on hosts where the role installed the plugin: hosts whose inventory sets memcached_port
+and whose server has daemon_memcached installed; elsewhere they skip. MEMCACHED_EXPECT_INSTALLED=1
+(set by the molecule/memcached scenario) turns a missing plugin into a failure.
+Everything that talks memcache runs on the target host (probe module, memccat), so the checks
+also work when the daemon listens on the host's loopback only.
+"""
+
+import os
+import uuid
+
+import pytest
+
+
+def _one(db, sql, args=None):
+    with db.cursor() as cur:
+        cur.execute(sql, args)
+        return cur.fetchone()
+
+
+@pytest.fixture
+def memcached_port(hostvars, db):
+    if 'memcached_port' not in hostvars:
+        pytest.skip('no memcached_port for this host: the memcached role is not applied here')
+    row = _one(db, "SELECT PLUGIN_STATUS AS s FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'daemon_memcached'")
+    if row is None and os.environ.get('MEMCACHED_EXPECT_INSTALLED') != '1':
+        pytest.skip('daemon_memcached is not installed on this host')
+    assert row is not None and row['s'] == 'ACTIVE', 'daemon_memcached should be ACTIVE, is %r' % (row,)
+    return int(hostvars['memcached_port'])
+
+
+def _probe(host, args):
+    result = host.ansible('dbfleet.innodb.memcached_probe', args, check=False)
+    assert not result.get('failed'), result.get('msg')
+    return result
+
+
+def test_memcached_listens_on_loopback_only(host, db, memcached_port):
+    option = _one(db, 'SELECT @@GLOBAL.daemon_memcached_option AS o')['o']
+    assert '-p%d' % memcached_port in option.split()
+    assert '-l 127.0.0.1' in option
+    assert host.socket('tcp://127.0.0.1:%d' % memcached_port).is_listening
+    assert not host.socket('tcp://0.0.0.0:%d' % memcached_port).is_listening
+
+
+def test_memcached_dropin_is_managed_and_matches(host, hostvars, db, memcached_port):
+    f = host.file('%s/60-dbfleet-memcached.cnf' % hostvars['dbfleet_option_dropin_dir'])
+    assert f.exists
+    text = f.content_string
+    assert 'Managed by the dbfleet.innodb.memcached role' in text
+    assert '[mysqld]' in text
+    running = _one(db, 'SELECT @@GLOBAL.daemon_memcached_option AS o')['o']
+    assert 'loose-daemon_memcached_option = "%s"' % running in text
+
+
+def test_memcached_policy_refuses_writes_by_default(host, db, memcached_port):
+    assert _one(db, 'SELECT COUNT(*) AS n FROM innodb_memcache.cache_policies')['n'] == 1
+    policy = _one(db, 'SELECT get_policy, set_policy, delete_policy, flush_policy FROM innodb_memcache.cache_policies')
+    assert policy == dict(get_policy='innodb_only', set_policy='disabled', delete_policy='disabled',
+                          flush_policy='disabled')
+    result = _probe(host, 'port=%d container=token check_write_refused=true' % memcached_port)
+    check = result['write_check']
+    assert check['refused'] is True
+    # The plugin answers STORED even with set_policy disabled: what counts is that no row appears.
+    key = check['key'].split('.', 1)[1]
+    assert _one(db, 'SELECT COUNT(*) AS n FROM app.token WHERE id = %s', (key,))['n'] == 0
+
+
+def test_memcached_sql_row_served_by_probe_and_memccat(host, db, memcached_port):
+    key = 'k-sql-%s' % uuid.uuid4().hex[:10]
+    value = 'tok-%s' % uuid.uuid4().hex
+    with db.cursor() as cur:
+        cur.execute("INSERT INTO app.token (id, token, owner) VALUES (%s, %s, 'carol')", (key, value))
+    try:
+        probe = _probe(host, 'port=%d container=token keys=%s' % (memcached_port, key))
+        assert probe['lookups']['@@token.%s' % key]['value'] == value
+        multi = _probe(host, 'port=%d container=token_owner keys=%s' % (memcached_port, key))
+        assert multi['lookups']['@@token_owner.%s' % key]['value'] == '%s|carol' % value
+        # An independent client: memccat from Debian's libmemcached-tools.
+        out = host.check_output('memccat --servers=127.0.0.1:%s %s', str(memcached_port), '@@token.%s' % key)
+        assert out.strip() == value
+    finally:
+        with db.cursor() as cur:
+            cur.execute('DELETE FROM app.token WHERE id = %s', (key,))
+    gone = _probe(host, 'port=%d container=token keys=%s' % (memcached_port, key))
+    assert gone['lookups']['@@token.%s' % key]['found'] is False
+
+
+def test_memcached_containers_match_the_scenario(db, memcached_port):
+    with db.cursor() as cur:
+        cur.execute('SELECT name, db_schema, db_table, key_columns, value_columns, unique_idx_name_on_key AS idx '
+                    'FROM innodb_memcache.containers ORDER BY name')
+        rows = dict((r['name'], r) for r in cur.fetchall())
+    assert 'token' in rows
+    token = rows['token']
+    assert (token['db_schema'], token['db_table'], token['key_columns'], token['value_columns'], token['idx']) == (
+        'app', 'token', 'id', 'token', 'PRIMARY')
+    assert 'aaa' not in rows, 'the stock demo container is not loaded by default'
+
+
+def test_memcached_version_and_stats_answer(host, db, memcached_port):
+    probe = _probe(host, 'port=%d stats=true' % memcached_port)
+    assert probe['version'] == _one(db, 'SELECT @@version AS v')['v'].split('-')[0]
+    assert int(probe['stats']['curr_connections']) >= 1
