@@ -99,7 +99,9 @@ VARIABLES = {
         _span(ANY, (5, 0, 0), None, _v('int', True, 1, 0, 3)),
     ],
     'innodb_log_file_size': [
-        _span(ANY, (5, 0, 0), None, _v('size', False)),
+        _span(MYSQL_LIKE, (5, 0, 0), None, _v('size', False)),
+        _span((MARIADB,), (10, 0, 0), (10, 9, 0), _v('size', False)),
+        _span((MARIADB,), (10, 9, 0), None, _v('size', True)),  # MDEV-27812: resized online
     ],
     'innodb_log_write_ahead_size': [
         _span(MYSQL_LIKE, (5, 7, 4), None, _v('size', True, 8192)),
@@ -115,6 +117,10 @@ VARIABLES = {
     ],
     'lock_wait_timeout': [
         _span(ANY, (5, 5, 0), None, _v('int', True, 31536000, 1)),
+    ],
+    # MySQL 8 caches information_schema.TABLES sizes for this long (0 = read them live).
+    'information_schema_stats_expiry': [
+        _span((MYSQL, PERCONA, AURORA), (8, 0, 3), None, _v('int', True, 86400, 0, 31536000)),
     ],
     'innodb_monitor_enable': [
         _span(ANY, (5, 6, 0), None, _v('str', True)),
@@ -173,8 +179,17 @@ CAPABILITIES = {
                       _span((MARIADB,), (10, 5, 4), None, True)],
     # What dbfleet.innodb.drop_tables does around DROP TABLE when AHI is ON and the strategy
     # is 'auto': 'toggle' (switch AHI off first, put it back after) or 'keep' (leave it on).
-    # Decided by bench/drop_table (see docs/drop_table.md for the measured numbers).
-    'drop_table_ahi_strategy': [_span((MARIADB,), (10, 2, 33), (10, 3, 0), 'keep'),
+    # Decided by bench/drop_table (numbers in docs/drop_table.md):
+    #   .venv/bin/python bench/drop_table/run.py --host mysql80   (146 MiB AHI-hashed table, 1 GiB pool):
+    #     plain DROP 6.05 s, guarded 0.74 s; server CPU per query in the window x2.5 vs x1.3 -> toggle.
+    #   .venv/bin/python bench/drop_table/run.py --host mariadb1011: plain DROP 0.56 s, guarded 0.79 s,
+    #     CPU per query B/A 1.5, worst latency B/A 0.9 (lazy AHI removal, MDEV-22456) -> keep.
+    #   ... --host mysql57 --rows 500000 --rounds 2: plain DROP 4.70 s, guarded 0.89 s, CPU per query
+    #     B/A 0.32, worst latency B/A 0.53 -> toggle.
+    # MySQL/Percona without a span here use the default 'toggle' (8.0.23+ frees pages lazily but
+    # still scans the LRU for the table's AHI entries; 5.7 and older drop them eagerly).
+    'drop_table_ahi_strategy': [_span((MYSQL, PERCONA), (5, 5, 0), None, 'toggle'),
+                                _span((MARIADB,), (10, 2, 33), (10, 3, 0), 'keep'),
                                 _span((MARIADB,), (10, 3, 24), (10, 4, 0), 'keep'),
                                 _span((MARIADB,), (10, 4, 14), (10, 5, 0), 'keep'),
                                 _span((MARIADB,), (10, 5, 4), None, 'keep')],

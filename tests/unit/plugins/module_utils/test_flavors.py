@@ -139,3 +139,9 @@ def test_every_span_is_well_formed():
 ])
 def test_buffer_pool_rounding_by_version(flavor, version, rounds):
     assert f.capability('buffer_pool_chunk_rounding', flavor, version) is rounds
+
+
+def test_log_file_size_online_resize_since_mariadb_10_9():
+    assert f.variable_facts('innodb_log_file_size', 'mariadb', (10, 11, 19)).dynamic is True
+    assert f.variable_facts('innodb_log_file_size', 'mariadb', (10, 6, 16)).dynamic is False
+    assert f.variable_facts('innodb_log_file_size', 'mysql', (8, 0, 33)).dynamic is False

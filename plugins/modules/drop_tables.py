@@ -1,0 +1,381 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+---
+module: drop_tables
+short_description: Drop InnoDB tables in an off-peak window, handling the adaptive hash index
+version_added: 0.1.0
+description:
+  - Drops (or moves to a holding schema) a list of tables as one guarded sequence, so that a drop
+    never freezes the application and the adaptive hash index (AHI) always ends as it began.
+  - "Before anything changes: checks the window, the confirmation and every name (plain identifiers
+    only, no system schema), then on the server that each table exists and is a base table, is not
+    mapped by the InnoDB memcached plugin, is not referenced by a foreign key from a table that
+    stays, and that no session holds a metadata lock on it (where the server can tell)."
+  - Then, in one C(try/finally), switches AHI off only where the flavor and version need it and AHI
+    is on (O(ahi_strategy=auto) reads the per-version decision from the collection's flavor data,
+    which the C(bench/drop_table) benchmark set), runs each C(DROP TABLE) with a short session
+    C(lock_wait_timeout) and bounded retries, and puts AHI back to what it was, also when a drop
+    fails, times out, or the module gets SIGTERM, SIGINT or SIGHUP. After a signal the interrupted
+    session is killed first, so a C(DROP) still waiting for a lock cannot run later.
+  - With O(follow=true) it is the replica side of a replicated drop. It switches AHI off where needed,
+    waits until replication has applied the drop (the tables are gone here), and puts AHI back.
+    It never drops anything itself. Run it asynchronously before the primary drops.
+  - The playbook C(dbfleet.innodb.drop_table) drives this module over a fleet.
+author:
+  - dbfleet maintainers (@dbfleet)
+extends_documentation_fragment:
+  - dbfleet.innodb.login
+attributes:
+  check_mode:
+    support: full
+    description: Checks everything and reports the plan (each statement it would run); drops nothing.
+  diff_mode:
+    support: none
+    description: Dropping has no before/after text worth a diff; the plan and the per-table report say it all.
+  platform:
+    platforms: posix
+    support: full
+    description: Runs wherever PyMySQL can reach the server (the follower's cancel file is on the host it runs on).
+options:
+  tables:
+    description:
+      - Tables to drop, each as C(db.table) with plain identifiers (letters, digits, C(_), C($)).
+      - Schemas C(mysql), C(sys), C(information_schema), C(performance_schema) and C(innodb_memcache)
+        are refused, as are wildcards, quotes, backticks and spaces.
+      - Dropped one at a time, in this order; after a failure the rest are not attempted.
+    type: list
+    elements: str
+    required: true
+  confirm:
+    description:
+      - Must be V(true) for anything to be dropped. Without it a real run fails before connecting;
+        check mode reports the plan and that a real run would refuse.
+      - Not needed with O(follow=true).
+    type: bool
+    default: false
+  ahi_strategy:
+    description:
+      - V(auto) switches AHI off around the drops where the collection's data for this flavor and
+        version says so (C(drop_table_ahi_strategy) in C(module_utils/flavors.py)).
+      - V(toggle) always switches it off first (when it is on) and back on after.
+      - V(keep) never touches it.
+    type: str
+    choices: [auto, toggle, keep]
+    default: auto
+  lock_wait_timeout:
+    description:
+      - Session C(lock_wait_timeout) in seconds for each attempt, so a drop waiting for a metadata
+        lock gives up quickly instead of queueing the application behind it.
+    type: int
+    default: 2
+  retries:
+    description: Further attempts after a lock wait timeout or deadlock (0-10).
+    type: int
+    default: 3
+  retry_delay:
+    description: Seconds to wait between attempts.
+    type: float
+    default: 1.0
+  rename_first:
+    description:
+      - Move each table to O(holding_schema) with C(RENAME TABLE) instead of dropping it, for a
+        later purge (drop the holding tables with this module in a later window).
+      - The new name is C(<db>__<table>__<UTC timestamp>), shortened with a hash above 64 characters.
+    type: bool
+    default: false
+  holding_schema:
+    description: Schema that O(rename_first) moves tables to; created when missing.
+    type: str
+    default: dbfleet_holding
+  disable_binlog:
+    description:
+      - Set C(sql_log_bin=0) for this module's session only, so the drops are not written to the
+        binary log and do not replicate (rolling drops, host by host). Needs the privilege to set it
+        (SUPER or SYSTEM_VARIABLES_ADMIN / SESSION_VARIABLES_ADMIN on MySQL 8).
+    type: bool
+    default: false
+  lift_super_read_only:
+    description:
+      - When C(super_read_only) is ON (a replica), switch it OFF for the drops and back ON after,
+        in the same C(finally) as AHI. Without it such a server is refused before anything changes.
+    type: bool
+    default: false
+  window:
+    description:
+      - Off-peak window C(HH:MM-HH:MM) in O(timezone); may cross midnight. Outside it the module
+        fails (also in check mode) with the time the next window opens, unless O(force_window).
+      - Not set means no window check.
+    type: str
+  timezone:
+    description: IANA time zone of O(window), for example C(Europe/Berlin).
+    type: str
+    default: UTC
+  force_window:
+    description: Run even outside O(window).
+    type: bool
+    default: false
+  follow:
+    description:
+      - Replica side of a replicated drop, see the description. Tables missing here are not an error.
+    type: bool
+    default: false
+  follow_timeout:
+    description:
+      - With O(follow), seconds to wait for replication to apply the drop before putting AHI back
+        and failing. Keep it below the C(async) time of the task.
+    type: int
+    default: 600
+  cancel_file:
+    description:
+      - With O(follow), stop waiting (and put AHI back) as soon as this file exists. The playbook
+        creates it when the drop on the primary failed.
+    type: path
+  restore_timeout:
+    description:
+      - Seconds to keep trying to put AHI and C(super_read_only) back (reconnecting when the
+        connection was lost) before the module fails loudly.
+    type: int
+    default: 60
+notes:
+  - The module opens one connection; the drops, C(lock_wait_timeout) and C(sql_log_bin) are session
+    settings of that connection only. AHI and C(super_read_only) are global and always restored.
+  - A C(SIGKILL) cannot be caught; Ansible's C(async) sends one when the async time runs out, so
+    keep O(follow_timeout) and O(lock_wait_timeout) times O(retries) well below it.
+  - Metadata locks are listed from C(performance_schema.metadata_locks) (MySQL, when the C(mdl)
+    instrument is enabled) or C(information_schema.METADATA_LOCK_INFO) (MariaDB, with the
+    C(metadata_lock_info) plugin); elsewhere the module warns and relies on the short lock wait.
+seealso:
+  - name: docs/drop_table.md
+    description: The playbook, the measured per-version AHI strategy, and examples.
+    link: https://example.invalid/dbfleet/innodb/docs/drop_table.md
+'''
+
+EXAMPLES = r'''
+- name: Drop two old tables in the night window, Berlin time
+  dbfleet.innodb.drop_tables:
+    tables: [shop.orders_2019, shop.orders_2020]
+    window: "02:00-05:00"
+    timezone: Europe/Berlin
+    confirm: true
+    login_unix_socket: /run/mysqld/mysqld.sock
+
+- name: Preview (check mode prints every statement it would run)
+  dbfleet.innodb.drop_tables:
+    tables: [shop.orders_2019]
+    confirm: true
+  check_mode: true
+
+- name: Move to a holding schema now, purge later
+  dbfleet.innodb.drop_tables:
+    tables: [shop.orders_2019]
+    rename_first: true
+    holding_schema: dbfleet_holding
+    confirm: true
+
+- name: On one host only, without binary logging (rolling drop)
+  dbfleet.innodb.drop_tables:
+    tables: [shop.orders_2019]
+    disable_binlog: true
+    lift_super_read_only: true
+    confirm: true
+'''
+
+RETURN = r'''
+dropped:
+  description: Tables dropped (or renamed with O(rename_first)), as C(db.table).
+  returned: always
+  type: list
+  elements: str
+  sample: [shop.orders_2019]
+renamed:
+  description: With O(rename_first), each table and its new name.
+  returned: always
+  type: dict
+  sample: {shop.orders_2019: dbfleet_holding.shop__orders_2019__20240310021500}
+tables:
+  description: One entry per table with what was found and what happened.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - name: shop.orders_2019
+      schema: shop
+      table: orders_2019
+      exists: true
+      engine: InnoDB
+      rows_estimate: 1250000
+      size_bytes: 402653184
+      size: 384.0 MiB
+      file_bytes: 415236096
+      file_size: 396.0 MiB
+      result: dropped
+      attempts: 1
+      seconds: 0.0412
+ahi:
+  description:
+    - AHI before and after, the strategy and why, whether it was switched off, and for how long.
+  returned: always
+  type: dict
+  sample:
+    requested: auto
+    strategy: toggle
+    before: 'ON'
+    after: 'ON'
+    toggled: true
+    off_seconds: 0.0921
+    reason: "AHI is ON and flavors.py drop_table_ahi_strategy for mysql 5.7.22 is toggle: ..."
+steps:
+  description: Each step with its duration in seconds and whether it worked.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {step: switch AHI OFF, seconds: 0.0132, ok: true, detail: reads OFF}
+    - {step: drop attempt 1, target: shop.orders_2019, seconds: 0.0412, ok: true}
+    - {step: restore AHI ON, seconds: 0.0021, ok: true}
+plan:
+  description: The statements the run makes (or, in check mode, would make), in order.
+  returned: always
+  type: list
+  elements: str
+blockers:
+  description: Sessions found holding metadata locks on the tables (the module refuses then).
+  returned: always
+  type: list
+  elements: dict
+binlog_disabled:
+  description: Whether C(sql_log_bin=0) was in effect for the drops.
+  returned: always
+  type: bool
+super_read_only:
+  description: C(super_read_only) before and after, and whether it was lifted; null where none.
+  returned: always
+  type: dict
+follow:
+  description: With O(follow), the outcome (applied, already_absent, cancelled, timeout, interrupted)
+    and the seconds waited.
+  returned: always
+  type: dict
+window:
+  description: Where the run stood relative to O(window); null without a window.
+  returned: always
+  type: dict
+server:
+  description: Flavor and version of the server.
+  returned: when connected
+  type: dict
+'''
+
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
+    error_text, login_argument_spec, require_pymysql)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.droptable import (
+    DropError, Sequence, parse_table_names)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.window import WindowError, status
+
+try:
+    import pymysql
+except ImportError:  # pragma: no cover - reported by require_pymysql()
+    pymysql = None
+
+
+def argument_spec():
+    spec = login_argument_spec()
+    spec.update(
+        tables=dict(type='list', elements='str', required=True),
+        confirm=dict(type='bool', default=False),
+        ahi_strategy=dict(type='str', choices=['auto', 'toggle', 'keep'], default='auto'),
+        lock_wait_timeout=dict(type='int', default=2),
+        retries=dict(type='int', default=3),
+        retry_delay=dict(type='float', default=1.0),
+        rename_first=dict(type='bool', default=False),
+        holding_schema=dict(type='str', default='dbfleet_holding'),
+        disable_binlog=dict(type='bool', default=False),
+        lift_super_read_only=dict(type='bool', default=False),
+        window=dict(type='str'),
+        timezone=dict(type='str', default='UTC'),
+        force_window=dict(type='bool', default=False),
+        follow=dict(type='bool', default=False),
+        follow_timeout=dict(type='int', default=600),
+        cancel_file=dict(type='path'),
+        restore_timeout=dict(type='int', default=60),
+    )
+    return spec
+
+
+RANGES = dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300), follow_timeout=(1, 86400),
+              restore_timeout=(1, 3600))
+
+
+def pure_checks(module):
+    """Everything that needs no server. Returns the window status (or None); fails the module."""
+    p = module.params
+    for name, (low, high) in sorted(RANGES.items()):
+        if not low <= p[name] <= high:
+            module.fail_json(msg='%s=%s is out of range %s-%s' % (name, p[name], low, high))
+    try:
+        parse_table_names(p['tables'])
+    except DropError as e:
+        module.fail_json(msg=str(e))
+    st = None
+    if p['window'] is not None:
+        try:
+            st = status(p['window'], p['timezone'])
+        except WindowError as e:
+            module.fail_json(msg=str(e))
+        if not st['inside']:
+            if p['force_window']:
+                module.warn('forced outside the window: %s' % st['message'])
+            else:
+                module.fail_json(msg='refusing: %s (set force_window to run anyway)' % st['message'],
+                                 window=st, dropped=[], changed=False)
+    if not p['confirm'] and not p['follow'] and not module.check_mode:
+        module.fail_json(msg='confirm is not set: nothing is dropped without confirm=true', dropped=[],
+                         changed=False, window=st)
+    return st
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    require_pymysql(module)
+    window = pure_checks(module)
+    seq = Sequence(module.params, check_mode=module.check_mode, warn=module.warn)
+    seq.window = window
+    try:
+        seq.run()
+    except DropError as e:
+        module.fail_json(msg=str(e), **seq.report())
+    except pymysql.err.MySQLError as e:
+        module.fail_json(msg='server error: %s' % error_text(e), **seq.report())
+    except Exception as e:  # pragma: no cover - unexpected: keep the report, show the trace
+        module.fail_json(msg='unexpected error: %s' % e, exception=traceback.format_exc(), **seq.report())
+    finally:
+        if seq.conn is not None:
+            try:
+                seq.conn.close()
+            except Exception:
+                pass
+    result = seq.report()
+    if module.check_mode:
+        msg = 'check mode: ' + '; '.join(seq.plan)
+    elif module.params['follow']:
+        msg = 'replica: %s after %ss; AHI %s -> %s' % (
+            result['follow']['outcome'], result['follow']['waited_seconds'], seq.ahi['before'], seq.ahi['after'])
+    else:
+        msg = '%s %s; AHI %s -> %s' % (
+            'renamed' if module.params['rename_first'] else 'dropped', ', '.join(result['dropped']) or 'nothing',
+            seq.ahi['before'], seq.ahi['after'])
+    module.exit_json(msg=msg, **result)
+
+
+if __name__ == '__main__':
+    main()

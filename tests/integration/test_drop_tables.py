@@ -1,0 +1,622 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""dbfleet.innodb.drop_tables and playbooks/drop_table.yml against the lab's real servers.
+
+Every test creates its own dbfleet_test_drop_* schema and puts AHI back to what it was.
+A "real failure mid-drop" is a lock the drop has to wait for and that the pre-check does not
+look at (it only looks at metadata locks on the tables themselves): LOCK INSTANCE FOR BACKUP on
+MySQL 8 and BACKUP STAGE BLOCK_DDL on MariaDB (both block DDL only, not the other engineers'
+DML), and a reading transaction on MySQL 5.7 (whose mdl instrument is off by default).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pymysql
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, '.collections'))
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors  # noqa: E402
+
+HOSTS = ('mysql80', 'mysql57', 'mariadb1011')
+VENV_BIN = os.path.join(REPO, '.venv', 'bin')
+ENV = dict(os.environ, PATH=VENV_BIN + os.pathsep + os.environ.get('PATH', ''),
+           ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'),
+           ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, '.collections'),
+           ANSIBLE_LOAD_CALLBACK_PLUGINS='1', ANSIBLE_STDOUT_CALLBACK='ansible.builtin.minimal',
+           ANSIBLE_CALLBACK_RESULT_FORMAT='json',
+           ANSIBLE_DEPRECATION_WARNINGS='0', ANSIBLE_LOCALHOST_WARNING='0', ANSIBLE_INVENTORY_UNPARSED_WARNING='0')
+
+
+# ------------------------------------------------------------------ helpers
+class Server(object):
+    def __init__(self, lab, name):
+        self.lab = lab
+        self.name = name
+        self.row = lab.hosts[name]
+        self._conn = None
+
+    @property
+    def conn(self):
+        for attempt in range(20):  # another engineer may restart the server briefly
+            try:
+                if self._conn is None:
+                    self._conn = self.lab.connect(self.name, via='socket')
+                self._conn.ping(reconnect=False)
+                return self._conn
+            except pymysql.err.OperationalError:
+                self._conn = None
+                time.sleep(1)
+        raise AssertionError('%s does not answer' % self.name)
+
+    def sql(self, statement, args=None):
+        with self.conn.cursor(pymysql.cursors.DictCursor) as cur:
+            cur.execute(statement, args)
+            return cur.fetchall()
+
+    def value(self, statement):
+        rows = self.sql(statement)
+        return list(rows[0].values())[0] if rows else None
+
+    def ahi(self):
+        return 'ON' if int(self.value('SELECT @@GLOBAL.innodb_adaptive_hash_index')) else 'OFF'
+
+    def set_ahi(self, value):
+        self.sql('SET GLOBAL innodb_adaptive_hash_index = %s' % value)
+
+    def exists(self, db, table):
+        return bool(self.sql('SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s',
+                             (db, table)))
+
+    def identity(self):
+        rows = dict((k, self.value('SELECT @@GLOBAL.%s' % k)) for k in ('version', 'version_comment'))
+        return flavors.identity_from_variables(rows)
+
+    def login(self):
+        return dict(login_unix_socket=self.row['socket'], login_user=self.lab.admin_user,
+                    login_password=self.lab.admin_password, config_file='')
+
+
+def module(server, check=False, timeout=180, **args):
+    """Run dbfleet.innodb.drop_tables through ansible (a real module process); returns (rc, result)."""
+    args = dict(server.login(), **args)
+    cmd = [os.path.join(VENV_BIN, 'ansible'), 'localhost', '-i', 'localhost,', '-c', 'local',
+           '-e', 'ansible_python_interpreter=%s' % os.path.join(VENV_BIN, 'python'),
+           '-m', 'dbfleet.innodb.drop_tables', '-a', json.dumps(args)]
+    if check:
+        cmd.append('--check')
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=REPO, timeout=timeout, check=False)
+    return proc.returncode, _result(proc.stdout, proc.stderr)
+
+
+def _result(stdout, stderr=''):
+    try:
+        return json.loads(stdout[stdout.index('=> {') + 3:])
+    except ValueError:
+        raise AssertionError('no JSON from ansible:\n%s\n%s' % (stdout, stderr))
+
+
+def window_around_now(inside=True):
+    now = datetime.datetime.now(datetime.timezone.utc)
+    if inside:
+        start, end = now - datetime.timedelta(hours=1), now + datetime.timedelta(hours=2)
+    else:
+        start, end = now + datetime.timedelta(hours=3), now + datetime.timedelta(hours=5)
+    return '%02d:00-%02d:00' % (start.hour, end.hour)
+
+
+@pytest.fixture(scope='module', params=HOSTS)
+def server(request, lab):
+    if lab.hosts.get(request.param, {}).get('state') != 'up':
+        pytest.skip('%s is not up in the lab' % request.param)
+    srv = Server(lab, request.param)
+    original = srv.ahi()
+    yield srv
+    srv.set_ahi(original)
+    assert srv.ahi() == original
+
+
+@pytest.fixture
+def schema(server):
+    name = 'dbfleet_test_drop_%d' % (os.getpid() % 100000)
+    server.sql('DROP DATABASE IF EXISTS %s' % name)
+    server.sql('CREATE DATABASE %s' % name)
+    yield name
+    server.sql('DROP DATABASE IF EXISTS %s' % name)
+    server.sql('DROP DATABASE IF EXISTS dbfleet_test_drop_holding')
+
+
+def make_table(server, schema, table, rows=200):
+    server.sql('CREATE TABLE %s.%s (id INT PRIMARY KEY, k INT, v VARCHAR(64), KEY (k)) ENGINE=InnoDB' % (schema, table))
+    server.sql('INSERT INTO %s.%s VALUES %s' % (schema, table, ', '.join(
+        "(%d, %d, MD5(%d))" % (i, i % 17, i) for i in range(1, rows + 1))))
+
+
+class Blocker(object):
+    """A session that makes DROP TABLE wait (see the module docstring), released by release()."""
+
+    def __init__(self, server, schema, table):
+        self.server = server
+        self.conn = server.lab.connect(server.name, via='socket')
+        ident = server.identity()
+        with self.conn.cursor() as cur:
+            if ident.flavor == 'mysql' and ident.version >= (8, 0, 0):
+                cur.execute('LOCK INSTANCE FOR BACKUP')
+                self.kind = 'backup lock'
+            elif ident.flavor == 'mariadb':
+                cur.execute('BACKUP STAGE START')
+                cur.execute('BACKUP STAGE BLOCK_DDL')
+                self.kind = 'backup stage'
+            else:
+                cur.execute('BEGIN')
+                cur.execute('SELECT COUNT(*) FROM %s.%s' % (schema, table))
+                cur.fetchall()
+                self.kind = 'open transaction'
+
+    def release(self):
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+
+def assert_ahi_reported(result, before):
+    assert result['ahi']['before'] == before
+    assert result['ahi']['after'] == before
+
+
+# ------------------------------------------------------------------ tests
+def test_check_mode_drops_nothing_and_says_what_would_happen(server, schema):
+    make_table(server, schema, 't1')
+    server.set_ahi('ON')
+    rc, res = module(server, check=True, tables=['%s.t1' % schema], confirm=True, ahi_strategy='toggle')
+    assert rc == 0, res
+    assert res['changed'] is True
+    assert server.exists(schema, 't1')
+    assert res['tables'][0]['result'] == 'would_drop'
+    assert res['tables'][0]['size_bytes'] > 0
+    assert 'SET GLOBAL innodb_adaptive_hash_index = OFF (it is ON)' in res['plan']
+    assert any(p.startswith('DROP TABLE %s.t1' % schema) for p in res['plan'])
+    assert res['ahi']['toggled'] is False
+    assert server.ahi() == 'ON'
+
+
+def test_check_mode_without_confirm_says_a_real_run_refuses(server, schema):
+    make_table(server, schema, 't1')
+    rc, res = module(server, check=True, tables=['%s.t1' % schema])
+    assert rc == 0, res
+    assert res['changed'] is False
+    assert '(a real run refuses: confirm is not set)' in res['plan']
+
+
+def test_drop_with_toggle_puts_ahi_back(server, schema):
+    make_table(server, schema, 't1', rows=2000)
+    make_table(server, schema, 't2')
+    server.set_ahi('ON')
+    rc, res = module(server, tables=['%s.t1' % schema, '%s.t2' % schema], confirm=True, ahi_strategy='toggle')
+    assert rc == 0, res
+    assert res['changed'] is True
+    assert res['dropped'] == ['%s.t1' % schema, '%s.t2' % schema]
+    assert not server.exists(schema, 't1') and not server.exists(schema, 't2')
+    assert_ahi_reported(res, 'ON')
+    assert res['ahi']['toggled'] is True
+    assert res['ahi']['off_seconds'] > 0
+    names = [s['step'] for s in res['steps']]
+    assert names.index('switch AHI OFF') < names.index('drop attempt 1') < names.index('restore AHI ON')
+    assert all(s['seconds'] >= 0 for s in res['steps'])
+    assert server.ahi() == 'ON'
+
+
+def test_auto_uses_the_flavor_data(server, schema):
+    make_table(server, schema, 't1')
+    server.set_ahi('ON')
+    ident = server.identity()
+    want = flavors.capability('drop_table_ahi_strategy', ident.flavor, ident.version)
+    rc, res = module(server, tables=['%s.t1' % schema], confirm=True)
+    assert rc == 0, res
+    assert res['ahi']['strategy'] == want
+    assert res['ahi']['toggled'] is (want == 'toggle')
+    assert_ahi_reported(res, 'ON')
+    assert server.ahi() == 'ON'
+
+
+def test_keep_and_ahi_off_touch_nothing(server, schema):
+    make_table(server, schema, 't1')
+    make_table(server, schema, 't2')
+    server.set_ahi('OFF')
+    rc, res = module(server, tables=['%s.t1' % schema], confirm=True, ahi_strategy='toggle')
+    assert rc == 0 and res['ahi']['toggled'] is False and server.ahi() == 'OFF'
+    server.set_ahi('ON')
+    rc, res = module(server, tables=['%s.t2' % schema], confirm=True, ahi_strategy='keep')
+    assert rc == 0 and res['ahi']['toggled'] is False and server.ahi() == 'ON'
+    assert not any(s['step'] == 'switch AHI OFF' for s in res['steps'])
+
+
+def test_failure_mid_drop_still_restores_ahi(server, schema):
+    make_table(server, schema, 't1')
+    for attempt in range(3):  # the lab is shared: another engineer may flip AHI in between
+        server.set_ahi('ON')
+        blocker = Blocker(server, schema, 't1')
+        try:
+            started = time.monotonic()
+            rc, res = module(server, tables=['%s.t1' % schema], confirm=True, ahi_strategy='toggle',
+                             lock_wait_timeout=1, retries=2, retry_delay=0.2)
+            took = time.monotonic() - started
+        finally:
+            blocker.release()
+        if res.get('ahi', {}).get('before') == 'ON':
+            break
+    assert rc != 0, res
+    assert 'gave up after 3 attempts of lock_wait_timeout=1s each' in res['msg'], res['msg']
+    assert 'AHI is ON (was ON before)' in res['msg']
+    attempts = [s for s in res['steps'] if s['step'].startswith('drop attempt')]
+    assert len(attempts) == 3 and not any(s['ok'] for s in attempts)
+    assert all(0.8 <= s['seconds'] < 5 for s in attempts), attempts  # the short lock wait, not forever
+    assert res['ahi']['toggled'] is True
+    assert_ahi_reported(res, 'ON')
+    assert res['tables'][0]['result'] == 'failed'
+    assert server.ahi() == 'ON'
+    assert server.exists(schema, 't1')
+    assert took < 60
+
+
+def _descendants(pid):
+    out = []
+    children = {}
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry) as f:
+                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        for c in children.get(p, []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _module_pid(parent, deadline):
+    while time.monotonic() < deadline:
+        for pid in _descendants(parent):
+            try:
+                with open('/proc/%d/cmdline' % pid, 'rb') as f:
+                    cmd = f.read().replace(b'\0', b' ')
+            except OSError:
+                continue
+            if b'AnsiballZ_drop_tables.py' in cmd and b'/bin/sh' not in cmd:
+                return pid
+        time.sleep(0.1)
+    return None
+
+
+@pytest.mark.parametrize('signame', ['SIGTERM', 'SIGINT'])
+def test_interrupted_module_restores_ahi_and_kills_the_waiting_drop(server, schema, signame):
+    make_table(server, schema, 't1')
+    server.set_ahi('ON')
+    blocker = Blocker(server, schema, 't1')
+    args = dict(server.login(), tables=['%s.t1' % schema], confirm=True, ahi_strategy='toggle',
+                lock_wait_timeout=30, retries=0)
+    cmd = [os.path.join(VENV_BIN, 'ansible'), 'localhost', '-i', 'localhost,', '-c', 'local',
+           '-e', 'ansible_python_interpreter=%s' % os.path.join(VENV_BIN, 'python'),
+           '-m', 'dbfleet.innodb.drop_tables', '-a', json.dumps(args)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=REPO)
+    try:
+        pid = _module_pid(proc.pid, time.monotonic() + 60)
+        assert pid, 'module process not found'
+        deadline = time.monotonic() + 30
+        while server.ahi() != 'OFF' and time.monotonic() < deadline:  # it switched AHI off and waits
+            time.sleep(0.05)
+        assert server.ahi() == 'OFF'
+        time.sleep(0.5)
+        os.kill(pid, getattr(signal, signame))
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        blocker.release()
+    res = _result(out, err)
+    assert 'interrupted by %s' % signame in res['msg'], res
+    assert_ahi_reported(res, 'ON')
+    assert server.ahi() == 'ON'
+    time.sleep(1.5)  # the DROP that waited was killed: releasing the lock must not let it run
+    assert server.exists(schema, 't1')
+
+
+@pytest.mark.parametrize('tables, words', [
+    (["dbfleet_test_drop_x.t1`; DROP DATABASE mysql; --"], 'not a plain identifier'),
+    (["dbfleet_test_drop_x.t1' OR '1'='1"], 'not a plain identifier'),
+    (['dbfleet_test_drop_x.%'], 'not a plain identifier'),
+    (['dbfleet_test_drop_x.*'], 'not a plain identifier'),
+    (['mysql.user'], 'system schema'),
+    (['performance_schema.threads'], 'system schema'),
+    (['innodb_memcache.containers'], 'system schema'),
+    (['dbfleet_test_drop_x'], 'exactly "db.table"'),
+])
+def test_bad_names_refused_before_anything(server, schema, tables, words):
+    make_table(server, schema, 'sentinel')
+    server.set_ahi('ON')
+    rc, res = module(server, tables=['%s.sentinel' % schema] + tables, confirm=True, ahi_strategy='toggle')
+    assert rc != 0
+    assert words in res['msg']
+    assert server.exists(schema, 'sentinel')
+    assert server.ahi() == 'ON'
+
+
+def test_missing_table_refuses_all(server, schema):
+    make_table(server, schema, 'sentinel')
+    server.set_ahi('ON')
+    rc, res = module(server, tables=['%s.sentinel' % schema, '%s.nope' % schema], confirm=True, ahi_strategy='toggle')
+    assert rc != 0
+    assert '%s.nope does not exist' % schema in res['msg']
+    assert server.exists(schema, 'sentinel')
+    assert server.ahi() == 'ON'
+    assert not any(s['step'] == 'switch AHI OFF' for s in res['steps'])
+
+
+def test_views_and_referenced_tables_refused(server, schema):
+    make_table(server, schema, 'parent')
+    server.sql('CREATE TABLE %s.child (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES %s.parent (id)) '
+               'ENGINE=InnoDB' % (schema, schema))
+    server.sql('CREATE VIEW %s.v AS SELECT id FROM %s.parent' % (schema, schema))
+    rc, res = module(server, tables=['%s.parent' % schema], confirm=True)
+    assert rc != 0 and 'referenced by foreign key' in res['msg'] and server.exists(schema, 'parent')
+    rc, res = module(server, tables=['%s.v' % schema], confirm=True)
+    assert rc != 0 and 'not a base table' in res['msg'] and server.exists(schema, 'v')
+    rc, res = module(server, tables=['%s.child' % schema, '%s.parent' % schema], confirm=True)
+    assert rc == 0, res  # both go: the reference goes with them
+    assert not server.exists(schema, 'parent')
+
+
+@pytest.mark.parametrize('window, words', [('25:00-03:00', 'start 25:00'), ('02:00', 'HH:MM-HH:MM'),
+                                           ('02:00-02:00', 'empty'), ('abc', 'HH:MM-HH:MM')])
+def test_malformed_window_refused(server, schema, window, words):
+    make_table(server, schema, 'sentinel')
+    rc, res = module(server, tables=['%s.sentinel' % schema], confirm=True, window=window)
+    assert rc != 0 and words in res['msg']
+    assert server.exists(schema, 'sentinel')
+
+
+def test_unknown_timezone_refused(server, schema):
+    make_table(server, schema, 'sentinel')
+    rc, res = module(server, tables=['%s.sentinel' % schema], confirm=True, window='02:00-03:00',
+                     timezone='Mars/Olympus')
+    assert rc != 0 and 'time zone' in res['msg'] and server.exists(schema, 'sentinel')
+
+
+def test_missing_confirmation_refused(server, schema):
+    make_table(server, schema, 'sentinel')
+    server.set_ahi('ON')
+    rc, res = module(server, tables=['%s.sentinel' % schema], ahi_strategy='toggle')
+    assert rc != 0 and 'confirm is not set' in res['msg']
+    assert server.exists(schema, 'sentinel') and server.ahi() == 'ON'
+
+
+def test_outside_window_says_when_it_opens_and_force_overrides(server, schema):
+    make_table(server, schema, 't1')
+    window = window_around_now(inside=False)
+    rc, res = module(server, tables=['%s.t1' % schema], confirm=True, window=window, timezone='UTC')
+    assert rc != 0
+    assert 'outside the window %s (UTC)' % window in res['msg'] and 'the next window opens at' in res['msg']
+    assert server.exists(schema, 't1')
+    rc, res = module(server, tables=['%s.t1' % schema], confirm=True, window=window, timezone='UTC', force_window=True)
+    assert rc == 0, res
+    assert not server.exists(schema, 't1')
+
+
+def test_inside_window_drops(server, schema):
+    make_table(server, schema, 't1')
+    rc, res = module(server, tables=['%s.t1' % schema], confirm=True, window=window_around_now(), timezone='UTC')
+    assert rc == 0, res
+    assert res['window']['inside'] is True
+    assert not server.exists(schema, 't1')
+
+
+def test_rename_first_moves_to_holding_schema(server, schema):
+    make_table(server, schema, 't1')
+    rc, res = module(server, tables=['%s.t1' % schema], confirm=True, rename_first=True,
+                     holding_schema='dbfleet_test_drop_holding')
+    assert rc == 0, res
+    target = res['renamed']['%s.t1' % schema]
+    hdb, htbl = target.split('.')
+    assert hdb == 'dbfleet_test_drop_holding' and htbl.startswith('%s__t1__' % schema)
+    assert not server.exists(schema, 't1') and server.exists(hdb, htbl)
+    assert server.value('SELECT COUNT(*) FROM %s.%s' % (hdb, htbl)) == 200
+    assert res['ahi']['toggled'] is False
+    # the later purge is an ordinary drop from the holding schema
+    rc, res = module(server, tables=[target], confirm=True)
+    assert rc == 0 and not server.exists(hdb, htbl)
+
+
+def _binlog_position(server):
+    if server.value('SELECT @@GLOBAL.log_bin') in (0, '0', 'OFF'):
+        return None
+    row = server.sql('SHOW MASTER STATUS')[0]
+    return row['File'], int(row['Position'])
+
+
+def _binlog_drops(server, pos, table):
+    events = server.sql('SHOW BINLOG EVENTS IN %%s FROM %d' % pos[1], (pos[0],))
+    return [e['Info'] for e in events if 'DROP TABLE' in (e['Info'] or '').upper() and table in (e['Info'] or '')]
+
+
+def test_rolling_mode_writes_no_binlog_event(server, schema):
+    if _binlog_position(server) is None:
+        pytest.skip('binary logging is off on %s' % server.name)
+    make_table(server, schema, 'rolled')
+    make_table(server, schema, 'logged')
+    pos = _binlog_position(server)
+    rc, res = module(server, tables=['%s.rolled' % schema], confirm=True, disable_binlog=True)
+    assert rc == 0, res
+    assert res['binlog_disabled'] is True
+    assert not server.exists(schema, 'rolled')
+    assert _binlog_drops(server, pos, 'rolled') == []
+    # the same check sees the event when binary logging stays on
+    rc, res = module(server, tables=['%s.logged' % schema], confirm=True)
+    assert rc == 0 and res['binlog_disabled'] is False
+    assert len(_binlog_drops(server, pos, 'logged')) == 1
+
+
+def test_follow_waits_for_the_drop_and_restores_ahi(server, schema):
+    make_table(server, schema, 't1')
+    server.set_ahi('ON')
+    cancel = '/tmp/dbfleet-test-drop-%d.cancel' % os.getpid()
+    if os.path.exists(cancel):
+        os.unlink(cancel)
+    box = {}
+
+    def follower():
+        box['res'] = module(server, tables=['%s.t1' % schema], follow=True, ahi_strategy='toggle', follow_timeout=60,
+                            cancel_file=cancel)
+    t = threading.Thread(target=follower)
+    t.start()
+    deadline = time.monotonic() + 60
+    while server.ahi() != 'OFF' and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.ahi() == 'OFF'  # the follower switched it off and waits
+    server.sql('DROP TABLE %s.t1' % schema)  # what replication would apply
+    t.join(90)
+    rc, res = box['res']
+    assert rc == 0, res
+    assert res['follow']['outcome'] == 'applied'
+    assert res['tables'][0]['result'] == 'dropped_by_replication'
+    assert_ahi_reported(res, 'ON')
+    assert server.ahi() == 'ON'
+    # a cancel file ends the wait (the primary failed): AHI back, nothing dropped
+    make_table(server, schema, 't2')
+    with open(cancel, 'w'):
+        pass
+    try:
+        rc, res = module(server, tables=['%s.t2' % schema], follow=True, ahi_strategy='toggle', follow_timeout=60,
+                         cancel_file=cancel)
+    finally:
+        os.unlink(cancel)
+    assert rc == 0 and res['follow']['outcome'] == 'cancelled'
+    assert server.exists(schema, 't2') and server.ahi() == 'ON'
+
+
+# ------------------------------------------------------------------ the playbook
+def playbook(lab, host, check=False, **extra):
+    cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', lab.inventory,
+           os.path.join(REPO, 'playbooks', 'drop_table.yml'),
+           '-e', json.dumps(dict(extra, drop_hosts=host))]
+    if check:
+        cmd.append('--check')
+    env = dict(ENV, ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_LOAD_CALLBACK_PLUGINS='0',
+               ANSIBLE_CALLBACK_RESULT_FORMAT='yaml')
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=600, check=False)
+
+
+def test_playbook_outside_window_check_mode_and_drop(server, schema):
+    make_table(server, schema, 't1')
+    server.set_ahi('ON')
+    tables = ['%s.t1' % schema]
+    proc = playbook(server.lab, server.name, drop_tables=tables, drop_window=window_around_now(False),
+                    drop_confirm=True)
+    assert proc.returncode != 0
+    assert 'the next window opens at' in proc.stdout
+    assert server.exists(schema, 't1')
+    proc = playbook(server.lab, server.name, drop_tables=tables, drop_window=window_around_now(True))
+    assert proc.returncode != 0 and 'drop_confirm is not set to true' in proc.stdout
+    proc = playbook(server.lab, server.name, check=True, drop_tables=tables, drop_window=window_around_now(True))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert 'DROP TABLE %s.t1' % schema in proc.stdout
+    assert server.exists(schema, 't1')
+    proc = playbook(server.lab, server.name, drop_tables=tables, drop_window=window_around_now(True),
+                    drop_confirm=True, drop_ahi_strategy='toggle')
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert not server.exists(schema, 't1')
+    assert "ahi_before: 'ON'" in proc.stdout and "ahi_after: 'ON'" in proc.stdout
+    assert server.ahi() == 'ON'
+
+
+def test_playbook_rolling_mode_single_host_no_binlog_event(server, schema):
+    if _binlog_position(server) is None:
+        pytest.skip('binary logging is off on %s' % server.name)
+    make_table(server, schema, 'r1')
+    pos = _binlog_position(server)
+    proc = playbook(server.lab, server.name, drop_tables=['%s.r1' % schema], drop_window=window_around_now(True),
+                    drop_confirm=True, drop_mode='rolling')
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert not server.exists(schema, 'r1')
+    assert _binlog_drops(server, pos, 'r1') == []
+
+
+# ------------------------------------------------------------------ the SSH fleet (only when it is up)
+def _fleet_status():
+    proc = subprocess.run([sys.executable, os.path.join(REPO, 'lab', 'lab.py'), '--mode', 'ssh', 'status', '--json'],
+                          capture_output=True, text=True, timeout=120, check=False)
+    if proc.returncode != 0:
+        return None
+    status = json.loads(proc.stdout)
+    if not status['hosts'] or any(r['state'] != 'up' for r in status['hosts']):
+        return None
+    return status
+
+
+@pytest.mark.fleet
+def test_fleet_replicated_drop_reaches_the_replica_and_restores_ahi():
+    status = _fleet_status()
+    if status is None:
+        pytest.skip('the SSH fleet is not up (the lead brings it up: lab.py --mode ssh up)')
+    import yaml
+    with open(status['inventory']) as f:
+        inv = yaml.safe_load(f)
+    hostvars = {}
+
+    def walk(group):
+        for name, hv in ((group or {}).get('hosts') or {}).items():
+            hostvars.setdefault(name, {}).update(hv or {})
+        for child in ((group or {}).get('children') or {}).values():
+            walk(child)
+    walk(inv['all'])
+
+    def conn(name):
+        hv = hostvars[name]
+        return pymysql.connect(unix_socket=hv['dbfleet_login_unix_socket'], user=hv['dbfleet_login_user'],
+                               password=hv['dbfleet_login_password'], autocommit=True)
+    primary, replica = conn('db1'), conn('db2')
+    cur_p, cur_r = primary.cursor(), replica.cursor()
+    cur_r.execute('SELECT @@GLOBAL.innodb_adaptive_hash_index')
+    ahi_before = cur_r.fetchone()[0]
+    schema = 'dbfleet_test_drop_fleet_it'
+    cur_p.execute('DROP DATABASE IF EXISTS %s' % schema)
+    cur_p.execute('CREATE DATABASE %s' % schema)
+    cur_p.execute('CREATE TABLE %s.t1 (id INT PRIMARY KEY) ENGINE=InnoDB' % schema)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        cur_r.execute("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s", (schema,))
+        if cur_r.fetchone()[0] == 1:
+            break
+        time.sleep(0.5)
+    cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', status['inventory'],
+           os.path.join(REPO, 'playbooks', 'drop_table.yml'), '-e', json.dumps(dict(
+               drop_tables=['%s.t1' % schema], drop_window=window_around_now(True), drop_confirm=True,
+               drop_hosts='db1:db2', drop_ahi_strategy='toggle'))]
+    env = dict(ENV, ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_LOAD_CALLBACK_PLUGINS='0',
+               ANSIBLE_CALLBACK_RESULT_FORMAT='yaml')
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=600, check=False)
+    try:
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        cur_r.execute("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = 't1'",
+                      (schema,))
+        assert cur_r.fetchone()[0] == 0
+        cur_r.execute('SELECT @@GLOBAL.innodb_adaptive_hash_index')
+        assert cur_r.fetchone()[0] == ahi_before
+        assert 'outcome: applied' in proc.stdout or "outcome: 'applied'" in proc.stdout
+    finally:
+        cur_p.execute('DROP DATABASE IF EXISTS %s' % schema)
