@@ -140,7 +140,7 @@ def window_stats(buckets, t0, t1):
     per_second = []
     per = int(round(1 / BUCKET))
     for i in range(0, len(sel) - per + 1, per):
-        per_second.append(sum(c for c, _ in sel[i:i + per]))
+        per_second.append(sum(c for c, _latency in sel[i:i + per]))
     return dict(queries=n, seconds=round(secs, 2), qps=round(n / secs, 1),
                 min_qps_1s=min(per_second) if per_second else n,
                 per_second=per_second,

@@ -288,8 +288,8 @@ class Lab:
                               "hosts": rows}, indent=2))
             return
         columns = self.status_columns()
-        table = [[c for c, _key in columns]] + [[("-" if r.get(k) is None else str(r[k])) for _title, k in columns]
-                                             for r in rows]
+        cells = [[("-" if r.get(k) is None else str(r[k])) for _title, k in columns] for r in rows]
+        table = [[c for c, _key in columns]] + cells
         widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
         for line in table:
             print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())

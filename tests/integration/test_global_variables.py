@@ -112,7 +112,7 @@ def test_bad_values_name_the_input(lab_host):
 def test_persist_only_where_it_exists(lab_host):
     name, hv = lab_host
     result, _rc = run_module(name, dict(login(hv), persist=True, variables={'innodb_flush_neighbors': 1}),
-                           check=True)
+                             check=True)
     if hv['dbfleet_lab_expected_flavor'] == 'mysql' and str(hv['dbfleet_lab_expected_version']).startswith('8.'):
         assert not result['failed'], result.get('msg')
     else:
