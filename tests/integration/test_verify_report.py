@@ -255,3 +255,30 @@ def test_html_page_in_headless_chromium(audit, browser):
     hidden = browser.script("return Array.from(document.querySelectorAll('tr.hostrow.hidden'))"
                             ".map(function(r){return r.getAttribute('data-host')})")
     assert sorted(hidden) == sorted(h for h, e in report['hosts'].items() if e['status'] == 'ok')
+
+
+@pytest.mark.parametrize('memcached_hosts, expected', [
+    (None, set()),                     # no `memcached` group in the lab: nobody is audited for it
+    ('mysql80', {'mysql80'}),          # a host name
+    ('mysql*:!mysql57', {'mysql80'}),  # a pattern
+])
+def test_memcached_settings_only_where_the_role_applies(tmp_path, memcached_hosts, expected):
+    """The role defaults feed verify; daemon_memcached_option is wanted only on the memcached hosts."""
+    lab = sorted(h for h in lab_inventory() if h in ('mysql80', 'mysql57', 'mariadb1011'))
+    if not lab:
+        pytest.skip('the lab is not up')
+    extra = {'verify_desired_from': ['memcached'], 'verify_report_dir': str(tmp_path)}
+    if memcached_hosts is not None:
+        extra['verify_memcached_hosts'] = memcached_hosts
+    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
+               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'))
+    proc = subprocess.run([os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY,
+                           os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e', json.dumps(extra)],
+                          capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert 'Could not match supplied host pattern' not in proc.stderr
+    report = load_report(tmp_path)
+    audited = {h for h in lab if 'daemon_memcached_option' in report['hosts'][h]['variables']}
+    # MariaDB can never have the plugin: the role wants nothing there even when it is named.
+    assert audited == expected & set(lab)
