@@ -556,7 +556,7 @@ def test_playbook_rolling_mode_single_host_no_binlog_event(server, schema):
     assert _binlog_drops(server, pos, 'r1') == []
 
 
-# ------------------------------------------------------------------ the SSH fleet (only when it is up)
+# ------------------------------------------------------------------ the SSH fleet (the `fleet` fixture brings it up)
 def _fleet_status():
     proc = subprocess.run([sys.executable, os.path.join(REPO, 'lab', 'lab.py'), '--mode', 'ssh', 'status', '--json'],
                           capture_output=True, text=True, timeout=120, check=False)
@@ -569,10 +569,9 @@ def _fleet_status():
 
 
 @pytest.mark.fleet
-def test_fleet_replicated_drop_reaches_the_replica_and_restores_ahi():
+def test_fleet_replicated_drop_reaches_the_replica_and_restores_ahi(fleet):
     status = _fleet_status()
-    if status is None:
-        pytest.skip('the SSH fleet is not up (the lead brings it up: lab.py --mode ssh up)')
+    assert status is not None, 'the SSH fleet did not come up (lab.py --mode ssh status)'
     import yaml
     with open(status['inventory']) as f:
         inv = yaml.safe_load(f)
