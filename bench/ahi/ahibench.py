@@ -83,7 +83,7 @@ def q(conn, sql, args=None):
 
 
 def connect_retry(login, database=None, seconds=60):
-    """Connect, retrying while another engineer briefly restarts the server."""
+    """Connect, retrying while the server is briefly restarted by someone else."""
     deadline = time.time() + seconds
     while True:
         try:

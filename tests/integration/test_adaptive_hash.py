@@ -212,7 +212,7 @@ def _toggle_scenario(host, hv):
 
 @pytest.mark.parametrize('host', sorted(HOSTS))
 def test_enable_disable_runtime_dropin_check_mode_idempotence(host):
-    """Other engineers share these servers: a change made by someone else meanwhile restarts the scenario."""
+    """The lab may be shared: a change made by someone else meanwhile restarts the scenario."""
     hv = HOSTS[host]
     before_file = read_file(dropin_path(hv))
     for attempt in range(3):

@@ -46,7 +46,7 @@ def connect(hv, database=None, tries=30):
             return pymysql.connect(unix_socket=hv['dbfleet_login_unix_socket'], user=hv['dbfleet_login_user'],
                                    password=hv['dbfleet_login_password'], autocommit=True, database=database)
         except pymysql.err.OperationalError:
-            # Another engineer may be restarting this server for a moment.
+            # Another user of the lab may be restarting this server for a moment.
             if i == tries - 1:
                 raise
             time.sleep(1)

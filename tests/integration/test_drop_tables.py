@@ -5,7 +5,7 @@
 Every test creates its own dbfleet_test_drop_* schema and puts AHI back to what it was.
 A "real failure mid-drop" is a lock the drop has to wait for and that the pre-check does not
 look at (it only looks at metadata locks on the tables themselves): LOCK INSTANCE FOR BACKUP on
-MySQL 8 and BACKUP STAGE BLOCK_DDL on MariaDB (both block DDL only, not the other engineers'
+MySQL 8 and BACKUP STAGE BLOCK_DDL on MariaDB (both block DDL only, not other users'
 DML), and a reading transaction on MySQL 5.7 (whose mdl instrument is off by default).
 """
 
@@ -47,7 +47,7 @@ class Server(object):
 
     @property
     def conn(self):
-        for attempt in range(20):  # another engineer may restart the server briefly
+        for attempt in range(20):  # another user of the lab may restart the server briefly
             try:
                 if self._conn is None:
                     self._conn = self.lab.connect(self.name, via='socket')
@@ -243,7 +243,7 @@ def test_keep_and_ahi_off_touch_nothing(server, schema):
 
 def test_failure_mid_drop_still_restores_ahi(server, schema):
     make_table(server, schema, 't1')
-    for attempt in range(3):  # the lab is shared: another engineer may flip AHI in between
+    for attempt in range(3):  # the lab may be shared: someone else may flip AHI in between
         server.set_ahi('ON')
         blocker = Blocker(server, schema, 't1')
         try:

@@ -82,7 +82,7 @@ def play(tmp_path, lab):
 
 
 def query(lab, host, sql, args=None, tries=20):
-    """One statement, retried while another engineer restarts the server."""
+    """One statement, retried while another user of the lab restarts the server."""
     for i in range(tries):
         try:
             conn = lab.connect(host)

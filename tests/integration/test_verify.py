@@ -62,7 +62,7 @@ def login(host):
 
 
 def sql(host, statement, args=None, attempts=10):
-    """Run one statement (retrying while another engineer restarts the server); rows as dicts."""
+    """Run one statement (retrying while another user of the lab restarts the server); rows as dicts."""
     params = login(host)
     for attempt in range(attempts):
         try:
