@@ -44,6 +44,10 @@ def test_outside_window_left_the_table(db):
     assert _exists(db, 'outside')
 
 
+def test_check_mode_left_the_table(db):
+    assert _exists(db, 'checkonly')
+
+
 def test_replicated_drop_reached_every_host(db):
     assert not _exists(db, 'repl1')
     assert not _exists(db, 'repl2')
