@@ -10,7 +10,7 @@ ansible-galaxy collection build --force --output-path "$WORK/dist" . >/dev/null
 TARBALL=$(ls "$WORK"/dist/dbfleet-innodb-*.tar.gz)
 echo "built $(basename "$TARBALL") ($(du -h "$TARBALL" | cut -f1))"
 # Nothing from the work tree may leak into the tarball.
-if tar tzf "$TARBALL" | grep -E '(^|/)(\.lab|\.venv|\.collections|\.build|reports)/' ; then
+if tar tzf "$TARBALL" | grep -E '(^|/)(\.lab|\.venv|\.collections|\.build|\.ansible|reports)/' ; then
   echo "ERROR: the tarball carries work-tree state" >&2; exit 1
 fi
 mkdir -p "$WORK/collections"
