@@ -7,12 +7,17 @@ import argparse
 import multiprocessing
 import os
 import random
+import sys
 import time
 
 import pymysql
 import pymysql.cursors
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+sys.path.insert(0, os.path.join(ROOT, 'lab'))
+
+from dbfleet_lab.inventory import read_hosts  # noqa: E402
+
 METRICS = ('adaptive_hash_searches', 'adaptive_hash_searches_btree', 'adaptive_hash_rows_added',
            'adaptive_hash_rows_removed', 'adaptive_hash_pages_added', 'adaptive_hash_pages_removed')
 MAINT = METRICS[2:]
@@ -31,25 +36,9 @@ def add_target_args(parser):
     g.add_argument('--database', default='dbfleet_bench_ahi')
 
 
-def _inventory_hosts(path):
-    import yaml
-    with open(path) as f:
-        data = yaml.safe_load(f) or {}
-    hosts = {}
-
-    def walk(group):
-        for name, hv in (group.get('hosts') or {}).items():
-            hosts.setdefault(name, {}).update(hv or {})
-        for child in (group.get('children') or {}).values():
-            walk(child or {})
-    for group in data.values():
-        walk(group or {})
-    return hosts
-
-
 def login_from_args(args):
     if args.host:
-        hv = _inventory_hosts(args.inventory).get(args.host)
+        hv = read_hosts(args.inventory).get(args.host)
         if hv is None:
             raise SystemExit('host %s is not in %s' % (args.host, args.inventory))
         login = dict(user=hv.get('dbfleet_login_user'), password=hv.get('dbfleet_login_password'))

@@ -31,13 +31,14 @@ import sys
 import time
 
 import pymysql
-import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, '..', '..'))
 sys.path.insert(0, os.path.join(REPO, '.collections'))
+sys.path.insert(0, os.path.join(REPO, 'lab'))
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.droptable import Sequence  # noqa: E402
+from dbfleet_lab.inventory import read_hosts  # noqa: E402
 
 SCHEMA = 'dbfleet_bench_drop'
 BUCKET = 0.1
@@ -45,15 +46,7 @@ BUCKET = 0.1
 
 # ------------------------------------------------------------------ login
 def host_login(inventory, host):
-    with open(inventory) as f:
-        inv = yaml.safe_load(f)
-
-    def walk(group):
-        hosts = dict((group or {}).get('hosts') or {})
-        for child in ((group or {}).get('children') or {}).values():
-            hosts.update(walk(child))
-        return hosts
-    hosts = walk(inv['all'])
+    hosts = read_hosts(inventory)
     if host not in hosts:
         raise SystemExit('host %s is not in %s (hosts: %s)' % (host, inventory, ', '.join(sorted(hosts))))
     hv = hosts[host]

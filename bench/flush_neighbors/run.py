@@ -30,23 +30,16 @@ import sys
 import time
 
 import pymysql
-import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, 'lab'))
+
+from dbfleet_lab.inventory import read_hosts  # noqa: E402
 SCHEMA = 'dbfleet_bench_fn'
 
 
 def lab_host(name, inventory):
-    with open(inventory) as f:
-        inv = yaml.safe_load(f)
-    found = {}
-
-    def walk(group):
-        for host, hv in ((group or {}).get('hosts') or {}).items():
-            found.setdefault(host, {}).update(hv or {})
-        for child in ((group or {}).get('children') or {}).values():
-            walk(child)
-    walk(inv['all'])
+    found = read_hosts(inventory)
     if name in found:
         return found[name]
     # the inventory may belong to another lab directory: ask the lab itself

@@ -25,6 +25,10 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, '..', '..'))
+sys.path.insert(0, os.path.join(ROOT, 'lab'))
+
+from dbfleet_lab.inventory import hosts_in  # noqa: E402
+
 LAB_INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
 SETTINGS = {
     'innodb_adaptive_hash_index': None, 'innodb_adaptive_hash_index_parts': None,
@@ -37,15 +41,7 @@ SETTINGS = {
 def lab_hosts():
     with open(LAB_INVENTORY) as handle:
         data = yaml.safe_load(handle)
-    hosts, top = {}, data['all'].get('vars') or {}
-
-    def walk(group):
-        for name, hv in (group.get('hosts') or {}).items():
-            hosts[name] = dict(hv or {})
-        for child in (group.get('children') or {}).values():
-            walk(child or {})
-    walk(data['all'])
-    return hosts, top
+    return hosts_in(data), data['all'].get('vars') or {}
 
 
 def server_cpu(hosts):

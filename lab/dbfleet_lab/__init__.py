@@ -6,7 +6,8 @@ Modules:
 - ``servers``: server kinds (MySQL 8.0/5.7/5.6, MariaDB 10.11), pristine datadir templates,
   one instance = one directory with its option file, datadir, socket, pid file and logs.
 - ``netns``: network namespaces, the bridge and one sshd per namespace (SSH mode).
-- ``lab``: the two labs (local and SSH fleet), their hosts, secrets and inventories.
+- ``labs``: the two labs (local and SSH fleet), their hosts, secrets and inventories.
+- ``inventory``: reading those inventories back (for the tests and benchmarks).
 - ``yamlout``: a small YAML emitter for the inventories (the lab needs no PyYAML).
 """
 import os

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pymysql
 import pytest
@@ -67,7 +68,18 @@ class LabHandle:
         kwargs.setdefault("autocommit", True)
         return pymysql.connect(user=self.admin_user, password=self.admin_password, **where, **kwargs)
 
-    def query(self, host, sql, args=None):
+    def query(self, host, sql, args=None, tries=1):
+        """One statement as the admin user, rows as dicts; with tries > 1, an OperationalError
+        (the server is being restarted) is tried again once a second."""
+        for attempt in range(tries):
+            try:
+                return self._query_once(host, sql, args)
+            except pymysql.err.OperationalError:
+                if attempt >= tries - 1:
+                    raise
+                time.sleep(1)
+
+    def _query_once(self, host, sql, args):
         conn = self.connect(host)
         try:
             with conn.cursor(pymysql.cursors.DictCursor) as cur:

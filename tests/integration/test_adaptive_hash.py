@@ -17,6 +17,7 @@ import time
 import pymysql
 import pytest
 import yaml
+from dbfleet_lab.inventory import read_hosts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
@@ -29,17 +30,7 @@ DROPIN = '60-dbfleet-adaptive_hash.cnf'
 
 
 def inventory_hosts(path):
-    if not os.path.exists(path):
-        return {}
-    hosts = {}
-
-    def walk(group):
-        for name, hv in (group.get('hosts') or {}).items():
-            hosts.setdefault(name, {}).update(hv or {})
-        for child in (group.get('children') or {}).values():
-            walk(child or {})
-    walk(yaml.safe_load(open(path))['all'])
-    return hosts
+    return read_hosts(path) if os.path.exists(path) else {}
 
 
 HOSTS = inventory_hosts(INVENTORY)

@@ -13,7 +13,7 @@ import time
 
 import pymysql
 import pytest
-import yaml
+from dbfleet_lab.inventory import read_hosts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
@@ -23,17 +23,7 @@ DB = 'dbfleet_it_ahi_advisor'
 
 
 def lab_hosts():
-    if not os.path.exists(INVENTORY):
-        return {}
-    hosts = {}
-
-    def walk(group):
-        for name, hv in (group.get('hosts') or {}).items():
-            hosts.setdefault(name, {}).update(hv or {})
-        for child in (group.get('children') or {}).values():
-            walk(child or {})
-    walk(yaml.safe_load(open(INVENTORY))['all'])
-    return hosts
+    return read_hosts(INVENTORY) if os.path.exists(INVENTORY) else {}
 
 
 HOSTS = lab_hosts()

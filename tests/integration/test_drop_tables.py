@@ -557,38 +557,10 @@ def test_playbook_rolling_mode_single_host_no_binlog_event(server, schema):
 
 
 # ------------------------------------------------------------------ the SSH fleet (the `fleet` fixture brings it up)
-def _fleet_status():
-    proc = subprocess.run([sys.executable, os.path.join(REPO, 'lab', 'lab.py'), '--mode', 'ssh', 'status', '--json'],
-                          capture_output=True, text=True, timeout=120, check=False)
-    if proc.returncode != 0:
-        return None
-    status = json.loads(proc.stdout)
-    if not status['hosts'] or any(r['state'] != 'up' for r in status['hosts']):
-        return None
-    return status
-
-
 @pytest.mark.fleet
 def test_fleet_replicated_drop_reaches_the_replica_and_restores_ahi(fleet):
-    status = _fleet_status()
-    assert status is not None, 'the SSH fleet did not come up (lab.py --mode ssh status)'
-    import yaml
-    with open(status['inventory']) as f:
-        inv = yaml.safe_load(f)
-    hostvars = {}
-
-    def walk(group):
-        for name, hv in ((group or {}).get('hosts') or {}).items():
-            hostvars.setdefault(name, {}).update(hv or {})
-        for child in ((group or {}).get('children') or {}).values():
-            walk(child)
-    walk(inv['all'])
-
-    def conn(name):
-        hv = hostvars[name]
-        return pymysql.connect(unix_socket=hv['dbfleet_login_unix_socket'], user=hv['dbfleet_login_user'],
-                               password=hv['dbfleet_login_password'], autocommit=True)
-    primary, replica = conn('db1'), conn('db2')
+    assert all(row['state'] == 'up' for row in fleet.refresh().values()), fleet.hosts
+    primary, replica = fleet.connect('db1', via='socket'), fleet.connect('db2', via='socket')
     cur_p, cur_r = primary.cursor(), replica.cursor()
     cur_r.execute('SELECT @@GLOBAL.innodb_adaptive_hash_index')
     ahi_before = cur_r.fetchone()[0]
@@ -602,7 +574,7 @@ def test_fleet_replicated_drop_reaches_the_replica_and_restores_ahi(fleet):
         if cur_r.fetchone()[0] == 1:
             break
         time.sleep(0.5)
-    cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', status['inventory'],
+    cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', fleet.inventory,
            os.path.join(REPO, 'playbooks', 'drop_table.yml'), '-e', json.dumps(dict(
                drop_tables=['%s.t1' % schema], drop_window=window_around_now(True), drop_confirm=True,
                drop_hosts='db1:db2', drop_ahi_strategy='toggle'))]

@@ -8,9 +8,7 @@ import json
 import os
 import re
 import subprocess
-import time
 
-import pymysql
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -81,21 +79,9 @@ def play(tmp_path, lab):
     return run
 
 
-def query(lab, host, sql, args=None, tries=20):
+def query(lab, host, sql, args=None):
     """One statement, retried while another user of the lab restarts the server."""
-    for i in range(tries):
-        try:
-            conn = lab.connect(host)
-            try:
-                with conn.cursor(pymysql.cursors.DictCursor) as cur:
-                    cur.execute(sql, args)
-                    return cur.fetchall()
-            finally:
-                conn.close()
-        except pymysql.err.OperationalError:
-            if i == tries - 1:
-                raise
-            time.sleep(1)
+    return lab.query(host, sql, args, tries=20)
 
 
 def values(lab, host):

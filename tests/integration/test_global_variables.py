@@ -5,24 +5,14 @@ import subprocess
 
 import pymysql
 import pytest
-import yaml
+from dbfleet_lab.inventory import read_hosts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
 
 
 def lab_hosts():
-    if not os.path.exists(INVENTORY):
-        return {}
-    hosts = {}
-
-    def walk(group):
-        for name, hv in (group.get('hosts') or {}).items():
-            hosts.setdefault(name, {}).update(hv or {})
-        for child in (group.get('children') or {}).values():
-            walk(child or {})
-    walk(yaml.safe_load(open(INVENTORY))['all'])
-    return hosts
+    return read_hosts(INVENTORY) if os.path.exists(INVENTORY) else {}
 
 
 HOSTS = lab_hosts()

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import pymysql
 import pytest
-import yaml
+from dbfleet_lab.inventory import read_hosts
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
@@ -34,17 +34,7 @@ ABSENT = {'mysql80': 'innodb_adaptive_hash_index_cells', 'mysql57': 'innodb_dedi
 def lab_inventory():
     if not os.path.exists(INVENTORY):
         pytest.skip('the lab is not up (no %s): run make lab-up' % INVENTORY)
-    with open(INVENTORY) as handle:
-        data = yaml.safe_load(handle)
-    hosts = {}
-
-    def walk(group):
-        for name, host_vars in (group.get('hosts') or {}).items():
-            hosts[name] = dict(host_vars or {})
-        for child in (group.get('children') or {}).values():
-            walk(child or {})
-    walk(data['all'])
-    return hosts
+    return read_hosts(INVENTORY)
 
 
 def host_vars(host):
