@@ -61,18 +61,27 @@ class Startup(object):
 
 
 # ---------------------------------------------------------------- comparing
-def number(value):
-    """An integer from 5, '5', '-1', '64K', '1G' (option files accept suffixes for any number)."""
+def number(value, kind='size'):
+    """An integer from 5, '5', '-1', '64K', '1G' (option files accept suffixes for any number).
+
+    The error names what kind of value was expected: a size, or an integer (of an int variable).
+    """
     try:
         return values.parse_int(value)
     except values.ValueError_:
-        return values.parse_size(value)
+        try:
+            return values.parse_size(value)
+        except values.ValueError_:
+            if kind == 'int':
+                raise values.ValueError_('%r is not an integer (digits, optionally with K, M, G or T as in '
+                                         'option files)' % (value,))
+            raise
 
 
 def canonical(value, kind, choices=None):
     """Canonical form of value for kind (raises values.ValueError_ with a message naming the value)."""
     if kind in ('int', 'size'):
-        return number(value)
+        return number(value, kind)
     if kind == 'bool' and value is None:
         return 'ON'
     return values.normalize(value, kind, choices)

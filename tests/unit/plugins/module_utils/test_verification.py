@@ -77,6 +77,8 @@ TABLE = [
      'Aurora'),
     ('error: malformed size', dict(desired='12Q', kind='size', runtime='1', startup=NOTHING), v.ERROR,
      "'12Q' is not a size"),
+    ('error: malformed integer', dict(desired='lots', kind='int', runtime='1', startup=NOTHING), v.ERROR,
+     "'lots' is not an integer"),
     ('error: not a boolean', dict(desired='maybe', kind='bool', runtime='ON', startup=NOTHING), v.ERROR,
      'not a boolean'),
     ('error: list as a value', dict(desired=[1, 2], kind='int', runtime='1', startup=NOTHING), v.ERROR,
