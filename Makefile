@@ -15,7 +15,8 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_CONFIG := $(ROOT)/ansible.cfg
 
 APT_PACKAGES := mariadb-server mariadb-client libaio1 libnuma1 openssh-server iproute2 \
-                percona-toolkit sysbench libmemcached-tools unzip maven chromium chromium-driver
+                percona-toolkit sysbench libmemcached-tools unzip maven chromium chromium-driver \
+                debootstrap
 ANSIBLE_BUNDLE := ansible==12.3.0
 
 .PHONY: help deps apt venv collections lab-up lab-down lab-status fleet-up fleet-down fleet-status \

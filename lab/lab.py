@@ -13,19 +13,26 @@ commands:
 local mode (default): one process per server on 127.0.0.1, inventory inventories/lab/hosts.yml
   mariadb1011  MariaDB 10.11 (Debian)     port base+11
   mysql80      MySQL 8.0.33 (with memcached plugin)  port base+80 (memcached_port base+211)
-  mysql57      MySQL 5.7.22               port base+57
+  mysql57      MySQL 5.7.22 (optional: DBFLEET_LAB_WITH_57=1 or by name)  port base+57
+  mysql97      MySQL 9.7.x (Debian sid, in a chroot)       port base+97
+  mariadb118   MariaDB 11.8.x (Debian trixie, in a chroot)  port base+118
   mysql56      MySQL 5.6.14 (optional: DBFLEET_LAB_WITH_56=1 or by name)  port base+56
 ssh mode: hosts in network namespaces reached over SSH, inventory inventories/fleet/hosts.yml
   db1 (MySQL 8.0.33, primary, 10.231.7.11)   db2 (replica of db1, 10.231.7.12)
   db3 (MariaDB 10.11, primary, 10.231.7.13)  db4 (replica of db3, 10.231.7.14)
+  optional, only when named (`--mode ssh up db5 db6`): db5 (MySQL 9.7, 10.231.7.15), db6 (MariaDB 11.8,
+  10.231.7.16): standalone, their server in its chroot inside the host's namespace
 
 environment:
   DBFLEET_LAB_DIR        lab directory (default <repo>/.lab; ssh mode uses <lab dir>/fleet)
-  DBFLEET_LAB_CACHE      downloads, extracted servers, datadir templates (default ~/.cache/dbfleet-lab)
+  DBFLEET_LAB_CACHE      downloads, extracted servers, Debian chroots, datadir templates (default ~/.cache/dbfleet-lab)
   DBFLEET_LAB_PORT_BASE  port base (default 33000; remembered in <lab dir>/lab.json)
   DBFLEET_LAB_HOSTS      comma-separated hosts for `up` without HOST arguments
+  DBFLEET_LAB_WITH_57=1  include mysql57 in the default hosts (MySQL 5.7 is end of life since 2023)
   DBFLEET_LAB_WITH_56=1  include mysql56 in the default hosts
   DBFLEET_LAB_INVENTORY  inventory file to write (default inventories/lab|fleet/hosts.yml)
+  DBFLEET_FLEET_NET      ssh mode: network 10.231.N.0/24, bridge and namespace names tagged N (default 7),
+                         so that two checkouts can each run a fleet at once
 
 The admin account `dbfleet` (@localhost, @127.0.0.1, @%) has a password generated once per lab
 directory, kept in <lab dir>/secrets.json (mode 0600) and written into the inventory.

@@ -141,8 +141,13 @@ def window_stats(buckets, t0, t1):
 
 
 # ------------------------------------------------------------------ setup
+def hex32_sql(n):
+    """32 hex characters from n (MD5() and SHA1() do not exist in MySQL 9.7; SHA2() exists everywhere)."""
+    return "LEFT(SHA2(%s, 256), 32)" % n
+
+
 def payload_sql(n):
-    return "REPEAT(MD5(%s), 3)" % n
+    return "REPEAT(%s, 3)" % hex32_sql(n)
 
 
 def setup(conn, rows, hot_rows):
@@ -156,7 +161,7 @@ def setup(conn, rows, hot_rows):
         q(conn, 'INSERT INTO %s.seq SELECT id + %d FROM %s.seq WHERE id + %d <= %d'
           % (SCHEMA, n, SCHEMA, n, max(rows, hot_rows)))
         n *= 2
-    q(conn, 'INSERT INTO %s.hot SELECT id, MD5(id) FROM %s.seq WHERE id <= %d' % (SCHEMA, SCHEMA, hot_rows))
+    q(conn, 'INSERT INTO %s.hot SELECT id, %s FROM %s.seq WHERE id <= %d' % (SCHEMA, hex32_sql('id'), SCHEMA, hot_rows))
     q(conn, 'CREATE TABLE %s.big_tpl (id INT PRIMARY KEY, k INT NOT NULL, pad VARCHAR(120), KEY k (k)) '
             'ENGINE=InnoDB' % SCHEMA)
     q(conn, 'INSERT INTO %s.big_tpl SELECT id, id * 7 %% 1000003, %s FROM %s.seq WHERE id <= %d'

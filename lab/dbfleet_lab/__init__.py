@@ -3,7 +3,10 @@
 Modules:
 
 - ``artifacts``: server distributions from Maven Central (cached, sha256-verified, extracted once).
-- ``servers``: server kinds (MySQL 8.0/5.7/5.6, MariaDB 10.11), pristine datadir templates,
+- ``chroots``: Debian chroots (debootstrap) for the servers the machine's Debian is too old for
+  (MySQL 9.7 from sid, MariaDB 11.8 from trixie): built once into the cache, started with a private
+  bind mount of the instance's directory.
+- ``servers``: server kinds (MySQL 9.7/8.0/5.7/5.6, MariaDB 11.8/10.11), pristine datadir templates,
   one instance = one directory with its option file, datadir, socket, pid file and logs.
 - ``netns``: network namespaces, the bridge and one sshd per namespace (SSH mode).
 - ``labs``: the two labs (local and SSH fleet), their hosts, secrets and inventories.

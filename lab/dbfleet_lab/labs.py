@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import pymysql
 
 from . import LabError, run, say, yamlout
-from .netns import PREFIX, Namespace, Sshd, close_control_masters, ensure_bridge, remove_bridge
-from .servers import MYSQL56, MYSQL57, MYSQL80, Instance, MariaDB, ensure_template
+from .netns import NET, PREFIX, Namespace, Sshd, close_control_masters, ensure_bridge, remove_bridge
+from .servers import MARIADB118, MYSQL56, MYSQL57, MYSQL80, MYSQL97, Instance, MariaDB, ensure_template
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAB_SCRIPT = os.path.join(REPO, "lab", "lab.py")
@@ -34,7 +34,8 @@ class Host:
     port_offset: int = 0    # local mode: port = port base + offset
     address: str = ""       # SSH mode: the namespace's address
     source: str = ""        # SSH mode: the primary a replica follows
-    optional: bool = False  # local mode: only when asked for (DBFLEET_LAB_WITH_56=1 or by name)
+    optional: bool = False  # only when asked for: by name, or with opt_in=1 in the environment
+    opt_in: str = ""        # local mode: environment variable that adds an optional host to the default
 
 
 class Lab:
@@ -44,8 +45,10 @@ class Lab:
     inventory_group = "lab"
     HOSTS = (Host("mariadb1011", MARIADB, 11, port_offset=11),
              Host("mysql80", MYSQL80, 80, port_offset=80),
-             Host("mysql57", MYSQL57, 57, port_offset=57),
-             Host("mysql56", MYSQL56, 56, port_offset=56, optional=True))
+             Host("mysql57", MYSQL57, 57, port_offset=57, optional=True, opt_in="DBFLEET_LAB_WITH_57"),
+             Host("mysql97", MYSQL97, 97, port_offset=97),
+             Host("mariadb118", MARIADB118, 118, port_offset=118),
+             Host("mysql56", MYSQL56, 56, port_offset=56, optional=True, opt_in="DBFLEET_LAB_WITH_56"))
 
     def __init__(self, root, cache, port_base, inventory):
         self.root = root
@@ -81,12 +84,11 @@ class Lab:
             handle.write("\n")
 
     def select(self, names):
-        """Hosts by name; default: DBFLEET_LAB_HOSTS, else every host that is not optional."""
+        """Hosts by name; default: DBFLEET_LAB_HOSTS, else every host that is not optional (or opted in)."""
         if not names:
             names = [n for n in os.environ.get("DBFLEET_LAB_HOSTS", "").replace(" ", "").split(",") if n]
         if not names:
-            with_56 = os.environ.get("DBFLEET_LAB_WITH_56") == "1"
-            return [h for h in self.HOSTS if not h.optional or with_56]
+            return [h for h in self.HOSTS if not h.optional or (h.opt_in and os.environ.get(h.opt_in) == "1")]
         unknown = [n for n in names if n not in self.hosts]
         if unknown:
             raise LabError("unknown host(s) %s; %s mode has: %s"
@@ -138,12 +140,12 @@ class Lab:
         Everything is downloaded, verified and initialized before any server starts.
         """
         os.makedirs(self.cache, exist_ok=True)
-        kinds = {host.kind.name: host.kind for host in hosts}
+        kinds = {id(host.kind): host.kind for host in hosts}
         with open(os.path.join(self.cache, ".lock"), "w", encoding="utf-8") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
 
             def one(kind):
-                basedir = kind.basedir(self.cache)
+                basedir = kind.basedir(self.cache)     # a chroot kind knows its version (and name) after this
                 return kind.name, (basedir, ensure_template(kind, basedir, self.cache))
 
             with ThreadPoolExecutor(max_workers=len(kinds) or 1) as pool:
@@ -274,6 +276,8 @@ class Lab:
                     row["flavor"] = "mariadb" if "mariadb" in row["version"].lower() else "mysql"
                 except pymysql.err.MySQLError as exc:
                     row["state"] = "not answering (%s)" % exc.args[-1]
+                # argv that runs this host's server binary (e.g. for `--no-defaults --verbose --help`)
+                row["server_command"] = host.kind.command(host.kind.basedir(self.cache), [])
             row.update(self.status_extra(host, instance))
             rows.append(row)
         return rows
@@ -309,9 +313,13 @@ class Lab:
 
     # ---------------------------------------------------------------- inventory
     def lab_args(self):
-        return [self.python, LAB_SCRIPT, "--lab-dir", self.root]
+        """The command that runs lab.py for this lab; it names the port base, so that a caller's
+        DBFLEET_LAB_PORT_BASE (meant for another lab) does not apply to this one."""
+        return [self.python, LAB_SCRIPT, "--lab-dir", self.root, "--port-base", str(self.port_base)]
 
     def host_vars(self, host, instance):
+        if hasattr(host.kind, "locate"):
+            host.kind.locate(self.cache)
         creds = self.secrets()
         hostvars = {
             "dbfleet_login_unix_socket": instance.socket,
@@ -364,7 +372,10 @@ class Fleet(Lab):
     HOSTS = (Host("db1", MYSQL80, 1, address=PREFIX + "11"),
              Host("db2", MYSQL80, 2, address=PREFIX + "12", source="db1"),
              Host("db3", MARIADB, 3, address=PREFIX + "13"),
-             Host("db4", MARIADB, 4, address=PREFIX + "14", source="db3"))
+             Host("db4", MARIADB, 4, address=PREFIX + "14", source="db3"),
+             # The LTS servers in their chroots, standalone, only when named (`up db5 db6`).
+             Host("db5", MYSQL97, 5, address=PREFIX + "15", optional=True),
+             Host("db6", MARIADB118, 6, address=PREFIX + "16", optional=True))
     PORT = 3306
 
     def __init__(self, root, cache, inventory):
@@ -533,7 +544,10 @@ class Fleet(Lab):
                 ("PID", "pid"), ("SSHD", "sshd"), ("ROLE", "role"), ("REPLICATION", "replication")]
 
     def lab_args(self):
-        return [self.python, LAB_SCRIPT, "--mode", "ssh", "--lab-dir", os.path.dirname(self.root)]
+        """The command that runs lab.py for this fleet, also over SSH inside a host, where the caller's
+        DBFLEET_FLEET_NET is not set: it names the network, so a restart never uses another fleet's."""
+        return ["/usr/bin/env", "DBFLEET_FLEET_NET=%d" % NET, self.python, LAB_SCRIPT, "--mode", "ssh",
+                "--lab-dir", os.path.dirname(self.root)]
 
     def host_vars(self, host, instance):
         hostvars = dict(super().host_vars(host, instance), ansible_host=host.address,
@@ -545,7 +559,10 @@ class Fleet(Lab):
     def inventory_vars(self):
         return {"ansible_connection": "ssh", "ansible_user": "root", "ansible_port": 22,
                 "ansible_ssh_private_key_file": self.client_key,
-                "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null",
+                # ServerAlive*: a host whose link goes down while Ansible's ControlPersist connection to it is
+                # open is reported unreachable in ~15 s instead of hanging on TCP retransmissions.
+                "ansible_ssh_common_args": ("-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
+                                            " -o ServerAliveInterval=5 -o ServerAliveCountMax=3"),
                 "ansible_python_interpreter": self.python}
 
     def inventory_data(self):

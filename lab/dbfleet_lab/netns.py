@@ -6,6 +6,9 @@
 
 Only these addresses, only inside namespaces this tool creates; all traffic stays on this
 machine. The filesystem is shared, so each host still has its own directory.
+
+DBFLEET_FLEET_NET=N (1-254, default 7) puts a fleet on 10.231.N.0/24 with bridge dbfleetN,
+namespaces dbfleetN-<host> and veths dbfN-<host>, so two checkouts can each run a fleet at once.
 """
 import hashlib
 import os
@@ -16,8 +19,18 @@ import time
 from . import LabError, run, say, tail
 from .servers import read_pid, terminate
 
-BRIDGE = "dbfleet0"
-PREFIX = "10.231.7."
+
+def _fleet_net():
+    text = os.environ.get("DBFLEET_FLEET_NET", "7")
+    if not text.isdigit() or not 1 <= int(text) <= 254:
+        raise LabError("DBFLEET_FLEET_NET must be a number from 1 to 254 (got %r)" % text)
+    return int(text)
+
+
+NET = _fleet_net()
+_TAG = "" if NET == 7 else str(NET)
+BRIDGE = "dbfleet0" if NET == 7 else "dbfleet%d" % NET
+PREFIX = "10.231.%d." % NET
 GATEWAY = PREFIX + "1"
 NETMASK = 24
 SSHD = "/usr/sbin/sshd"
@@ -48,9 +61,9 @@ class Namespace:
     """The namespace dbfleet-<host> with its address."""
 
     def __init__(self, host, address):
-        self.name = "dbfleet-" + host
+        self.name = "dbfleet%s-%s" % (_TAG, host)
         self.address = address
-        self.veth = "dbf-" + host
+        self.veth = "dbf%s-%s" % (_TAG, host)
 
     @property
     def path(self):

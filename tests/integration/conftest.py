@@ -89,6 +89,12 @@ class LabHandle:
             conn.close()
 
 
+# The local lab's default hosts; MySQL 5.7 and 5.6 only when opted in (as lab.py does).
+DEFAULT_HOSTS = (("mariadb1011", "mysql80", "mysql97", "mariadb118")
+                 + (("mysql57",) if os.environ.get("DBFLEET_LAB_WITH_57") == "1" else ())
+                 + (("mysql56",) if os.environ.get("DBFLEET_LAB_WITH_56") == "1" else ()))
+
+
 def _default_lab_dir():
     return os.path.abspath(os.environ.get("DBFLEET_LAB_DIR") or os.path.join(REPO, ".lab"))
 
@@ -101,7 +107,7 @@ def pytest_configure(config):
 def lab():
     lab_dir = _default_lab_dir()
     status = json.loads(lab_py("--lab-dir", lab_dir, "status", "--json").stdout)
-    wanted = [r for r in status["hosts"] if r["host"] != "mysql56" or os.environ.get("DBFLEET_LAB_WITH_56") == "1"]
+    wanted = [r for r in status["hosts"] if r["host"] in DEFAULT_HOSTS]
     if any(row["state"] != "up" for row in wanted):
         lab_py("--lab-dir", lab_dir, "up")
     return LabHandle("local", lab_dir)

@@ -239,7 +239,8 @@ def test_parts_written_and_reported_pending_restart(host):
         proc, rc, out = run_playbook(INVENTORY, 'rolling_restart.yml', {'adaptive_hash_parts': wanted},
                                      check=True, limit=host)
         assert proc.returncode == 0, out
-        assert '%s (primary) would restart for innodb_adaptive_hash_index_parts' % host in out
+        assert ('would restart one server at a time, in this order: %s; %s: primary in topology %s, for '
+                'innodb_adaptive_hash_index_parts' % (host, host, host)) in ' '.join(out.split()), out
         assert int(global_value(hv, 'innodb_adaptive_hash_index_parts')) == running
 
 
@@ -283,9 +284,13 @@ def test_role_restarts_when_allowed(private_lab):
                                                  'adaptive_hash_restart': 'allowed'}, check=True)
     for host, hv in hosts.items():
         assert rc[host]['failed'] == 0, out
-        assert rc[host]['changed'] >= 2, out            # drop-in + "would restart"
+        assert rc[host]['changed'] >= 1, out            # the drop-in
         assert global_value(hv, 'innodb_adaptive_hash_index_parts') == '8'
-    assert 'would restart the server to apply innodb_adaptive_hash_index_parts=16' in out
+    # The restart path says which hosts would restart, one at a time, and why.
+    text = ' '.join(out.split())
+    assert 'would restart one server at a time, in this order:' in text, out
+    for host in hosts:
+        assert '%s: primary in topology %s, for innodb_adaptive_hash_index_parts=16' % (host, host) in text, out
 
     rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_enabled': True, 'adaptive_hash_parts': 16,
                                                  'adaptive_hash_restart': 'allowed'})
@@ -301,32 +306,45 @@ def test_role_restarts_when_allowed(private_lab):
         assert rc[host]['changed'] == 0, out
 
 
-def test_rolling_restart_order_and_verify(private_lab):
+def test_rolling_restart_refuses_an_inventory_that_disagrees_with_the_servers(private_lab):
     hosts = private_lab
-    # mysql57 plays the replica: it must restart first although the inventory lists mariadb1011 first.
+    # The inventory lists mysql57 as a replica; the server replicates from no one: refused before anything.
     inv = os.path.join(PRIVATE_DIR, 'rolling.yml')
     data = yaml.safe_load(open(PRIVATE_INV))
     data['all']['children']['replicas'] = {'hosts': {'mysql57': {}}}
     with open(inv, 'w') as f:
         yaml.safe_dump(data, f)
-    rc, rep, out = run_role(inv, 'all', {'adaptive_hash_parts': 4})
+    rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_parts': 4})
     assert all(r['pending_restart'] for r in rep.values()), out
-
-    proc, rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 4}, check=True)
-    assert proc.returncode == 0, out
+    proc, rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
+    assert proc.returncode != 0, out
+    text = ' '.join(out.split())
+    assert ('mysql57: the inventory says replica (group replicas), primary: the server replicates from no one'
+            in text), out
     assert all(global_value(hv, 'innodb_adaptive_hash_index_parts') == '16' for hv in hosts.values())
 
-    proc, rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
+
+def test_rolling_restart_order_and_verify(private_lab):
+    hosts = private_lab
+    rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_parts': 4})
+    assert all(r['pending_restart'] for r in rep.values()), out
+
+    proc, rc, out = run_playbook(PRIVATE_INV, 'rolling_restart.yml', {'adaptive_hash_parts': 4}, check=True)
     assert proc.returncode == 0, out
-    order = re.findall(r'msg: (\S+) \((?:primary|replica)\) restarts for', out)
-    assert order == ['mysql57', 'mariadb1011'], out
+    assert 'would restart one server at a time' in ' '.join(out.split()), out
+    assert all(global_value(hv, 'innodb_adaptive_hash_index_parts') == '16' for hv in hosts.values())
+
+    proc, rc, out = run_playbook(PRIVATE_INV, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
+    assert proc.returncode == 0, out
+    # Two servers that do not replicate: two topologies, inventory order, one restart at a time.
+    order = re.search(r'restarts one server at a time, in this order: (\S+) -> (\S+);', ' '.join(out.split()))
+    assert order and sorted(order.groups()) == sorted(hosts), out
     assert all(global_value(hv, 'innodb_adaptive_hash_index_parts') == '4' for hv in hosts.values())
-    assert out.count('innodb_adaptive_hash_index_parts applied') == 2
 
     # Nothing pending any more: nothing restarts.
-    proc, rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
+    proc, rc, out = run_playbook(PRIVATE_INV, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
     assert proc.returncode == 0, out
-    assert 'restarts for' not in out
+    assert 'in this order: nothing' in ' '.join(out.split()), out
     assert all(r['changed'] == 0 for r in rc.values()), out
 
 
@@ -334,17 +352,19 @@ def test_rolling_restart_stops_at_first_failure(private_lab):
     hosts = private_lab
     inv = os.path.join(PRIVATE_DIR, 'failing.yml')
     data = yaml.safe_load(open(PRIVATE_INV))
-    data['all']['children']['replicas'] = {'hosts': {'mysql57': {}}}
-    # The replica's restart fails: the primary must not be restarted.
-    data['all']['children']['mysql']['hosts']['mysql57']['dbfleet_restart_command'] = ['/bin/false']
+    # Every restart command fails: the first host's failure stops the run; the second is untouched.
+    for group in ('mysql', 'mariadb'):
+        for hv in data['all']['children'][group]['hosts'].values():
+            hv['dbfleet_restart_command'] = ['/bin/false']
     with open(inv, 'w') as f:
         yaml.safe_dump(data, f)
     rc, rep, out = run_role(inv, 'all', {'adaptive_hash_parts': 8})
     assert all(r['pending_restart'] for r in rep.values()), out
     proc, rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 8})
     assert proc.returncode != 0, out
-    assert rc['mysql57']['failed'] == 1, out
-    assert 'mariadb1011 (primary) restarts' not in out
-    # The primary was never restarted: it still runs the old partitions.
+    text = ' '.join(out.split())
+    stopped = re.search(r'The run stopped at (\S+); not restarted: (\S+)\.', text)
+    assert stopped and sorted(stopped.groups()) == sorted(hosts), out
+    # Neither server restarted: both still run the old partitions.
     assert global_value(hosts['mariadb1011'], 'innodb_adaptive_hash_index_parts') == '4'
     assert global_value(hosts['mysql57'], 'innodb_adaptive_hash_index_parts') == '4'

@@ -137,7 +137,9 @@ def test_advisor_samples_and_restores_monitors(host):
         time.sleep(1)
         result, proc = run_advisor(host, dict(sample_seconds=4, min_lookups=1000))
     assert not result.get('failed'), proc.stdout + proc.stderr
-    assert result['changed'] is False
+    # Turning counters on (and off again) is a change, and the task says so.
+    assert result['changed'] is bool(result['monitors_enabled'])
+    assert result['changed'] is (not all(before[n] for n in MAINT))
     # Counters it turned on are exactly the ones that were off, and they are off again.
     assert sorted(result['monitors_enabled']) == sorted(n for n in before if n in result['monitors_enabled'])
     for name in MAINT:
@@ -184,6 +186,24 @@ def test_advisor_leaves_counters_that_were_on(host):
     assert monitor_state(hv) == before
 
 
+def test_unchanged_when_every_counter_was_on_already():
+    host = sorted(HOSTS)[0]
+    hv = HOSTS[host]
+    before = monitor_state(hv)
+    off = [n for n, on in before.items() if not on]
+    for name in off:
+        sql(hv, 'SET GLOBAL innodb_monitor_enable = %s', (name,))
+    try:
+        result, proc = run_advisor(host, dict(sample_seconds=1))
+        assert not result.get('failed'), proc.stdout + proc.stderr
+        assert result['monitors_enabled'] == [] and result['changed'] is False
+        assert all(monitor_state(hv).values())
+    finally:
+        for name in off:
+            sql(hv, 'SET GLOBAL innodb_monitor_disable = %s', (name,))
+    assert monitor_state(hv) == before
+
+
 def test_check_mode_turns_nothing_on():
     host = sorted(HOSTS)[0]
     hv = HOSTS[host]
@@ -191,6 +211,8 @@ def test_check_mode_turns_nothing_on():
     result, proc = run_advisor(host, dict(sample_seconds=1), check=True)
     assert not result.get('failed'), proc.stdout + proc.stderr
     assert result['monitors_enabled'] == []
+    # Check mode says what a real run would change.
+    assert result['changed'] is (not all(before[n] for n in MAINT))
     if not all(before[n] for n in MAINT):
         assert result['advice']['maintenance_per_hit'] is None
         # The warning goes to the display (not shown by the one-line output): run once more without -o.

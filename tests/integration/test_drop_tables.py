@@ -26,8 +26,9 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, '.collections'))
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors  # noqa: E402
+from test_verify import LAB_HOSTS  # noqa: E402  pylint: disable=wrong-import-position
 
-HOSTS = ('mysql80', 'mysql57', 'mariadb1011')
+HOSTS = LAB_HOSTS
 VENV_BIN = os.path.join(REPO, '.venv', 'bin')
 ENV = dict(os.environ, PATH=VENV_BIN + os.pathsep + os.environ.get('PATH', ''),
            ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'),
@@ -138,7 +139,7 @@ def schema(server):
 def make_table(server, schema, table, rows=200):
     server.sql('CREATE TABLE %s.%s (id INT PRIMARY KEY, k INT, v VARCHAR(64), KEY (k)) ENGINE=InnoDB' % (schema, table))
     server.sql('INSERT INTO %s.%s VALUES %s' % (schema, table, ', '.join(
-        "(%d, %d, MD5(%d))" % (i, i % 17, i) for i in range(1, rows + 1))))
+        "(%d, %d, LEFT(SHA2(%d, 256), 32))" % (i, i % 17, i) for i in range(1, rows + 1))))   # MySQL 9.7: no MD5()
 
 
 class Blocker(object):
@@ -445,7 +446,8 @@ def test_rename_first_moves_to_holding_schema(server, schema):
 def _binlog_position(server):
     if server.value('SELECT @@GLOBAL.log_bin') in (0, '0', 'OFF'):
         return None
-    row = server.sql('SHOW MASTER STATUS')[0]
+    ident = server.identity()
+    row = server.sql(flavors.capability('binlog_status_statement', ident.flavor, ident.version))[0]
     return row['File'], int(row['Position'])
 
 

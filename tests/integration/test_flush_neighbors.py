@@ -10,12 +10,12 @@ import re
 import subprocess
 
 import pytest
+from test_verify import LAB_HOSTS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.join(ROOT, '.venv', 'bin')
 DROPIN = '60-dbfleet-flush_neighbors.cnf'
 VARS = ('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max')
-LAB_HOSTS = ('mysql80', 'mysql57', 'mariadb1011')
 
 PLAYBOOK = """
 - name: flush_neighbors under test
@@ -201,7 +201,7 @@ def read_or_none(path):
 
 
 def test_role_unknown_leaves_server_alone(lab, play, restore):
-    host = 'mysql57'
+    host = 'mysql97'
     before = restore(host)
     run = play(host, {'flush_neighbors_storage_class': None})
     assert run.rc == 0 and run.changed == 0

@@ -12,13 +12,14 @@ import time
 
 import pytest
 import yaml
-from conftest import REPO, lab_py
+from conftest import DEFAULT_HOSTS, REPO, lab_py
 
 from dbfleet_lab import LabError
 from dbfleet_lab.artifacts import Artifact, ensure_download, ensure_dist, sha256_of
 
 EXPECTED = {"mysql80": ("mysql", "8.0.33"), "mysql57": ("mysql", "5.7.22"),
-            "mysql56": ("mysql", "5.6.14"), "mariadb1011": ("mariadb", "10.11.")}
+            "mysql56": ("mysql", "5.6.14"), "mariadb1011": ("mariadb", "10.11."),
+            "mysql97": ("mysql", "9.7."), "mariadb118": ("mariadb", "11.8.")}
 
 
 def ansible_env():
@@ -49,7 +50,7 @@ def free_port_base():
 
 
 def test_hosts_answer_with_expected_flavor_and_version(lab):
-    assert {"mysql80", "mysql57", "mariadb1011"} <= set(lab.up_hosts())
+    assert set(DEFAULT_HOSTS) <= set(lab.up_hosts())
     for host in lab.up_hosts():
         flavor, version = EXPECTED[host]
         for via in ("tcp", "socket"):
@@ -211,3 +212,40 @@ def test_fleet_replicates(fleet):
                 time.sleep(0.2)
         finally:
             fleet.query(primary, "DROP DATABASE IF EXISTS lab_replication_check")
+
+
+def test_failed_chroot_build_names_the_step_and_starts_nothing(scratch, tmp_path):
+    """A chroot that cannot be built stops `up` before any server starts (also the others asked for),
+    names the step, keeps its log and leaves no half-built chroot in the cache."""
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    fake = fake_bin / "debootstrap"
+    fake.write_text("#!/bin/sh\necho 'E: Failed getting release file (a stand-in for an unreachable mirror)'\nexit 1\n")
+    fake.chmod(0o755)
+    cache = tmp_path / "cache"
+    env = dict(os.environ, PATH="%s:%s" % (fake_bin, os.environ["PATH"]), DBFLEET_LAB_CACHE=str(cache))
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "lab", "lab.py"), "--lab-dir", scratch,
+                           "--port-base", str(free_port_base()), "--inventory", os.path.join(scratch, "hosts.yml"),
+                           "up", "mariadb1011", "mysql97"], env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "building the mysql97-sid chroot failed at step 'debootstrap'" in proc.stderr
+    assert "Failed getting release file" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not os.path.exists(os.path.join(scratch, "mariadb1011", "mysqld.pid"))
+    assert not os.path.exists(os.path.join(scratch, "mysql97", "mysqld.pid"))
+    chroots = cache / "chroots"
+    assert sorted(p.name for p in chroots.iterdir()) == ["mysql97-sid.log"]
+
+
+def test_chroot_servers_see_their_instance_directory_at_its_own_path(lab):
+    """The option file, drop-in directory and datadir of a chroot host are the same paths inside."""
+    for host in ("mysql97", "mariadb118"):
+        row = lab.hosts[host]
+        assert row["server_command"][:2] == ["unshare", "--mount"]
+        seen = lab.query(host, "SELECT @@datadir AS datadir, @@socket AS socket")[0]
+        assert seen["datadir"].rstrip("/") == os.path.join(os.path.dirname(row["option_file"]), "data")
+        assert seen["socket"] == row["socket"] and os.path.exists(row["socket"])
+        # nothing is left mounted on the machine: the bind mount lives in the server's own namespace
+        with open("/proc/self/mounts", encoding="utf-8") as handle:
+            assert not [line for line in handle if "/chroots/" in line.split()[1]]

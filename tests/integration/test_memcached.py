@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 
 import pytest
+from test_verify import LAB_HOSTS
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -89,8 +90,9 @@ def snapshot(lab, host):
 
 @pytest.mark.parametrize('host,reason', [
     ('mariadb1011', 'MariaDB never shipped the InnoDB memcached plugin'),
-    ('mysql57', 'has no libmemcached.so and innodb_engine.so in plugin_dir'),
-])
+    ('mysql97', 'the InnoDB memcached plugin was removed in MySQL 8.3.0 (deprecated since 8.0.22)'),
+    ('mariadb118', 'MariaDB never shipped the InnoDB memcached plugin'),
+] + ([('mysql57', 'has no libmemcached.so and innodb_engine.so in plugin_dir')] if 'mysql57' in LAB_HOSTS else []))
 def test_memcached_role_fails_early_where_the_plugin_cannot_run(lab, host, reason):
     before = snapshot(lab, host)
     rc, out = run_role(lab, host, dict(memcached_containers=[GOOD_CONTAINER]))
@@ -103,7 +105,7 @@ def test_memcached_role_fails_early_where_the_plugin_cannot_run(lab, host, reaso
     assert snapshot(lab, host) == before
 
 
-@pytest.mark.parametrize('host', ['mariadb1011', 'mysql57'])
+@pytest.mark.parametrize('host', [h for h in LAB_HOSTS if h != 'mysql80'])
 def test_memcached_role_reports_unsupported_hosts_as_skipped(lab, host):
     before = snapshot(lab, host)
     rc, out = run_role(lab, host, dict(memcached_containers=[GOOD_CONTAINER], memcached_skip_unsupported=True))

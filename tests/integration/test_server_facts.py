@@ -40,8 +40,9 @@ def test_identity_paths_and_option_files(host):
     assert got['runs_as_root'] is (uid == '0')
     assert got['replication']['role'] == 'primary'
     assert got['replication']['read_only'] is (global_value(host, 'read_only') == 'ON')
-    assert got['capabilities']['set_persist'] is (host == 'mysql80')
-    versioned = {'mysql80': 'mysqld-8.0', 'mysql57': 'mysqld-5.7', 'mariadb1011': 'mariadbd-10.11'}[host]
+    assert got['capabilities']['set_persist'] is (host in ('mysql80', 'mysql97'))
+    versioned = {'mysql80': 'mysqld-8.0', 'mysql57': 'mysqld-5.7', 'mariadb1011': 'mariadbd-10.11',
+                 'mysql97': 'mysqld-9.7', 'mariadb118': 'mariadbd-11.8'}[host]
     assert versioned in got['option_groups']
 
 
@@ -54,11 +55,11 @@ def test_per_variable_facts(host):
     assert parts['dynamic'] is False and parts['exists'] is True
     assert parts['runtime'] == global_value(host, 'innodb_adaptive_hash_index_parts')
     assert got['variables']['innodb_lru_scan_depth']['dynamic'] is True
-    assert got['variables']['innodb_dedicated_server']['exists'] is (host == 'mysql80')
+    assert got['variables']['innodb_dedicated_server']['exists'] is (host in ('mysql80', 'mysql97'))
 
 
 def test_read_only_replica_flags_are_reported():
-    host = 'mysql57'
+    host = 'mariadb118'
     sql(host, 'SET GLOBAL read_only = ON')
     try:
         got = facts(host)

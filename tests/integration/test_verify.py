@@ -16,18 +16,21 @@ from contextlib import contextmanager
 
 import pymysql
 import pytest
+from conftest import DEFAULT_HOSTS
 from dbfleet_lab.inventory import read_hosts
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
 COLLECTIONS = os.path.join(ROOT, '.collections')
 PYTHON = os.path.join(ROOT, '.venv', 'bin', 'python')
-LAB_HOSTS = ('mysql80', 'mysql57', 'mariadb1011')
+# The lab's default hosts (mysql57 with DBFLEET_LAB_WITH_57=1; mysql56 has tests of its own).
+LAB_HOSTS = tuple(h for h in DEFAULT_HOSTS if h != 'mysql56')
 TEST_DROPIN = '90-dbfleet-test-verify.cnf'
 
 # A variable each lab version lacks (tables know it elsewhere, the server has no such variable).
 ABSENT = {'mysql80': 'innodb_adaptive_hash_index_cells', 'mysql57': 'innodb_dedicated_server',
-          'mariadb1011': 'innodb_dedicated_server'}
+          'mariadb1011': 'innodb_dedicated_server', 'mysql97': 'innodb_log_file_size',
+          'mariadb118': 'innodb_redo_log_capacity'}
 
 
 # ---------------------------------------------------------------- lab access
@@ -157,7 +160,7 @@ def test_read_only_variable_in_file_only_is_pending_restart(host):
     item = result['variables']['innodb_sort_buffer_size']
     assert item['status'] == 'pending_restart', item
     assert item['runtime'] == str(original)
-    if host == 'mariadb1011':
+    if host.startswith('mariadb'):
         assert item['dynamic'] is False     # from information_schema.SYSTEM_VARIABLES
 
 
@@ -201,6 +204,27 @@ def test_persisted_value_overrides_the_files_on_mysql8():
     assert 'persisted' in item['startup']['source']
 
 
+@pytest.mark.parametrize('host', ['mysql80', 'mysql97'])
+def test_persisted_ahi_disagreeing_with_desired_is_drift(host):
+    """MySQL Bug #39157211 (fixed in 9.7.2): a buffer pool resize persisted AHI OFF in mysqld-auto.cnf.
+    Whatever wrote it, a persisted value that disagrees with the desired one is drift on every
+    version with SET PERSIST, even while the running value is right."""
+    running = global_value(host, 'innodb_adaptive_hash_index')
+    other = 'OFF' if running == 'ON' else 'ON'
+    sql(host, 'SET PERSIST_ONLY innodb_adaptive_hash_index = %s' % other)
+    try:
+        result = verify(host, {'innodb_adaptive_hash_index': running})
+    finally:
+        sql(host, 'RESET PERSIST IF EXISTS innodb_adaptive_hash_index')
+    item = result['variables']['innodb_adaptive_hash_index']
+    assert item['runtime'] == running
+    assert item['status'] == 'drift_config', item
+    assert item['persisted'] == other and 'persisted' in item['startup']['source']
+    assert result['drift'] is True
+    assert not sql(host, "SELECT * FROM performance_schema.persisted_variables "
+                         "WHERE VARIABLE_NAME = 'innodb_adaptive_hash_index'")
+
+
 # ---------------------------------------------------------------- bad input
 @pytest.mark.parametrize('host', LAB_HOSTS)
 def test_bad_names_and_values_are_per_variable_errors(host):
@@ -239,7 +263,7 @@ def test_unreadable_option_files_are_reported_not_raised(tmp_path):
 
 
 def test_wrong_password_fails_with_the_target_named_and_no_secret():
-    args = dict(login('mysql57'), login_password='definitely-wrong', settings={'innodb_lru_scan_depth': 1})
+    args = dict(login('mysql97'), login_password='definitely-wrong', settings={'innodb_lru_scan_depth': 1})
     result, rc = run_module('verify', args)
     assert rc != 0
     assert 'cannot connect to dbfleet@127.0.0.1:' in result['msg'] and '1045' in result['msg']
@@ -247,7 +271,7 @@ def test_wrong_password_fails_with_the_target_named_and_no_secret():
 
 
 def test_fail_on_drift_fails_but_returns_the_evidence():
-    host = 'mysql57'
+    host = 'mysql97'
     current = global_value(host, 'innodb_lru_scan_depth')
     result, rc = run_module('verify', dict(login(host), settings={'innodb_lru_scan_depth': int(current) + 1},
                                            fail_on_drift=True))

@@ -18,10 +18,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from test_verify import INVENTORY, ROOT, global_value, lab_inventory, sql
+from test_verify import INVENTORY, LAB_HOSTS, ROOT, global_value, lab_inventory, sql
 
 CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'
 CHROMEDRIVER = shutil.which('chromedriver') or '/usr/bin/chromedriver'
+# The host with a known drift (it also lacks innodb_dedicated_server: MariaDB).
+DRIFT_HOST = 'mariadb118'
 BROKEN = {
     'broken-password': 'Access denied',
     'server-down': "Can't connect",
@@ -39,9 +41,9 @@ def free_port():
 
 @pytest.fixture(scope='module')
 def audit(tmp_path_factory):
-    """Run the fleet audit once with a known drift on mysql57; yields (report dir, lab hosts, proc)."""
+    """Run the fleet audit once with a known drift on DRIFT_HOST; yields (report dir, lab hosts, proc)."""
     hosts = lab_inventory()
-    lab = sorted(h for h in hosts if h in ('mysql80', 'mysql57', 'mariadb1011'))
+    lab = sorted(h for h in hosts if h in LAB_HOSTS)
     if not lab:
         pytest.skip('the lab is not up')
     tmp = tmp_path_factory.mktemp('audit')
@@ -58,7 +60,7 @@ def audit(tmp_path_factory):
     extra_inv = tmp / 'extra.yml'
     extra_inv.write_text(json.dumps(extra))
     reports = tmp / 'reports'
-    original = global_value('mysql57', 'innodb_lru_scan_depth') if 'mysql57' in lab else None
+    original = global_value(DRIFT_HOST, 'innodb_lru_scan_depth') if DRIFT_HOST in lab else None
     settings = {'innodb_lru_scan_depth': int(original) if original else 1024,
                 'innodb_buffer_pool_size': '128M',
                 'innodb_adaptive_hash_index_parts': 8,
@@ -68,7 +70,7 @@ def audit(tmp_path_factory):
                ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'),
                ANSIBLE_SSH_ARGS='-o ConnectTimeout=3 -o BatchMode=yes', ANSIBLE_TIMEOUT='5')
     if original:
-        sql('mysql57', 'SET GLOBAL innodb_lru_scan_depth = %s', [int(original) + 100])
+        sql(DRIFT_HOST, 'SET GLOBAL innodb_lru_scan_depth = %s', [int(original) + 100])
     try:
         proc = subprocess.run(
             [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY, '-i', str(extra_inv),
@@ -78,7 +80,7 @@ def audit(tmp_path_factory):
             capture_output=True, text=True, env=env, timeout=600, cwd=ROOT, check=False)
     finally:
         if original:
-            sql('mysql57', 'SET GLOBAL innodb_lru_scan_depth = %s', [int(original)])
+            sql(DRIFT_HOST, 'SET GLOBAL innodb_lru_scan_depth = %s', [int(original)])
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     yield reports, lab, proc
 
@@ -110,13 +112,13 @@ def test_every_host_is_reported(audit):
 
 def test_the_known_drift_is_in_the_report(audit):
     reports, lab, _proc = audit
-    if 'mysql57' not in lab:
-        pytest.skip('mysql57 is not up')
+    if DRIFT_HOST not in lab:
+        pytest.skip('%s is not up' % DRIFT_HOST)
     report = load_report(reports)
-    item = report['hosts']['mysql57']['variables']['innodb_lru_scan_depth']
+    item = report['hosts'][DRIFT_HOST]['variables']['innodb_lru_scan_depth']
     assert item['status'] == 'drift_runtime'
-    assert report['hosts']['mysql57']['variables']['innodb_dedicated_server']['status'] == 'unsupported'
-    assert 'mysql57' in report['summary']['drift_hosts']
+    assert report['hosts'][DRIFT_HOST]['variables']['innodb_dedicated_server']['status'] == 'unsupported'
+    assert DRIFT_HOST in report['summary']['drift_hosts']
 
 
 def test_junit(audit):
@@ -241,12 +243,12 @@ def test_html_page_in_headless_chromium(audit, browser):
     assert "Can't connect" in browser.text(down)
 
     # the evidence on click
-    if 'mysql57' in lab:
-        cell = browser.find('td.cell[data-host="mysql57"][data-var="innodb_lru_scan_depth"]')
+    if DRIFT_HOST in lab:
+        cell = browser.find('td.cell[data-host="%s"][data-var="innodb_lru_scan_depth"]' % DRIFT_HOST)
         browser.click(cell)
         details = browser.text(browser.find('#details'))
-        item = report['hosts']['mysql57']['variables']['innodb_lru_scan_depth']
-        assert 'innodb_lru_scan_depth on mysql57: drift_runtime' in details
+        item = report['hosts'][DRIFT_HOST]['variables']['innodb_lru_scan_depth']
+        assert 'innodb_lru_scan_depth on %s: drift_runtime' % DRIFT_HOST in details
         assert 'running (GLOBAL): %s' % item['runtime'] in details
         assert 'selected' in browser.attr(cell, 'class')
 
@@ -260,11 +262,11 @@ def test_html_page_in_headless_chromium(audit, browser):
 @pytest.mark.parametrize('memcached_hosts, expected', [
     (None, set()),                     # no `memcached` group in the lab: nobody is audited for it
     ('mysql80', {'mysql80'}),          # a host name
-    ('mysql*:!mysql57', {'mysql80'}),  # a pattern
+    ('mysql*:!mysql97', {'mysql80'}),  # a pattern
 ])
 def test_memcached_settings_only_where_the_role_applies(tmp_path, memcached_hosts, expected):
     """The role defaults feed verify; daemon_memcached_option is wanted only on the memcached hosts."""
-    lab = sorted(h for h in lab_inventory() if h in ('mysql80', 'mysql57', 'mariadb1011'))
+    lab = sorted(h for h in lab_inventory() if h in LAB_HOSTS)
     if not lab:
         pytest.skip('the lab is not up')
     extra = {'verify_desired_from': ['memcached'], 'verify_report_dir': str(tmp_path)}

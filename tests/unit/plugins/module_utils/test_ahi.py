@@ -177,7 +177,7 @@ def test_aurora_reader_is_not_settable_never_try_on():
     ('mariadb', (10, 1, 48), None),
 ])
 def test_partition_variable_per_flavor(flavor, version, expected):
-    assert flavors.capability('ahi_partition_variable', flavor, version) == expected
+    assert flavors.capabilities(flavor, version)['ahi_partition_variable'] == expected
     assert flavors.ahi_partition_variable(flavor, version) == expected
     plan = ahi.settings_plan(ident(flavor, version), None, 16)
     if expected:

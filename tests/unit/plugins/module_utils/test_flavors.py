@@ -145,3 +145,77 @@ def test_log_file_size_online_resize_since_mariadb_10_9():
     assert f.variable_facts('innodb_log_file_size', 'mariadb', (10, 11, 19)).dynamic is True
     assert f.variable_facts('innodb_log_file_size', 'mariadb', (10, 6, 16)).dynamic is False
     assert f.variable_facts('innodb_log_file_size', 'mysql', (8, 0, 33)).dynamic is False
+
+
+# ---------------------------------------------------------------- corrections proven or documented
+@pytest.mark.parametrize('name, flavor, version, field, expected', [
+    # Aurora MySQL 8.4 has both (the collection called them absent before); defaults are the parameter group's
+    ('innodb_adaptive_hash_index', 'aurora-mysql', (8, 4, 7), 'default', None),
+    ('innodb_io_capacity', 'aurora-mysql', (8, 4, 7), 'dynamic', True),
+    ('innodb_adaptive_hash_index', 'aurora-mysql', (8, 0, 36), 'default', 'ON'),
+    # MariaDB
+    ('innodb_buffer_pool_instances', 'mariadb', (10, 5, 27), 'dynamic', False),
+    ('innodb_lru_scan_depth', 'mariadb', (10, 5, 6), 'default', 1024),
+    ('innodb_lru_scan_depth', 'mariadb', (10, 5, 7), 'default', 1536),
+    ('innodb_log_write_ahead_size', 'mariadb', (10, 6, 20), 'dynamic', True),
+    ('innodb_log_write_ahead_size', 'mariadb', (10, 11, 9), 'default', 512),
+    ('innodb_log_write_ahead_size', 'mariadb', (11, 4, 3), 'dynamic', False),
+    ('innodb_log_write_ahead_size', 'mariadb', (11, 8, 9), 'maximum', 4096),
+    ('innodb_buffer_pool_chunk_size', 'mariadb', (10, 8, 0), 'default', 134217728),
+    ('innodb_buffer_pool_chunk_size', 'mariadb', (10, 8, 1), 'default', 0),
+    ('lock_wait_timeout', 'mariadb', (10, 11, 19), 'default', 86400),
+    ('lock_wait_timeout', 'mysql', (8, 0, 33), 'default', 31536000),
+    ('innodb_adaptive_hash_index', 'mariadb', (13, 1, 1), 'choices', ('OFF', 'ON', 'IF_SPECIFIED')),
+    ('innodb_adaptive_hash_index', 'mariadb', (13, 1, 0), 'kind', 'bool'),
+    ('innodb_flush_log_at_trx_commit', 'mysql', (9, 7, 4), 'maximum', 2),
+    ('innodb_flush_log_at_trx_commit', 'mariadb', (11, 8, 9), 'maximum', 3),
+    # MySQL
+    ('innodb_redo_log_capacity', 'mysql', (8, 0, 30), 'default', 104857600),
+    ('innodb_redo_log_capacity', 'percona', (8, 4, 3), 'dynamic', True),
+    ('innodb_api_trx_level', 'mysql', (9, 7, 4), 'dynamic', True),
+    ('daemon_memcached_option', 'mysql', (8, 0, 33), 'plugin', 'daemon_memcached'),
+])
+def test_corrected_facts(name, flavor, version, field, expected):
+    facts = f.variable_facts(name, flavor, version)
+    assert facts is not None, '%s should exist on %s %s' % (name, flavor, version)
+    assert getattr(facts, field) == expected
+
+
+@pytest.mark.parametrize('name, flavor, version', [
+    ('innodb_buffer_pool_instances', 'mariadb', (10, 6, 0)),
+    ('innodb_log_write_ahead_size', 'mariadb', (10, 8, 0)),
+    ('innodb_log_write_ahead_size', 'mariadb', (10, 11, 8)),
+    ('innodb_log_write_ahead_size', 'mariadb', (11, 4, 2)),
+    ('innodb_adaptive_hash_index_cells', 'mariadb', (11, 8, 3)),
+    ('innodb_adaptive_hash_index_cells', 'mariadb', (12, 0, 2)),
+    ('innodb_adaptive_hash_index_cells', 'mariadb', (12, 1, 1)),
+    ('innodb_adaptive_hash_index_cells', 'mariadb', (12, 2, 0)),
+    ('innodb_redo_log_capacity', 'mysql', (8, 0, 29)),
+    ('innodb_redo_log_capacity', 'mariadb', (11, 8, 9)),
+    ('innodb_log_file_size', 'mysql', (9, 7, 4)),
+    ('daemon_memcached_option', 'mysql', (8, 3, 0)),
+])
+def test_absent_where_the_sources_say_so(name, flavor, version):
+    assert f.variable_facts(name, flavor, version) is None
+
+
+@pytest.mark.parametrize('flavor, version', [('mariadb', (11, 8, 4)), ('mariadb', (12, 1, 2)),
+                                             ('mariadb', (12, 2, 1)), ('mariadb', (13, 0, 0))])
+def test_ahi_cells_exist_where_documented(flavor, version):
+    assert f.variable_facts('innodb_adaptive_hash_index_cells', flavor, version).dynamic is True
+
+
+def test_one_source_for_the_ahi_partition_variable():
+    # No second table: capabilities() derives it from VARIABLES/ALIASES through the one function.
+    assert 'ahi_partition_variable' not in f.CAPABILITIES
+    for flavor, version in (('mysql', (9, 7, 4)), ('percona', (5, 6, 40)), ('mysql', (5, 6, 14)),
+                            ('mariadb', (11, 8, 9))):
+        assert f.capabilities(flavor, version)['ahi_partition_variable'] == f.ahi_partition_variable(flavor, version)
+
+
+@pytest.mark.parametrize('flavor, version, expected', [
+    ('mysql', (9, 7, 4), 'SHOW BINARY LOG STATUS'), ('mysql', (8, 2, 0), 'SHOW BINARY LOG STATUS'),
+    ('mysql', (8, 0, 33), 'SHOW MASTER STATUS'), ('mariadb', (11, 8, 9), 'SHOW MASTER STATUS'),
+])
+def test_binlog_status_statement(flavor, version, expected):
+    assert f.capability('binlog_status_statement', flavor, version) == expected

@@ -1,0 +1,242 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+---
+module: restart_gate
+short_description: The gate a restarted server must pass before the next server of its topology restarts
+version_added: 0.2.0
+description:
+  - Waits, up to O(timeout) seconds, until the server answers, and, when O(expect_replica) is set, until every
+    replication channel runs its IO and SQL threads and is at most O(max_lag) seconds behind its source.
+  - Then, when O(source_position) is given, waits until the server has applied that GTID position
+    (C(WAIT_FOR_EXECUTED_GTID_SET) on MySQL and Percona Server, C(MASTER_GTID_WAIT) on MariaDB), so the replica
+    has caught up with what its source had committed when the gate started.
+  - Checks that every setting of O(settings) runs with the desired value (the change the restart was for).
+  - Fails, naming what is wrong, when the time is up; fails at once when a replication thread stopped with an
+    error, which does not mend itself.
+  - Used by the role M(dbfleet.innodb.restart) after each restart, and before the first one on every host of the
+    topologies concerned.
+author:
+  - dbfleet maintainers (@dbfleet)
+extends_documentation_fragment:
+  - dbfleet.innodb.login
+options:
+  timeout:
+    description:
+      - Seconds to wait for the gate to pass (1 to 86400).
+    type: int
+    default: 300
+  expect_replica:
+    description:
+      - The server was a replica before the restart (from M(dbfleet.innodb.topology_plan)); its replication must run.
+    type: bool
+    default: false
+  max_lag:
+    description:
+      - Most seconds a replica may be behind its source (C(Seconds_Behind_Source)) to pass.
+    type: int
+    default: 60
+  source_position:
+    description:
+      - GTID position of the source to wait for (C(gtid_executed) of a MySQL source, C(gtid_binlog_pos) of a
+        MariaDB source). Empty or V(null) skips the catch-up check (no GTIDs, or no source known).
+    type: str
+  settings:
+    description:
+      - Settings that must run with these values after the restart, name -> value (any spelling of the name).
+    type: dict
+    default: {}
+  expect_server_id:
+    description:
+      - The C(server_id) the server had before the restart (from M(dbfleet.innodb.topology_plan)). A server that
+        answers with another id is not the one that restarted (a login that points elsewhere), so the gate fails at
+        once.
+    type: int
+  expect_server_uuid:
+    description:
+      - The C(server_uuid) the server had before the restart, checked like O(expect_server_id) (MySQL, Percona).
+    type: str
+  interval:
+    description:
+      - Seconds between two looks while waiting.
+    type: int
+    default: 2
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; runs the same in check mode.
+  diff_mode:
+    support: none
+    description: Changes nothing.
+  platform:
+    platforms: posix
+    support: full
+    description: Runs wherever PyMySQL can reach the server.
+seealso:
+  - module: dbfleet.innodb.topology_facts
+  - module: dbfleet.innodb.topology_plan
+'''
+
+EXAMPLES = r'''
+- name: Wait until the restarted replica replicates, has caught up and runs 16 AHI partitions
+  dbfleet.innodb.restart_gate:
+    expect_replica: true
+    max_lag: 30
+    source_position: "{{ source_topology.topology.gtid.executed }}"
+    settings:
+      innodb_adaptive_hash_index_parts: 16
+    timeout: 300
+'''
+
+RETURN = r'''
+passed:
+  description: Whether the gate passed (the task fails when it did not).
+  returned: always
+  type: bool
+problems:
+  description: What kept the gate shut at the last look.
+  returned: always
+  type: list
+  elements: str
+  sample: ["replication: SQL thread No"]
+waited:
+  description: Seconds the gate waited.
+  returned: always
+  type: float
+caught_up:
+  description: Whether the server applied O(source_position); V(null) when not checked.
+  returned: always
+  type: bool
+topology:
+  description: The server's topology facts at the last look (as M(dbfleet.innodb.topology_facts) returns them).
+  returned: when the server answered
+  type: dict
+'''
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
+
+
+def look(params, settings):
+    """(facts, problems, conn) of one look at the server; conn is open when it answered."""
+    try:
+        conn = conn_utils.open_connection(dict(params, connect_timeout=min(params['connect_timeout'], 5)))
+    except conn_utils.ConnectError as e:
+        return None, ['the server does not answer: %s' % e], None
+    try:
+        facts = topology.read_server(conn, conn_utils.query, conn_utils.global_variables)
+        check = []
+        if settings:
+            identity = flavors.identity_from_variables(conn_utils.global_variables(conn, flavors.DETECT_VARIABLES))
+            check = topology.settings_check(identity, conn_utils.global_variables(conn), settings)
+    except (ValueError, conn_utils.pymysql.err.MySQLError) as e:
+        conn.close()
+        return None, ['reading the server failed: %s' % conn_utils.error_text(e)], None
+    return facts, topology.gate_problems(facts, params['expect_replica'], params['max_lag'], check), conn
+
+
+def hopeless(facts, params=None):
+    """Problems that waiting does not mend: another server than expected, a thread stopped with an error."""
+    out = []
+    params = params or {}
+    if facts and params.get('expect_server_id') is not None and facts.get('server_id') is not None \
+            and facts['server_id'] != params['expect_server_id']:
+        out.append('this login reaches server_id %s, not %s: not the server that restarted'
+                   % (facts['server_id'], params['expect_server_id']))
+    if facts and params.get('expect_server_uuid') and facts.get('server_uuid') \
+            and facts['server_uuid'] != params['expect_server_uuid']:
+        out.append('this login reaches server_uuid %s, not %s: not the server that restarted'
+                   % (facts['server_uuid'], params['expect_server_uuid']))
+    for channel in (facts or {}).get('channels') or []:
+        if not channel.get('sql_running') and channel.get('last_sql_errno'):
+            out.append('SQL thread stopped with error %s: %s' % (channel['last_sql_errno'],
+                                                                 channel.get('last_sql_error')))
+        if not channel.get('io_running') and channel.get('io_state') == 'No' and channel.get('last_io_errno'):
+            out.append('IO thread stopped with error %s: %s' % (channel['last_io_errno'],
+                                                                channel.get('last_io_error')))
+    return out
+
+
+def main():
+    argument_spec = conn_utils.login_argument_spec()
+    argument_spec.update(
+        timeout=dict(type='int', default=300),
+        expect_replica=dict(type='bool', default=False),
+        expect_server_id=dict(type='int'),
+        expect_server_uuid=dict(type='str'),
+        max_lag=dict(type='int', default=topology.DEFAULT_MAX_LAG),
+        source_position=dict(type='str'),
+        settings=dict(type='dict', default={}),
+        interval=dict(type='int', default=2),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    p = module.params
+    errors = []
+    if not 1 <= p['timeout'] <= 86400:
+        errors.append('timeout must be between 1 and 86400 seconds, got %s' % p['timeout'])
+    if p['max_lag'] < 0:
+        errors.append('max_lag must be 0 or more seconds, got %s' % p['max_lag'])
+    if not 1 <= p['interval'] <= 60:
+        errors.append('interval must be between 1 and 60 seconds, got %s' % p['interval'])
+    if errors:
+        module.fail_json(msg='; '.join(errors))
+    conn_utils.require_pymysql(module)
+
+    started = time.time()
+    deadline = started + p['timeout']
+    result = dict(changed=False, passed=False, caught_up=None, problems=[])
+    while True:
+        facts, problems, conn = look(p, p['settings'])
+        result['problems'] = problems
+        if facts is not None:
+            result['topology'] = facts
+        stuck = hopeless(facts, p)
+        if not problems and not stuck:
+            break
+        if stuck or time.time() + p['interval'] > deadline:
+            if conn:
+                conn.close()
+            result['waited'] = round(time.time() - started, 1)
+            module.fail_json(msg='gate shut after %.0f s: %s' % (result['waited'], '; '.join(stuck or problems)),
+                             **result)
+        if conn:
+            conn.close()
+        time.sleep(p['interval'])
+
+    position = (p['source_position'] or '').strip()
+    model = (facts.get('gtid') or {}).get('model')
+    sql, caught_up_value = topology.gtid_wait_sql(model)
+    if position and sql:
+        remaining = max(1, int(deadline - time.time()))
+        try:
+            row = conn_utils.query_one(conn, sql, (position, remaining))
+        except conn_utils.pymysql.err.MySQLError as e:
+            conn.close()
+            result['waited'] = round(time.time() - started, 1)
+            module.fail_json(msg='gate shut: waiting for GTID position %s failed: %s'
+                             % (position, conn_utils.error_text(e)), **result)
+        value = row.get('r') if row else None
+        result['caught_up'] = value is not None and int(value) == caught_up_value
+        if not result['caught_up']:
+            conn.close()
+            result['waited'] = round(time.time() - started, 1)
+            result['problems'] = ['has not applied its source\'s GTID position %s within %d s' % (position, p['timeout'])]
+            module.fail_json(msg='gate shut after %.0f s: %s' % (result['waited'], result['problems'][0]), **result)
+    conn.close()
+    result['passed'] = True
+    result['waited'] = round(time.time() - started, 1)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

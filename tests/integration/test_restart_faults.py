@@ -1,0 +1,342 @@
+"""The one restart path on the SSH fleet, with faults injected (real processes, real SSH, real replication).
+
+Fleet: db1 -> db2 (MySQL 8.0, GTID auto-position), db3 -> db4 (MariaDB 10.11, GTID slave_pos).
+Each test injects one fault during (or just before) playbooks/rolling_restart.yml or the adaptive_hash
+role, asserts how the run ended and that nothing was lost: replication runs, the GTID sets of source and
+replica are equal and CHECKSUM TABLE agrees on every table written. The figures (faults injected, runs
+that stopped safely, rows lost) are printed at the end of the module and recorded in docs/topology.md.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+
+import pymysql
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PY = os.path.join(ROOT, '.venv', 'bin', 'python')
+SCHEMA = 'dbfleet_it_restart'
+PAIRS = (('db1', 'db2'), ('db3', 'db4'))
+FIGURES = dict(faults_injected=0, runs_stopped_safely=0, runs_completed=0, rows_lost=0, gtid_sets_compared=0,
+               tables_compared=0, sysbench_transactions=0)
+
+pytestmark = pytest.mark.fleet
+
+
+def env():
+    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
+                ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_NOCOLOR='1',
+                ANSIBLE_FORCE_COLOR='0', PATH=os.path.join(ROOT, '.venv', 'bin') + ':' + os.environ['PATH'])
+
+
+def playbook(fleet, name, extra=None, check=False, forks=10, inventory=None, timeout=600):
+    cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', inventory or fleet.inventory,
+           '-f', str(forks), os.path.join(ROOT, 'playbooks', name) if not os.path.isabs(name) else name]
+    if extra:
+        cmd += ['-e', json.dumps(extra)]
+    if check:
+        cmd.append('--check')
+    proc = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def flat(text):
+    """Output with the callback's line wrapping undone."""
+    return ' '.join(text.split())
+
+
+def pid_of(fleet, host):
+    try:
+        with open(os.path.join(fleet.lab_dir, 'fleet', host, 'mysqld.pid'), encoding='utf-8') as handle:
+            return int(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def pids(fleet):
+    return dict((h, pid_of(fleet, h)) for a, b in PAIRS for h in (a, b))
+
+
+def one(fleet, host, statement, args=None):
+    rows = fleet.query(host, statement, args, tries=30)
+    return list(rows[0].values())[0] if rows else None
+
+
+def replica_state(fleet, host):
+    statement = 'SHOW REPLICA STATUS' if host in ('db2',) else 'SHOW ALL SLAVES STATUS'
+    rows = fleet.query(host, statement, tries=30)
+    row = rows[0]
+    io = row.get('Replica_IO_Running', row.get('Slave_IO_Running'))
+    sql = row.get('Replica_SQL_Running', row.get('Slave_SQL_Running'))
+    return io, sql
+
+
+def wait_replicating(fleet, host, timeout=90):
+    deadline = time.monotonic() + timeout
+    while True:
+        state = replica_state(fleet, host)
+        if state == ('Yes', 'Yes'):
+            return
+        assert time.monotonic() < deadline, '%s does not replicate after %d s: IO/SQL %s' % (host, timeout, state)
+        time.sleep(1)
+
+
+def write_rows(fleet, primary, count, tag):
+    conn = fleet.connect(primary)
+    try:
+        with conn.cursor() as cur:
+            cur.executemany('INSERT INTO %s.t (tag, v) VALUES (%%s, %%s)' % SCHEMA,
+                            [(tag, i) for i in range(count)])
+    finally:
+        conn.close()
+
+
+def assert_nothing_lost(fleet, tables=('t',)):
+    """Both pairs replicate, the replica applied all its source has, GTID sets equal, checksums equal."""
+    for primary, replica in PAIRS:
+        wait_replicating(fleet, replica)
+        if primary == 'db1':
+            source = one(fleet, primary, 'SELECT @@GLOBAL.gtid_executed')
+            assert one(fleet, replica, 'SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, 60)', (source,)) == 0
+            assert (one(fleet, primary, 'SELECT @@GLOBAL.gtid_executed').replace('\n', '')
+                    == one(fleet, replica, 'SELECT @@GLOBAL.gtid_executed').replace('\n', ''))
+        else:
+            source = one(fleet, primary, 'SELECT @@GLOBAL.gtid_binlog_pos')
+            assert one(fleet, replica, 'SELECT MASTER_GTID_WAIT(%s, 60)', (source,)) == 0
+            assert one(fleet, primary, 'SELECT @@GLOBAL.gtid_binlog_pos') == one(
+                fleet, replica, 'SELECT @@GLOBAL.gtid_slave_pos')
+        FIGURES['gtid_sets_compared'] += 1
+        for table in tables:
+            name = '%s.%s' % (SCHEMA, table)
+            if primary != 'db1' and table.startswith('sbtest'):
+                continue
+            a = fleet.query(primary, 'CHECKSUM TABLE %s' % name, tries=30)[0]['Checksum']
+            b = fleet.query(replica, 'CHECKSUM TABLE %s' % name, tries=30)[0]['Checksum']
+            assert a == b, '%s: CHECKSUM TABLE %s on %s, %s on %s' % (name, a, primary, b, replica)
+            rows_a = one(fleet, primary, 'SELECT COUNT(*) FROM %s' % name)
+            rows_b = one(fleet, replica, 'SELECT COUNT(*) FROM %s' % name)
+            FIGURES['rows_lost'] += max(0, rows_a - rows_b)
+            FIGURES['tables_compared'] += 1
+            assert rows_a == rows_b
+
+
+@pytest.fixture(scope='module')
+def topo(fleet, request):
+    """The fleet, replicating, with a table written on both primaries; figures printed at the end."""
+    assert all(row['state'] == 'up' for row in fleet.refresh().values()), fleet.hosts
+    for primary, replica in PAIRS:
+        wait_replicating(fleet, replica)
+        fleet.query(primary, 'CREATE DATABASE IF NOT EXISTS %s' % SCHEMA)
+        fleet.query(primary, 'CREATE TABLE IF NOT EXISTS %s.t (id INT AUTO_INCREMENT PRIMARY KEY, '
+                             'tag VARCHAR(32) NOT NULL, v INT NOT NULL) ENGINE=InnoDB' % SCHEMA)
+        write_rows(fleet, primary, 100, 'setup')
+    yield fleet
+    reporter = request.config.pluginmanager.get_plugin('terminalreporter')
+    line = ('restart fault figures: %(faults_injected)d faults injected, %(runs_stopped_safely)d runs stopped '
+            'safely, %(runs_completed)d runs completed, %(rows_lost)d rows lost (%(gtid_sets_compared)d GTID set '
+            'and %(tables_compared)d CHECKSUM TABLE comparisons; %(sysbench_transactions)d sysbench transactions '
+            'written during a restart)' % FIGURES)
+    if reporter:
+        reporter.write_line(line)
+    print(line)
+
+
+def untouched(before, after, hosts):
+    return [h for h in hosts if before[h] == after[h]]
+
+
+# ---------------------------------------------------------------- fault 2: a replica's SQL thread stopped
+def test_stopped_sql_thread_refused_before_any_restart(topo):
+    fleet = topo
+    before = pids(fleet)
+    fleet.query('db2', 'STOP REPLICA SQL_THREAD')
+    FIGURES['faults_injected'] += 1
+    try:
+        write_rows(fleet, 'db1', 50, 'sql-stopped')
+        rc, out = playbook(fleet, 'rolling_restart.yml', dict(rolling_restart_all=True,
+                                                              rolling_restart_hosts='db1:db2'))
+    finally:
+        fleet.query('db2', 'START REPLICA SQL_THREAD')
+    assert rc != 0, out
+    assert 'db2: replication: SQL thread No' in flat(out), out
+    assert 'stopped before any change' in flat(out) and 'Untouched: db2, db1' in flat(out), out
+    assert pids(fleet) == before, out
+    FIGURES['runs_stopped_safely'] += 1
+    assert_nothing_lost(fleet)
+
+
+# ---------------------------------------------------------------- fault 3: a host unreachable over SSH
+def test_unreachable_host_named_and_nothing_restarted(topo):
+    fleet = topo
+    before = pids(fleet)
+    veth = 'dbf%s-db4' % ('' if os.environ.get('DBFLEET_FLEET_NET', '7') == '7' else os.environ['DBFLEET_FLEET_NET'])
+    subprocess.run(['ip', 'link', 'set', veth, 'down'], check=True)
+    FIGURES['faults_injected'] += 1
+    try:
+        rc, out = playbook(fleet, 'rolling_restart.yml', dict(rolling_restart_all=True), timeout=300)
+    finally:
+        subprocess.run(['ip', 'link', 'set', veth, 'up'], check=True)
+    assert rc != 0, out
+    assert 'db4: unreachable' in flat(out), out
+    assert 'stopped before any change' in flat(out), out
+    assert pids(fleet) == before, out
+    FIGURES['runs_stopped_safely'] += 1
+    assert_nothing_lost(fleet)
+
+
+# ---------------------------------------------------------------- fault 1: a replica killed during the run
+def test_replica_killed_during_rolling_restart_stops_before_the_primary(topo):
+    fleet = topo
+    before = pids(fleet)
+    killed = {}
+
+    def kill_restarted_db2():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            pid = pid_of(fleet, 'db2')
+            if pid and pid != before['db2']:
+                try:
+                    fleet.query('db2', 'SELECT 1', tries=20)
+                except pymysql.err.MySQLError:
+                    pass
+                os.kill(pid, signal.SIGKILL)
+                killed['pid'] = pid
+                return
+            time.sleep(0.2)
+
+    killer = threading.Thread(target=kill_restarted_db2)
+    killer.start()
+    try:
+        rc, out = playbook(fleet, 'rolling_restart.yml', dict(rolling_restart_all=True, rolling_restart_hosts='db1:db2',
+                                                              rolling_restart_timeout=20))
+    finally:
+        killer.join(150)
+    assert killed, 'db2 never restarted, so nothing was killed:\n' + out
+    FIGURES['faults_injected'] += 1
+    assert rc != 0, out
+    assert 'The run stopped at db2; not restarted: db1.' in flat(out), out
+    assert pids(fleet)['db1'] == before['db1'], 'the primary restarted after its replica died:\n' + out
+    FIGURES['runs_stopped_safely'] += 1
+    # Bring db2 back as an operator would; it must catch up with what db1 wrote meanwhile.
+    write_rows(fleet, 'db1', 50, 'db2-down')
+    fleet.run('up', 'db2')
+    assert_nothing_lost(fleet)
+
+
+# ---------------------------------------------------------------- fault 6: writes on the primary during the run
+def test_write_load_on_primary_while_its_replica_restarts(topo):
+    fleet = topo
+    before = pids(fleet)
+    row = fleet.hosts['db1']
+    conn_args = ['--mysql-host=%s' % row['address'], '--mysql-port=3306', '--mysql-user=%s' % fleet.admin_user,
+                 '--mysql-password=%s' % fleet.admin_password, '--mysql-db=%s' % SCHEMA, '--tables=1',
+                 '--table-size=2000', '--db-driver=mysql']
+    subprocess.run(['sysbench', 'oltp_write_only'] + conn_args + ['cleanup'], capture_output=True, check=False,
+                   timeout=60)
+    prep = subprocess.run(['sysbench', 'oltp_write_only'] + conn_args + ['prepare'], capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert prep.returncode == 0, prep.stdout + prep.stderr
+    run_args = ['--threads=2', '--time=25', '--report-interval=0', 'run']
+    load = subprocess.Popen(['sysbench', 'oltp_write_only'] + conn_args + run_args,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    FIGURES['faults_injected'] += 1
+    try:
+        time.sleep(2)
+        rc, out = playbook(fleet, 'rolling_restart.yml', dict(rolling_restart_all=True, rolling_restart_hosts='db2'))
+    finally:
+        bench_out = load.communicate(timeout=120)[0]
+    assert rc == 0, out
+    assert load.returncode == 0, bench_out
+    transactions = int(re.search(r'transactions:\s+(\d+)', bench_out).group(1))
+    assert transactions > 0, bench_out
+    FIGURES['sysbench_transactions'] += transactions
+    after = pids(fleet)
+    assert after['db2'] != before['db2'] and after['db1'] == before['db1'], out
+    FIGURES['runs_completed'] += 1
+    assert_nothing_lost(fleet, tables=('t', 'sbtest1'))
+
+
+# ---------------------------------------------------------------- the roles: adaptive_hash_restart: allowed
+def _log_times(fleet, host, pattern, since):
+    out = []
+    with open(os.path.join(fleet.lab_dir, 'fleet', host, 'error.log'), encoding='utf-8', errors='replace') as handle:
+        for line in handle:
+            if pattern in line:
+                # MySQL: 2026-11-23T14:40:31.213791Z ...; MariaDB: 2026-11-23 14:42:10 ...
+                words = line.split()
+                stamp = words[0] if 'T' in words[0] else '%sT%s' % (words[0], words[1])
+                if stamp >= since:
+                    out.append(stamp)
+    return out
+
+
+def test_adaptive_hash_restart_allowed_restarts_one_at_a_time_primary_last(topo, tmp_path):
+    fleet = topo
+    before = pids(fleet)
+    current = int(one(fleet, 'db1', 'SELECT @@GLOBAL.innodb_adaptive_hash_index_parts'))
+    parts = 4 if current != 4 else 16
+    since = time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(time.time() - 1))
+    play = tmp_path / 'ahi.yml'
+    play.write_text('- name: Apply adaptive_hash with restarts allowed\n  hosts: db1:db2\n  gather_facts: false\n'
+                    '  roles:\n    - role: dbfleet.innodb.adaptive_hash\n')
+    extra = dict(adaptive_hash_parts=parts, adaptive_hash_restart='allowed')
+    try:
+        rc, out = playbook(fleet, str(play), extra, check=True, forks=10)
+        assert rc == 0, out
+        assert 'would restart one server at a time, in this order: db2 -> db1' in flat(out), out
+        assert pids(fleet) == before
+        rc, out = playbook(fleet, str(play), extra, forks=10)
+        assert rc == 0, out
+        after = pids(fleet)
+        assert after['db1'] != before['db1'] and after['db2'] != before['db2'], out
+        for host in ('db1', 'db2'):
+            assert int(one(fleet, host, 'SELECT @@GLOBAL.innodb_adaptive_hash_index_parts')) == parts
+        # db2 was up again (and passed its gate) before db1 went down: the two never were down together.
+        db2_ready = _log_times(fleet, 'db2', 'ready for connections', since)
+        db1_down = _log_times(fleet, 'db1', 'Received SHUTDOWN', since)
+        db2_down = _log_times(fleet, 'db2', 'Received SHUTDOWN', since)
+        assert len(db1_down) == 1 and len(db2_down) == 1 and db2_ready, (db1_down, db2_down, db2_ready)
+        assert db2_down[0] < db2_ready[-1] < db1_down[0], (db2_down, db2_ready, db1_down)
+        FIGURES['runs_completed'] += 1
+        # Nothing pending any more: a second run restarts nothing.
+        rc, out = playbook(fleet, str(play), extra, forks=10)
+        assert rc == 0 and pids(fleet) == after, out
+    finally:
+        for host in ('db1', 'db2'):
+            path = os.path.join(fleet.lab_dir, 'fleet', host, 'conf.d', '60-dbfleet-adaptive_hash.cnf')
+            if os.path.exists(path):
+                os.remove(path)
+    assert_nothing_lost(fleet)
+
+
+def test_serial_2_forks_10_primaries_wait_for_their_replicas_batch(topo, tmp_path):
+    """Inventory order db1, db3, db2, db4 with serial 2: both primaries are in the first batch, their
+    replicas in the second. Each replica must be back before its primary goes down."""
+    fleet = topo
+    before = pids(fleet)
+    data = yaml.safe_load(open(fleet.inventory, encoding='utf-8'))
+    children = data['all']['children']
+    data['all']['children'] = dict([('ordered', {'hosts': dict((h, {}) for h in ('db1', 'db3', 'db2', 'db4'))})]
+                                   + list(children.items()))
+    inventory = tmp_path / 'ordered.yml'
+    inventory.write_text(yaml.safe_dump(data, sort_keys=False))
+    since = time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(time.time() - 1))
+    rc, out = playbook(fleet, 'rolling_restart.yml', dict(rolling_restart_all=True, rolling_restart_serial=2),
+                       forks=10, inventory=str(inventory))
+    assert rc == 0, out
+    text = flat(out)
+    assert 'in this order: nothing; waiting for a later batch: db1, db3' in text, out
+    assert 'in this order: db2 -> db1 -> db4 -> db3' in text, out
+    after = pids(fleet)
+    assert all(after[h] != before[h] for h in after), out
+    for primary, replica in PAIRS:
+        ready = _log_times(fleet, replica, 'ready for connections', since)
+        down = _log_times(fleet, primary, 'Received SHUTDOWN' if primary == 'db1' else 'Normal shutdown', since)
+        assert ready and len(down) == 1 and ready[-1] < down[0], (replica, ready, primary, down)
+    FIGURES['runs_completed'] += 1
+    assert_nothing_lost(fleet)

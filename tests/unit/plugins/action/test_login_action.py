@@ -1,0 +1,69 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one login path: every module of the action group runs through the login action plugin."""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+import yaml
+
+from ansible_collections.dbfleet.innodb.plugins.plugin_utils import login
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+
+
+def action_group():
+    with open(os.path.join(ROOT, 'meta', 'runtime.yml'), encoding='utf-8') as handle:
+        return yaml.safe_load(handle)['action_groups']['innodb']
+
+
+# Actions that run on the controller only and log in nowhere (they are not in the action group).
+CONTROLLER_ACTIONS = ('topology_plan',)
+
+
+def test_every_module_of_the_action_group_runs_through_the_login_action():
+    modules = sorted(name[:-3] for name in os.listdir(os.path.join(ROOT, 'plugins', 'modules'))
+                     if name.endswith('.py') and name[:-3] not in CONTROLLER_ACTIONS)
+    assert sorted(action_group()) == modules
+    for name in modules:
+        action = importlib.import_module('ansible_collections.dbfleet.innodb.plugins.action.%s' % name)
+        assert action.ActionModule is login.LoginActionModule, name
+        with open(os.path.join(ROOT, 'plugins', 'modules', name + '.py'), encoding='utf-8') as handle:
+            assert 'login_argument_spec()' in handle.read(), name
+
+
+class FakeTask(object):
+    def __init__(self, delegate_to=None):
+        self.delegate_to = delegate_to
+
+
+class FakeTemplar(object):
+    def __init__(self, variables):
+        self.variables = variables
+
+    def copy_with_new_env(self, available_variables):
+        return FakeTemplar(available_variables)
+
+
+def test_login_variables_are_the_delegated_hosts():
+    delegated = dict(dbfleet_login_port=3307)
+    task_vars = dict(dbfleet_login_port=3306, ansible_delegated_vars={'db2': delegated})
+    variables, templar = login.login_variables(FakeTask('db2'), task_vars, FakeTemplar(task_vars))
+    assert variables is delegated and templar.variables is delegated
+
+
+def test_login_variables_without_delegation_are_the_hosts_own():
+    task_vars = dict(dbfleet_login_port=3306)
+    templar = FakeTemplar(task_vars)
+    assert login.login_variables(FakeTask(), task_vars, templar) == (task_vars, templar)
+
+
+def test_controller_actions_log_in_nowhere():
+    for name in CONTROLLER_ACTIONS:
+        assert name not in action_group()
+        action = importlib.import_module('ansible_collections.dbfleet.innodb.plugins.action.%s' % name)
+        assert action.ActionModule is not login.LoginActionModule
+        with open(os.path.join(ROOT, 'plugins', 'modules', name + '.py'), encoding='utf-8') as handle:
+            assert 'login_argument_spec()' not in handle.read(), name
