@@ -13,6 +13,15 @@ echo "built $(basename "$TARBALL") ($(du -h "$TARBALL" | cut -f1))"
 if tar tzf "$TARBALL" | grep -E '(^|/)(\.lab|\.venv|\.collections|\.build|\.ansible|reports)/' ; then
   echo "ERROR: the tarball carries work-tree state" >&2; exit 1
 fi
+# The tarball holds the collection, not the tools that build and test it.
+tar tzf "$TARBALL" | sed 's|^\./||' > "$WORK/contents"
+if grep -E '^((lab|bench|molecule|inventories|\.ci|tests/integration|tests/molecule)/|Makefile$|ansible\.cfg$|tests/[^/]+\.sh$)' "$WORK/contents"; then
+  echo "ERROR: the tarball carries the lab, benchmarks, Molecule, integration tests, CI or Make files" >&2; exit 1
+fi
+for shipped in plugins/modules/ roles/ playbooks/ meta/runtime.yml docs/ tests/unit/; do
+  grep -q "^$shipped" "$WORK/contents" \
+    || { echo "ERROR: the tarball lacks $shipped" >&2; exit 1; }
+done
 mkdir -p "$WORK/collections"
 # From here on, only the empty collections path counts (not the repo's ansible.cfg, roles or .collections).
 cd "$WORK"
