@@ -95,6 +95,20 @@ DEFAULT_HOSTS = (("mariadb1011", "mysql80", "mysql97", "mariadb118")
                  + (("mysql56",) if os.environ.get("DBFLEET_LAB_WITH_56") == "1" else ()))
 
 
+def require_lab_hosts(inventory, wanted=()):
+    """The hosts of a lab inventory (dbfleet_lab.inventory.read_hosts). A missing inventory, or one without a
+    wanted host, fails the run and says how to start the lab: a test never skips because the lab is down."""
+    from dbfleet_lab.inventory import read_hosts  # pylint: disable=import-outside-toplevel
+    if not os.path.exists(inventory):
+        pytest.fail("the lab is not up (no %s): start it with `make lab-up`" % inventory, pytrace=False)
+    hosts = read_hosts(inventory)
+    missing = [h for h in wanted if h not in hosts]
+    if missing or not hosts:
+        pytest.fail("lab host(s) %s not in %s: start them with `make lab-up`"
+                    % (", ".join(missing) or "(none)", inventory), pytrace=False)
+    return hosts
+
+
 def _default_lab_dir():
     return os.path.abspath(os.environ.get("DBFLEET_LAB_DIR") or os.path.join(REPO, ".lab"))
 

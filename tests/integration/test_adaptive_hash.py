@@ -17,7 +17,7 @@ import time
 import pymysql
 import pytest
 import yaml
-from dbfleet_lab.inventory import read_hosts
+from conftest import require_lab_hosts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
@@ -30,11 +30,10 @@ DROPIN = '60-dbfleet-adaptive_hash.cnf'
 
 
 def inventory_hosts(path):
-    return read_hosts(path) if os.path.exists(path) else {}
+    return require_lab_hosts(path)
 
 
 HOSTS = inventory_hosts(INVENTORY)
-pytestmark = pytest.mark.skipif(not HOSTS, reason='the lab is not up (make lab-up)')
 
 
 def connect(hv, tries=30):

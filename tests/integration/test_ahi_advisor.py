@@ -13,7 +13,7 @@ import time
 
 import pymysql
 import pytest
-from dbfleet_lab.inventory import read_hosts
+from conftest import require_lab_hosts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
@@ -23,11 +23,10 @@ DB = 'dbfleet_it_ahi_advisor'
 
 
 def lab_hosts():
-    return read_hosts(INVENTORY) if os.path.exists(INVENTORY) else {}
+    return require_lab_hosts(INVENTORY)
 
 
 HOSTS = lab_hosts()
-pytestmark = pytest.mark.skipif(not HOSTS, reason='the lab is not up (make lab-up)')
 
 
 def connect(hv, database=None, tries=30):

@@ -16,8 +16,7 @@ from contextlib import contextmanager
 
 import pymysql
 import pytest
-from conftest import DEFAULT_HOSTS
-from dbfleet_lab.inventory import read_hosts
+from conftest import DEFAULT_HOSTS, require_lab_hosts
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
@@ -35,16 +34,11 @@ ABSENT = {'mysql80': 'innodb_adaptive_hash_index_cells', 'mysql57': 'innodb_dedi
 
 # ---------------------------------------------------------------- lab access
 def lab_inventory():
-    if not os.path.exists(INVENTORY):
-        pytest.skip('the lab is not up (no %s): run make lab-up' % INVENTORY)
-    return read_hosts(INVENTORY)
+    return require_lab_hosts(INVENTORY)
 
 
 def host_vars(host):
-    hosts = lab_inventory()
-    if host not in hosts:
-        pytest.skip('lab host %s is not up' % host)
-    return hosts[host]
+    return require_lab_hosts(INVENTORY, [host])[host]
 
 
 def login(host):

@@ -16,6 +16,8 @@ import pytest
 from test_verify import LAB_HOSTS, global_value, host_vars, login, verify
 
 PT = shutil.which('pt-config-diff')
+if PT is None:
+    pytest.fail('pt-config-diff (Debian package percona-toolkit) is not installed: run `make deps`', pytrace=False)
 # Options whose option-file value is not the variable's value (log-bin=NAME sets the binlog base
 # name; the log_bin variable says ON): pt-config-diff skips them, and so does this comparison.
 OPTION_IS_NOT_THE_VALUE = frozenset(['log_bin'])
@@ -78,7 +80,6 @@ def check_agreement(host, path):
     return diffs, result
 
 
-@pytest.mark.skipif(PT is None, reason='pt-config-diff (Debian package percona-toolkit) is not installed')
 @pytest.mark.parametrize('host', LAB_HOSTS)
 def test_agrees_on_a_file_with_equal_and_different_values(host, tmp_path):
     io = int(global_value(host, 'innodb_io_capacity'))
@@ -100,7 +101,6 @@ def test_agrees_on_a_file_with_equal_and_different_values(host, tmp_path):
     assert result['variables']['innodb_buffer_pool_size']['status'] == 'ok'
 
 
-@pytest.mark.skipif(PT is None, reason='pt-config-diff (Debian package percona-toolkit) is not installed')
 @pytest.mark.parametrize('host', LAB_HOSTS)
 def test_agrees_on_the_lab_option_file(host):
     path = host_vars(host)['dbfleet_option_file']

@@ -45,7 +45,7 @@ def audit(tmp_path_factory):
     hosts = lab_inventory()
     lab = sorted(h for h in hosts if h in LAB_HOSTS)
     if not lab:
-        pytest.skip('the lab is not up')
+        pytest.fail('the lab is not up: start it with `make lab-up`', pytrace=False)
     tmp = tmp_path_factory.mktemp('audit')
     template = hosts[lab[0]]
     extra = {'all': {'hosts': {
@@ -113,7 +113,7 @@ def test_every_host_is_reported(audit):
 def test_the_known_drift_is_in_the_report(audit):
     reports, lab, _proc = audit
     if DRIFT_HOST not in lab:
-        pytest.skip('%s is not up' % DRIFT_HOST)
+        pytest.fail('%s is not up: start it with `make lab-up`' % DRIFT_HOST, pytrace=False)
     report = load_report(reports)
     item = report['hosts'][DRIFT_HOST]['variables']['innodb_lru_scan_depth']
     assert item['status'] == 'drift_runtime'
@@ -195,7 +195,8 @@ class WebDriver(object):
 @pytest.fixture
 def browser(tmp_path):
     if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.skip('chromium / chromedriver (Debian packages chromium, chromium-driver) not installed')
+        pytest.fail('chromium / chromedriver (Debian packages chromium, chromium-driver) not installed: run `make deps`',
+                    pytrace=False)
     port = free_port()
     proc = subprocess.Popen([CHROMEDRIVER, '--port=%d' % port], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -268,7 +269,7 @@ def test_memcached_settings_only_where_the_role_applies(tmp_path, memcached_host
     """The role defaults feed verify; daemon_memcached_option is wanted only on the memcached hosts."""
     lab = sorted(h for h in lab_inventory() if h in LAB_HOSTS)
     if not lab:
-        pytest.skip('the lab is not up')
+        pytest.fail('the lab is not up: start it with `make lab-up`', pytrace=False)
     extra = {'verify_desired_from': ['memcached'], 'verify_report_dir': str(tmp_path)}
     if memcached_hosts is not None:
         extra['verify_memcached_hosts'] = memcached_hosts
