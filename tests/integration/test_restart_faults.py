@@ -189,6 +189,29 @@ def test_unreachable_host_named_and_nothing_restarted(topo):
     assert_nothing_lost(fleet)
 
 
+# ---------------------------------------------------------------- fault 5: an inventory that lists a replica as a primary
+def test_inventory_listing_a_replica_as_primary_refused_before_any_change(topo, tmp_path):
+    fleet = topo
+    before = pids(fleet)
+    with open(fleet.inventory, encoding='utf-8') as handle:
+        data = yaml.safe_load(handle)
+    children = data['all']['children']
+    children['mysql']['hosts']['db2'].pop('dbfleet_replication_source', None)
+    children['replicas']['hosts'].pop('db2', None)
+    children['primaries']['hosts']['db2'] = {}
+    wrong = tmp_path / 'hosts.yml'
+    wrong.write_text(yaml.safe_dump(data), encoding='utf-8')
+    FIGURES['faults_injected'] += 1
+    rc, out = playbook(fleet, 'rolling_restart.yml', dict(rolling_restart_all=True), inventory=str(wrong))
+    assert rc != 0, out
+    text = flat(out)
+    assert 'the inventory and the servers disagree' in text and 'db2: the inventory says primary' in text, out
+    assert 'stopped before any change' in text, out
+    assert pids(fleet) == before, out
+    FIGURES['runs_stopped_safely'] += 1
+    assert_nothing_lost(fleet)
+
+
 # ---------------------------------------------------------------- fault 1: a replica killed during the run
 def test_replica_killed_during_rolling_restart_stops_before_the_primary(topo):
     fleet = topo
