@@ -18,11 +18,12 @@ import awx_runner
 
 ROOT = awx_runner.ROOT
 TEMPLATES = awx_runner.job_templates()
-AUDIT = TEMPLATES["playbooks/verify.yml"]
-CONVERGE = TEMPLATES["playbooks/site.yml"]
+AUDIT = TEMPLATES["awx/playbooks/verify.yml"]
+CONVERGE = TEMPLATES["awx/playbooks/site.yml"]
 DROP = TEMPLATES["awx/playbooks/drop_table.yml"]
-RESTART = TEMPLATES["playbooks/rolling_restart.yml"]
-AHI = TEMPLATES["playbooks/advise_ahi.yml"]
+RESTART = TEMPLATES["awx/playbooks/rolling_restart.yml"]
+AHI = TEMPLATES["awx/playbooks/advise_ahi.yml"]
+DRIFT_HOST = "mysql80"
 SCHEMA = "dbfleet_it_awx"
 
 
@@ -86,11 +87,31 @@ def _findings(report_dir):
             | {"__status": entry.get("status")} for host, entry in report["hosts"].items()}
 
 
-def test_audit_job_publishes_its_summary_and_writes_reports_where_asked(project, lab_inventory, jobs):
+@pytest.fixture(scope="module")
+def audits(project, lab_inventory, lab, tmp_path_factory):
+    """With a drift on DRIFT_HOST: one unsliced audit that fails on drift, and the two slices of the
+    same audit (job_slice_count 2) that do not. Returns (jobs dir, whole job, [slice jobs])."""
     inventory, login, group_vars = lab_inventory
-    report_dir = os.path.join(jobs, "reports")
-    job = _audit(project, jobs, "audit", inventory, login, group_vars, report_dir)
-    assert job.status == "successful" and job.rc == 0, job
+    jobs = str(tmp_path_factory.mktemp("audits"))
+    before = lab.query(DRIFT_HOST, "SELECT @@GLOBAL.innodb_adaptive_hash_index AS v")[0]["v"]
+    lab.query(DRIFT_HOST, "SET GLOBAL innodb_adaptive_hash_index = %s" % (0 if before else 1))
+    try:
+        whole = _audit(project, jobs, "audit", inventory, login, group_vars, os.path.join(jobs, "whole"),
+                       verify_fail_on_drift="true")
+        slices = [_audit(project, jobs, "audit-slice%d" % number, awx_runner.slice_inventory(inventory, number, 2),
+                         login, group_vars, os.path.join(jobs, "slice%d" % number))
+                  for number in (1, 2)]
+    finally:
+        lab.query(DRIFT_HOST, "SET GLOBAL innodb_adaptive_hash_index = %s" % (1 if before else 0))
+    return jobs, whole, slices
+
+
+def test_audit_job_publishes_its_summary_writes_reports_where_asked_and_fails_on_drift(audits, lab_inventory):
+    inventory, login, _gv = lab_inventory
+    jobs, job, _slices = audits
+    report_dir = os.path.join(jobs, "whole")
+    assert job.status == "failed" and job.rc != 0, job
+    assert job.count("failures", "localhost") == 1        # only the drift check fails
     hosts = _lab_hosts(inventory)
     for host in hosts:
         assert job.count("failures", host) == 0 and job.count("changed", host) == 0, (host, job.stats)
@@ -98,25 +119,23 @@ def test_audit_job_publishes_its_summary_and_writes_reports_where_asked(project,
     summary = job.artifact_data["verify_summary"]
     assert summary["hosts"] == len(hosts) and summary["report_dir"] == report_dir
     assert summary["hosts_ok"] + summary["hosts_drift"] + summary["hosts_error"] == len(hosts)
-    assert summary["hosts_error"] == 0, summary
-    assert set(_findings(report_dir)) == set(hosts)
+    assert summary["hosts_error"] == 0 and DRIFT_HOST in summary["drift_hosts"], summary
+    findings = _findings(report_dir)                      # written before the job failed
+    assert set(findings) == set(hosts) and findings[DRIFT_HOST]["__status"] == "drift"
     # The password the credential injected never shows in the job's output or events.
     assert login["dbfleet_login_password"] not in job.stdout
     assert not any(login["dbfleet_login_password"] in json.dumps(e.get("event_data", {}).get("res", {}))
                    for e in job.events)
 
 
-def test_audit_sliced_in_two_finds_what_one_unsliced_run_finds(project, lab_inventory, jobs):
-    inventory, login, group_vars = lab_inventory
+def test_audit_sliced_in_two_finds_what_one_unsliced_run_finds(audits, lab_inventory):
+    inventory, _login, _gv = lab_inventory
+    jobs, whole, slices = audits
     assert AUDIT["job_slice_count"] == 2
-    whole = _audit(project, jobs, "audit-whole", inventory, login, group_vars, os.path.join(jobs, "whole"))
-    assert whole.status == "successful", whole
     combined, summaries = {}, []
-    for number in (1, 2):
-        part = awx_runner.slice_inventory(inventory, number, 2)
-        job = _audit(project, jobs, "audit-slice%d" % number, part, login, group_vars,
-                     os.path.join(jobs, "slice%d" % number))
+    for number, job in enumerate(slices, 1):
         assert job.status == "successful" and job.rc == 0, job
+        part = awx_runner.slice_inventory(inventory, number, 2)
         assert set(job.stats.get("ok", {})) - {"localhost"} == set(awx_runner.all_hosts(part))
         findings = _findings(os.path.join(jobs, "slice%d" % number))
         assert not set(findings) & set(combined), "a host was audited by both slices"
@@ -125,23 +144,6 @@ def test_audit_sliced_in_two_finds_what_one_unsliced_run_finds(project, lab_inve
     assert combined == _findings(os.path.join(jobs, "whole"))
     for key in ("hosts", "hosts_ok", "hosts_drift", "hosts_error"):
         assert sum(s[key] for s in summaries) == whole.artifact_data["verify_summary"][key], key
-
-
-def test_audit_fails_the_job_on_drift_when_asked(project, lab_inventory, jobs, lab):
-    inventory, login, group_vars = lab_inventory
-    host = "mysql80"
-    before = lab.query(host, "SELECT @@GLOBAL.innodb_adaptive_hash_index AS v")[0]["v"]
-    lab.query(host, "SET GLOBAL innodb_adaptive_hash_index = %s" % (0 if before else 1))
-    try:
-        report_dir = os.path.join(jobs, "drift")
-        job = _audit(project, jobs, "audit-drift", inventory, login, group_vars, report_dir,
-                     verify_fail_on_drift="true")
-        assert job.status == "failed" and job.rc != 0, job
-        assert job.count("failures", "localhost") == 1
-        assert host in job.artifact_data["verify_summary"]["drift_hosts"]
-        assert _findings(report_dir)[host]["__status"] == "drift"   # the reports are written before the failure
-    finally:
-        lab.query(host, "SET GLOBAL innodb_adaptive_hash_index = %s" % (1 if before else 0))
 
 
 def test_audit_bad_survey_answer_is_named_and_nothing_is_written(project, lab_inventory, jobs):
@@ -155,14 +157,20 @@ def test_audit_bad_survey_answer_is_named_and_nothing_is_written(project, lab_in
     assert all(job.count("changed", h) == 0 for h in _lab_hosts(inventory) + ["localhost"])
 
 
-def test_job_without_the_database_credential_fails_and_changes_nothing(project, lab_inventory, jobs):
+def test_job_without_the_database_credential_fails_before_any_host(project, lab_inventory, jobs):
     inventory, _login, group_vars = lab_inventory
     job = awx_runner.run_job(project, jobs, "converge-nocred", CONVERGE, inventory, group_vars, credential=None)
     assert job.status == "failed" and job.rc != 0, job
-    hosts = _lab_hosts(inventory)
-    for host in hosts:
-        assert job.count("changed", host) == 0, (host, job.stats)
-    assert set(job.failed_messages()) == set(hosts), job
+    assert list(job.failed_messages()) == ["localhost"], job
+    assert "dbfleet.innodb database login" in job.failed_messages()["localhost"]
+    assert not set(job.stats.get("ok", {})) & set(_lab_hosts(inventory)), job.stats   # no host was touched
+
+
+def test_job_against_an_inventory_without_hosts_fails_naming_it(project, lab_inventory, jobs):
+    _inventory, login, _gv = lab_inventory
+    job = awx_runner.run_job(project, jobs, "converge-empty", CONVERGE, {"all": {"hosts": {}}}, credential=login)
+    assert job.status == "failed" and job.rc != 0, job
+    assert "inventory has no hosts" in job.failed_messages()["localhost"]
 
 
 # ------------------------------------------------------------------ converge
@@ -171,23 +179,22 @@ def test_converge_check_predicts_what_the_run_changes(project, lab_inventory, jo
     # Drift on two servers: flushing neighbours on (the storage class is ssd) and AHI off (wanted on).
     lab.query("mysql80", "SET GLOBAL innodb_flush_neighbors = 1")
     lab.query("mariadb1011", "SET GLOBAL innodb_adaptive_hash_index = OFF")
+    limit = "mysql80:mariadb1011"      # a limit, as launched from the controller, keeps the job short
     check = awx_runner.run_job(project, jobs, "converge-check", CONVERGE, inventory, group_vars,
-                               credential=login, job_type="check")
+                               credential=login, job_type="check", limit=limit)
     assert check.status == "successful" and check.rc == 0, check
     predicted = check.changed_tasks()
     assert {"mysql80", "mariadb1011"} <= {host for host, _task in predicted}, predicted
     assert lab.query("mysql80", "SELECT @@GLOBAL.innodb_flush_neighbors AS v")[0]["v"] == 1   # nothing changed
-    real = awx_runner.run_job(project, jobs, "converge-run", CONVERGE, inventory, group_vars, credential=login)
+    real = awx_runner.run_job(project, jobs, "converge-run", CONVERGE, inventory, group_vars, credential=login,
+                              limit=limit)
     assert real.status == "successful" and real.rc == 0, real
     assert real.changed_tasks() == predicted
-    for host in _lab_hosts(inventory):
+    for host in ("mysql80", "mariadb1011"):
         assert real.count("failures", host) == 0
         assert real.count("changed", host) == check.count("changed", host), host
     assert lab.query("mysql80", "SELECT @@GLOBAL.innodb_flush_neighbors AS v")[0]["v"] == 0
     assert lab.query("mariadb1011", "SELECT @@GLOBAL.innodb_adaptive_hash_index AS v")[0]["v"] == 1
-    again = awx_runner.run_job(project, jobs, "converge-again", CONVERGE, inventory, group_vars,
-                               credential=login, job_type="check")
-    assert again.status == "successful" and again.changed_tasks() == set(), again.changed_tasks()
 
 
 # ------------------------------------------------------------------ drop tables

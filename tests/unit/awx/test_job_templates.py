@@ -137,7 +137,7 @@ def test_the_module_range_probe_sees_an_out_of_range_value():
 
 # ------------------------------------------------------------------ job template rules
 def _by_playbook(playbook):
-    (jt,) = [jt for jt in TEMPLATES if jt["playbook"] == playbook]
+    (jt,) = [jt for jt in TEMPLATES if os.path.basename(jt["playbook"]) == os.path.basename(playbook)]
     return jt
 
 
@@ -151,9 +151,15 @@ def test_converge_offers_a_check_run_with_diff():
     assert jt["ask_job_type_on_launch"] and jt["diff_mode"]
 
 
-def test_every_template_playbook_exists():
+def test_every_template_runs_the_controller_checks_first_then_the_collections_playbook():
     for jt in TEMPLATES:
-        assert os.path.isfile(os.path.join(ROOT, jt["playbook"])), jt["playbook"]
+        assert jt["playbook"].startswith("awx/playbooks/"), jt["playbook"]
+        with open(os.path.join(ROOT, jt["playbook"]), encoding="utf-8") as handle:
+            plays = yaml.safe_load(handle)
+        imports = [p["ansible.builtin.import_playbook"] for p in plays]
+        name = os.path.splitext(os.path.basename(jt["playbook"]))[0]
+        assert imports == ["preflight.yml", "dbfleet.innodb." + name], imports
+        assert os.path.isfile(os.path.join(ROOT, "playbooks", name + ".yml"))
 
 
 # ------------------------------------------------------------------ awx.awx tasks vs awx.awx argument specs
