@@ -31,7 +31,7 @@ def ansible(fleet, *args, interpreter, check=False):
 
 
 def recap(proc):
-    line = [l for l in proc.stdout.splitlines() if l.startswith(HOST + " ") and "ok=" in l][-1]
+    line = [out for out in proc.stdout.splitlines() if out.startswith(HOST + " ") and "ok=" in out][-1]
     return dict(part.split("=") for part in line.split(":", 1)[1].split())
 
 
