@@ -53,12 +53,18 @@ $(VENV)/.stamp: requirements/venv.txt
 	@touch $@
 
 collections: $(COLLECTIONS)/.stamp
-$(COLLECTIONS)/.stamp: $(VENV)/.stamp
+$(COLLECTIONS)/.stamp: $(VENV)/.stamp Makefile
 	@mkdir -p $(COLLECTIONS)/ansible_collections/dbfleet .cache/wheel
 	@ln -sfn $(ROOT) $(COLLECTIONS)/ansible_collections/dbfleet/innodb
 	@if [ ! -d $(COLLECTIONS)/ansible_collections/community/mysql ]; then \
 	  $(PY) -m pip download -q --disable-pip-version-check --no-deps -d .cache/wheel $(ANSIBLE_BUNDLE); \
 	  $(PY) lab/extract_collection.py .cache/wheel/ansible-12.3.0-py3-none-any.whl community/mysql $(COLLECTIONS); \
+	fi
+	@# awx.awx: the controller objects as code (awx/), checked offline against its modules' argument specs.
+	@if [ ! -d $(COLLECTIONS)/ansible_collections/awx/awx ]; then \
+	  test -f .cache/wheel/ansible-12.3.0-py3-none-any.whl \
+	    || $(PY) -m pip download -q --disable-pip-version-check --no-deps -d .cache/wheel $(ANSIBLE_BUNDLE); \
+	  $(PY) lab/extract_collection.py .cache/wheel/ansible-12.3.0-py3-none-any.whl awx/awx $(COLLECTIONS); \
 	fi
 	@touch $@
 

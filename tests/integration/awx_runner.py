@@ -1,0 +1,202 @@
+"""Run a job template the way AWX / Automation Controller runs a job, with ansible-runner.
+
+- Project sync: a fresh clone of the repository's HEAD (served as the project's git source, the URL of
+  collections/requirements.yml redirected to it), then
+  ``ansible-galaxy collection install -r collections/requirements.yml -p <dir>`` as a project update does.
+- Per job, a private data directory: ``project/`` (the synced project), ``inventory/`` (the controller's
+  inventory: host variables without any password), ``env/extravars`` (the template's extra_vars, the survey
+  answers, the credential type's injected variables and the awx_* job variables), ``env/cmdline``
+  (job type check -> --check, diff mode -> --diff, limit), ``env/envvars`` (the synced collections path),
+  ``env/settings``; then ``ansible-runner run`` and its job events.
+- A sliced job: the inventory's hosts, sorted by name, slice N of M gets hosts[N-1::M] (AWX's slicing).
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import yaml
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.path.dirname(sys.executable)
+LOGIN_SECRETS = ("dbfleet_login_user", "dbfleet_login_password")
+
+
+def job_templates():
+    with open(os.path.join(ROOT, "awx", "job_templates.yml"), encoding="utf-8") as handle:
+        return {jt["playbook"]: jt for jt in yaml.safe_load(handle)["dbfleet_awx_job_templates"]}
+
+
+def clean_env(**extra):
+    """The environment of the controller's job: none of the repository's ANSIBLE_* settings leak in."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "PYTEST_"))}
+    env["PATH"] = BIN + os.pathsep + env.get("PATH", "")
+    env.update(extra)
+    return env
+
+
+def run(cmd, cwd=None, env=None, timeout=300):
+    proc = subprocess.run(cmd, cwd=cwd, env=env or clean_env(), capture_output=True, text=True,
+                          timeout=timeout, check=False)
+    if proc.returncode != 0:
+        raise AssertionError("%s failed (exit %d)\n%s\n%s" % (" ".join(cmd), proc.returncode, proc.stdout, proc.stderr))
+    return proc
+
+
+class Project:
+    """A synced project: the clone (project/) and the collections project sync installed."""
+
+    def __init__(self, base):
+        self.base = base
+        source = os.path.join(base, "source.git")
+        requirements_path = os.path.join(ROOT, "collections", "requirements.yml")
+        with open(requirements_path, encoding="utf-8") as handle:
+            (entry,) = yaml.safe_load(handle)["collections"]
+        run(["git", "clone", "-q", "--bare", ROOT, source])
+        head = run(["git", "-C", ROOT, "rev-parse", "HEAD"]).stdout.strip()
+        run(["git", "-C", source, "update-ref", "refs/heads/" + entry["version"], head])
+        gitconfig = os.path.join(base, "gitconfig")
+        with open(gitconfig, "w", encoding="utf-8") as handle:
+            handle.write('[url "file://%s"]\n\tinsteadOf = %s\n' % (source, entry["name"]))
+        self.env = clean_env(GIT_CONFIG_GLOBAL=gitconfig, GIT_CONFIG_NOSYSTEM="1")
+        self.path = os.path.join(base, "project")
+        run(["git", "clone", "-q", "--branch", entry["version"], entry["name"], self.path], env=self.env)
+        self.head = run(["git", "-C", self.path, "rev-parse", "HEAD"], env=self.env).stdout.strip()
+        self.collections = os.path.join(base, "requirements_collections")
+        cfg = os.path.join(base, "sync.cfg")
+        with open(cfg, "w", encoding="utf-8") as handle:
+            handle.write("[defaults]\n")
+        self.sync = run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "-r",
+                         os.path.join(self.path, "collections", "requirements.yml"), "-p", self.collections],
+                        cwd=self.path, env=dict(self.env, ANSIBLE_CONFIG=cfg))
+
+
+def controller_inventory(inventory_file, group_vars_dir=None):
+    """(inventory dict without any password, the login the credential holds) from a lab inventory file."""
+    with open(inventory_file, encoding="utf-8") as handle:
+        inventory = yaml.safe_load(handle)
+    logins = set()
+
+    def strip(node):
+        for hostvars in (node.get("hosts") or {}).values():
+            if hostvars:
+                logins.add(tuple(hostvars.pop(name, None) for name in LOGIN_SECRETS))
+        for name in LOGIN_SECRETS:
+            (node.get("vars") or {}).pop(name, None)
+        for child in (node.get("children") or {}).values():
+            if child:
+                strip(child)
+
+    strip(inventory["all"])
+    assert len(logins) == 1, "the lab hosts do not share one login: %s" % len(logins)
+    (login,) = logins
+    return inventory, dict(zip(LOGIN_SECRETS, login)), group_vars_dir
+
+
+def all_hosts(inventory):
+    hosts = set()
+
+    def walk(node):
+        hosts.update((node.get("hosts") or {}).keys())
+        for child in (node.get("children") or {}).values():
+            if child:
+                walk(child)
+
+    walk(inventory["all"])
+    return sorted(hosts)
+
+
+def slice_inventory(inventory, number, count):
+    """AWX's job slicing: slice `number` (1-based) of `count` keeps hosts[number-1::count], by name."""
+    keep = set(all_hosts(inventory)[number - 1::count])
+    sliced = json.loads(json.dumps(inventory))
+
+    def walk(node):
+        if node.get("hosts"):
+            node["hosts"] = {h: v for h, v in node["hosts"].items() if h in keep}
+        for child in (node.get("children") or {}).values():
+            if child:
+                walk(child)
+
+    walk(sliced["all"])
+    return sliced
+
+
+class Job:
+    """One finished ansible-runner job: status, rc, events and per-host stats."""
+
+    def __init__(self, pdd, ident, proc):
+        self.pdd, self.ident, self.proc = pdd, ident, proc
+        art = os.path.join(pdd, "artifacts", ident)
+        with open(os.path.join(art, "status"), encoding="utf-8") as handle:
+            self.status = handle.read().strip()
+        with open(os.path.join(art, "rc"), encoding="utf-8") as handle:
+            self.rc = int(handle.read().strip())
+        self.events = []
+        for path in glob.glob(os.path.join(art, "job_events", "*.json")):
+            with open(path, encoding="utf-8") as handle:
+                self.events.append(json.load(handle))
+        self.events.sort(key=lambda e: e.get("counter", 0))
+        with open(os.path.join(art, "stdout"), encoding="utf-8") as handle:
+            self.stdout = handle.read()
+        (stats,) = [e for e in self.events if e["event"] == "playbook_on_stats"] or [{"event_data": {}}]
+        self.stats = stats["event_data"]
+        self.artifact_data = self.stats.get("artifact_data") or {}
+
+    def count(self, kind, host):
+        return (self.stats.get(kind) or {}).get(host, 0)
+
+    def changed_tasks(self):
+        """{(host, task name)} of every task result reported changed."""
+        return {(e["event_data"]["host"], e["event_data"]["task"]) for e in self.events
+                if e["event"] == "runner_on_ok" and e["event_data"].get("res", {}).get("changed")}
+
+    def failed_messages(self):
+        return {e["event_data"]["host"]: e["event_data"]["res"].get("msg", "")
+                for e in self.events if e["event"] == "runner_on_failed"}
+
+    def __repr__(self):
+        return "<job %s: %s rc=%s>\n%s" % (self.ident, self.status, self.rc, self.stdout[-6000:])
+
+
+def run_job(project, base, ident, template, inventory, group_vars_dir=None, survey=None, credential=None,
+            job_type=None, limit=None, timeout=600):
+    """Launch `template` (an entry of awx/job_templates.yml) as the controller would; returns a Job."""
+    pdd = os.path.join(base, ident)
+    shutil.copytree(project.path, os.path.join(pdd, "project"), symlinks=True)
+    os.makedirs(os.path.join(pdd, "inventory"))
+    os.makedirs(os.path.join(pdd, "env"))
+    with open(os.path.join(pdd, "inventory", "hosts.yml"), "w", encoding="utf-8") as handle:
+        yaml.safe_dump(inventory, handle)
+    if group_vars_dir:
+        shutil.copytree(group_vars_dir, os.path.join(pdd, "inventory", "group_vars"))
+    extravars = dict(template.get("extra_vars") or {})
+    extravars.update(survey or {})
+    extravars.update(credential or {})
+    extravars.update(awx_job_id=ident, awx_job_template_name=template["name"], awx_project_revision=project.head,
+                     awx_job_launch_type="manual", awx_user_name="admin")
+    with open(os.path.join(pdd, "env", "extravars"), "w", encoding="utf-8") as handle:
+        json.dump(extravars, handle)
+    cmdline = []
+    if (job_type or template["job_type"]) == "check":
+        cmdline.append("--check")
+    if template.get("diff_mode"):
+        cmdline.append("--diff")
+    if limit:
+        cmdline += ["--limit", limit]
+    with open(os.path.join(pdd, "env", "cmdline"), "w", encoding="utf-8") as handle:
+        handle.write(" ".join(cmdline))
+    with open(os.path.join(pdd, "env", "envvars"), "w", encoding="utf-8") as handle:
+        json.dump({"ANSIBLE_COLLECTIONS_PATH": project.collections, "ANSIBLE_FORCE_COLOR": "0",
+                   "ANSIBLE_HOST_KEY_CHECKING": "False"}, handle)
+    with open(os.path.join(pdd, "env", "settings"), "w", encoding="utf-8") as handle:
+        json.dump({"job_timeout": timeout, "idle_timeout": timeout, "pexpect_timeout": 5,
+                   "suppress_ansible_output": True}, handle)
+    proc = subprocess.run([os.path.join(BIN, "ansible-runner"), "run", pdd, "-p", template["playbook"],
+                           "--ident", ident], env=clean_env(), capture_output=True, text=True,
+                          timeout=timeout + 60, check=False)
+    return Job(pdd, ident, proc)
