@@ -278,9 +278,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     error_text, login_argument_spec, require_pymysql)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.droptable import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
     DropError, Sequence, parse_table_names)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.window import WindowError, status
+from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import WindowError, status
 
 try:
     import pymysql

@@ -10,7 +10,7 @@ import signal
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
-from ansible_collections.dbfleet.innodb.plugins.module_utils.droptable import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
     DropError, Interrupted, Sequence, decide_ahi, holding_name, human_size, parse_table_name,
     parse_table_names)
 
