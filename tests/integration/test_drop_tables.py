@@ -117,8 +117,9 @@ def window_around_now(inside=True):
 
 @pytest.fixture(scope='module', params=HOSTS)
 def server(request, lab):
-    if lab.hosts.get(request.param, {}).get('state') != 'up':
-        pytest.skip('%s is not up in the lab' % request.param)
+    assert lab.hosts.get(request.param, {}).get('state') == 'up', (
+        '%s is not up in the lab: start it with `make lab-up` (export DBFLEET_LAB_PORT_BASE first when several '
+        'labs share the machine)' % request.param)
     srv = Server(lab, request.param)
     original = srv.ahi()
     yield srv
@@ -457,8 +458,8 @@ def _binlog_drops(server, pos, table):
 
 
 def test_rolling_mode_writes_no_binlog_event(server, schema):
-    if _binlog_position(server) is None:
-        pytest.skip('binary logging is off on %s' % server.name)
+    assert _binlog_position(server) is not None, (
+        'binary logging is off on %s: the lab starts every server with log_bin (`make lab-down lab-up`)' % server.name)
     make_table(server, schema, 'rolled')
     make_table(server, schema, 'logged')
     pos = _binlog_position(server)
@@ -473,12 +474,12 @@ def test_rolling_mode_writes_no_binlog_event(server, schema):
     assert len(_binlog_drops(server, pos, 'logged')) == 1
 
 
-def test_follow_waits_for_the_drop_and_restores_ahi(server, schema):
+def test_follow_waits_for_the_drop_and_restores_ahi(server, schema, tmp_path):
     make_table(server, schema, 't1')
     server.set_ahi('ON')
-    cancel = '/tmp/dbfleet-test-drop-%d.cancel' % os.getpid()
-    if os.path.exists(cancel):
-        os.unlink(cancel)
+    private = tmp_path / 'private'
+    private.mkdir(mode=0o700)
+    cancel = str(private / 'cancel')
     box = {}
 
     def follower():
@@ -547,8 +548,8 @@ def test_playbook_outside_window_check_mode_and_drop(server, schema):
 
 
 def test_playbook_rolling_mode_single_host_no_binlog_event(server, schema):
-    if _binlog_position(server) is None:
-        pytest.skip('binary logging is off on %s' % server.name)
+    assert _binlog_position(server) is not None, (
+        'binary logging is off on %s: the lab starts every server with log_bin (`make lab-down lab-up`)' % server.name)
     make_table(server, schema, 'r1')
     pos = _binlog_position(server)
     proc = playbook(server.lab, server.name, drop_tables=['%s.r1' % schema], drop_window=window_around_now(True),
