@@ -760,12 +760,12 @@ class Sequence(object):
         """Everything after the pure checks. Raises DropError for refusals and failures."""
         p = self.p
         pairs = parse_table_names(p['tables'])
+        if p.get('lift_super_read_only') and not p.get('disable_binlog') and not p.get('follow'):
+            raise DropError(LIFT_NEEDS_NO_BINLOG)
         started = self.clock()
         self.open()
         self.step('connect and identify', started, detail='%s %s' % (
             self.identity.flavor, flavors.format_version(self.identity.version)))
-        if p.get('lift_super_read_only') and not p.get('disable_binlog') and not p.get('follow'):
-            raise DropError(LIFT_NEEDS_NO_BINLOG)
         self.check_interrupted()
         self.read_replica_hosts()
         if p.get('follow'):

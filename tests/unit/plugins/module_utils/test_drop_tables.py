@@ -143,3 +143,64 @@ def test_signal_handler_raises_interrupted_and_handlers_come_back():
 def test_interrupted_is_not_an_exception_subclass():
     # so that a broad `except Exception` in a library cannot swallow the interruption
     assert not issubclass(Interrupted, Exception)
+
+
+# ---------------------------------------------------------------- private paths, the marker, the window again
+from ansible_collections.dbfleet.innodb.plugins.module_utils import drop_tables as dt  # noqa: E402
+
+
+def test_cancel_file_in_a_shared_directory_refused(tmp_path):
+    shared = tmp_path / 'shared'
+    shared.mkdir()
+    os.chmod(str(shared), 0o1777)
+    problem = dt.cancel_file_problem(str(shared / 'cancel'))
+    assert 'writable by others' in problem and 'private directory' in problem
+    private = tmp_path / 'private'
+    private.mkdir()
+    os.chmod(str(private), 0o700)
+    assert dt.cancel_file_problem(str(private / 'cancel')) is None
+    assert dt.cancel_file_problem(None) is None
+    assert 'cannot be read' in dt.cancel_file_problem(str(tmp_path / 'nope' / 'cancel'))
+
+
+def test_process_alive_checks_pid_and_start_time():
+    me = os.getpid()
+    start = dt.process_start(me)
+    assert start is not None
+    assert dt.process_alive(me, start)
+    assert not dt.process_alive(me, start + 1)  # same pid, another process (pid reused)
+    assert not dt.process_alive(None)
+    assert not dt.process_alive(2 ** 22 + 12345)
+
+
+def test_marker_round_trip_private(tmp_path):
+    state = str(tmp_path / 'state')
+    key = dt.Marker.key(dict(hostname='h', port=3306, datadir='/var/lib/mysql/'))
+    assert key != dt.Marker.key(dict(hostname='h', port=3307, datadir='/var/lib/mysql/'))
+    marker = dt.Marker(state, key)
+    assert marker.read() is None
+    marker.write(dict(state='running', tables=['a.b']))
+    assert marker.read() == dict(state='running', tables=['a.b'])
+    assert oct(os.stat(state).st_mode & 0o777) == '0o700'
+    assert oct(os.stat(marker.path).st_mode & 0o777) == '0o600'
+    marker.remove()
+    assert marker.read() is None
+
+
+def test_window_checked_again_before_each_table():
+    seq = Sequence(dict(tables=['a.b'], window='02:00-05:00', timezone='UTC'))
+    seq.now = '2024-01-01T03:00:00+00:00'
+    assert seq.window_closed() is None
+    seq.now = '2024-01-01T05:00:00+00:00'
+    assert 'outside the window 02:00-05:00' in seq.window_closed()
+    seq.p['force_window'] = True
+    assert seq.window_closed() is None
+    assert Sequence(dict(tables=['a.b'])).window_closed() is None
+
+
+def test_lift_super_read_only_needs_the_binlog_off():
+    seq = Sequence(dict(tables=['a.b'], lift_super_read_only=True, confirm=True),
+                   connect=lambda p: (_ for _ in ()).throw(AssertionError('must not connect')))
+    with pytest.raises(DropError) as e:
+        seq.run()
+    assert 'errant GTID' in str(e.value)
