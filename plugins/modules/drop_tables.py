@@ -115,7 +115,7 @@ options:
     description:
       - When C(super_read_only) is ON (a replica), switch it OFF for the drops and back ON after,
         in the same C(finally) as AHI. Without it such a server is refused before anything changes.
-      - Only together with O(disable_binlog=true), else refused before connecting: a drop on a replica
+      - Only together with O(disable_binlog=true), else refused before connecting, because a drop on a replica
         with the binary log on would be a transaction of its own there (an errant GTID) and stop
         replication with error 1051 when the source's drop arrives.
     type: bool
@@ -149,7 +149,7 @@ options:
     description:
       - With O(follow), stop waiting (and put AHI back) as soon as this file exists. The playbook
         creates it when the drop on the primary failed.
-      - Its directory must be private (owned by this user, writable by no one else): a predictable
+      - Its directory must be private (owned by this user, writable by no one else); a predictable
         name in C(/tmp) is refused. The playbook makes a directory per run with M(ansible.builtin.tempfile).
     type: path
   run_id:
