@@ -395,8 +395,9 @@ class Sequence(object):
             if not data or data.get('state') == 'done':
                 self._refresh_vars()
                 return
-        # The process is gone and left its changes: undo them.
-        self._previous_dropped = dropped
+        # The process is gone and left its changes: undo them. Its tables that are gone now were dropped by
+        # it (maybe by its session after the process died, when the lock it waited for went away).
+        self._previous_dropped = set(data.get('tables') or []) | dropped
         want_ahi = data.get('ahi_before') if data.get('ahi_toggled') else None
         now_ahi = self.read_ahi()
         want_sro = data.get('super_read_only_lifted')
