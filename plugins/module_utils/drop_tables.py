@@ -373,8 +373,9 @@ class Sequence(object):
             cancel = data.get('cancel_file')
             if data.get('mode') != 'follow' or not cancel:
                 raise DropError('another drop_tables run is under way on this server (pid %s, started %s UTC, '
-                                '%s of %s); wait for it to end' % (data.get('pid'), data.get('started'),
-                                                                     data.get('mode'), ', '.join(data.get('tables') or [])))
+                                '%s of %s); wait for it to end' % (
+                                    data.get('pid'), data.get('started'), data.get('mode'),
+                                    ', '.join(data.get('tables') or [])))
             info['actions'].append('cancel the follower of run %s (pid %s) through %s' % (
                 data.get('run_id'), data.get('pid'), cancel))
             if self.check_mode:

@@ -199,8 +199,10 @@ def test_window_checked_again_before_each_table():
 
 
 def test_lift_super_read_only_needs_the_binlog_off():
-    seq = Sequence(dict(tables=['a.b'], lift_super_read_only=True, confirm=True),
-                   connect=lambda p: (_ for _ in ()).throw(AssertionError('must not connect')))
+    def refuse_to_connect(params):
+        raise AssertionError('must not connect')
+
+    seq = Sequence(dict(tables=['a.b'], lift_super_read_only=True, confirm=True), connect=refuse_to_connect)
     with pytest.raises(DropError) as e:
         seq.run()
     assert 'errant GTID' in str(e.value)
