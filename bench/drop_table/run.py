@@ -37,7 +37,7 @@ REPO = os.path.abspath(os.path.join(HERE, '..', '..'))
 sys.path.insert(0, os.path.join(REPO, '.collections'))
 sys.path.insert(0, os.path.join(REPO, 'lab'))
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.droptable import Sequence  # noqa: E402
+from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import Sequence  # noqa: E402
 from dbfleet_lab.inventory import read_hosts  # noqa: E402
 
 SCHEMA = 'dbfleet_bench_drop'

@@ -256,6 +256,9 @@ CAPABILITIES = {
     'replica_status_statement': [_span(MYSQL_LIKE, (8, 0, 22), None, 'SHOW REPLICA STATUS'),
                                  _span(MYSQL_LIKE, (5, 0, 0), (8, 0, 22), 'SHOW SLAVE STATUS'),
                                  _span((MARIADB,), (10, 0, 0), None, 'SHOW ALL SLAVES STATUS')],
+    # Statement that lists the replicas registered with this server (SHOW SLAVE HOSTS became SHOW
+    # REPLICAS in MySQL 8.0.22; MariaDB keeps SHOW SLAVE HOSTS, also spelled SHOW REPLICA HOSTS from 10.5.1).
+    'replica_hosts_statement': [_span(MYSQL_LIKE, (8, 0, 22), None, 'SHOW REPLICAS')],
     # Statement that shows the binary log file and position being written (SHOW MASTER STATUS was
     # deprecated in MySQL 8.2.0 for SHOW BINARY LOG STATUS and removed in 8.4.0; 9.7.4 refuses it).
     'binlog_status_statement': [_span(MYSQL_LIKE, (8, 2, 0), None, 'SHOW BINARY LOG STATUS')],
@@ -284,6 +287,7 @@ CAPABILITY_DEFAULTS = {
     'versioned_group_prefixes': ('mysqld',),
     'replica_status_statement': 'SHOW SLAVE STATUS',
     'binlog_status_statement': 'SHOW MASTER STATUS',
+    'replica_hosts_statement': 'SHOW SLAVE HOSTS',
     'variables_info_table': False,
     'system_variables_table': False,
     'gtid_model': None,

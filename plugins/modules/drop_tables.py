@@ -23,6 +23,15 @@ description:
     C(lock_wait_timeout) and bounded retries, and puts AHI back to what it was, also when a drop
     fails, times out, or the module gets SIGTERM, SIGINT or SIGHUP. After a signal the interrupted
     session is killed first, so a C(DROP) still waiting for a lock cannot run later.
+  - With O(window), the window is checked again before each table and before each retry; when it has
+    closed, the remaining tables are not attempted and the module fails saying so (AHI goes back).
+  - A marker file per server in O(state_dir) records a guarded part under way (what AHI and
+    C(super_read_only) were, the tables done, the process and session). When a run is killed outright
+    (C(SIGKILL)) the next run on that server finds it and undoes what is left (kills the old session,
+    puts AHI and C(super_read_only) back) and counts the tables the old run dropped as done; a follower
+    of another run that is still waiting is cancelled through its cancel file; a drop of another run
+    still under way makes this run refuse. After a complete run the marker records what was dropped,
+    so running the same drop again has nothing left to do.
   - With O(follow=true) it is the replica side of a replicated drop. It switches AHI off where needed,
     waits until replication has applied the drop (the tables are gone here), and puts AHI back.
     It never drops anything itself. Run it asynchronously before the primary drops.
@@ -41,7 +50,9 @@ attributes:
   platform:
     platforms: posix
     support: full
-    description: Runs wherever PyMySQL can reach the server (the follower's cancel file is on the host it runs on).
+    description: >-
+      Runs wherever PyMySQL can reach the server (the follower's cancel file and the marker are on the host
+      it runs on).
 options:
   tables:
     description:
@@ -104,6 +115,9 @@ options:
     description:
       - When C(super_read_only) is ON (a replica), switch it OFF for the drops and back ON after,
         in the same C(finally) as AHI. Without it such a server is refused before anything changes.
+      - Only together with O(disable_binlog=true), else refused before connecting, because a drop on a replica
+        with the binary log on would be a transaction of its own there (an errant GTID) and stop
+        replication with error 1051 when the source's drop arrives.
     type: bool
     default: false
   window:
@@ -135,7 +149,19 @@ options:
     description:
       - With O(follow), stop waiting (and put AHI back) as soon as this file exists. The playbook
         creates it when the drop on the primary failed.
+      - Its directory must be private (owned by this user, writable by no one else); a predictable
+        name in C(/tmp) is refused. The playbook makes a directory per run with M(ansible.builtin.tempfile).
     type: path
+  run_id:
+    description:
+      - Identifies one run of the playbook across its tasks, so that the readiness probe does not take
+        this run's own follower for an interrupted one. Any text; the playbook sets it.
+    type: str
+  state_dir:
+    description:
+      - Private directory (created 0700) for the per-server marker file on the host the module runs on.
+    type: path
+    default: ~/.dbfleet/drop_tables
   restore_timeout:
     description:
       - Seconds to keep trying to put AHI and C(super_read_only) back (reconnecting when the
@@ -257,6 +283,22 @@ super_read_only:
   description: C(super_read_only) before and after, and whether it was lifted; null where none.
   returned: always
   type: dict
+interrupted_run:
+  description:
+    - What an earlier run on this server left behind and what this run did about it (outcome
+      C(undone), C(cancelled), or in check mode C(would_undo), C(would_cancel)); null when nothing.
+  returned: always
+  type: dict
+  sample:
+    found: drop
+    pid: 4242
+    started: '20261123200102'
+    tables: [shop.orders_2019]
+    dropped: []
+    ahi_before: 'ON'
+    process_alive: false
+    outcome: undone
+    actions: ["SET GLOBAL innodb_adaptive_hash_index = ON (the interrupted run found it ON, it is OFF)"]
 follow:
   description: With O(follow), the outcome (applied, already_absent, cancelled, timeout, interrupted)
     and the seconds waited.
@@ -266,6 +308,14 @@ window:
   description: Where the run stood relative to O(window); null without a window.
   returned: always
   type: dict
+replica_hosts:
+  description:
+    - The replicas registered with this server (C(SHOW REPLICAS) / C(SHOW SLAVE HOSTS)); the playbook
+      refuses a run that leaves out a replica of a host it drops on. Null when they cannot be listed.
+  returned: when connected
+  type: list
+  elements: dict
+  sample: [{server_id: 2, host: 10.0.0.12, port: 3306, uuid: 3e11fa47-71ca-11e1-9e33-c80aa9429562}]
 server:
   description: Flavor and version of the server.
   returned: when connected
@@ -278,9 +328,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     error_text, login_argument_spec, require_pymysql)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.droptable import (
-    DropError, Sequence, parse_table_names)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.window import WindowError, status
+from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
+    DEFAULT_STATE_DIR, LIFT_NEEDS_NO_BINLOG, DropError, Sequence, cancel_file_problem, parse_table_names)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import WindowError, status
 
 try:
     import pymysql
@@ -307,6 +357,8 @@ def argument_spec():
         follow=dict(type='bool', default=False),
         follow_timeout=dict(type='int', default=600),
         cancel_file=dict(type='path'),
+        run_id=dict(type='str'),
+        state_dir=dict(type='path', default=DEFAULT_STATE_DIR),
         restore_timeout=dict(type='int', default=60),
     )
     return spec
@@ -326,6 +378,11 @@ def pure_checks(module):
         parse_table_names(p['tables'])
     except DropError as e:
         module.fail_json(msg=str(e))
+    if p['lift_super_read_only'] and not p['disable_binlog'] and not p['follow']:
+        module.fail_json(msg='refusing: ' + LIFT_NEEDS_NO_BINLOG, dropped=[], changed=False)
+    problem = cancel_file_problem(p['cancel_file'])
+    if problem:
+        module.fail_json(msg='refusing: ' + problem, dropped=[], changed=False)
     st = None
     if p['window'] is not None:
         try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.window import WindowError, status
+from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import WindowError, status
 
 
 def next_window(window, timezone='UTC', now=None):

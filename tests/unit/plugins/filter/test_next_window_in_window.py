@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dbfleet.innodb.plugins.filter.window import FilterModule
-from ansible_collections.dbfleet.innodb.plugins.test.window import TestModule as WindowTests
+from ansible_collections.dbfleet.innodb.plugins.filter.next_window import FilterModule
+from ansible_collections.dbfleet.innodb.plugins.test.in_window import TestModule as WindowTests
 
 
 def test_registered_names():

@@ -11,21 +11,33 @@ Order of work, so that bad input never changes anything:
   3. the guarded part, in one try/finally: AHI off (only where the flavor/version
      needs it and it was on), each DROP (or RENAME to a holding schema) with a short
      lock_wait_timeout and bounded retries, then AHI back to what it was, also when a
-     drop fails, times out or the process gets SIGTERM/SIGINT/SIGHUP.
+     drop fails, times out or the process gets SIGTERM/SIGINT/SIGHUP; the off-peak
+     window is checked again before each table and each retry.
+  4. a marker file per server (in a private state directory on the host the module runs
+     on) says that a guarded part is under way: what AHI and super_read_only were, which
+     tables are done, which process and session own it. A run that was killed outright
+     (SIGKILL, the host rebooted) leaves it behind; the next run on that server finds it
+     and undoes what is left (kills the old session, puts AHI and super_read_only back),
+     counts the tables the old run already dropped as done, and cancels a follower whose
+     controller went away. After a complete run the marker records what was dropped, so a
+     rerun of the same drop has nothing left to do instead of failing.
 """
 
 from __future__ import annotations
 
 import datetime
 import hashlib
+import json
 import os
 import signal
+import stat
 import time
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     ConnectError, error_text, execute, global_variables, is_plain_identifier, open_connection, query,
     query_one, quote_identifier)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import status as window_status
 
 try:
     import pymysql
@@ -40,6 +52,12 @@ MEMCACHED_SCHEMA = 'innodb_memcache'
 RETRYABLE_ERRORS = frozenset((1205, 1213))
 ER_BAD_TABLE = 1051
 SIGNALS = ('SIGTERM', 'SIGINT', 'SIGHUP')
+DEFAULT_STATE_DIR = '~/.dbfleet/drop_tables'
+LIFT_NEEDS_NO_BINLOG = (
+    'lift_super_read_only needs disable_binlog=true: with the binary log on, a drop on a server whose '
+    'super_read_only is ON (a replica) is a transaction of its own there (an errant GTID), and replication '
+    'stops with error 1051 when the source\'s drop arrives; drop on the source and let it replicate, or drop '
+    'host by host with the binary log off for the session')
 
 
 class DropError(Exception):
@@ -142,6 +160,97 @@ def _now_stamp(now=None):
     return now.strftime('%Y%m%d%H%M%S')
 
 
+# ---------------------------------------------------------------- private paths and the marker
+def private_dir_problem(path, euid=None):
+    """Why path is not a private directory (None when it is): it must exist, be a directory
+    owned by this user (or root) and be writable by nobody else."""
+    euid = os.geteuid() if euid is None else euid
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        return 'directory %s cannot be read (%s)' % (path, e.strerror or e)
+    if not stat.S_ISDIR(st.st_mode):
+        return '%s is not a directory' % path
+    if st.st_uid not in (euid, 0):
+        return 'directory %s belongs to uid %d, not to this user (uid %d)' % (path, st.st_uid, euid)
+    if st.st_mode & 0o022:
+        return ('directory %s is writable by others (mode %s): anyone could create or remove the file there'
+                % (path, oct(stat.S_IMODE(st.st_mode))))
+    return None
+
+
+def cancel_file_problem(path, euid=None):
+    """A cancel file must live in a private directory (not a predictable name in /tmp)."""
+    if not path:
+        return None
+    problem = private_dir_problem(os.path.dirname(os.path.abspath(path)) or '/', euid)
+    if problem:
+        return ('cancel_file %s: %s; give a file in a private directory (the playbook makes one per run '
+                'with ansible.builtin.tempfile)' % (path, problem))
+    return None
+
+
+def process_start(pid):
+    """Start time of a process in clock ticks since boot (None when it does not exist)."""
+    try:
+        with open('/proc/%d/stat' % int(pid)) as handle:
+            return int(handle.read().rsplit(')', 1)[1].split()[19])
+    except (OSError, IndexError, ValueError, TypeError):
+        return None
+
+
+def process_alive(pid, start=None):
+    """Whether the process that wrote a marker still runs (same pid and start time)."""
+    if not pid:
+        return False
+    now = process_start(pid)
+    if now is None:
+        return False
+    return start is None or now == start
+
+
+class Marker(object):
+    """The per-server marker file: JSON, written atomically, in a private directory (0700)."""
+
+    def __init__(self, state_dir, key):
+        self.dir = os.path.expanduser(state_dir or DEFAULT_STATE_DIR)
+        self.path = os.path.join(self.dir, 'server-%s.json' % key)
+
+    @staticmethod
+    def key(variables):
+        text = '%s|%s|%s' % (variables.get('hostname'), variables.get('port'), variables.get('datadir'))
+        return hashlib.sha1(text.encode('utf-8')).hexdigest()[:16]
+
+    def read(self):
+        try:
+            with open(self.path) as handle:
+                data = json.load(handle)
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def ensure_dir(self):
+        if not os.path.isdir(self.dir):
+            os.makedirs(self.dir, 0o700)
+        problem = private_dir_problem(self.dir)
+        if problem:
+            raise DropError('state_dir: %s' % problem)
+
+    def write(self, data):
+        self.ensure_dir()
+        tmp = '%s.%d.tmp' % (self.path, os.getpid())
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, 'w') as handle:
+            json.dump(data, handle, sort_keys=True)
+        os.rename(tmp, self.path)
+
+    def remove(self):
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
 # ---------------------------------------------------------------- the sequence
 class Sequence(object):
     """One run of the module on one server. Collects a report as it goes."""
@@ -167,6 +276,11 @@ class Sequence(object):
         self.binlog_disabled = False
         self.follow = None
         self.window = None
+        self.interrupted_run = None
+        self.marker = None
+        self.now = None  # the window check's clock (ISO text or datetime); None: the real time
+        self._previous_dropped = set()
+        self.replica_hosts = None
         self._old_handlers = {}
 
     # ------------------------------------------------------------ helpers
@@ -184,9 +298,12 @@ class Sequence(object):
             self.conn = self._connect(self.p)
         except ConnectError as e:
             raise DropError(str(e))
-        rows = global_variables(self.conn, list(flavors.DETECT_VARIABLES) + [AHI, 'super_read_only', 'log_bin'])
+        rows = global_variables(self.conn, list(flavors.DETECT_VARIABLES) + [
+            AHI, 'super_read_only', 'log_bin', 'hostname', 'port', 'datadir'])
         self.identity = flavors.identity_from_variables(rows)
         self.server_vars = rows
+        if self.marker is None:
+            self.marker = Marker(self.p.get('state_dir'), Marker.key(rows))
         if flavors.variable_facts('information_schema_stats_expiry', self.identity.flavor, self.identity.version):
             # sizes from information_schema.TABLES are cached for a day otherwise
             execute(self.conn, 'SET SESSION information_schema_stats_expiry = 0')
@@ -207,8 +324,127 @@ class Sequence(object):
             super_read_only=self.super_read_only,
             follow=self.follow,
             window=self.window,
+            interrupted_run=self.interrupted_run,
+            replica_hosts=self.replica_hosts,
             server=self.identity.to_dict() if self.identity else None,
         )
+
+    # ------------------------------------------------------------ the window, again before each table and retry
+    def window_closed(self):
+        """None while the window is open (or none was given, or it is forced); else the message."""
+        window = self.p.get('window')
+        if not window or self.p.get('force_window'):
+            return None
+        st = window_status(window, self.p.get('timezone') or 'UTC', self.now)
+        self.window = st
+        return None if st['inside'] else st['message']
+
+    # ------------------------------------------------------------ an interrupted earlier run
+    def _marker_data(self, mode, tables):
+        return dict(version=1, state='running', mode=mode, run_id=self.p.get('run_id'), pid=os.getpid(),
+                    pid_start=process_start(os.getpid()), connection_id=self.conn.thread_id(),
+                    started=_now_stamp(), ahi_before=self.ahi['before'], ahi_toggled=False,
+                    super_read_only_before=(self.super_read_only or {}).get('before'), super_read_only_lifted=False,
+                    tables=tables, dropped=[], cancel_file=self.p.get('cancel_file'))
+
+    def check_interrupted(self):
+        """Find what an earlier run on this server left behind and undo it (or, in check mode, say so).
+
+        A marker in state 'done' only records what that run dropped. A 'running' marker whose process
+        is gone is an interrupted run: its session is killed, AHI and super_read_only go back to what
+        it found, its dropped tables count as done. A running follower of another run is cancelled
+        through its cancel file (its own finally puts AHI back); a running drop of another run stops
+        this one."""
+        data = self.marker.read()
+        if not data:
+            return
+        dropped = set(data.get('dropped') or [])
+        if data.get('state') == 'done':
+            self._previous_dropped = dropped
+            return
+        alive = process_alive(data.get('pid'), data.get('pid_start'))
+        info = dict(found=data.get('mode'), run_id=data.get('run_id'), pid=data.get('pid'),
+                    started=data.get('started'), tables=data.get('tables'), dropped=sorted(dropped),
+                    ahi_before=data.get('ahi_before'), process_alive=alive, outcome=None, actions=[])
+        if alive and self.p.get('run_id') and data.get('run_id') == self.p.get('run_id'):
+            return  # this run's own follower (the readiness probe sees it)
+        self.interrupted_run = info
+        if alive:
+            cancel = data.get('cancel_file')
+            if data.get('mode') != 'follow' or not cancel:
+                raise DropError('another drop_tables run is under way on this server (pid %s, started %s UTC, '
+                                '%s of %s); wait for it to end' % (
+                                    data.get('pid'), data.get('started'), data.get('mode'),
+                                    ', '.join(data.get('tables') or [])))
+            info['actions'].append('cancel the follower of run %s (pid %s) through %s' % (
+                data.get('run_id'), data.get('pid'), cancel))
+            if self.check_mode:
+                info['outcome'] = 'would_cancel'
+                self.changed = True
+                return
+            with open(cancel, 'a'):
+                pass
+            deadline = self.clock() + float(self.p.get('restore_timeout') or 60)
+            while process_alive(data.get('pid'), data.get('pid_start')) and self.clock() < deadline:
+                self.sleep(0.2)
+            if process_alive(data.get('pid'), data.get('pid_start')):
+                raise DropError('the follower of an earlier run (pid %s) did not stop within %ss of its cancel '
+                                'file %s' % (data.get('pid'), self.p.get('restore_timeout'), cancel))
+            info['outcome'] = 'cancelled'
+            self.changed = True
+            data = self.marker.read()
+            if not data or data.get('state') == 'done':
+                self._refresh_vars()
+                return
+        # The process is gone and left its changes: undo them. Its tables that are gone now were dropped by
+        # it (maybe by its session after the process died, when the lock it waited for went away).
+        self._previous_dropped = set(data.get('tables') or []) | dropped
+        want_ahi = data.get('ahi_before') if data.get('ahi_toggled') else None
+        now_ahi = self.read_ahi()
+        want_sro = data.get('super_read_only_lifted')
+        if want_ahi and now_ahi != want_ahi:
+            info['actions'].append('SET GLOBAL innodb_adaptive_hash_index = %s (the interrupted run found it %s, '
+                                   'it is %s)' % (want_ahi, want_ahi, now_ahi))
+        if want_sro:
+            info['actions'].append('SET GLOBAL super_read_only = ON (the interrupted run lifted it)')
+        if self.check_mode:
+            info['outcome'] = info['outcome'] or 'would_undo'
+            if len(info['actions']) > (1 if info['outcome'] == 'would_cancel' else 0):
+                self.changed = True
+            self.plan.extend(info['actions'])
+            return
+        thread = data.get('connection_id')
+        if thread:
+            row = query_one(self.conn, 'SELECT ID FROM information_schema.PROCESSLIST WHERE ID = %s', (thread,))
+            if row:
+                self._kill_old_session(self.conn, thread)
+                info['actions'].append('KILL %s (the interrupted run\'s session)' % thread)
+        if want_ahi and now_ahi != want_ahi:
+            self.set_ahi(want_ahi)
+            self.changed = True
+        if want_sro:
+            execute(self.conn, 'SET GLOBAL super_read_only = ON')
+            self.changed = True
+        info['outcome'] = 'undone'
+        self.marker.write(dict(data, state='done', undone_by=self.p.get('run_id'), undone_pid=os.getpid()))
+        self._refresh_vars()
+
+    def read_replica_hosts(self):
+        """The replicas registered with this server (server_id, host, port), for the playbook to compare
+        with its hosts: a replica of a host that drops must be in the run. None when it cannot be read."""
+        statement = flavors.capability('replica_hosts_statement', self.identity.flavor, self.identity.version)
+        try:
+            rows = query(self.conn, statement)
+        except pymysql.err.MySQLError as e:
+            self.warn('%s failed (%s): the replicas of this server cannot be listed' % (statement, error_text(e)))
+            return None
+        self.replica_hosts = [dict(server_id=int(r.get('Server_id') or r.get('Server_Id') or 0),
+                                   host=r.get('Host') or None, port=int(r.get('Port') or 0) or None,
+                                   uuid=r.get('Replica_UUID') or r.get('Slave_UUID') or None) for r in rows]
+        return self.replica_hosts
+
+    def _refresh_vars(self):
+        self.server_vars.update(global_variables(self.conn, [AHI, 'super_read_only']))
 
     # ------------------------------------------------------------ read-only checks
     def inspect_tables(self, pairs, must_exist=True):
@@ -222,9 +458,11 @@ class Sequence(object):
             name = '%s.%s' % (db, table)
             if row is None:
                 entry = dict(name=name, schema=db, table=table, exists=False, result='absent')
-                self.tables.append(entry)
-                if must_exist:
+                if must_exist and name in self._previous_dropped:
+                    entry['result'] = 'already_dropped'  # by an earlier (maybe interrupted) run on this server
+                elif must_exist:
                     problems.append('%s does not exist' % name)
+                self.tables.append(entry)
                 continue
             if row['TABLE_TYPE'] != 'BASE TABLE':
                 problems.append('%s is a %s, not a base table; this module drops base tables only'
@@ -504,6 +742,11 @@ class Sequence(object):
                 entry['error'] = rec['detail']
                 if code in RETRYABLE_ERRORS and attempt <= retries:
                     self.sleep(delay)
+                    closed = self.window_closed()
+                    if closed:
+                        entry['error'] = ('%s; no retry: %s' % (error_text(e), closed))
+                        entry['window_closed'] = True
+                        return False
                     continue
                 if code in RETRYABLE_ERRORS:
                     entry['error'] = ('%s: gave up after %d attempts of lock_wait_timeout=%ss each'
@@ -519,10 +762,14 @@ class Sequence(object):
         """Everything after the pure checks. Raises DropError for refusals and failures."""
         p = self.p
         pairs = parse_table_names(p['tables'])
+        if p.get('lift_super_read_only') and not p.get('disable_binlog') and not p.get('follow'):
+            raise DropError(LIFT_NEEDS_NO_BINLOG)
         started = self.clock()
         self.open()
         self.step('connect and identify', started, detail='%s %s' % (
             self.identity.flavor, flavors.format_version(self.identity.version)))
+        self.check_interrupted()
+        self.read_replica_hosts()
         if p.get('follow'):
             return self.run_follow(pairs)
         started = self.clock()
@@ -578,7 +825,9 @@ class Sequence(object):
         if toggle:
             self.plan.append('SET GLOBAL innodb_adaptive_hash_index = OFF (it is ON)')
         for t in self.tables:
-            if rename:
+            if not t['exists']:
+                self.plan.append('%s: already dropped by an earlier run on this server' % t['name'])
+            elif rename:
                 self.plan.append('RENAME TABLE %s TO %s (%s), up to %d attempts' % (
                     t['name'], t['renamed_to'], t['size'], int(p['retries']) + 1))
             else:
@@ -588,15 +837,18 @@ class Sequence(object):
             self.plan.append('SET GLOBAL innodb_adaptive_hash_index = ON (always, also on failure)')
         if rename:
             self.plan.insert(0, 'CREATE DATABASE IF NOT EXISTS %s' % holding)
+        todo = [t for t in self.tables if t['exists']]
         if self.check_mode:
-            for t in self.tables:
+            for t in todo:
                 t['result'] = 'would_rename' if rename else 'would_drop'
             self.ahi['toggled'] = False
             if not p.get('confirm'):
                 self.plan.append('(a real run refuses: confirm is not set)')
-                self.changed = False
             else:
-                self.changed = bool(self.tables)
+                self.changed = self.changed or bool(todo)
+            return
+        if not todo:
+            self.plan.append('nothing left to do')
             return
         if not p.get('confirm'):  # checked again in case a caller skipped the pure checks
             raise DropError('confirm is not set: nothing dropped')
@@ -604,7 +856,9 @@ class Sequence(object):
         failed = None
         interrupted = None
         self.install_signal_handlers()
+        marker = self._marker_data('rename' if rename else 'drop', [t['name'] for t in self.tables])
         try:
+            self.marker.write(marker)
             if p.get('disable_binlog'):
                 s = self.clock()
                 execute(self.conn, 'SET SESSION sql_log_bin = 0')
@@ -622,21 +876,34 @@ class Sequence(object):
                 self.step('create holding schema', s, target=holding)
             if sro == 'ON':
                 s = self.clock()
+                marker['super_read_only_lifted'] = True
+                self.marker.write(marker)
                 execute(self.conn, 'SET GLOBAL super_read_only = OFF')
                 self.super_read_only['lifted'] = True
+                self.changed = True
                 self.step('lift super_read_only', s)
             if toggle:
                 s = self.clock()
                 self.ahi['toggled'] = True  # before the SET: a signal during it must still restore
+                marker['ahi_toggled'] = True
+                self.marker.write(marker)
                 self.set_ahi('OFF')
+                self.changed = True
                 now = self.read_ahi()
                 self.step('switch AHI OFF', s, ok=(now == 'OFF'), detail='reads %s' % now)
                 self._ahi_off_at = self.clock()
                 if now != 'OFF':
                     raise DropError('SET GLOBAL innodb_adaptive_hash_index = OFF did not take effect (reads %s)' % now)
             for t in self.tables:
+                if not t['exists']:
+                    continue
                 if failed:
                     t['result'] = 'not_attempted'
+                    continue
+                closed = self.window_closed()
+                if closed:
+                    t['result'] = 'not_attempted'
+                    failed = 'stopped before %s: %s' % (t['name'], closed)
                     continue
                 ident = '%s.%s' % (quote_identifier(t['schema']), quote_identifier(t['table']))
                 if rename:
@@ -649,6 +916,8 @@ class Sequence(object):
                     t['result'] = 'dropped' if ok else 'failed'
                 if ok:
                     self.changed = True
+                    marker['dropped'].append(t['name'])
+                    self.marker.write(marker)
                 else:
                     failed = '%s: %s' % (t['name'], t.get('error'))
         except Interrupted as e:
@@ -664,12 +933,21 @@ class Sequence(object):
                 self.ahi['off_seconds'] = round(self.clock() - off_at, 4)
             try:
                 self.restore(interrupted is not None)
+                self._finish_marker(marker)
             finally:
                 self.restore_signal_handlers()
         if interrupted is not None:
             raise DropError('%s; AHI is %s (was %s before)' % (interrupted, self.ahi['after'], self.ahi['before']))
         if failed:
             raise DropError('drop failed: %s; AHI is %s (was %s before)' % (failed, self.ahi['after'], self.ahi['before']))
+
+    def _finish_marker(self, marker):
+        """After the restore: the marker records what was dropped (state done), unless AHI could not be put
+        back, in which case it stays 'running' for the next run to finish the restore."""
+        if self.ahi['toggled'] and self.ahi['after'] != self.ahi['before']:
+            return
+        marker.update(state='done', finished=_now_stamp())
+        self.marker.write(marker)
 
     # ------------------------------------------------------------ replica side
     def run_follow(self, pairs):
@@ -702,15 +980,21 @@ class Sequence(object):
             self.plan.append('SET GLOBAL innodb_adaptive_hash_index = ON (always)')
         if self.check_mode:
             self.follow['outcome'] = 'check_mode'
+            self.changed = self.changed or bool(toggle)
             return
         interrupted = None
         wait_start = None
         self.install_signal_handlers()
+        marker = self._marker_data('follow', [t['name'] for t in present])
         try:
+            self.marker.write(marker)
             if toggle:
                 s = self.clock()
                 self.ahi['toggled'] = True
+                marker['ahi_toggled'] = True
+                self.marker.write(marker)
                 self.set_ahi('OFF')
+                self.changed = True
                 now = self.read_ahi()
                 self.step('switch AHI OFF', s, ok=(now == 'OFF'), detail='reads %s' % now)
                 self._ahi_off_at = self.clock()
@@ -746,6 +1030,7 @@ class Sequence(object):
                 self.ahi['off_seconds'] = round(self.clock() - off_at, 4)
             try:
                 self.restore(interrupted is not None)
+                self._finish_marker(marker)
             finally:
                 self.restore_signal_handlers()
         for t in present:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.window import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import (
     WindowError, in_window, parse_window, status)
 
 
