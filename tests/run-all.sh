@@ -24,8 +24,29 @@ run_part sanity       tests/sanity.sh
 run_part units        python -m pytest -q tests/unit
 run_part build        tests/build-test.sh
 run_part lab-up       python lab/lab.py up
-run_part integration  python -m pytest -q tests/integration
-run_part molecule     tests/molecule.sh
+
+# Two streams at once: the local lab's integration tests, and beside them the SSH fleet's tests then the
+# Molecule scenarios. They use different servers (the local lab; the fleet's network namespaces; Molecule's
+# private labs on their own ports and, for its fleet scenarios, its own fleet network), and much of a test's
+# time is spent waiting for servers to restart and replicate. The second stream's output follows the first's.
+STREAM=$(mktemp -d)
+(
+  NAMES=() TIMES=() RESULTS=()
+  run_part integration-fleet python -m pytest -q -m fleet tests/integration
+  export DBFLEET_FLEET_NET="${DBFLEET_MOLECULE_FLEET_NET:-12}"
+  run_part molecule tests/molecule.sh
+  for i in "${!NAMES[@]}"; do echo "${NAMES[$i]} ${RESULTS[$i]} ${TIMES[$i]}"; done > "$STREAM/results"
+) > "$STREAM/output" 2>&1 &
+second=$!
+run_part integration  python -m pytest -q -m "not fleet" tests/integration
+wait "$second"
+cat "$STREAM/output"
+if [ -s "$STREAM/results" ]; then
+  while read -r name result time; do NAMES+=("$name"); RESULTS+=("$result"); TIMES+=("$time"); done < "$STREAM/results"
+else
+  NAMES+=(integration-fleet+molecule); RESULTS+=(FAILED); TIMES+=(0)
+fi
+rm -rf "$STREAM"
 run_part lab-down     python lab/lab.py down
 
 echo
