@@ -29,7 +29,7 @@ def test_every_module_of_the_action_group_runs_through_the_login_action():
     assert sorted(action_group()) == modules
     for name in modules:
         action = importlib.import_module('ansible_collections.dbfleet.innodb.plugins.action.%s' % name)
-        assert action.ActionModule is login.LoginActionModule, name
+        assert issubclass(action.ActionModule, login.LoginActionModule), name
         with open(os.path.join(ROOT, 'plugins', 'modules', name + '.py'), encoding='utf-8') as handle:
             assert 'login_argument_spec()' in handle.read(), name
 
