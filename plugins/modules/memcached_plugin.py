@@ -334,7 +334,10 @@ def probe_target(module):
     return host, port
 
 
-def preinstall_checks(module, conn, result, server, identity):
+def preinstall_checks(module, conn, result, server, identity, running_option=None):
+    """Everything INSTALL PLUGIN needs, checked before anything changes (also before the UNINSTALL of a
+    reload). running_option: the daemon_memcached_option of the plugin running now, whose port is its
+    own and free again once it is uninstalled."""
     p = module.params
 
     def fail(module, result, msg):
@@ -379,6 +382,8 @@ def preinstall_checks(module, conn, result, server, identity):
         module.warn('cannot tell whether mysqld runs as root; if it does, INSTALL PLUGIN without -u root in '
                     'daemon_memcached_option stops it (set runs_as_root)')
     host, port = probe_target(module)
+    if running_option is not None and port == int(parse_daemon_option(running_option).get('p', 11211)):
+        return
     if port_answers(host, port):
         fail(module, result, 'something already listens on %s:%s; the daemon could not listen there (the plugin would '
                              'be ACTIVE but silent). Free the port or choose another one.' % (host, port))
@@ -470,6 +475,8 @@ def run(module, conn, result):
         reason_text = p['reload_reason'] or (stale_plugin and 'running %s differ' % ', '.join(stale_plugin))
         if p['reload'] and reason_text:
             reloading = True
+            # Every check before the UNINSTALL: a refused check leaves the running plugin alone.
+            preinstall_checks(module, conn, result, server, identity, running_option=option_before or '')
             result['changed'] = True
             result['actions'].append('UNINSTALL PLUGIN daemon_memcached (reload: %s)' % reason_text)
             if not module.check_mode:
@@ -479,10 +486,10 @@ def run(module, conn, result):
                 deadline = time.time() + 10
                 while port_answers(host, port) and time.time() < deadline:
                     time.sleep(0.3)
-                preinstall_checks(module, conn, result, server, identity)
                 install(module, conn, result, server)
             else:
                 result['actions'].append('INSTALL PLUGIN daemon_memcached SONAME libmemcached.so')
+                result['daemon_option'] = p['daemon_option'] if p['daemon_option'] is not None else option_before
     elif status is not None:
         fail(module, result, 'daemon_memcached is installed but %s; uninstall it (state=absent) and look at the '
                              'server error log' % status)
