@@ -209,8 +209,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     ConnectError, connect, error_text, execute, global_variables, login_argument_spec, open_connection,
     pymysql, query, query_one)
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors, optionfiles, server_info, values
-from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache import MemcacheClient, MemcacheError, wait_for_server
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors, optionfiles, server_facts, values
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache_client import MemcacheClient, MemcacheError, wait_for_server
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcached import (
     CONFIG_SCHEMA, ENGINE_LIBRARY, PLUGIN_LIBRARY, PLUGIN_NAME, PLUGIN_VARIABLES, daemon_option_has_user,
     is_loopback, parse_daemon_option)
@@ -237,7 +237,7 @@ def port_answers(host, port):
 
 def gather(module, conn):
     """Facts for the checks: identity, paths, the server process (root?), option files, support."""
-    facts = server_info.gather(conn, login_params=module.params,
+    facts = server_facts.gather(conn, login_params=module.params,
                                fallback_option_files=module.params['fallback_option_files'])
     identity = facts['_identity']
     plan = facts['_plan']

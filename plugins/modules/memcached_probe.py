@@ -175,7 +175,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import login_argument_spec
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache_client import (
     MemcacheClient, MemcacheError, check_key, container_key, wait_for_server)
 
 
