@@ -1,7 +1,6 @@
 """Per-OS data of the roles (vars/Debian.yml, vars/RedHat.yml): present, alike, and the only place
-where a drop-in directory or a service name is written down."""
+where a drop-in directory is written down."""
 import os
-import re
 
 import pytest
 import yaml
@@ -9,10 +8,8 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROLES = ('adaptive_hash', 'flush_neighbors', 'memcached')
 EXPECTED = {
-    'Debian': dict(option_dropin_dir='/etc/mysql/conf.d',
-                   service_names=dict(mysql='mysql', percona='mysql', mariadb='mariadb')),
-    'RedHat': dict(option_dropin_dir='/etc/my.cnf.d',
-                   service_names=dict(mysql='mysqld', percona='mysqld', mariadb='mariadb')),
+    'Debian': dict(option_dropin_dir='/etc/mysql/conf.d'),
+    'RedHat': dict(option_dropin_dir='/etc/my.cnf.d'),
 }
 
 
@@ -38,4 +35,3 @@ def test_no_os_path_or_service_is_hard_coded(path):
     with open(path) as handle:
         text = handle.read()
     assert '/etc/mysql/conf.d' not in text and '/etc/my.cnf.d' not in text, path
-    assert not re.search(r"service_name[^\n]*default\('mysql'\)", text), path
