@@ -10,22 +10,27 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import LoginActionModule
 
 
+def role_variables(role, task_vars, template):
+    """Every play variable named <role>_*, the role's outputs left out; the role's inputs templated,
+    unknown names passed as None (only reported, never templated: they may refer to anything)."""
+    prefix = role + '_'
+    known = desired.INPUTS[role]
+    out = {}
+    for name in sorted(task_vars):
+        if not name.startswith(prefix) or name in desired.OUTPUTS[role]:
+            continue
+        out[name] = template(task_vars[name]) if name in known else None
+    return out
+
+
 class ActionModule(LoginActionModule):
-    """Fills `variables` with every play variable named <role>_* (templated; outputs of the role left out)."""
+    """Fills `variables` from the play when the task does not pass them."""
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars if task_vars is not None else {}
         role = self._templar.template(self._task.args.get('role'))
         if 'variables' not in self._task.args and role in desired.ROLES:
-            prefix = role + '_'
-            known = desired.INPUTS[role]
-            variables = {}
-            for name in sorted(task_vars):
-                if not name.startswith(prefix) or name in desired.OUTPUTS[role]:
-                    continue
-                # Unknown names are only reported, never templated (they may refer to anything).
-                variables[name] = self._templar.template(task_vars[name]) if name in known else None
             args = dict(self._task.args)
-            args['variables'] = variables
+            args['variables'] = role_variables(role, task_vars, self._templar.template)
             self._task.args = args
         return super().run(tmp, task_vars)

@@ -297,8 +297,8 @@ def adaptive_hash(variables, facts):
 
     variables: the role's variables as the user wrote them (missing ones take the defaults).
     facts: server_facts (flavor, version, capabilities, variables for SERVER_VARIABLES['adaptive_hash']).
-    Raises InputError. Returns a dict: settings (resolved name -> value, what verify compares),
-    option_file, runtime, partition_variable, pending_restart, restart_settings, restart_reason,
+    Raises InputError. Returns a dict: settings (resolved name -> value, what verify compares; also
+    what this server cannot do, which verify reports as unsupported or not settable), option_file, runtime, partition_variable, pending_restart, restart_settings, restart_reason,
     unsupported, not_settable, issues, notes.
     """
     check = Checker(variables, INPUTS['adaptive_hash'], facts)
@@ -321,13 +321,16 @@ def adaptive_hash(variables, facts):
             settings['innodb_adaptive_hash_index'] = enabled
             runtime['innodb_adaptive_hash_index'] = enabled
             lines.append(('innodb_adaptive_hash_index', 'ON' if enabled else 'OFF'))
-        elif ahi.get('exists'):
-            not_settable.append(dict(name='innodb_adaptive_hash_index', status='not_settable',
-                                     reason=ahi.get('reason')))
         else:
-            unsupported.append(dict(name='innodb_adaptive_hash_index', status='unsupported',
-                                    reason=ahi.get('reason') or '%s has no adaptive hash index variable'
-                                    % server_text(facts)))
+            # Still in settings: verify reports it (not_settable / unsupported) like the role does.
+            settings['innodb_adaptive_hash_index'] = enabled
+            if ahi.get('exists'):
+                not_settable.append(dict(name='innodb_adaptive_hash_index', status='not_settable',
+                                         reason=ahi.get('reason')))
+            else:
+                unsupported.append(dict(name='innodb_adaptive_hash_index', status='unsupported',
+                                        reason=ahi.get('reason') or '%s has no adaptive hash index variable'
+                                        % server_text(facts)))
     pending = False
     running_parts = parts_facts.get('runtime')
     if parts is not None:
@@ -336,6 +339,7 @@ def adaptive_hash(variables, facts):
             lines.append((parts_var, parts))
             pending = str(running_parts) != str(parts)
         else:
+            settings[parts_var or 'innodb_adaptive_hash_index_parts'] = parts
             unsupported.append(dict(name='innodb_adaptive_hash_index_parts', status='unsupported',
                                     reason=parts_facts.get('reason') or '%s has no adaptive hash index partition '
                                     'variable' % server_text(facts)))

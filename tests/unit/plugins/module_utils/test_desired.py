@@ -81,7 +81,9 @@ def test_adaptive_hash_partitions_per_flavor(flavor, version, expected):
         assert out['partition_variable'] == expected and out['pending_restart'] is True
         assert out['restart_settings'] == {expected: 16}
     else:
-        assert out['settings'] == {} and out['option_file'] == []
+        # verify still sees it, and reports it unsupported; the role writes and sets nothing
+        assert out['settings'] == {'innodb_adaptive_hash_index_parts': 16} and out['option_file'] == []
+        assert out['pending_restart'] is False
         assert out['unsupported'][0]['name'] == 'innodb_adaptive_hash_index_parts'
         assert out['issues'] == out['unsupported']
 
@@ -107,7 +109,9 @@ def test_adaptive_hash_null_leaves_alone():
 
 def test_adaptive_hash_aurora_reader_not_settable():
     out = desired.adaptive_hash({'adaptive_hash_enabled': True}, facts(flavors.AURORA, (8, 0, 28), aurora_reader=True))
-    assert out['settings'] == {} and out['not_settable'][0]['name'] == 'innodb_adaptive_hash_index'
+    assert out['runtime'] == {} and out['option_file'] == []
+    assert out['settings'] == {'innodb_adaptive_hash_index': True}
+    assert out['not_settable'][0]['name'] == 'innodb_adaptive_hash_index'
     assert 'Aurora reader' in out['not_settable'][0]['reason']
 
 
