@@ -308,4 +308,3 @@ def analyse(metric_deltas, status_deltas, seconds, ahi_enabled, thresholds=None,
         reasons.append('the workload looks like one the adaptive hash index speeds up: try it ON and '
                        'run the advisor again to confirm the hit ratio')
     return done(verdict)
-

@@ -199,8 +199,8 @@ class Checker:
         label = label or name
         if value is None:
             return None
-        if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str)
-                                                                       and _INT_RE.match(value))):
+        is_number = isinstance(value, int) or (isinstance(value, str) and _INT_RE.match(value))
+        if isinstance(value, bool) or not is_number:
             self.error('%s must be a whole number; got %s' % (label, shown(value)))
             return None
         number = int(value)
@@ -298,8 +298,9 @@ def adaptive_hash(variables, facts):
     variables: the role's variables as the user wrote them (missing ones take the defaults).
     facts: server_facts (flavor, version, capabilities, variables for SERVER_VARIABLES['adaptive_hash']).
     Raises InputError. Returns a dict: settings (resolved name -> value, what verify compares; also
-    what this server cannot do, which verify reports as unsupported or not settable), option_file, runtime, partition_variable, pending_restart, restart_settings, restart_reason,
-    unsupported, not_settable, issues, notes.
+    what this server cannot do, which verify reports as unsupported or not settable), option_file,
+    runtime, partition_variable, pending_restart, restart_settings, restart_reason, unsupported,
+    not_settable, issues, notes.
     """
     check = Checker(variables, INPUTS['adaptive_hash'], facts)
     enabled = check.boolean('adaptive_hash_enabled')
@@ -519,7 +520,8 @@ def memcached(variables, facts):
 
     facts: server_facts (flavor, version, runs_as_root, capabilities). Raises InputError. Returns a
     dict: settings (what verify compares), static_settings, daemon_option, option_file, runtime,
-    supported and reason.
+    supported and reason, and refusals: what the role cannot install although the settings can be
+    audited (no container).
     """
     check = Checker(variables, INPUTS['memcached'], facts)
     state = check.choice('memcached_state', ('present', 'absent'))
@@ -556,6 +558,7 @@ def memcached(variables, facts):
     _restart_inputs(check, 'memcached')
     check.integer('memcached_probe_timeout', 1)
     check.mapping('memcached_probe_expected')
+    refusals = []
     containers = check.raw('memcached_containers')
     if containers is None:
         containers = []
@@ -563,8 +566,9 @@ def memcached(variables, facts):
         check.error('memcached_containers must be a list of maps; got %s' % shown(containers))
     else:
         if state == 'present' and not containers:
-            check.error('memcached_containers: at least one container is needed (the plugin serves nothing '
-                        'without one)')
+            # What the server should run can still be audited (verify); installing needs a container.
+            refusals.append('memcached_containers: at least one container is needed (the plugin serves nothing '
+                            'without one)')
         names = [str(c.get('name')) for c in containers]
         dupes = sorted(set(n for n in names if names.count(n) > 1))
         if dupes:
@@ -602,6 +606,7 @@ def memcached(variables, facts):
         runtime=dynamic,
         supported=supported,
         reason=reason,
+        refusals=refusals,
         notes=[],
     )
 

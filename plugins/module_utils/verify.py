@@ -272,7 +272,7 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
     check_settings(settings)
     variables = server_facts.all_global_variables(conn)
     facts = server_facts.gather(conn, variables, login_params, option_files, fallback_option_files,
-                               proc_root)
+                                proc_root)
     identity = facts.pop('_identity')
     plan = facts.pop('_plan')
     server_names = frozenset(variables)

@@ -130,7 +130,7 @@ def read_facts(module, role):
         variables = server_facts.all_global_variables(conn)
         try:
             facts = server_facts.gather(conn, variables, module.params,
-                                       fallback_option_files=module.params['fallback_option_files'])
+                                        fallback_option_files=module.params['fallback_option_files'])
         except ValueError as e:
             module.fail_json(msg='cannot identify the server: %s' % e)
         identity = facts['_identity']
@@ -138,7 +138,7 @@ def read_facts(module, role):
         facts['variables'] = {}
         if desired.SERVER_VARIABLES[role]:
             details, reason = verify.variable_details(conn, identity, variables,
-                                                            list(desired.SERVER_VARIABLES[role]))
+                                                      list(desired.SERVER_VARIABLES[role]))
             facts['variables'] = details
             if reason:
                 facts['notes'].append(reason)

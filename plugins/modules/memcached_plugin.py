@@ -95,6 +95,9 @@ options:
         values differ from the wanted ones, uninstall and install it again so it reads its
         configuration and options again (memcache clients are disconnected for a moment; mysqld keeps
         running). C(innodb_api_*) settings still need a server restart.
+      - Every pre-install check (configuration schema, containers, the option files, C(-u root), a free port)
+        runs before the running plugin is uninstalled; a refused check leaves it running. In check mode the
+        reload is reported as a change, with the options it would run with.
     type: bool
     default: false
   fallback_option_files:
@@ -238,7 +241,7 @@ def port_answers(host, port):
 def gather(module, conn):
     """Facts for the checks: identity, paths, the server process (root?), option files, support."""
     facts = server_facts.gather(conn, login_params=module.params,
-                               fallback_option_files=module.params['fallback_option_files'])
+                                fallback_option_files=module.params['fallback_option_files'])
     identity = facts['_identity']
     plan = facts['_plan']
     keys = ('flavor', 'version', 'version_string', 'version_text', 'basedir', 'plugin_dir', 'pid_file',

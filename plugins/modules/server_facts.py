@@ -212,7 +212,7 @@ def main():
         variables = server_facts.all_global_variables(conn)
         try:
             facts = server_facts.gather(conn, variables, module.params,
-                                       fallback_option_files=module.params['fallback_option_files'])
+                                        fallback_option_files=module.params['fallback_option_files'])
         except ValueError as e:
             module.fail_json(msg='cannot identify the server: %s' % e)
         identity = facts['_identity']
@@ -220,7 +220,7 @@ def main():
         facts['variables'] = {}
         if module.params['variables']:
             details, reason = verify.variable_details(conn, identity, variables,
-                                                            module.params['variables'])
+                                                      module.params['variables'])
             facts['variables'] = details
             if reason:
                 facts['notes'].append(reason)

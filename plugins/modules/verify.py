@@ -233,8 +233,8 @@ def main():
     conn = conn_utils.connect(module)
     try:
         result = verify.audit(conn, module.params['settings'], module.params,
-                                    option_files=module.params['option_files'],
-                                    fallback_option_files=module.params['fallback_option_files'])
+                              option_files=module.params['option_files'],
+                              fallback_option_files=module.params['fallback_option_files'])
     except conn_utils.pymysql.err.MySQLError as e:
         module.fail_json(msg='verifying %s failed: %s'
                          % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))

@@ -265,11 +265,17 @@ def test_memcached_unknown_root_adds_user_root_and_unsupported_has_no_settings()
     (mc(memcached_probe_expected='k=v'), "memcached_probe_expected must be a map; got 'k=v'"),
     (mc(memcached_write_policy='sometimes'), 'memcached_write_policy must be one of'),
     (mc(memcached_containers=[CONTAINER, CONTAINER]), 'duplicate container names: token'),
-    (dict(), 'at least one container is needed'),
     (mc(memcached_containers='token'), "memcached_containers must be a list of maps; got 'token'"),
 ])
 def test_memcached_bad_input(variables, message):
     assert message in error_of(desired.memcached, variables, facts())
+
+
+def test_memcached_without_containers_is_audited_but_not_installed():
+    out = desired.memcached({}, facts())
+    assert out['settings']['daemon_memcached_option'] == '-p11211 -l 127.0.0.1'
+    assert 'at least one container is needed' in out['refusals'][0]
+    assert desired.memcached(dict(memcached_state='absent'), facts())['refusals'] == []
 
 
 def test_memcached_remote_bind_with_opt_in():
