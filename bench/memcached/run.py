@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(REPO, '.collections'))
 
 import pymysql  # noqa: E402
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache import MemcacheClient  # noqa: E402
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache_client import MemcacheClient  # noqa: E402
 
 PLAY = """
 - hosts: mysql80

@@ -5,14 +5,12 @@
 
 Pure functions only (no connection), so the decisions are unit tested with fakes.
 The ahi_advisor module reads the counters and calls analyse(); the adaptive_hash role
-uses the same names through flavors.py.
+uses the same names through flavors.py; its desired state is desired.adaptive_hash().
 
 Sources for the counters and the maths: docs/adaptive_hash.md.
 """
 
 from __future__ import annotations
-
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 
 # INFORMATION_SCHEMA.INNODB_METRICS counters.
 SEARCH_COUNTERS = ('adaptive_hash_searches', 'adaptive_hash_searches_btree')
@@ -310,37 +308,3 @@ def analyse(metric_deltas, status_deltas, seconds, ahi_enabled, thresholds=None,
         reasons.append('the workload looks like one the adaptive hash index speeds up: try it ON and '
                        'run the advisor again to confirm the hit ratio')
     return done(verdict)
-
-
-def settings_plan(identity, enabled, parts, server_names=None):
-    """What the adaptive_hash role manages on a server.
-
-    identity: flavors.ServerIdentity. enabled: True/False/None. parts: int or None.
-    server_names: optional set of global variable names the server reports.
-    Returns dict(settings={name: value}, unsupported=[{name, reason}], not_settable=[{name, reason}]).
-    """
-    settings = {}
-    unsupported = []
-    not_settable = []
-    if enabled is not None:
-        ok, why = flavors.settable('innodb_adaptive_hash_index', identity)
-        if ok:
-            settings['innodb_adaptive_hash_index'] = bool(enabled)
-        else:
-            not_settable.append(dict(name='innodb_adaptive_hash_index', reason=why))
-    if parts is not None:
-        name = flavors.resolve_name('innodb_adaptive_hash_index_parts', identity.flavor,
-                                    identity.version, server_names)
-        if name is None:
-            unsupported.append(dict(
-                name='innodb_adaptive_hash_index_parts',
-                reason='%s %s has no adaptive hash index partition variable'
-                       % (identity.flavor, flavors.format_version(identity.version))))
-        else:
-            facts = flavors.variable_facts(name, identity.flavor, identity.version)
-            if facts is not None and facts.maximum is not None and int(parts) > facts.maximum:
-                unsupported.append(dict(name=name, reason='%s allows at most %d on %s %s' % (
-                    name, facts.maximum, identity.flavor, flavors.format_version(identity.version))))
-            else:
-                settings[name] = int(parts)
-    return dict(settings=settings, unsupported=unsupported, not_settable=not_settable)

@@ -20,6 +20,8 @@ AURORA = 'aurora-mysql'
 FLAVORS = (MYSQL, PERCONA, MARIADB, AURORA)
 MYSQL_LIKE = (MYSQL, PERCONA, AURORA)
 ANY = FLAVORS
+# How messages name each flavor.
+DISPLAY_NAMES = {MYSQL: 'MySQL', PERCONA: 'Percona Server', MARIADB: 'MariaDB', AURORA: 'Aurora MySQL'}
 
 # A version range [since, until): until None means "and later".
 Span = namedtuple('Span', 'flavors since until value')
@@ -420,6 +422,11 @@ def parse_version(text):
     if not m:
         raise ValueError('cannot read a version from %r' % (text,))
     return tuple(int(x) for x in m.groups())
+
+
+def display_name(flavor):
+    """'MySQL', 'Percona Server', 'MariaDB', 'Aurora MySQL' (an unknown flavor as given)."""
+    return DISPLAY_NAMES.get(flavor, str(flavor))
 
 
 def format_version(version):

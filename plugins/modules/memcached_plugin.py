@@ -95,6 +95,9 @@ options:
         values differ from the wanted ones, uninstall and install it again so it reads its
         configuration and options again (memcache clients are disconnected for a moment; mysqld keeps
         running). C(innodb_api_*) settings still need a server restart.
+      - Every pre-install check (configuration schema, containers, the option files, C(-u root), a free port)
+        runs before the running plugin is uninstalled; a refused check leaves it running. In check mode the
+        reload is reported as a change, with the options it would run with.
     type: bool
     default: false
   fallback_option_files:
@@ -209,8 +212,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     ConnectError, connect, error_text, execute, global_variables, login_argument_spec, open_connection,
     pymysql, query, query_one)
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors, optionfiles, server_info, values
-from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache import MemcacheClient, MemcacheError, wait_for_server
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors, optionfiles, server_facts, values
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache_client import MemcacheClient, MemcacheError, wait_for_server
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcached import (
     CONFIG_SCHEMA, ENGINE_LIBRARY, PLUGIN_LIBRARY, PLUGIN_NAME, PLUGIN_VARIABLES, daemon_option_has_user,
     is_loopback, parse_daemon_option)
@@ -237,8 +240,8 @@ def port_answers(host, port):
 
 def gather(module, conn):
     """Facts for the checks: identity, paths, the server process (root?), option files, support."""
-    facts = server_info.gather(conn, login_params=module.params,
-                               fallback_option_files=module.params['fallback_option_files'])
+    facts = server_facts.gather(conn, login_params=module.params,
+                                fallback_option_files=module.params['fallback_option_files'])
     identity = facts['_identity']
     plan = facts['_plan']
     keys = ('flavor', 'version', 'version_string', 'version_text', 'basedir', 'plugin_dir', 'pid_file',
@@ -334,7 +337,10 @@ def probe_target(module):
     return host, port
 
 
-def preinstall_checks(module, conn, result, server, identity):
+def preinstall_checks(module, conn, result, server, identity, running_option=None):
+    """Everything INSTALL PLUGIN needs, checked before anything changes (also before the UNINSTALL of a
+    reload). running_option: the daemon_memcached_option of the plugin running now, whose port is its
+    own and free again once it is uninstalled."""
     p = module.params
 
     def fail(module, result, msg):
@@ -379,6 +385,8 @@ def preinstall_checks(module, conn, result, server, identity):
         module.warn('cannot tell whether mysqld runs as root; if it does, INSTALL PLUGIN without -u root in '
                     'daemon_memcached_option stops it (set runs_as_root)')
     host, port = probe_target(module)
+    if running_option is not None and port == int(parse_daemon_option(running_option).get('p', 11211)):
+        return
     if port_answers(host, port):
         fail(module, result, 'something already listens on %s:%s; the daemon could not listen there (the plugin would '
                              'be ACTIVE but silent). Free the port or choose another one.' % (host, port))
@@ -470,6 +478,8 @@ def run(module, conn, result):
         reason_text = p['reload_reason'] or (stale_plugin and 'running %s differ' % ', '.join(stale_plugin))
         if p['reload'] and reason_text:
             reloading = True
+            # Every check before the UNINSTALL: a refused check leaves the running plugin alone.
+            preinstall_checks(module, conn, result, server, identity, running_option=option_before or '')
             result['changed'] = True
             result['actions'].append('UNINSTALL PLUGIN daemon_memcached (reload: %s)' % reason_text)
             if not module.check_mode:
@@ -479,10 +489,10 @@ def run(module, conn, result):
                 deadline = time.time() + 10
                 while port_answers(host, port) and time.time() < deadline:
                     time.sleep(0.3)
-                preinstall_checks(module, conn, result, server, identity)
                 install(module, conn, result, server)
             else:
                 result['actions'].append('INSTALL PLUGIN daemon_memcached SONAME libmemcached.so')
+                result['daemon_option'] = p['daemon_option'] if p['daemon_option'] is not None else option_before
     elif status is not None:
         fail(module, result, 'daemon_memcached is installed but %s; uninstall it (state=absent) and look at the '
                              'server error log' % status)

@@ -28,6 +28,7 @@ attributes:
   check_mode:
     support: full
     description: Reads run in check mode too; the write check (O(check_write_refused)) is skipped in check mode.
+      The module reports C(changed) when the write check stored a probe row (and deleted it again).
   diff_mode:
     support: none
     description: Changes nothing, so there is nothing to diff.
@@ -174,7 +175,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import login_argument_spec
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache_client import (
     MemcacheClient, MemcacheError, check_key, container_key, wait_for_server)
 
 
@@ -288,6 +289,8 @@ def main():
             ', '.join('%s (expected %r, got %r)' % (m['key'], m['expected'], m['actual'])
                       for m in result['mismatches'])))
     check = result.get('write_check')
+    # A probe row that was stored (and deleted again) is a change to the table.
+    result['changed'] = bool(check and check['refused'] is False)
     if check and check['refused'] is False:
         text = 'a write was accepted: probe key %s was stored' % check['key']
         if check['cleaned_up']:

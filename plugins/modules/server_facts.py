@@ -196,8 +196,8 @@ server_facts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
-from ansible_collections.dbfleet.innodb.plugins.module_utils import server_info
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verification
+from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 
 
 def main():
@@ -209,18 +209,18 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     conn = conn_utils.connect(module)
     try:
-        variables = server_info.all_global_variables(conn)
+        variables = server_facts.all_global_variables(conn)
         try:
-            facts = server_info.gather(conn, variables, module.params,
-                                       fallback_option_files=module.params['fallback_option_files'])
+            facts = server_facts.gather(conn, variables, module.params,
+                                        fallback_option_files=module.params['fallback_option_files'])
         except ValueError as e:
             module.fail_json(msg='cannot identify the server: %s' % e)
         identity = facts['_identity']
-        facts = server_info.public(facts)
+        facts = server_facts.public(facts)
         facts['variables'] = {}
         if module.params['variables']:
-            details, reason = verification.variable_details(conn, identity, variables,
-                                                            module.params['variables'])
+            details, reason = verify.variable_details(conn, identity, variables,
+                                                      module.params['variables'])
             facts['variables'] = details
             if reason:
                 facts['notes'].append(reason)

@@ -214,7 +214,7 @@ errors:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verification
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 
 
 def main():
@@ -227,14 +227,14 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     try:
-        verification.check_settings(module.params['settings'])
+        verify.check_settings(module.params['settings'])
     except ValueError as e:
         module.fail_json(msg=str(e))
     conn = conn_utils.connect(module)
     try:
-        result = verification.audit(conn, module.params['settings'], module.params,
-                                    option_files=module.params['option_files'],
-                                    fallback_option_files=module.params['fallback_option_files'])
+        result = verify.audit(conn, module.params['settings'], module.params,
+                              option_files=module.params['option_files'],
+                              fallback_option_files=module.params['fallback_option_files'])
     except conn_utils.pymysql.err.MySQLError as e:
         module.fail_json(msg='verifying %s failed: %s'
                          % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
@@ -244,7 +244,7 @@ def main():
         conn.close()
     if module.params['fail_on_drift'] and result['drift']:
         drifted = ['%s: %s' % (name, item['status']) for name, item in sorted(result['variables'].items())
-                   if item['status'] not in verification.NO_DRIFT]
+                   if item['status'] not in verify.NO_DRIFT]
         module.fail_json(msg='drift on %s' % ', '.join(drifted), changed=False, **result)
     module.exit_json(changed=False, **result)
 

@@ -244,11 +244,12 @@ def test_parts_written_and_reported_pending_restart(host):
 
 
 @pytest.mark.parametrize('extra,needle', [
-    ({'adaptive_hash_parts': 0}, 'adaptive_hash_parts'),
-    ({'adaptive_hash_parts': 513}, 'adaptive_hash_parts'),
-    ({'adaptive_hash_parts': 'eight'}, 'adaptive_hash_parts'),
+    ({'adaptive_hash_parts': 0}, 'adaptive_hash_parts must be 1-512 on {server}; got 0'),
+    ({'adaptive_hash_parts': 513}, 'adaptive_hash_parts must be 1-512 on {server}; got 513'),
+    ({'adaptive_hash_parts': 'eight'}, "adaptive_hash_parts"),
     ({'adaptive_hash_enabled': 'maybe'}, 'adaptive_hash_enabled'),
     ({'adaptive_hash_restart': 'sometimes'}, 'adaptive_hash_restart'),
+    ({'adaptive_hash_restart_timeout': -5}, 'adaptive_hash_restart_timeout must be 1 or more; got -5'),
 ])
 def test_bad_input_rejected_before_anything_changes(extra, needle):
     host = sorted(HOSTS)[0]
@@ -257,9 +258,19 @@ def test_bad_input_rejected_before_anything_changes(extra, needle):
     extra = dict({'adaptive_hash_enabled': not before[0]}, **extra)
     rc, rep, out = run_role(INVENTORY, host, extra)
     assert rc[host]['failed'] == 1, out
-    assert rc[host]['ok'] == 0 and rc[host]['changed'] == 0, out
-    assert 'Validation of arguments failed' in out and needle in out
+    assert rc[host]['changed'] == 0, out
+    series = re.match(r'(\d+\.\d+)', global_value(hv, 'version')).group(1)
+    server = ('MariaDB ' if 'mariadb' in host else 'MySQL ') + series
+    assert needle.format(server=server) in ' '.join(out.split()), out
     assert (ahi_on(hv), read_file(dropin_path(hv))) == before
+
+
+def test_misspelt_variable_is_named_in_a_warning():
+    host = sorted(HOSTS)[0]
+    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_part': 16})
+    assert rc[host]['failed'] == 0, out
+    assert 'adaptive_hash_part is not a variable of the adaptive_hash role' in ' '.join(out.split()), out
+    assert 'innodb_adaptive_hash_index_parts' not in rep[host]['desired']
 
 
 # ---------------------------------------------------------------- private lab: restarts

@@ -12,6 +12,7 @@ import os
 import uuid
 
 import pytest
+from testinfra.modules.ansible import AnsibleException
 
 
 def _one(db, sql, args=None):
@@ -63,6 +64,7 @@ def test_memcached_policy_refuses_writes_by_default(host, db, memcached_port):
     result = _probe(host, 'port=%d container=token check_write_refused=true' % memcached_port)
     check = result['write_check']
     assert check['refused'] is True
+    assert result['changed'] is False, 'a refused write stores no row: nothing changed'
     # The plugin answers STORED even with set_policy disabled: what counts is that no row appears.
     key = check['key'].split('.', 1)[1]
     assert _one(db, 'SELECT COUNT(*) AS n FROM app.token WHERE id = %s', (key,))['n'] == 0
@@ -104,3 +106,43 @@ def test_memcached_version_and_stats_answer(host, db, memcached_port):
     probe = _probe(host, 'port=%d stats=true' % memcached_port)
     assert probe['version'] == _one(db, 'SELECT @@version AS v')['v'].split('-')[0]
     assert int(probe['stats']['curr_connections']) >= 1
+
+
+def _plugin(db):
+    row = _one(db, "SELECT PLUGIN_STATUS AS s FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'daemon_memcached'")
+    return (row or {}).get('s'), _one(db, 'SELECT @@GLOBAL.daemon_memcached_option AS o')['o']
+
+
+def _other_port_option(db, memcached_port):
+    running = _one(db, 'SELECT @@GLOBAL.daemon_memcached_option AS o')['o']
+    return running, running.replace('-p%d' % memcached_port, '-p%d' % (memcached_port + 1))
+
+
+def _reload(host, option, check):
+    """memcached_plugin reload to option; the result whether it failed or not (a failure's tree
+    result need not carry `failed`, so the message is what the test reads)."""
+    args = "state=present reload=true daemon_option='%s'" % option
+    try:
+        return host.ansible('dbfleet.innodb.memcached_plugin', args, check=check)
+    except AnsibleException as e:
+        return e.result
+
+
+def test_memcached_reload_refused_by_a_check_leaves_the_plugin_running(host, db, memcached_port):
+    """The option files still give the old port: the pre-install check refuses before the UNINSTALL."""
+    running, other = _other_port_option(db, memcached_port)
+    result = _reload(host, other, check=False)
+    assert 'INSTALL PLUGIN reads the option files again' in (result.get('msg') or ''), result
+    assert result.get('actions') == [] and not result.get('changed'), result
+    assert _plugin(db) == ('ACTIVE', running)
+    assert host.socket('tcp://127.0.0.1:%d' % memcached_port).is_listening
+
+
+def test_memcached_reload_in_check_mode_is_predicted(host, db, memcached_port):
+    running, other = _other_port_option(db, memcached_port)
+    result = _reload(host, other, check=True)
+    assert not result.get('msg'), result
+    assert result['changed'] is True
+    assert result['actions'][0].startswith('UNINSTALL PLUGIN daemon_memcached (reload:')
+    assert result['daemon_option'] == other
+    assert _plugin(db) == ('ACTIVE', running)

@@ -29,7 +29,7 @@ def test_every_module_of_the_action_group_runs_through_the_login_action():
     assert sorted(action_group()) == modules
     for name in modules:
         action = importlib.import_module('ansible_collections.dbfleet.innodb.plugins.action.%s' % name)
-        assert action.ActionModule is login.LoginActionModule, name
+        assert issubclass(action.ActionModule, login.LoginActionModule), name
         with open(os.path.join(ROOT, 'plugins', 'modules', name + '.py'), encoding='utf-8') as handle:
             assert 'login_argument_spec()' in handle.read(), name
 
@@ -67,3 +67,17 @@ def test_controller_actions_log_in_nowhere():
         assert action.ActionModule is not login.LoginActionModule
         with open(os.path.join(ROOT, 'plugins', 'modules', name + '.py'), encoding='utf-8') as handle:
             assert 'login_argument_spec()' not in handle.read(), name
+
+
+def test_desired_settings_takes_the_roles_variables_from_the_play():
+    from ansible_collections.dbfleet.innodb.plugins.action.desired_settings import role_variables
+    task_vars = {'adaptive_hash_parts': '{{ 8 * 2 }}', 'adaptive_hash_part': '{{ undefined_thing }}',
+                 'adaptive_hash_report': {'old': 1}, 'memcached_port': 1, 'other': 2}
+    seen = []
+
+    def template(value):
+        seen.append(value)
+        return 16 if value == '{{ 8 * 2 }}' else value
+    assert role_variables('adaptive_hash', task_vars, template) == {'adaptive_hash_parts': 16,
+                                                                    'adaptive_hash_part': None}
+    assert seen == ['{{ 8 * 2 }}'], 'only known inputs are templated'

@@ -179,30 +179,3 @@ def test_aurora_reader_is_not_settable_never_try_on():
 def test_partition_variable_per_flavor(flavor, version, expected):
     assert flavors.capabilities(flavor, version)['ahi_partition_variable'] == expected
     assert flavors.ahi_partition_variable(flavor, version) == expected
-    plan = ahi.settings_plan(ident(flavor, version), None, 16)
-    if expected:
-        assert plan['settings'] == {expected: 16} and not plan['unsupported']
-    else:
-        assert plan['settings'] == {} and plan['unsupported'][0]['name'] == 'innodb_adaptive_hash_index_parts'
-        assert 'no adaptive hash index partition variable' in plan['unsupported'][0]['reason']
-
-
-def test_plan_percona_56_caps_partitions_at_64():
-    plan = ahi.settings_plan(ident('percona', (5, 6, 40)), True, 128)
-    assert plan['settings'] == {'innodb_adaptive_hash_index': True}
-    assert 'at most 64' in plan['unsupported'][0]['reason']
-
-
-def test_plan_aurora_reader_not_settable_writer_fine():
-    reader = ahi.settings_plan(ident(flavors.AURORA, (8, 0, 28), True), True, 8)
-    assert 'innodb_adaptive_hash_index' not in reader['settings']
-    assert reader['not_settable'][0]['name'] == 'innodb_adaptive_hash_index'
-    writer = ahi.settings_plan(ident(flavors.AURORA, (8, 0, 28), False), True, None)
-    assert writer['settings'] == {'innodb_adaptive_hash_index': True} and not writer['not_settable']
-
-
-def test_plan_null_means_leave_alone():
-    assert ahi.settings_plan(ident('mysql', (8, 0, 33)), None, None) == dict(
-        settings={}, unsupported=[], not_settable=[])
-    assert ahi.settings_plan(ident('mysql', (8, 0, 33)), False, None)['settings'] == {
-        'innodb_adaptive_hash_index': False}

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import memcache
-from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils import memcache_client
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache_client import (
     MemcacheClient, MemcacheConnectError, MemcacheError, MemcacheTimeout, check_key, container_key)
 
 
@@ -164,7 +164,7 @@ def test_wait_for_server_gives_up_with_the_error():
     sock.bind(('127.0.0.1', 0))
     port = sock.getsockname()[1]
     sock.close()
-    version, error = memcache.wait_for_server('127.0.0.1', port, 0.5, 0.6)
+    version, error = memcache_client.wait_for_server('127.0.0.1', port, 0.5, 0.6)
     assert version is None
     assert 'cannot connect' in error
 

@@ -1,12 +1,12 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""verification.decide(): one row per situation, every status covered."""
+"""verify.decide(): one row per situation, every status covered."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verification as v
-from ansible_collections.dbfleet.innodb.plugins.module_utils.verification import Startup
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify as v
+from ansible_collections.dbfleet.innodb.plugins.module_utils.verify import Startup
 
 FILE = '/etc/mysql/conf.d/60-dbfleet-x.cnf:3 [mysqld]'
 NOTHING = Startup()                                   # nothing configures it, default unknown

@@ -4,7 +4,7 @@
 """What a server runs with versus what is wanted: the per-variable verdict of dbfleet.innodb.verify.
 
 decide() is a pure function (unit-tested with a table covering every status); audit() gathers
-the evidence over ONE connection (server_info.gather + a few reads) and calls decide() per setting.
+the evidence over ONE connection (server_facts.gather + a few reads) and calls decide() per setting.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ansible.module_utils.six import string_types
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
-from ansible_collections.dbfleet.innodb.plugins.module_utils import server_info
+from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 OK = 'ok'
@@ -270,9 +270,9 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
           proc_root='/proc'):
     """Verify settings on the server behind conn. Returns the module result (without changed)."""
     check_settings(settings)
-    variables = server_info.all_global_variables(conn)
-    facts = server_info.gather(conn, variables, login_params, option_files, fallback_option_files,
-                               proc_root)
+    variables = server_facts.all_global_variables(conn)
+    facts = server_facts.gather(conn, variables, login_params, option_files, fallback_option_files,
+                                proc_root)
     identity = facts.pop('_identity')
     plan = facts.pop('_plan')
     server_names = frozenset(variables)
@@ -309,10 +309,10 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
         wanted[key] = (resolved, desired)
 
     # One read each for the per-variable tables and persisted values.
-    table, reason = server_info.variable_table(conn, identity, [r for r, _d in wanted.values()])
+    table, reason = server_facts.variable_table(conn, identity, [r for r, _d in wanted.values()])
     if reason:
         host_errors.append(reason)
-    persisted, reason = server_info.persisted_variables(conn, identity, variables)
+    persisted, reason = server_facts.persisted_variables(conn, identity, variables)
     if reason:
         host_errors.append(reason)
 
@@ -397,7 +397,7 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
         summary=summary,
         drift=drift,
         skipped=skipped,
-        server=server_info.public(facts),
+        server=server_facts.public(facts),
         option_files=dict(parsed.to_dict(), source=plan['source'], groups=plan['groups'],
                           files=plan['files']),
         errors=host_errors,
@@ -428,7 +428,7 @@ def variable_details(conn, identity, variables, names):
         key = str(name)
         resolved[key] = flavors.resolve_name(key.lower().replace('-', '_'), identity.flavor,
                                              identity.version, server_names)
-    table, reason = server_info.variable_table(conn, identity, [r for r in resolved.values() if r])
+    table, reason = server_facts.variable_table(conn, identity, [r for r in resolved.values() if r])
     out = {}
     for key, name in sorted(resolved.items()):
         if name is None or name not in server_names:

@@ -1,5 +1,5 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""server_info: finding the server process and its option files, with a fake /proc tree."""
+"""server_facts: finding the server process and its option files, with a fake /proc tree."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
-from ansible_collections.dbfleet.innodb.plugins.module_utils import server_info as si
+from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts as si
 
 MYSQL80 = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
 MARIADB = flavors.ServerIdentity('mariadb', (10, 11, 19), '10.11.19-MariaDB', None)

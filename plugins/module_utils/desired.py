@@ -1,0 +1,614 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The desired state of each role, from the role's variables and the server's facts.
+
+One pure function per role (adaptive_hash(), flush_neighbors(), memcached()) checks the role's
+variables as the user wrote them, with the ranges of the version table (flavors.py), and returns
+what the role manages on this server: the settings (as verify compares them), the lines of the
+role's drop-in file (every value checked for the option-file syntax), what to set at runtime, what
+waits for a restart, and notes. The module dbfleet.innodb.desired_settings reads the facts and
+calls them; the roles' YAML only orchestrates. Unit tests: tests/unit/plugins/module_utils/test_desired.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import memcached as memcached_utils
+
+ROLES = ('adaptive_hash', 'flush_neighbors', 'memcached')
+
+# The public input variables of each role and their defaults (as in roles/<role>/defaults/main.yml;
+# a unit test keeps both equal).
+INPUTS = {
+    'adaptive_hash': dict(
+        adaptive_hash_enabled=None,
+        adaptive_hash_parts=None,
+        adaptive_hash_restart='never',
+        adaptive_hash_restart_timeout=300,
+        adaptive_hash_restart_max_lag=60,
+    ),
+    'flush_neighbors': dict(
+        flush_neighbors_storage_class=None,
+        flush_neighbors_map={},
+        flush_neighbors_unknown_action='leave',
+        flush_neighbors_min_confidence='low',
+        flush_neighbors_probe=False,
+        flush_neighbors_persist='dropin',
+        flush_neighbors_io_profile=False,
+        flush_neighbors_io_capacity={},
+        flush_neighbors_io_capacity_max={},
+    ),
+    'memcached': dict(
+        memcached_state='present',
+        memcached_skip_unsupported=False,
+        memcached_containers=[],
+        memcached_containers_exclusive=False,
+        memcached_port=11211,
+        memcached_bind_address='127.0.0.1',
+        memcached_allow_remote=False,
+        memcached_daemon_extra_options='',
+        memcached_policy_name='cache_policy',
+        memcached_get_policy='innodb_only',
+        memcached_write_policy='disabled',
+        memcached_flush_policy='disabled',
+        memcached_separator=None,
+        memcached_table_map_delimiter=None,
+        memcached_r_batch_size=None,
+        memcached_w_batch_size=None,
+        memcached_api_enable_binlog=None,
+        memcached_api_enable_mdl=None,
+        memcached_api_trx_level=None,
+        memcached_reload_on_change=True,
+        memcached_restart='never',
+        memcached_restart_timeout=300,
+        memcached_restart_max_lag=60,
+        memcached_config_sql_file=None,
+        memcached_load_demo=False,
+        memcached_remove_schema=False,
+        memcached_probe_expected={},
+        memcached_probe_container=None,
+        memcached_probe_timeout=3,
+    ),
+}
+
+# Facts the roles set under their own prefix: not input, never reported as unknown.
+OUTPUTS = {
+    'adaptive_hash': ('adaptive_hash_desired_settings', 'adaptive_hash_report', 'adaptive_hash_pending_restart',
+                      'adaptive_hash_restarted'),
+    'flush_neighbors': ('flush_neighbors_desired_settings', 'flush_neighbors_storage', 'flush_neighbors_report'),
+    'memcached': ('memcached_desired_settings', 'memcached_report', 'memcached_restarted'),
+}
+
+# The server variables each role reads (server_facts `variables`).
+SERVER_VARIABLES = {
+    'adaptive_hash': ('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts'),
+    'flush_neighbors': ('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
+    'memcached': (),
+}
+
+STORAGE_CLASSES = ('ssd', 'hdd', 'mixed')
+# Built-in maps (merged under the user's): mixed storage puts some pages on an HDD, where neighbor
+# flushing saves seeks, and costs SSDs only extra writes, so it is treated like HDD.
+FLUSH_NEIGHBORS_MAP = dict(ssd=0, hdd=1, mixed=1)
+IO_CAPACITY = dict(ssd=2000, hdd=200, mixed=200)
+IO_CAPACITY_MAX = dict(ssd=4000, hdd=2000, mixed=2000)
+
+_TRUE = ('true', 'yes', 'on', '1', 'y', 't')
+_FALSE = ('false', 'no', 'off', '0', 'n', 'f')
+_INT_RE = re.compile(r'^\s*[-+]?\d+\s*$')
+# What may stand in a drop-in value at all (no line breaks, comments or escapes can sneak in).
+_CONTROL_RE = re.compile(r'[\x00-\x1f\x7f]')
+# memcached command-line options: letters, digits, spaces and the punctuation options use.
+_DAEMON_OPTIONS_RE = re.compile(r'^[A-Za-z0-9 ._,:=/+-]*$')
+_ADDRESS_RE = re.compile(r'^[A-Za-z0-9.:_%-]+$')
+
+
+class InputError(Exception):
+    """Bad role input; .messages names each variable and the value as the user wrote it."""
+
+    def __init__(self, messages):
+        self.messages = list(messages)
+        super().__init__('; '.join(self.messages))
+
+
+def shown(value):
+    """A value as the user wrote it, for messages: 513, 'ten', {'ssd': 'x'}, null."""
+    if value is None:
+        return 'null'
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        return repr(str(value))
+    if isinstance(value, dict):
+        return '{%s}' % ', '.join('%s: %s' % (k, shown(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return '[%s]' % ', '.join(shown(v) for v in value)
+    return repr(value)
+
+
+def server_text(facts):
+    """'MySQL 8.0', 'MariaDB 10.11': the flavor and series, for range messages."""
+    version = facts.get('version') or [0, 0, 0]
+    return '%s %d.%d' % (flavors.display_name(facts.get('flavor')), int(version[0]), int(version[1]))
+
+
+def _identity(facts):
+    return facts.get('flavor'), tuple(int(x) for x in (facts.get('version') or (0, 0, 0)))
+
+
+def variable_range(name, facts):
+    """(minimum, maximum) of server variable name on this server, from flavors.VARIABLES.
+
+    When the server has no such variable, the range of its newest span anywhere (so input is still
+    checked on a host the role will skip)."""
+    flavor, version = _identity(facts)
+    vf = flavors.variable_facts(name, flavor, version)
+    if vf is None:
+        spans = flavors.VARIABLES.get(name) or []
+        if not spans:
+            return None, None
+        value = spans[-1].value
+        return value.get('minimum'), value.get('maximum')
+    return vf.minimum, vf.maximum
+
+
+class Checker:
+    """Collects messages about bad input; each reader returns the checked value (or None)."""
+
+    def __init__(self, variables, defaults, facts):
+        self.vars = dict(defaults)
+        self.vars.update(variables or {})
+        self.facts = facts
+        self.errors = []
+
+    def raw(self, name):
+        return self.vars.get(name)
+
+    def error(self, message):
+        self.errors.append(message)
+
+    def done(self):
+        if self.errors:
+            raise InputError(self.errors)
+
+    def boolean(self, name, value=None, label=None, allow_none=True):
+        value = self.raw(name) if label is None else value
+        label = label or name
+        if value is None:
+            if allow_none:
+                return None
+            self.error('%s must be true or false; got null' % label)
+            return None
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+            return value.strip().lower() in _TRUE
+        self.error('%s must be true or false; got %s' % (label, shown(value)))
+        return None
+
+    def integer(self, name, minimum=None, maximum=None, value=None, label=None, where=None):
+        """An integer within [minimum, maximum]; where ('on MySQL 8.0') says whose range it is."""
+        value = self.raw(name) if label is None else value
+        label = label or name
+        if value is None:
+            return None
+        is_number = isinstance(value, int) or (isinstance(value, str) and _INT_RE.match(value))
+        if isinstance(value, bool) or not is_number:
+            self.error('%s must be a whole number; got %s' % (label, shown(value)))
+            return None
+        number = int(value)
+        low_ok = minimum is None or number >= minimum
+        high_ok = maximum is None or number <= maximum
+        if not (low_ok and high_ok):
+            if minimum is not None and maximum is not None:
+                rule = 'must be %d-%d' % (minimum, maximum)
+            elif minimum is not None:
+                rule = 'must be %d or more' % minimum
+            else:
+                rule = 'must be at most %d' % maximum
+            self.error('%s %s%s; got %s' % (label, rule, (' ' + where) if where else '', shown(value)))
+            return None
+        return number
+
+    def choice(self, name, choices, allow_none=False):
+        value = self.raw(name)
+        if value is None and allow_none:
+            return None
+        if not isinstance(value, str) or value not in choices:
+            self.error('%s must be one of %s; got %s' % (name, ', '.join(choices), shown(value)))
+            return None
+        return value
+
+    def mapping(self, name, keys=None):
+        """A dict (null and '' read as empty); keys, when given, are the only ones allowed."""
+        value = self.raw(name)
+        if value is None or value == '':
+            return {}
+        if not isinstance(value, dict):
+            self.error('%s must be a map%s; got %s'
+                       % (name, (' of ' + '/'.join(keys) + ' to values') if keys else '', shown(value)))
+            return {}
+        if keys:
+            extra = sorted(str(k) for k in value if k not in keys)
+            if extra:
+                self.error('%s has keys %s; it takes only %s' % (name, ', '.join(extra), ', '.join(keys)))
+                return {}
+        return dict(value)
+
+    def text(self, name, allow_none=True):
+        value = self.raw(name)
+        if value is None:
+            if not allow_none:
+                self.error('%s must be a string; got null' % name)
+            return None
+        if not isinstance(value, str):
+            self.error('%s must be a string; got %s' % (name, shown(value)))
+            return None
+        return value
+
+
+def option_value(label, value):
+    """value as text for a drop-in line, or an error message: no line breaks or other control characters."""
+    text = str(value)
+    if _CONTROL_RE.search(text):
+        return None, ('%s must be on one line, without control characters, to go into an option file; got %s'
+                      % (label, shown(value)))
+    return text, None
+
+
+def option_file(lines):
+    """The drop-in's [mysqld] lines as a list of {name, value}, each checked again (a last guard)."""
+    out = []
+    for name, value in lines:
+        text, problem = option_value(name, value)
+        if problem:
+            raise InputError([problem])
+        out.append(dict(name=name, value=text))
+    return out
+
+
+def unknown_variables(role, names):
+    """Names with the role's prefix that the role does not know (misspelt, or from an old release)."""
+    prefix = role + '_'
+    known = set(INPUTS[role]) | set(OUTPUTS[role])
+    return sorted(n for n in names if str(n).startswith(prefix) and n not in known)
+
+
+def _variable(facts, name):
+    return (facts.get('variables') or {}).get(name) or {}
+
+
+def _restart_inputs(check, role):
+    check.choice(role + '_restart', ('never', 'allowed'))
+    check.integer(role + '_restart_timeout', 1)
+    check.integer(role + '_restart_max_lag', 0)
+
+
+# ---------------------------------------------------------------- adaptive_hash
+def adaptive_hash(variables, facts):
+    """Desired state of the adaptive_hash role.
+
+    variables: the role's variables as the user wrote them (missing ones take the defaults).
+    facts: server_facts (flavor, version, capabilities, variables for SERVER_VARIABLES['adaptive_hash']).
+    Raises InputError. Returns a dict: settings (resolved name -> value, what verify compares; also
+    what this server cannot do, which verify reports as unsupported or not settable), option_file,
+    runtime, partition_variable, pending_restart, restart_settings, restart_reason, unsupported,
+    not_settable, issues, notes.
+    """
+    check = Checker(variables, INPUTS['adaptive_hash'], facts)
+    enabled = check.boolean('adaptive_hash_enabled')
+    _restart_inputs(check, 'adaptive_hash')
+    restart = check.raw('adaptive_hash_restart')
+    parts_var = (facts.get('capabilities') or {}).get('ahi_partition_variable')
+    range_name = parts_var or 'innodb_adaptive_hash_index_parts'
+    low, high = variable_range(range_name, facts)
+    parts = check.integer('adaptive_hash_parts', low, high,
+                          where=('on ' + server_text(facts)) if parts_var else None)
+    check.done()
+
+    ahi = _variable(facts, 'innodb_adaptive_hash_index')
+    parts_facts = _variable(facts, 'innodb_adaptive_hash_index_parts')
+    settings, lines, runtime = {}, [], {}
+    unsupported, not_settable, notes = [], [], []
+    if enabled is not None:
+        if ahi.get('exists') and ahi.get('settable'):
+            settings['innodb_adaptive_hash_index'] = enabled
+            runtime['innodb_adaptive_hash_index'] = enabled
+            lines.append(('innodb_adaptive_hash_index', 'ON' if enabled else 'OFF'))
+        else:
+            # Still in settings: verify reports it (not_settable / unsupported) like the role does.
+            settings['innodb_adaptive_hash_index'] = enabled
+            if ahi.get('exists'):
+                not_settable.append(dict(name='innodb_adaptive_hash_index', status='not_settable',
+                                         reason=ahi.get('reason')))
+            else:
+                unsupported.append(dict(name='innodb_adaptive_hash_index', status='unsupported',
+                                        reason=ahi.get('reason') or '%s has no adaptive hash index variable'
+                                        % server_text(facts)))
+    pending = False
+    running_parts = parts_facts.get('runtime')
+    if parts is not None:
+        if parts_var is not None and parts_facts.get('exists'):
+            settings[parts_var] = parts
+            lines.append((parts_var, parts))
+            pending = str(running_parts) != str(parts)
+        else:
+            settings[parts_var or 'innodb_adaptive_hash_index_parts'] = parts
+            unsupported.append(dict(name='innodb_adaptive_hash_index_parts', status='unsupported',
+                                    reason=parts_facts.get('reason') or '%s has no adaptive hash index partition '
+                                    'variable' % server_text(facts)))
+    issues = []
+    if pending:
+        issues.append(dict(status='pending_restart', name=parts_var,
+                           reason='the server runs %s, the drop-in says %s; a restart applies it '
+                                  '(adaptive_hash_restart: %s)' % (running_parts, parts, restart)))
+        notes.append('%s=%s waits for a restart' % (parts_var, parts))
+    return dict(
+        settings=settings,
+        option_file=option_file(lines),
+        runtime=runtime,
+        partition_variable=parts_var,
+        parts_running=running_parts,
+        pending_restart=pending,
+        restart_settings={parts_var: parts} if pending else {},
+        restart_reason=('%s=%s' % (parts_var, parts)) if pending else '',
+        unsupported=unsupported,
+        not_settable=not_settable,
+        issues=issues + unsupported + not_settable,
+        notes=notes,
+    )
+
+
+# ---------------------------------------------------------------- flush_neighbors
+def _class_map(check, name, builtin, value_check):
+    user = check.mapping(name, STORAGE_CLASSES)
+    merged = dict(builtin)
+    for key, value in user.items():
+        merged[key] = value_check('%s.%s' % (name, key), value) if value is not None else None
+    return merged
+
+
+def flush_neighbors(variables, facts, detected):
+    """Desired state of the flush_neighbors role.
+
+    facts: server_facts (datadir, capabilities, variables for SERVER_VARIABLES['flush_neighbors']).
+    detected: what storage_facts found under the datadir (storage_class, confidence, reasons, mount,
+    devices, probe). Raises InputError. Returns a dict: settings, option_file, runtime (a list of
+    {name: value} in a safe order), storage (class, source, confidence, evidence), left_alone, notes.
+    """
+    check = Checker(variables, INPUTS['flush_neighbors'], facts)
+    override = check.choice('flush_neighbors_storage_class', ('ssd', 'hdd'), allow_none=True)
+    check.choice('flush_neighbors_unknown_action', ('leave', 'fail'))
+    min_confidence = check.choice('flush_neighbors_min_confidence', ('low', 'high'))
+    check.boolean('flush_neighbors_probe', allow_none=False)
+    persist = check.choice('flush_neighbors_persist', ('dropin', 'set_persist', 'both'))
+    io_profile = check.boolean('flush_neighbors_io_profile', allow_none=False)
+    where = 'on ' + server_text(facts)
+    fn_low, fn_high = variable_range('innodb_flush_neighbors', facts)
+    fn_map = _class_map(check, 'flush_neighbors_map', FLUSH_NEIGHBORS_MAP,
+                        lambda label, v: check.integer(None, fn_low, fn_high, value=v, label=label, where=where))
+    cap_low = variable_range('innodb_io_capacity', facts)[0]
+    max_low = variable_range('innodb_io_capacity_max', facts)[0]
+    caps = _class_map(check, 'flush_neighbors_io_capacity', IO_CAPACITY,
+                      lambda label, v: check.integer(None, cap_low, value=v, label=label, where=where))
+    cap_max = _class_map(check, 'flush_neighbors_io_capacity_max', IO_CAPACITY_MAX,
+                         lambda label, v: check.integer(None, max_low, value=v, label=label, where=where))
+    if not check.errors:
+        for klass in STORAGE_CLASSES:
+            if caps[klass] is not None and cap_max[klass] is not None and caps[klass] > cap_max[klass]:
+                check.error('flush_neighbors_io_capacity.%s (%d) may not exceed flush_neighbors_io_capacity_max.%s '
+                            '(%d): innodb_io_capacity may not exceed innodb_io_capacity_max'
+                            % (klass, caps[klass], klass, cap_max[klass]))
+    capabilities = facts.get('capabilities') or {}
+    if persist in ('set_persist', 'both') and not capabilities.get('set_persist'):
+        check.error('flush_neighbors_persist=%s needs SET PERSIST, which %s %s does not have (MySQL and Percona '
+                    'Server 8.0+ only); use flush_neighbors_persist=dropin for this host'
+                    % (persist, facts.get('flavor'), facts.get('version_text')))
+    check.done()
+
+    det = dict(detected or {})
+    det_class = det.get('storage_class') or 'unknown'
+    det_conf = det.get('confidence') or 'low'
+    confident = min_confidence == 'low' or det_conf == 'high'
+    if det_class != 'unknown' and not confident:
+        det_used = 'unknown'
+    else:
+        det_used = det_class
+    klass = override if override is not None else det_used
+    probe = det.get('probe')
+    probe_used = bool(probe) and (probe.get('storage_class') or 'unknown') != 'unknown'
+    if override is not None:
+        source = 'override'
+    elif klass == 'unknown':
+        source = 'none'
+    else:
+        source = 'sysfs+probe' if probe_used else 'sysfs'
+    known = klass != 'unknown'
+    settings = {}
+    if known and fn_map[klass] is not None:
+        settings['innodb_flush_neighbors'] = fn_map[klass]
+    if known and io_profile:
+        if caps[klass] is not None:
+            settings['innodb_io_capacity'] = caps[klass]
+        if cap_max[klass] is not None:
+            settings['innodb_io_capacity_max'] = cap_max[klass]
+    reasons = []
+    if override is not None:
+        reasons.append('override flush_neighbors_storage_class=%s wins over the detected %s (%s confidence)'
+                       % (override, det_class, det_conf))
+    if det_class != 'unknown' and not confident:
+        reasons.append('detected %s with low confidence, and flush_neighbors_min_confidence is high' % det_class)
+    reasons.extend(det.get('reasons') or [])
+    storage = dict(
+        storage_class=klass, source=source,
+        confidence='high' if override is not None else (det_conf if known else 'low'),
+        detected_class=det_class, detected_confidence=det_conf,
+        datadir=facts.get('datadir'), mount=det.get('mount'),
+        devices=[d.get('name') if isinstance(d, dict) else d for d in (det.get('devices') or [])],
+        reasons=reasons, probe=probe,
+    )
+    # innodb_io_capacity may never exceed innodb_io_capacity_max: when the new capacity is above the
+    # running maximum, raise the maximum first; otherwise set the capacity first.
+    runtime = []
+    if 'innodb_flush_neighbors' in settings:
+        runtime.append({'innodb_flush_neighbors': settings['innodb_flush_neighbors']})
+    running_max = _variable(facts, 'innodb_io_capacity_max').get('runtime')
+    cap = settings.get('innodb_io_capacity')
+    try:
+        cap_first = cap is None or running_max is None or cap <= int(running_max)
+    except (TypeError, ValueError):
+        cap_first = True
+    order = ['innodb_io_capacity', 'innodb_io_capacity_max']
+    if not cap_first:
+        order.reverse()
+    runtime.extend({n: settings[n]} for n in order if n in settings)
+    notes = []
+    fn = settings.get('innodb_flush_neighbors')
+    if capabilities.get('flush_neighbors_ssd_autodetect') and fn:
+        notes.append('MariaDB %s skips neighbor flushing for data files on devices it judged non-rotational at '
+                     'startup, whatever innodb_flush_neighbors says; the value %s applies only to files it judged '
+                     'rotational' % (facts.get('version_text'), fn))
+    header = 'Storage under %s: %s (source: %s).' % (facts.get('datadir'), klass, source)
+    return dict(
+        settings=settings,
+        option_file=option_file(sorted(settings.items())),
+        header=_CONTROL_RE.sub('?', header),
+        runtime=runtime,
+        storage=storage,
+        left_alone=not settings,
+        persist=persist,
+        notes=notes,
+    )
+
+
+# ---------------------------------------------------------------- memcached
+def _daemon_extra_options(check):
+    name = 'memcached_daemon_extra_options'
+    value = check.raw(name)
+    if value is None:
+        return ''
+    if not isinstance(value, str):
+        check.error('%s must be a string of memcached options; got %s' % (name, shown(value)))
+        return None
+    if '\n' in value or '\r' in value:
+        check.error('%s must be on one line (it goes into the drop-in file); got %s' % (name, shown(value)))
+        return None
+    quotes = [q for q in ('"', "'") if value.count(q) % 2]
+    if quotes:
+        check.error('%s has an unbalanced %s quote; got %s' % (name, quotes[0], shown(value)))
+        return None
+    if not _DAEMON_OPTIONS_RE.match(value):
+        check.error('%s may hold only letters, digits, spaces and . _ , : = / + - (memcached options such as '
+                    '"-c 1024 -t 4"); got %s' % (name, shown(value)))
+        return None
+    if re.search(r'(^|\s)-[plu]', value):
+        check.error('%s must not set -p, -l or -u (use memcached_port / memcached_bind_address); got %s'
+                    % (name, shown(value)))
+        return None
+    return value.strip()
+
+
+def memcached(variables, facts):
+    """Desired state of the memcached role.
+
+    facts: server_facts (flavor, version, runs_as_root, capabilities). Raises InputError. Returns a
+    dict: settings (what verify compares), static_settings, daemon_option, option_file, runtime,
+    supported and reason, and refusals: what the role cannot install although the settings can be
+    audited (no container).
+    """
+    check = Checker(variables, INPUTS['memcached'], facts)
+    state = check.choice('memcached_state', ('present', 'absent'))
+    for name in ('memcached_skip_unsupported', 'memcached_containers_exclusive', 'memcached_allow_remote',
+                 'memcached_reload_on_change', 'memcached_load_demo', 'memcached_remove_schema'):
+        check.boolean(name, allow_none=False)
+    port = check.integer('memcached_port', 1, 65535)
+    if check.raw('memcached_port') is None:
+        check.error('memcached_port must be 1-65535; got null')
+    bind = check.text('memcached_bind_address', allow_none=False)
+    if bind is not None and (not bind.strip() or not _ADDRESS_RE.match(bind)):
+        check.error('memcached_bind_address must be one address without spaces; got %s' % shown(bind))
+        bind = None
+    allow_remote = check.boolean('memcached_allow_remote', allow_none=False)
+    if bind is not None and allow_remote is False and not memcached_utils.is_loopback(bind):
+        check.error('memcached_bind_address %s is beyond loopback: the plugin has no authentication (CIS MySQL '
+                    'benchmark 4.7 says to disable daemon_memcached). Keep it on 127.0.0.1, or firewall the port / '
+                    'use a private network and set memcached_allow_remote: true' % bind)
+    extra = _daemon_extra_options(check)
+    for name in ('memcached_get_policy', 'memcached_write_policy', 'memcached_flush_policy'):
+        check.choice(name, memcached_utils.POLICY_CHOICES)
+    for name in ('memcached_policy_name', 'memcached_separator', 'memcached_table_map_delimiter',
+                 'memcached_config_sql_file', 'memcached_probe_container'):
+        check.text(name)
+    where = 'on ' + server_text(facts)
+    batch = {}
+    for short, name in (('r', 'daemon_memcached_r_batch_size'), ('w', 'daemon_memcached_w_batch_size')):
+        low, high = variable_range(name, facts)
+        batch[name] = check.integer('memcached_%s_batch_size' % short, low, high, where=where)
+    binlog = check.boolean('memcached_api_enable_binlog')
+    mdl = check.boolean('memcached_api_enable_mdl')
+    low, high = variable_range('innodb_api_trx_level', facts)
+    trx_level = check.integer('memcached_api_trx_level', low, high, where=where)
+    _restart_inputs(check, 'memcached')
+    check.integer('memcached_probe_timeout', 1)
+    check.mapping('memcached_probe_expected')
+    refusals = []
+    containers = check.raw('memcached_containers')
+    if containers is None:
+        containers = []
+    if not isinstance(containers, list) or not all(isinstance(c, dict) for c in containers):
+        check.error('memcached_containers must be a list of maps; got %s' % shown(containers))
+    else:
+        if state == 'present' and not containers:
+            # What the server should run can still be audited (verify); installing needs a container.
+            refusals.append('memcached_containers: at least one container is needed (the plugin serves nothing '
+                            'without one)')
+        names = [str(c.get('name')) for c in containers]
+        dupes = sorted(set(n for n in names if names.count(n) > 1))
+        if dupes:
+            check.error('duplicate container names: %s' % ', '.join(dupes))
+    check.done()
+
+    supported, reason = flavors.memcached_support(*_identity(facts))
+    # memcached refuses to run as root without -u root and takes mysqld down; when it cannot be told
+    # whether mysqld runs as root, -u root is added (a non-root daemon ignores it).
+    as_root = facts.get('runs_as_root') is None or bool(facts.get('runs_as_root'))
+    option = memcached_utils.daemon_option(port, bind, as_root, extra)
+    static = {'daemon_memcached_option': option}
+    static.update((k, v) for k, v in batch.items() if v is not None)
+    if binlog is not None:
+        static['innodb_api_enable_binlog'] = binlog
+    if mdl is not None:
+        static['innodb_api_enable_mdl'] = mdl
+    dynamic = {} if trx_level is None else {'innodb_api_trx_level': trx_level}
+    if '"' in option or '\\' in option:
+        raise InputError(['daemon_memcached_option %s cannot be quoted in an option file' % shown(option)])
+    lines = [('loose-daemon_memcached_option', '"%s"' % option)]
+    lines.extend(('loose-' + k, v) for k, v in sorted(batch.items()) if v is not None)
+    if binlog is not None:
+        lines.append(('loose-innodb_api_enable_binlog', 'ON' if binlog else 'OFF'))
+    if mdl is not None:
+        lines.append(('loose-innodb_api_enable_mdl', 'ON' if mdl else 'OFF'))
+    if trx_level is not None:
+        lines.append(('loose-innodb_api_trx_level', trx_level))
+    settings = dict(static, **dynamic) if (state == 'present' and supported) else {}
+    return dict(
+        settings=settings,
+        static_settings=static,
+        daemon_option=option,
+        option_file=option_file(lines),
+        runtime=dynamic,
+        supported=supported,
+        reason=reason,
+        refusals=refusals,
+        notes=[],
+    )
+
+
+FUNCTIONS = dict(adaptive_hash=adaptive_hash, flush_neighbors=flush_neighbors, memcached=memcached)

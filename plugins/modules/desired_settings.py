@@ -1,0 +1,203 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+---
+module: desired_settings
+short_description: What a dbfleet.innodb role wants on a server, from the role's variables and the server's facts
+version_added: 0.2.0
+description:
+  - Reads the server's flavor, version and the variables a role manages, checks the role's variables against
+    the ranges of this flavor and version, and returns what the role wants on this server - the settings (as
+    M(dbfleet.innodb.verify) compares them), the lines of the role's drop-in file, what to set at runtime,
+    what waits for a restart - and notes.
+  - For C(flush_neighbors) it also detects the storage class under the server's datadir (as
+    M(dbfleet.innodb.storage_facts) does).
+  - Bad input fails with one message per variable that names the variable and the value as written. Every
+    value bound for an option file is checked (one line, no control characters, the form its variable takes).
+  - Without O(variables), the action plugin passes every variable of the play whose name starts with the
+    role's prefix (C(adaptive_hash_), C(flush_neighbors_), C(memcached_)); a name the role does not know gets
+    a warning.
+  - Changes nothing. The roles call it in C(tasks/desired.yml).
+author:
+  - dbfleet maintainers (@dbfleet)
+extends_documentation_fragment:
+  - dbfleet.innodb.login
+options:
+  role:
+    description:
+      - The role whose desired state to work out.
+    type: str
+    required: true
+    choices: [adaptive_hash, flush_neighbors, memcached]
+  variables:
+    description:
+      - The role's variables, name to value, as the user wrote them. Missing ones take the role's defaults.
+      - Filled by the action plugin from the play's variables with the role's prefix when not given.
+    type: dict
+  fallback_option_files:
+    description:
+      - Option files to report when the server process cannot be read from this host. Usually the inventory's
+        C(dbfleet_option_file).
+    type: list
+    elements: path
+    default: []
+  probe:
+    description:
+      - For C(flush_neighbors), run the read-only latency probe under the datadir. Defaults to the role's
+        C(flush_neighbors_probe).
+    type: bool
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; runs the same in check mode.
+  diff_mode:
+    support: none
+    description: Changes nothing.
+  platform:
+    platforms: posix
+    support: full
+    description: Storage detection reads Linux sysfs and C(/proc) on the server host.
+seealso:
+  - module: dbfleet.innodb.server_facts
+  - module: dbfleet.innodb.verify
+'''
+
+EXAMPLES = r'''
+- name: What the adaptive_hash role wants here (its variables come from the play)
+  dbfleet.innodb.desired_settings:
+    role: adaptive_hash
+  register: ahi_desired
+
+- name: Check some values without a play around them
+  dbfleet.innodb.desired_settings:
+    role: memcached
+    variables:
+      memcached_containers: [{name: t, schema: s, table: t, key_column: id, value_columns: [v], unique_index: PRIMARY}]
+      memcached_daemon_extra_options: "-c 1024 -t 4"
+'''
+
+RETURN = r'''
+desired:
+  description: What the role wants on this server. Keys besides these are role-specific (see the role's C(tasks/desired.yml)).
+  returned: success
+  type: dict
+  contains:
+    settings:
+      description: Server variable (as named on this server) to desired value; what M(dbfleet.innodb.verify) compares.
+      type: dict
+      sample: {innodb_adaptive_hash_index: false, innodb_adaptive_hash_index_parts: 16}
+    option_file:
+      description: The C([mysqld]) lines of the role's drop-in file, each checked for the option-file syntax.
+      type: list
+      elements: dict
+      sample: [{name: innodb_adaptive_hash_index, value: 'OFF'}]
+    runtime:
+      description: What to set at runtime (a dict; for C(flush_neighbors) a list of one-variable dicts in a safe order).
+      type: raw
+    notes:
+      description: Plain sentences about the decision.
+      type: list
+      elements: str
+server_facts:
+  description: The server's facts, as M(dbfleet.innodb.server_facts) returns them.
+  returned: success
+  type: dict
+unknown_variables:
+  description: Variables with the role's prefix that the role does not know (each also a warning).
+  returned: success
+  type: list
+  elements: str
+  sample: [adaptive_hash_part]
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils import storage
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
+
+
+def read_facts(module, role):
+    conn = conn_utils.connect(module)
+    try:
+        variables = server_facts.all_global_variables(conn)
+        try:
+            facts = server_facts.gather(conn, variables, module.params,
+                                        fallback_option_files=module.params['fallback_option_files'])
+        except ValueError as e:
+            module.fail_json(msg='cannot identify the server: %s' % e)
+        identity = facts['_identity']
+        facts = server_facts.public(facts)
+        facts['variables'] = {}
+        if desired.SERVER_VARIABLES[role]:
+            details, reason = verify.variable_details(conn, identity, variables,
+                                                      list(desired.SERVER_VARIABLES[role]))
+            facts['variables'] = details
+            if reason:
+                facts['notes'].append(reason)
+    except conn_utils.pymysql.err.MySQLError as e:
+        module.fail_json(msg='reading server facts from %s failed: %s'
+                         % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
+    finally:
+        conn.close()
+    return facts
+
+
+def detect_storage(datadir, probe):
+    inspector = storage.Inspector('/sys', '/proc')
+    result = inspector.inspect_path(datadir)
+    if probe:
+        skip = storage.probe_skip_reason(result)
+        if skip:
+            found = dict(reads=0, storage_class=storage.UNKNOWN, reason=skip)
+        elif storage.os.path.exists(result.get('resolved_path') or datadir):
+            found = storage.probe_latency(result.get('resolved_path') or datadir, 200, 2.0)
+        else:
+            found = dict(reads=0, storage_class=storage.UNKNOWN,
+                         reason='probe: the datadir must exist on this host')
+        result = storage.combine_probe(result, found)
+    return result
+
+
+def main():
+    argument_spec = conn_utils.login_argument_spec()
+    argument_spec.update(
+        role=dict(type='str', required=True, choices=list(desired.ROLES)),
+        variables=dict(type='dict'),
+        fallback_option_files=dict(type='list', elements='path', default=[]),
+        probe=dict(type='bool'),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    role = module.params['role']
+    variables = module.params['variables'] or {}
+    unknown = desired.unknown_variables(role, variables)
+    for name in unknown:
+        module.warn('%s is not a variable of the %s role (misspelt?); it is ignored' % (name, role))
+    inputs = dict((k, v) for k, v in variables.items() if k in desired.INPUTS[role])
+
+    facts = read_facts(module, role)
+    try:
+        if role == 'flush_neighbors':
+            probe = module.params['probe']
+            if probe is None:
+                probe = desired.Checker(inputs, desired.INPUTS[role], facts).boolean('flush_neighbors_probe')
+            found = detect_storage(facts['datadir'], bool(probe)) if facts.get('datadir') else dict(
+                storage_class='unknown', confidence='low', reasons=['the server reported no datadir'])
+            result = desired.flush_neighbors(inputs, facts, found)
+        else:
+            result = desired.FUNCTIONS[role](inputs, facts)
+    except desired.InputError as e:
+        module.fail_json(msg='%s: invalid input, nothing changed: %s' % (role, '; '.join(e.messages)),
+                         errors=e.messages, unknown_variables=unknown)
+    module.exit_json(changed=False, desired=result, server_facts=facts, unknown_variables=unknown)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,284 @@
+"""The desired state of each role (module_utils/desired.py), from variables and server facts."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import desired, flavors
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+
+
+def facts(flavor='mysql', version=(8, 0, 40), runtime=None, runs_as_root=False, aurora_reader=None,
+          datadir='/var/lib/mysql/'):
+    """server_facts as the module builds them, from the version table (a server with no surprises)."""
+    identity = flavors.ServerIdentity(flavor, tuple(version), '%d.%d.%d' % tuple(version), aurora_reader)
+    variables = {}
+    runtime = runtime or {}
+    for role_names in desired.SERVER_VARIABLES.values():
+        for name in role_names:
+            resolved = flavors.resolve_name(name, flavor, version)
+            if resolved is None:
+                variables[name] = dict(resolved_name=None, exists=False, runtime=None, settable=False,
+                                       reason='%s has no such variable' % flavor)
+                continue
+            ok, why = flavors.settable(resolved, identity)
+            default = flavors.variable_facts(resolved, flavor, version).default
+            variables[name] = dict(resolved_name=resolved, exists=True, runtime=runtime.get(name, default),
+                                   settable=ok, reason=why or None)
+    return dict(flavor=flavor, version=list(version), version_text=flavors.format_version(version),
+                capabilities=flavors.capabilities(flavor, version), variables=variables,
+                runs_as_root=runs_as_root, datadir=datadir)
+
+
+def error_of(func, *args):
+    with pytest.raises(desired.InputError) as info:
+        func(*args)
+    return str(info.value)
+
+
+# ---------------------------------------------------------------- shared
+@pytest.mark.parametrize('role', desired.ROLES)
+def test_python_defaults_equal_the_role_defaults(role):
+    with open(os.path.join(ROOT, 'roles', role, 'defaults', 'main.yml')) as handle:
+        assert yaml.safe_load(handle) == desired.INPUTS[role]
+
+
+@pytest.mark.parametrize('role', desired.ROLES)
+def test_argument_specs_document_every_input(role):
+    with open(os.path.join(ROOT, 'roles', role, 'meta', 'argument_specs.yml')) as handle:
+        spec = yaml.safe_load(handle)['argument_specs']
+    assert set(spec['main']['options']) == set(desired.INPUTS[role])
+
+
+def test_unknown_variables_are_named():
+    names = ['adaptive_hash_part', 'adaptive_hash_parts', 'adaptive_hash_report', 'memcached_port', 'other']
+    assert desired.unknown_variables('adaptive_hash', names) == ['adaptive_hash_part']
+    assert desired.unknown_variables('memcached', ['memcached_prot', 'memcached_port']) == ['memcached_prot']
+
+
+def test_option_file_refuses_line_breaks():
+    with pytest.raises(desired.InputError) as info:
+        desired.option_file([('x', 'a\nb = 1')])
+    assert "x must be on one line" in str(info.value) and "'a\\nb = 1'" in str(info.value)
+
+
+# ---------------------------------------------------------------- adaptive_hash
+@pytest.mark.parametrize('flavor,version,expected', [
+    ('mysql', (8, 0, 33), 'innodb_adaptive_hash_index_parts'),
+    ('percona', (5, 6, 40), 'innodb_adaptive_hash_index_partitions'),
+    ('mariadb', (10, 11, 6), 'innodb_adaptive_hash_index_parts'),
+    ('mysql', (5, 6, 51), None),
+])
+def test_adaptive_hash_partitions_per_flavor(flavor, version, expected):
+    out = desired.adaptive_hash({'adaptive_hash_parts': 16}, facts(flavor, version))
+    if expected:
+        assert out['settings'] == {expected: 16} and not out['unsupported']
+        assert out['option_file'] == [dict(name=expected, value='16')]
+        assert out['partition_variable'] == expected and out['pending_restart'] is True
+        assert out['restart_settings'] == {expected: 16}
+    else:
+        # verify still sees it, and reports it unsupported; the role writes and sets nothing
+        assert out['settings'] == {'innodb_adaptive_hash_index_parts': 16} and out['option_file'] == []
+        assert out['pending_restart'] is False
+        assert out['unsupported'][0]['name'] == 'innodb_adaptive_hash_index_parts'
+        assert out['issues'] == out['unsupported']
+
+
+def test_adaptive_hash_parts_equal_to_running_value_is_not_pending():
+    out = desired.adaptive_hash({'adaptive_hash_parts': 8}, facts(runtime={'innodb_adaptive_hash_index_parts': '8'}))
+    assert out['settings'] == {'innodb_adaptive_hash_index_parts': 8}
+    assert out['pending_restart'] is False and out['restart_settings'] == {} and out['issues'] == []
+
+
+def test_adaptive_hash_enabled_at_runtime_and_in_the_dropin():
+    out = desired.adaptive_hash({'adaptive_hash_enabled': 'yes'}, facts())
+    assert out['settings'] == out['runtime'] == {'innodb_adaptive_hash_index': True}
+    assert out['option_file'] == [dict(name='innodb_adaptive_hash_index', value='ON')]
+    off = desired.adaptive_hash({'adaptive_hash_enabled': False}, facts())
+    assert off['option_file'] == [dict(name='innodb_adaptive_hash_index', value='OFF')]
+
+
+def test_adaptive_hash_null_leaves_alone():
+    out = desired.adaptive_hash({}, facts())
+    assert out['settings'] == {} and out['option_file'] == [] and out['runtime'] == {} and out['issues'] == []
+
+
+def test_adaptive_hash_aurora_reader_not_settable():
+    out = desired.adaptive_hash({'adaptive_hash_enabled': True}, facts(flavors.AURORA, (8, 0, 28), aurora_reader=True))
+    assert out['runtime'] == {} and out['option_file'] == []
+    assert out['settings'] == {'innodb_adaptive_hash_index': True}
+    assert out['not_settable'][0]['name'] == 'innodb_adaptive_hash_index'
+    assert 'Aurora reader' in out['not_settable'][0]['reason']
+
+
+@pytest.mark.parametrize('variables,fact_args,message', [
+    ({'adaptive_hash_parts': 513}, {}, 'adaptive_hash_parts must be 1-512 on MySQL 8.0; got 513'),
+    ({'adaptive_hash_parts': 0}, {}, 'adaptive_hash_parts must be 1-512 on MySQL 8.0; got 0'),
+    ({'adaptive_hash_parts': 65}, dict(flavor='percona', version=(5, 6, 40)),
+     'adaptive_hash_parts must be 1-64 on Percona Server 5.6; got 65'),
+    ({'adaptive_hash_parts': 600}, dict(flavor='mariadb', version=(10, 11, 6)),
+     'adaptive_hash_parts must be 1-512 on MariaDB 10.11; got 600'),
+    ({'adaptive_hash_parts': 'ten'}, {}, "adaptive_hash_parts must be a whole number; got 'ten'"),
+    ({'adaptive_hash_parts': True}, {}, 'adaptive_hash_parts must be a whole number; got true'),
+    ({'adaptive_hash_enabled': 'maybe'}, {}, "adaptive_hash_enabled must be true or false; got 'maybe'"),
+    ({'adaptive_hash_restart': 'sometimes'}, {}, "adaptive_hash_restart must be one of never, allowed; got 'sometimes'"),
+    ({'adaptive_hash_restart_timeout': -5}, {}, 'adaptive_hash_restart_timeout must be 1 or more; got -5'),
+    ({'adaptive_hash_restart_max_lag': '-1'}, {}, "adaptive_hash_restart_max_lag must be 0 or more; got '-1'"),
+])
+def test_adaptive_hash_bad_input_names_variable_and_value(variables, fact_args, message):
+    assert message in error_of(desired.adaptive_hash, variables, facts(**fact_args))
+
+
+def test_adaptive_hash_parts_as_a_numeric_string_is_accepted():
+    assert desired.adaptive_hash({'adaptive_hash_parts': '16'}, facts())['settings'] == {
+        'innodb_adaptive_hash_index_parts': 16}
+
+
+def test_adaptive_hash_reports_every_bad_variable_at_once():
+    text = error_of(desired.adaptive_hash, {'adaptive_hash_parts': 'x', 'adaptive_hash_enabled': 'maybe'}, facts())
+    assert 'adaptive_hash_parts' in text and 'adaptive_hash_enabled' in text
+
+
+# ---------------------------------------------------------------- flush_neighbors
+SSD = dict(storage_class='ssd', confidence='high', reasons=['sda is non-rotational'], mount='/',
+           devices=[dict(name='sda')])
+UNKNOWN = dict(storage_class='unknown', confidence='low', reasons=['no block device'], devices=[])
+
+
+def test_flush_neighbors_detected_ssd():
+    out = desired.flush_neighbors({}, facts(), SSD)
+    assert out['settings'] == {'innodb_flush_neighbors': 0}
+    assert out['storage']['storage_class'] == 'ssd' and out['storage']['source'] == 'sysfs'
+    assert out['storage']['devices'] == ['sda']
+    assert out['runtime'] == [{'innodb_flush_neighbors': 0}]
+    assert out['option_file'] == [dict(name='innodb_flush_neighbors', value='0')]
+
+
+def test_flush_neighbors_override_wins_and_says_so():
+    out = desired.flush_neighbors({'flush_neighbors_storage_class': 'hdd', 'flush_neighbors_map': {'hdd': 2}},
+                                  facts(), SSD)
+    assert out['settings'] == {'innodb_flush_neighbors': 2} and out['storage']['source'] == 'override'
+    assert 'wins over the detected ssd' in out['storage']['reasons'][0]
+
+
+def test_flush_neighbors_unknown_or_low_confidence_leaves_alone():
+    assert desired.flush_neighbors({}, facts(), UNKNOWN)['left_alone'] is True
+    low = dict(SSD, confidence='low')
+    out = desired.flush_neighbors({'flush_neighbors_min_confidence': 'high'}, facts(), low)
+    assert out['settings'] == {} and out['storage']['storage_class'] == 'unknown'
+    assert 'low confidence' in out['storage']['reasons'][0]
+
+
+def test_flush_neighbors_io_profile_order_raises_the_maximum_first():
+    running = facts(runtime={'innodb_io_capacity_max': '2000'})
+    out = desired.flush_neighbors({'flush_neighbors_io_profile': True,
+                                   'flush_neighbors_io_capacity': {'ssd': 3000}}, running, SSD)
+    assert out['settings'] == {'innodb_flush_neighbors': 0, 'innodb_io_capacity': 3000,
+                               'innodb_io_capacity_max': 4000}
+    assert out['runtime'] == [{'innodb_flush_neighbors': 0}, {'innodb_io_capacity_max': 4000},
+                              {'innodb_io_capacity': 3000}]
+    lower = desired.flush_neighbors({'flush_neighbors_io_profile': True}, running, SSD)
+    assert lower['runtime'][1:] == [{'innodb_io_capacity': 2000}, {'innodb_io_capacity_max': 4000}]
+
+
+def test_flush_neighbors_mariadb_note():
+    out = desired.flush_neighbors({'flush_neighbors_storage_class': 'hdd'}, facts('mariadb', (10, 11, 6)), SSD)
+    assert out['notes'] and 'non-rotational' in out['notes'][0]
+
+
+@pytest.mark.parametrize('variables,message', [
+    ({'flush_neighbors_map': {'ssd': 3}}, 'flush_neighbors_map.ssd must be 0-2 on MySQL 8.0; got 3'),
+    ({'flush_neighbors_map': {'ssd': 'ten'}}, "flush_neighbors_map.ssd must be a whole number; got 'ten'"),
+    ({'flush_neighbors_map': 'ssd'}, "flush_neighbors_map must be a map of ssd/hdd/mixed to values; got 'ssd'"),
+    ({'flush_neighbors_map': {'fast': 0}}, 'flush_neighbors_map has keys fast; it takes only ssd, hdd, mixed'),
+    ({'flush_neighbors_io_capacity': {'ssd': 50}}, 'flush_neighbors_io_capacity.ssd must be 100 or more on MySQL 8.0; got 50'),
+    ({'flush_neighbors_io_capacity': {'ssd': 5000}}, 'flush_neighbors_io_capacity.ssd (5000) may not exceed'),
+    ({'flush_neighbors_storage_class': 'nvme'}, "flush_neighbors_storage_class must be one of ssd, hdd; got 'nvme'"),
+    ({'flush_neighbors_probe': 'perhaps'}, "flush_neighbors_probe must be true or false; got 'perhaps'"),
+])
+def test_flush_neighbors_bad_input(variables, message):
+    assert message in error_of(desired.flush_neighbors, variables, facts(), SSD)
+
+
+def test_flush_neighbors_set_persist_needs_the_capability():
+    text = error_of(desired.flush_neighbors, {'flush_neighbors_persist': 'set_persist'},
+                    facts('mariadb', (10, 11, 6)), SSD)
+    assert 'needs SET PERSIST' in text
+    assert desired.flush_neighbors({'flush_neighbors_persist': 'both'}, facts(), SSD)['persist'] == 'both'
+
+
+def test_flush_neighbors_header_has_no_line_break():
+    out = desired.flush_neighbors({}, facts(datadir='/data\n[client]\n'), SSD)
+    assert '\n' not in out['header']
+
+
+# ---------------------------------------------------------------- memcached
+CONTAINER = dict(name='token', schema='s', table='t', key_column='id', value_columns=['v'], unique_index='PRIMARY')
+
+
+def mc(**variables):
+    return dict(dict(memcached_containers=[CONTAINER]), **variables)
+
+
+def test_memcached_daemon_option_and_option_file():
+    out = desired.memcached(mc(memcached_port=33211, memcached_daemon_extra_options=' -c 512 ',
+                               memcached_r_batch_size=5, memcached_api_enable_binlog=True,
+                               memcached_api_trx_level=1), facts(runs_as_root=True))
+    assert out['daemon_option'] == '-p33211 -l 127.0.0.1 -u root -c 512'
+    assert out['static_settings'] == {'daemon_memcached_option': out['daemon_option'],
+                                      'daemon_memcached_r_batch_size': 5, 'innodb_api_enable_binlog': True}
+    assert out['settings'] == dict(out['static_settings'], innodb_api_trx_level=1)
+    assert out['runtime'] == {'innodb_api_trx_level': 1}
+    assert out['option_file'] == [
+        dict(name='loose-daemon_memcached_option', value='"-p33211 -l 127.0.0.1 -u root -c 512"'),
+        dict(name='loose-daemon_memcached_r_batch_size', value='5'),
+        dict(name='loose-innodb_api_enable_binlog', value='ON'),
+        dict(name='loose-innodb_api_trx_level', value='1')]
+
+
+def test_memcached_unknown_root_adds_user_root_and_unsupported_has_no_settings():
+    assert '-u root' in desired.memcached(mc(), facts(runs_as_root=None))['daemon_option']
+    assert '-u root' not in desired.memcached(mc(), facts(runs_as_root=False))['daemon_option']
+    out = desired.memcached(mc(), facts('mariadb', (10, 11, 6)))
+    assert out['supported'] is False and out['settings'] == {} and 'MariaDB' in out['reason']
+
+
+@pytest.mark.parametrize('variables,message', [
+    (mc(memcached_daemon_extra_options='-c 10\ninnodb_buffer_pool_size = 1'),
+     'memcached_daemon_extra_options must be on one line'),
+    (mc(memcached_daemon_extra_options='-c "10'), 'memcached_daemon_extra_options has an unbalanced " quote'),
+    (mc(memcached_daemon_extra_options="-o 'x"), "memcached_daemon_extra_options has an unbalanced ' quote"),
+    (mc(memcached_daemon_extra_options='-c 10 # x'), 'memcached_daemon_extra_options may hold only'),
+    (mc(memcached_daemon_extra_options='-p 1'), 'must not set -p, -l or -u'),
+    (mc(memcached_port=0), 'memcached_port must be 1-65535; got 0'),
+    (mc(memcached_port='ten'), "memcached_port must be a whole number; got 'ten'"),
+    (mc(memcached_bind_address='0.0.0.0'), 'memcached_bind_address 0.0.0.0 is beyond loopback'),
+    (mc(memcached_bind_address='127.0.0.1\n[mysqld]'), 'memcached_bind_address must be one address without spaces'),
+    (mc(memcached_r_batch_size=0), 'memcached_r_batch_size must be 1-1073741824 on MySQL 8.0; got 0'),
+    (mc(memcached_w_batch_size=2000000), 'memcached_w_batch_size must be 1-1048576 on MySQL 8.0; got 2000000'),
+    (mc(memcached_api_trx_level=4), 'memcached_api_trx_level must be 0-3 on MySQL 8.0; got 4'),
+    (mc(memcached_probe_timeout=-1), 'memcached_probe_timeout must be 1 or more; got -1'),
+    (mc(memcached_probe_expected='k=v'), "memcached_probe_expected must be a map; got 'k=v'"),
+    (mc(memcached_write_policy='sometimes'), 'memcached_write_policy must be one of'),
+    (mc(memcached_containers=[CONTAINER, CONTAINER]), 'duplicate container names: token'),
+    (mc(memcached_containers='token'), "memcached_containers must be a list of maps; got 'token'"),
+])
+def test_memcached_bad_input(variables, message):
+    assert message in error_of(desired.memcached, variables, facts())
+
+
+def test_memcached_without_containers_is_audited_but_not_installed():
+    out = desired.memcached({}, facts())
+    assert out['settings']['daemon_memcached_option'] == '-p11211 -l 127.0.0.1'
+    assert 'at least one container is needed' in out['refusals'][0]
+    assert desired.memcached(dict(memcached_state='absent'), facts())['refusals'] == []
+
+
+def test_memcached_remote_bind_with_opt_in():
+    out = desired.memcached(mc(memcached_bind_address='10.0.0.5', memcached_allow_remote=True), facts())
+    assert '-l 10.0.0.5' in out['daemon_option']
+    assert desired.memcached(dict(memcached_state='absent'), facts())['settings'] == {}
