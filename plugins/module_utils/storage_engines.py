@@ -101,8 +101,8 @@ def engine_lifecycle(engines, identity):
     """For each engine name: its status on the server's own flavor/version (flavors.engine_status)."""
     result = {}
     for name in engines:
-        status, reason, _facts = flavors.engine_status(name, identity.flavor, identity.version)
-        result[name] = dict(status=status, reason=reason)
+        status, reason, facts = flavors.engine_status(name, identity.flavor, identity.version)
+        result[name] = dict(status=status, reason=reason, plugin=facts.plugin if facts else None)
     return result
 
 
@@ -159,8 +159,19 @@ def warnings_for(tables, identity, target=None):
     return notes
 
 
-def engine_report(identity, engines, tables, target=None, list_tables=False):
-    """The module's result from the server's identity, engine rows and table rows (pure)."""
+def check_engine_names(names):
+    """The engine names in their table spelling; ValueError naming any name the table does not know."""
+    unknown = [n for n in names or () if not flavors.known_engine(n)]
+    if unknown:
+        raise ValueError('engines: %s is not an engine the collection knows (%s)'
+                         % (', '.join(repr(n) for n in unknown), ', '.join(sorted(flavors.STORAGE_ENGINES))))
+    return [flavors.engine_key(n) for n in names or ()]
+
+
+def engine_report(identity, engines, tables, target=None, list_tables=False, asked=()):
+    """The module's result from the server's identity, engine rows and table rows (pure).
+
+    asked: engine names (table spelling) whose lifecycle is reported even when not loaded or in use."""
     loaded = [e['engine'] for e in engines if e['loaded']]
     in_use = sorted(set(t['engine'] for t in tables if t['engine']), key=flavors.engine_key)
     report = dict(
@@ -170,7 +181,7 @@ def engine_report(identity, engines, tables, target=None, list_tables=False):
         default_engine=next((e['engine'] for e in engines if e['default']), None),
         by_engine=summarize(tables),
         engines_in_use=in_use,
-        lifecycle=engine_lifecycle(sorted(set(in_use) | set(loaded), key=flavors.engine_key), identity),
+        lifecycle=engine_lifecycle(sorted(set(in_use) | set(loaded) | set(asked), key=flavors.engine_key), identity),
         table_count=len(tables),
         notes=warnings_for(tables, identity, target),
     )
@@ -212,3 +223,4 @@ def missing_schemas(conn, query, schemas):
     rows = query(conn, 'SELECT SCHEMA_NAME FROM information_schema.SCHEMATA')
     have = set(_text(r['SCHEMA_NAME']) for r in rows)
     return [s for s in schemas if s not in have]
+

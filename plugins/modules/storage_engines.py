@@ -49,6 +49,13 @@ options:
       - Also report the tables of the server's own schemas (never blockers of interest; upgrades convert them).
     type: bool
     default: false
+  engines:
+    description:
+      - Engine names whose lifecycle on this server to report in RV(storage_engines.lifecycle) even when the server
+        has not loaded them and no table uses them (for example V(ROCKSDB) before loading MyRocks). Any spelling.
+      - A name the collection's version table does not know fails the task with that name.
+    type: list
+    elements: str
   list_tables:
     description:
       - Return every table in RV(storage_engines.tables) (one entry per table; large on big servers).
@@ -137,9 +144,12 @@ storage_engines:
       sample: [Aria, InnoDB]
     lifecycle:
       description: For each engine in use or loaded, its status on the server's own flavor and version
-        (V(available), V(deprecated), V(removed), V(not_yet), V(never), V(unknown)) and why.
+        (V(available), V(deprecated), V(removed), V(not_yet), V(never), V(unknown)), why, and the plugin library
+        when the engine is a plugin there (null when it is built in). Also the engines named in O(engines), under
+        the name given there in upper case.
       type: dict
-      sample: {TokuDB: {status: deprecated, reason: "percona deprecated the TokuDB engine in 8.0.13 and removed in 8.0.28"}}
+      sample: {TokuDB: {status: deprecated, plugin: ha_tokudb,
+               reason: "percona deprecated the TokuDB engine in 8.0.13 and removed in 8.0.28"}}
     table_count:
       description: Number of tables reported.
       type: int
@@ -185,11 +195,16 @@ def main():
         target_version=dict(type='str'),
         target_flavor=dict(type='str', choices=list(flavors.FLAVORS)),
         schemas=dict(type='list', elements='str'),
+        engines=dict(type='list', elements='str'),
         include_system_schemas=dict(type='bool', default=False),
         list_tables=dict(type='bool', default=False),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
+    try:
+        asked = storage_engines.check_engine_names(params['engines'])
+    except ValueError as e:
+        module.fail_json(msg=str(e))
     conn = conn_utils.connect(module)
     try:
         identity = flavors.identity_from_variables(conn_utils.global_variables(conn, flavors.DETECT_VARIABLES))
@@ -214,7 +229,7 @@ def main():
         module.fail_json(msg='cannot identify the server at %s: %s' % (conn_utils.describe_target(params), e))
     finally:
         conn.close()
-    report = storage_engines.engine_report(identity, engines, tables, target, params['list_tables'])
+    report = storage_engines.engine_report(identity, engines, tables, target, params['list_tables'], asked)
     module.exit_json(changed=False, storage_engines=report)
 
 

@@ -155,3 +155,15 @@ def test_notes_deprecated_engine_and_plugin_on_target():
     notes = se.warnings_for(tables, PERCONA8020, ('percona', (8, 0, 27)))
     assert any('deprecated the TokuDB engine in 8.0.13' in n and '(tables: 1)' in n for n in notes)
     assert any('ha_rocksdb' in n for n in notes)
+
+
+def test_asked_engines_get_a_lifecycle_and_unknown_names_are_refused():
+    report = se.engine_report(MARIADB118, ENGINES, [], asked=se.check_engine_names(['rocksdb']))
+    assert report['lifecycle']['ROCKSDB']['status'] == flavors.ENGINE_AVAILABLE
+    assert report['lifecycle']['ROCKSDB']['plugin'] == 'ha_rocksdb'
+    assert report['lifecycle']['InnoDB']['plugin'] is None
+    mysql = flavors.ServerIdentity('mysql', (8, 4, 0), '8.4.0', None)
+    report = se.engine_report(mysql, ENGINES, [], asked=['ROCKSDB'])
+    assert report['lifecycle']['ROCKSDB']['status'] == flavors.ENGINE_NEVER
+    with pytest.raises(ValueError, match="'Toku'"):
+        se.check_engine_names(['ROCKSDB', 'Toku'])
