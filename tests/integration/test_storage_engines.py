@@ -85,6 +85,8 @@ def test_bad_input_names_it():
     assert rc != 0 and "target_version 'eight'" in result['msg']
     result, rc = run_module('storage_engines', dict(login('mysql97'), schemas=['no_such_schema_x']))
     assert rc != 0 and 'no_such_schema_x' in result['msg']
+    result, rc = run_module('storage_engines', dict(login('mysql97'), engines=['ROCKSDB', 'FractalTree']))
+    assert rc != 0 and "'FractalTree' is not an engine the collection knows" in result['msg']
 
 
 def test_adhoc_check_mode_through_the_login_path():
