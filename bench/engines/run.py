@@ -103,7 +103,7 @@ def rows_for(seed, count):
     rnd.shuffle(keys)
     base = 1700000000
     for key in keys:
-        words = ' '.join(rnd.choice(WORDS) for _ in range(rnd.randint(6, 14)))
+        words = ' '.join(rnd.choice(WORDS) for _word in range(rnd.randint(6, 14)))
         yield (key, rnd.randint(1, 200000), rnd.choice((200, 200, 200, 304, 404, 500)),
                time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(base + rnd.randint(0, 86400 * 30))),
                'web-%02d.example.net' % rnd.randint(1, 40), '%s %d' % (words, rnd.randint(0, 99999)))
@@ -156,7 +156,7 @@ def size_after(conn, variant, table, datadir):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap = argparse.ArgumentParser(description=__doc__.split('\n', maxsplit=1)[0])
     ap.add_argument('--inventory', default=os.path.join(REPO, 'inventories', 'lab', 'hosts.yml'))
     ap.add_argument('--host', default='mariadb118')
     ap.add_argument('--rows', type=int, default=1000000)

@@ -594,4 +594,3 @@ def engine_available(name, flavor, version):
     if status == ENGINE_UNKNOWN:
         return None
     return status in (ENGINE_AVAILABLE, ENGINE_DEPRECATED)
-

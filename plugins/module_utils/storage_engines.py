@@ -223,4 +223,3 @@ def missing_schemas(conn, query, schemas):
     rows = query(conn, 'SELECT SCHEMA_NAME FROM information_schema.SCHEMATA')
     have = set(_text(r['SCHEMA_NAME']) for r in rows)
     return [s for s in schemas if s not in have]
-

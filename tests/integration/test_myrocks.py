@@ -38,7 +38,6 @@ def loaded(host=HOST):
     return bool(rows) and rows[0]['SUPPORT'] in ('YES', 'DEFAULT')
 
 
-
 def play(tmp_path, extra, *flags, host=HOST):
     path = tmp_path / 'myrocks.yml'
     path.write_text(PLAY)
