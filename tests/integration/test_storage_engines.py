@@ -46,6 +46,13 @@ def test_loaded_engines_agree_with_the_version_table(host):
             % (host, name, flavors.engine_status(name, flavor, version)[1]))
     server_rows = sql(host, "SELECT ENGINE FROM information_schema.ENGINES WHERE SUPPORT IN ('YES', 'DEFAULT')")
     assert sorted(got['engines_loaded']) == sorted(r['ENGINE'] for r in server_rows)
+    # The other way round: an engine the table says is built into this version (no plugin) is one the
+    # server knows (ENGINES lists it, loaded or not).
+    known_here = set(flavors.engine_key(e['engine']) for e in got['engines'])
+    for key in flavors.STORAGE_ENGINES:
+        status, reason, facts = flavors.engine_status(key, flavor, version)
+        if facts is not None and not facts.plugin and status in (flavors.ENGINE_AVAILABLE, flavors.ENGINE_DEPRECATED):
+            assert key in known_here, '%s: the table says %s; the server does not list it' % (host, reason)
 
 
 def test_aria_table_on_mariadb118_blocks_a_mysql_84_target():
