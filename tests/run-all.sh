@@ -32,13 +32,13 @@ run_part lab-up       python lab/lab.py up
 STREAM=$(mktemp -d)
 (
   NAMES=() TIMES=() RESULTS=()
-  run_part integration-fleet python -m pytest -q -m fleet tests/integration
+  run_part integration-fleet python -m pytest -q --durations=10 -m fleet tests/integration
   export DBFLEET_FLEET_NET="${DBFLEET_MOLECULE_FLEET_NET:-12}"
   run_part molecule tests/molecule.sh
   for i in "${!NAMES[@]}"; do echo "${NAMES[$i]} ${RESULTS[$i]} ${TIMES[$i]}"; done > "$STREAM/results"
 ) > "$STREAM/output" 2>&1 &
 second=$!
-run_part integration  python -m pytest -q -m "not fleet" tests/integration
+run_part integration  python -m pytest -q --durations=25 -m "not fleet" tests/integration
 wait "$second"
 cat "$STREAM/output"
 if [ -s "$STREAM/results" ]; then

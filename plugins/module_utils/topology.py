@@ -490,3 +490,62 @@ def settings_check(identity, variables, settings):
             same = False
         out.append((resolved, desired, actual, same))
     return out
+
+
+# ---------------------------------------------------------------- the service a restart uses
+# The unit a distribution's own packages install, by OS family and server flavor (Debian and Ubuntu:
+# mysql-server / percona-server-server ship mysql.service, mariadb-server ships mariadb.service;
+# RHEL-family: mysql-community-server and Percona ship mysqld.service, mariadb-server ships mariadb.service).
+# Aurora is not restarted through a service. The inventory overrides it: dbfleet_service_name.
+SERVICE_NAMES = {
+    'debian': {flavors.MYSQL: 'mysql', flavors.PERCONA: 'mysql', flavors.MARIADB: 'mariadb'},
+    'redhat': {flavors.MYSQL: 'mysqld', flavors.PERCONA: 'mysqld', flavors.MARIADB: 'mariadb'},
+}
+# os-release ID / ID_LIKE words -> the family above.
+OS_RELEASE_FAMILIES = {'debian': 'debian', 'ubuntu': 'debian', 'rhel': 'redhat', 'fedora': 'redhat',
+                       'centos': 'redhat', 'rocky': 'redhat', 'almalinux': 'redhat', 'ol': 'redhat'}
+
+
+def os_family(os_release_text):
+    """'debian', 'redhat' or None, from the text of /etc/os-release (ID first, then ID_LIKE)."""
+    fields = {}
+    for line in (os_release_text or '').splitlines():
+        key, sep, value = line.partition('=')
+        if sep:
+            fields[key.strip()] = value.strip().strip('"\'')
+    for word in [fields.get('ID', '')] + fields.get('ID_LIKE', '').split():
+        if word.lower() in OS_RELEASE_FAMILIES:
+            return OS_RELEASE_FAMILIES[word.lower()]
+    return None
+
+
+# A unit counts only when its name says it runs a database server: a mysqld started by hand from a
+# shell under another service (a CI agent, a job runner) sits in that service's cgroup, which must
+# never be what a restart restarts.
+SERVER_UNIT_WORDS = ('mysql', 'mariadb', 'percona')
+
+
+def unit_of_cgroup(cgroup_text):
+    """The systemd service of a database server whose cgroup holds a process (from /proc/PID/cgroup),
+    or None (no service, or one whose name does not say mysql, mariadb or percona)."""
+    for line in (cgroup_text or '').splitlines():
+        path = line.rpartition(':')[2]
+        for part in reversed(path.split('/')):
+            if part.endswith('.service'):
+                unit = part[:-len('.service')]
+                return unit if any(w in unit.lower() for w in SERVER_UNIT_WORDS) else None
+    return None
+
+
+def service_name(flavor, os_release_text, cgroup_text=None):
+    """dict(name, source) of the service that restarts this server: the systemd unit running it when
+    there is one, else the unit the OS family's packages install for the flavor; name None when neither
+    tells (the restart then needs dbfleet_service_name)."""
+    unit = unit_of_cgroup(cgroup_text)
+    if unit:
+        return dict(name=unit, source='the systemd unit running the server')
+    family = os_family(os_release_text)
+    name = SERVICE_NAMES.get(family, {}).get(flavor)
+    if name:
+        return dict(name=name, source='the %s packages of %s' % (family, flavor))
+    return dict(name=None, source='unknown: OS family %s, flavor %s' % (family or 'not recognised', flavor))

@@ -119,6 +119,15 @@ topology:
     replicating:
       description: Whether every channel runs both threads; V(null) on a primary.
       type: bool
+    service:
+      description:
+        - The service that restarts this server when C(dbfleet_restart_method) is V(service) and the inventory
+          sets no C(dbfleet_service_name) - the systemd unit running the server when there is one, else the unit
+          the OS family's packages install for the flavor (Debian C(mysql) / C(mariadb), RHEL family
+          C(mysqld) / C(mariadb)).
+        - C(name) is V(null) when neither tells; C(source) says where the name came from.
+      type: dict
+      sample: {name: mariadb, source: the systemd unit running the server}
 '''
 
 from ansible.module_utils.basic import AnsibleModule
@@ -141,14 +150,33 @@ def main():
         conn = conn_utils.open_connection(module.params)
     except conn_utils.ConnectError as e:
         module.exit_json(changed=False, topology=unreadable('%s; the role of this server cannot be read' % e))
+    pid_file = None
     try:
         facts = topology.read_server(conn, conn_utils.query, conn_utils.global_variables)
+        pid_file = conn_utils.global_variables(conn, ['pid_file']).get('pid_file')
     except (ValueError, conn_utils.pymysql.err.MySQLError) as e:
         facts = unreadable('reading %s failed: %s; the role of this server cannot be read'
                            % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
     finally:
         conn.close()
+    facts['service'] = topology.service_name((facts.get('server') or {}).get('flavor'), read_text('/etc/os-release'),
+                                             cgroup_of(pid_file))
     module.exit_json(changed=False, topology=facts)
+
+
+def read_text(path):
+    try:
+        with open(path, encoding='utf-8', errors='replace') as handle:
+            return handle.read()
+    except (OSError, TypeError):
+        return None
+
+
+def cgroup_of(pid_file):
+    """/proc/PID/cgroup of the server whose pid file this is (None when it cannot be read here)."""
+    text = read_text(pid_file) if pid_file else None
+    pid = text.split()[0] if text and text.split() else ''
+    return read_text('/proc/%s/cgroup' % pid) if pid.isdigit() else None
 
 
 if __name__ == '__main__':
