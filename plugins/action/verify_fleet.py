@@ -1,0 +1,119 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of dbfleet.innodb.verify_fleet: the fleet audit, run on the controller only.
+
+No module goes to any host. For each host of `hosts`, the login comes from that host's own inventory
+variables through the collection's one login path (plugin_utils/login.py, connection.login_args_from_host),
+and only the variables the audit needs are templated (the login ones, ansible_host, the roles' inputs and
+the settings variable). The audits run in a bounded thread pool (plugins/module_utils/fleet_audit.py).
+"""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils import fleet_audit
+from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import login_variables
+
+ARGUMENT_SPEC = dict(
+    hosts=dict(type='list', elements='str', required=True),
+    desired_from=dict(type='list', elements='str', default=[], choices=list(desired.ROLES)),
+    role_hosts=dict(type='dict', default={}),
+    settings_variable=dict(type='str', default='verify_extra_settings'),
+    pool=dict(type='int', default=fleet_audit.DEFAULT_POOL),
+    timeout=dict(type='int', default=fleet_audit.DEFAULT_TIMEOUT),
+)
+
+
+class _HostTask(object):
+    """What login_variables() needs to know of a task: no delegation (each host logs in to its own server)."""
+    delegate_to = None
+
+
+class ActionModule(ActionBase):
+    """Audits every host of `hosts` from the controller over SQL."""
+
+    TRANSFERS_FILES = False
+    _supports_check_mode = True
+    _supports_async = False
+
+    def _check_args(self):
+        validation = ArgumentSpecValidator(ARGUMENT_SPEC).validate(dict(self._task.args))
+        if validation.error_messages:
+            raise AnsibleActionFail('verify_fleet: %s' % '; '.join(validation.error_messages))
+        args = validation.validated_parameters
+        for name in ('pool', 'timeout'):
+            if args[name] < 1:
+                raise AnsibleActionFail('verify_fleet: %s must be 1 or more; got %d' % (name, args[name]))
+        bad = sorted(str(k) for k in args['role_hosts'] if k not in desired.ROLES)
+        if bad:
+            raise AnsibleActionFail('verify_fleet: role_hosts names roles %s; the roles are %s'
+                                    % (', '.join(bad), ', '.join(desired.ROLES)))
+        for role, names in args['role_hosts'].items():
+            if not isinstance(names, list):
+                raise AnsibleActionFail('verify_fleet: role_hosts.%s must be a list of host names' % role)
+        return args
+
+    def _host_job(self, name, raw, args):
+        """(job, None) or (None, error result): the templated inputs of one host's audit."""
+        templar = self._templar.copy_with_new_env(available_variables=raw)
+        template = templar.template
+        host_vars, _templar = login_variables(_HostTask(), raw, templar)
+        params = connection.login_args_from_host({}, host_vars, template)
+        target_vars = dict((k, template(host_vars[k])) for k in fleet_audit.TARGET_VARIABLES if k in host_vars)
+        params, notes = fleet_audit.controller_login(params, target_vars, name)
+        roles = [r for r in args['desired_from']
+                 if r not in args['role_hosts'] or name in args['role_hosts'][r]]
+        inputs = {}
+        for role in roles:
+            inputs[role] = dict((k, template(host_vars[k])) for k in desired.INPUTS[role] if k in host_vars)
+        extra = template(host_vars.get(args['settings_variable'])) or {}
+        if not isinstance(extra, dict):
+            return None, dict(failed=True, msg='%s must be a dict of variable name -> desired value, got %s'
+                              % (args['settings_variable'], type(extra).__name__))
+        return dict(params=params, notes=notes, roles=roles, inputs=inputs, extra=dict(extra)), None
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars if task_vars is not None else {}
+        result = super().run(tmp, task_vars)
+        del tmp
+        args = self._check_args()
+        hostvars = task_vars.get('hostvars')
+        if hostvars is None:
+            raise AnsibleActionFail('verify_fleet: no hostvars in this play')
+
+        results, jobs = {}, {}
+        for name in args['hosts']:
+            if name not in hostvars:
+                results[name] = dict(failed=True, msg='%s is not in the inventory' % name)
+                continue
+            try:
+                job, error = self._host_job(name, hostvars.raw_get(name), args)
+            except Exception as e:  # pylint: disable=broad-except  # a variable that fails to template
+                job, error = None, dict(failed=True, msg='cannot read the host variables: %s' % e)
+            if error:
+                results[name] = error
+            else:
+                jobs[name] = job
+
+        timeout = args['timeout']
+
+        def worker(job):
+            def settings_for(conn, variables):
+                settings, notes, errors = {}, list(job['notes']), []
+                if job['roles']:
+                    facts = fleet_audit.server_facts_for_roles(conn, variables, job['roles'])
+                    settings, role_notes, errors = fleet_audit.desired_settings(job['roles'], job['inputs'], facts)
+                    notes.extend(role_notes)
+                settings.update(job['extra'])
+                return settings, notes, errors
+            return fleet_audit.audit_host(job['params'], settings_for, timeout)
+
+        results.update(fleet_audit.run_pool(jobs, worker, args['pool']))
+        result.update(changed=False, hosts=results, summary=fleet_audit.summarize(results))
+        return result

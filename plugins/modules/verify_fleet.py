@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# The work is done by the action plugin plugins/action/verify_fleet.py, on the controller; this file documents it.
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+---
+module: verify_fleet
+short_description: Audit the running settings of many servers at once, from the controller, over SQL
+version_added: 0.3.0
+description:
+  - Runs once, on the controller, and audits the server of every host in O(hosts) over one database
+    connection each, in a bounded pool of threads. No module is sent to any host.
+  - Each host's result is what M(dbfleet.innodb.verify) returns for it, with the same per-variable statuses
+    (C(ok), C(drift_runtime), C(drift_config), C(pending_restart), C(unsupported), C(not_settable), C(error)).
+  - Each host's login comes from that host's own inventory variables (C(dbfleet_login_user),
+    C(dbfleet_login_password), C(dbfleet_login_host), C(dbfleet_login_port), the TLS ones), as for every module
+    of the collection. A unix socket or an option file (C(dbfleet_login_unix_socket), C(dbfleet_config_file))
+    is a file on the host and is not used from the controller; a loopback C(dbfleet_login_host) on a host that
+    is not the controller is replaced by its C(ansible_host) (else its inventory name).
+  - The controller reads no file of the host. What a restart would bring is known where the server says it
+    over SQL - values saved with SET PERSIST (MySQL 8 C(performance_schema.persisted_variables)) and where each
+    running value came from (MySQL 8 C(performance_schema.variables_info), MariaDB
+    C(information_schema.SYSTEM_VARIABLES)). Where it does not, the item's C(startup.state) is C(unavailable)
+    and its notes say that only the running value was checked; M(dbfleet.innodb.verify) on the host reads the
+    option files themselves.
+  - The desired settings of the roles in O(desired_from) are worked out per host from the host's role
+    variables and the server's facts, as the roles' C(tasks_from=desired) do. C(flush_neighbors) needs the
+    storage under the datadir, which only the host can tell, so it is audited here only for hosts with
+    C(flush_neighbors_storage_class) set; for the others the host's C(errors) say it was not audited.
+  - One host that cannot be reached, refuses the login or fails is an error item for that host (C(failed),
+    C(msg)); the other hosts are audited. Each host has O(timeout) seconds for the connection and each read.
+  - Reads only. Runs the same in check mode and never reports a change.
+author:
+  - dbfleet maintainers (@dbfleet)
+options:
+  hosts:
+    description:
+      - The inventory names of the hosts to audit, usually C(ansible_play_hosts_all) or
+        C(query('ansible.builtin.inventory_hostnames', pattern)).
+    type: list
+    elements: str
+    required: true
+  desired_from:
+    description:
+      - Roles whose desired settings are audited on each host, worked out from the host's role variables.
+    type: list
+    elements: str
+    choices: [adaptive_hash, flush_neighbors, memcached]
+    default: []
+  role_hosts:
+    description:
+      - Role name to the hosts it applies to (as C(site.yml) applies C(memcached) only to its host pattern).
+        A role not named here applies to every host.
+    type: dict
+    default: {}
+  settings_variable:
+    description:
+      - The host variable with more settings to audit (variable name to desired value), merged last.
+    type: str
+    default: verify_extra_settings
+  pool:
+    description:
+      - How many hosts are audited at the same time (threads on the controller, and database connections at
+        most one per server). Keep it below the servers' C(max_connections) headroom when names share servers.
+    type: int
+    default: 32
+  timeout:
+    description:
+      - Seconds for each host's connection and for each of its reads; a host that does not answer in time is
+        an error item.
+    type: int
+    default: 10
+attributes:
+  action:
+    support: full
+    description: Runs as an action plugin on the controller only.
+  async:
+    support: none
+    description: Runs to completion in the task.
+  check_mode:
+    support: full
+    description: Reads only; runs the same in check mode and reports C(changed=false).
+  diff_mode:
+    support: none
+    description: Changes nothing, so there is nothing to show a difference of.
+  platform:
+    platforms: posix
+    support: full
+    description: Runs on the controller (or the execution environment), which must reach each database port.
+notes:
+  - Use C(no_log) on the task as C(playbooks/verify.yml) does; the result holds no credentials, but a long
+    result at high verbosity helps nobody.
+seealso:
+  - module: dbfleet.innodb.verify
+  - module: dbfleet.innodb.desired_settings
+'''
+
+EXAMPLES = r'''
+- name: Audit every database host from the controller (AWX execution environment)
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Audit the fleet over SQL
+      dbfleet.innodb.verify_fleet:
+        hosts: "{{ query('ansible.builtin.inventory_hostnames', 'databases') }}"
+        desired_from: [adaptive_hash, memcached]
+        role_hosts:
+          memcached: "{{ query('ansible.builtin.inventory_hostnames', 'memcached') }}"
+        pool: 32
+        timeout: 10
+      register: audit
+      no_log: true
+
+    - name: Hosts that drift
+      ansible.builtin.debug:
+        msg: "{{ audit.hosts | dict2items | selectattr('value.drift', 'defined')
+                 | selectattr('value.drift') | map(attribute='key') | list }}"
+
+- name: The full report files, as the per-host mode writes them
+  ansible.builtin.import_playbook: dbfleet.innodb.verify
+  vars:
+    verify_mode: controller
+'''
+
+RETURN = r'''
+hosts:
+  description:
+    - Inventory name to that host's result. A result that could be audited is what M(dbfleet.innodb.verify)
+      returns (C(variables), C(summary), C(drift), C(skipped), C(server), C(option_files), C(errors)) plus
+      C(target) and C(seconds); one that could not has C(failed=true) and C(msg).
+  returned: always
+  type: dict
+  sample:
+    db1:
+      drift: true
+      target: dbfleet@10.0.0.11:3306
+      seconds: 0.04
+      errors: []
+      variables:
+        innodb_io_capacity:
+          status: drift_runtime
+          desired: 300
+          runtime: '200'
+          origin: COMPILED
+          startup: {state: unavailable, value: null, source: null}
+          notes:
+            - the server runs 200
+            - the server says the running value came from the compiled-in default when it started; an option
+              file edited since is not visible over SQL
+    db2:
+      failed: true
+      msg: "cannot connect to dbfleet@10.0.0.12:3306: (2003) Can't connect to MySQL server on '10.0.0.12' (timed out)"
+summary:
+  description: How many hosts were audited, and how many are ok, drift or could not be audited.
+  returned: always
+  type: dict
+  sample: {hosts: 1000, hosts_ok: 990, hosts_drift: 8, hosts_error: 2}
+'''
