@@ -4,10 +4,12 @@ competent user writes (B: one community.mysql.mysql_info, filter settings, per h
 comparison), in the same run; C (reading the 10 variables with one mysql_variables task each) is an
 extra, labelled arm, kept for comparison with earlier figures.
 
-Usage: .venv/bin/python bench/verify_fleet/run.py [--hosts 100] [--rounds 1] [--forks 10]
+Usage: .venv/bin/python bench/verify_fleet/run.py [--hosts 100] [--rounds 1] [--forks 10] [--arms A,B,C,ctl]
 
 An inventory of --hosts names is generated; they point, in turn, at the lab servers (mysql80,
-mysql97, mariadb1011, mariadb118). Each round runs A (verify.yml), B (mysql_info) and C (mysql_variables).
+mysql97, mariadb1011, mariadb118). Each round runs A (verify.yml), B (mysql_info) and C (mysql_variables),
+and ctl (verify.yml -e verify_mode=controller: one dbfleet.innodb.verify_fleet run on the controller
+audits every host over SQL, no module run per host); --arms picks some of them.
 Reported per run: wall seconds, CPU seconds of ansible and its workers (children rusage), CPU
 seconds of the database servers (/proc/PID/stat utime+stime), tasks run per host (PLAY RECAP ok=),
 and the B/A and C/A ratios.
@@ -103,6 +105,7 @@ def main():
     parser.add_argument('--hosts', type=int, default=100)
     parser.add_argument('--rounds', type=int, default=1)
     parser.add_argument('--forks', type=int, default=10)
+    parser.add_argument('--arms', default='A,B,C,ctl', help='comma-separated arms to run (A, B, C, ctl)')
     args = parser.parse_args()
     if not os.path.exists(LAB_INVENTORY):
         raise SystemExit('the lab is not up: make lab-up')
@@ -130,12 +133,18 @@ def main():
              '-e', json.dumps({'verify_desired_from': [], 'verify_report_dir': os.path.join(tmp, 'reports')})]
     cmd_b = [playbook, '-i', inv_path, os.path.join(HERE, 'mysql_info.yml')]
     cmd_c = [playbook, '-i', inv_path, os.path.join(HERE, 'mysql_variables.yml')]
+    cmd_ctl = [playbook, '-i', inv_path, os.path.join(ROOT, 'playbooks', 'verify.yml'),
+               '-e', json.dumps({'verify_desired_from': [], 'verify_mode': 'controller',
+                                 'verify_report_dir': os.path.join(tmp, 'reports-ctl')})]
+    arms = [a.strip() for a in args.arms.split(',') if a.strip()]
     print('hosts=%d (on %d lab servers) settings=10 forks=%d rounds=%d cores=%d'
           % (args.hosts, len(names), args.forks, args.rounds, os.cpu_count()))
     rows = []
     for r in range(args.rounds):
         for label, cmd in (('A verify.yml', cmd_a), ('B mysql_info (fair)', cmd_b),
-                           ('C mysql_variables x10', cmd_c)):
+                           ('C mysql_variables x10', cmd_c), ('ctl verify.yml controller', cmd_ctl)):
+            if label.split()[0] not in arms:
+                continue
             srv0 = server_cpu(lab)
             wall, cpu, out = run(cmd, env)
             srv = server_cpu(lab) - srv0
@@ -146,25 +155,29 @@ def main():
             drift = re.search(r'baseline: (\d+) hosts with drift', out)
             if drift:
                 print('          B found %s hosts with drift' % drift.group(1))
-    with open(os.path.join(tmp, 'reports', 'verify.json')) as handle:
-        report = json.load(handle)
-    a = [x for x in rows if x[1].startswith('A')]
-    b = [x for x in rows if x[1].startswith('B')]
-    c = [x for x in rows if x[1].startswith('C')]
+    by_arm = dict((key, [x for x in rows if x[1].split()[0] == key]) for key in arms)
 
     def mean(items, idx):
         return sum(x[idx] for x in items) / len(items)
-    print('audit report: %d hosts, %d ok, %d with drift, %d in error'
-          % (report['summary']['hosts'], report['summary']['hosts_ok'], report['summary']['hosts_drift'],
-             report['summary']['hosts_error']))
+    for key, directory in (('A', 'reports'), ('ctl', 'reports-ctl')):
+        if key not in arms:
+            continue
+        with open(os.path.join(tmp, directory, 'verify.json')) as handle:
+            report = json.load(handle)
+        print('audit report (%s): %d hosts, %d ok, %d with drift, %d in error'
+              % (key, report['summary']['hosts'], report['summary']['hosts_ok'], report['summary']['hosts_drift'],
+                 report['summary']['hosts_error']))
     for what, idx, unit in (('wall', 2, 's'), ('ansible CPU', 3, 's'), ('server CPU', 4, 's'),
                             ('tasks per host', 5, '')):
-        if mean(a, idx) > 0:
-            print('mean %s: A %.2f%s, B %.2f%s, C %.2f%s  ->  B/A = %.2fx, C/A = %.2fx'
-                  % (what, mean(a, idx), unit, mean(b, idx), unit, mean(c, idx), unit,
-                     mean(b, idx) / mean(a, idx), mean(c, idx) / mean(a, idx)))
-    print('ansible CPU per host: A %.3f s, B %.3f s (fair baseline), C %.3f s'
-          % (mean(a, 3) / args.hosts, mean(b, 3) / args.hosts, mean(c, 3) / args.hosts))
+        print('mean %s: %s' % (what, ', '.join('%s %.2f%s' % (k, mean(v, idx), unit) for k, v in by_arm.items())))
+        if 'A' in arms and mean(by_arm['A'], idx) > 0:
+            print('   ratios to A: %s' % ', '.join('%s/A = %.2fx' % (k, mean(v, idx) / mean(by_arm['A'], idx))
+                                                 for k, v in by_arm.items() if k != 'A'))
+    print('ansible CPU per host: %s' % ', '.join('%s %.4f s' % (k, mean(v, 3) / args.hosts)
+                                                 for k, v in by_arm.items()))
+    if 'B' in arms and 'ctl' in arms:
+        print('controller mode vs the fair baseline B: wall B/ctl = %.1fx, ansible CPU B/ctl = %.1fx'
+              % (mean(by_arm['B'], 2) / mean(by_arm['ctl'], 2), mean(by_arm['B'], 3) / mean(by_arm['ctl'], 3)))
     print('files: %s' % tmp)
 
 

@@ -267,10 +267,13 @@ def _display(value):
 
 
 def audit(conn, settings, login_params=None, option_files=None, fallback_option_files=None,
-          proc_root='/proc'):
-    """Verify settings on the server behind conn. Returns the module result (without changed)."""
+          proc_root='/proc', variables=None):
+    """Verify settings on the server behind conn. Returns the module result (without changed).
+
+    variables: every GLOBAL variable, when the caller has read them already."""
     check_settings(settings)
-    variables = server_facts.all_global_variables(conn)
+    if variables is None:
+        variables = server_facts.all_global_variables(conn)
     facts = server_facts.gather(conn, variables, login_params, option_files, fallback_option_files,
                                 proc_root)
     identity = facts.pop('_identity')
