@@ -113,15 +113,23 @@ def main():
     names = sorted(lab)
     current = desired_values(lab)
     tmp = tempfile.mkdtemp(prefix='bench-verify-fleet-')
-    inventory = {'all': {'vars': top, 'hosts': {}}}
+    # As a fleet is usually described: the login and the desired settings in group variables (one group
+    # per lab server: its running values), and one host in ten with its own desired settings (drift).
+    inventory = {'all': {'vars': top, 'children': {}}}
+    for target in names:
+        group = dict(lab[target])
+        group['verify_extra_settings'] = dict((k, current[target].get(k)) for k in SETTINGS
+                                              if current[target].get(k) is not None)
+        inventory['all']['children']['on_' + target] = {'vars': group, 'hosts': {}}
     for i in range(args.hosts):
         target = names[i % len(names)]
-        hv = dict(lab[target])
-        # per-host desired settings: the target server's running values (one made to drift)
-        wanted = dict((k, current[target].get(k)) for k in SETTINGS if current[target].get(k) is not None)
-        wanted['innodb_io_capacity'] = int(wanted['innodb_io_capacity']) + (1 if i % 10 == 0 else 0)
-        hv['verify_extra_settings'] = wanted
-        inventory['all']['hosts']['h%03d-%s' % (i, target)] = hv
+        group = inventory['all']['children']['on_' + target]
+        hv = {}
+        if i % 10 == 0:
+            wanted = dict(group['vars']['verify_extra_settings'])
+            wanted['innodb_io_capacity'] = int(wanted['innodb_io_capacity']) + 1
+            hv['verify_extra_settings'] = wanted
+        group['hosts']['h%03d-%s' % (i, target)] = hv or None
     inv_path = os.path.join(tmp, 'hosts.yml')
     with open(inv_path, 'w') as handle:
         yaml.safe_dump(inventory, handle)

@@ -11,12 +11,17 @@ the settings variable). The audits run in a bounded thread pool (plugins/module_
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
+
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.filter import verify_report as report_filters
 from ansible_collections.dbfleet.innodb.plugins.module_utils import fleet_audit
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import login_variables
 
@@ -27,7 +32,44 @@ ARGUMENT_SPEC = dict(
     settings_variable=dict(type='str', default='verify_extra_settings'),
     pool=dict(type='int', default=fleet_audit.DEFAULT_POOL),
     timeout=dict(type='int', default=fleet_audit.DEFAULT_TIMEOUT),
+    report_dir=dict(type='path'),
 )
+
+# The report files, as playbooks/verify.yml writes them in the per-host mode (same filters, same JSON form).
+REPORT_FILES = (
+    ('verify.json', lambda report: json.dumps(report, indent=2, sort_keys=True, separators=(',', ': ')) + '\n'),
+    ('verify.html', report_filters.verify_report_html),
+    ('verify-junit.xml', report_filters.verify_report_junit),
+)
+
+
+def write_report(report, directory):
+    """Write the report files into directory (made 0755 when missing), each replaced atomically, mode 0644."""
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    written = []
+    for name, render in REPORT_FILES:
+        path = os.path.join(directory, name)
+        handle, tmp_path = tempfile.mkstemp(prefix='.%s.' % name, dir=directory)
+        try:
+            with os.fdopen(handle, 'w', encoding='utf-8') as out:
+                out.write(render(report))
+            os.chmod(tmp_path, 0o644)
+            os.replace(tmp_path, path)
+        except BaseException:
+            if os.path.exists(tmp_path):
+                os.unlink(tmp_path)
+            raise
+        written.append(path)
+    return written
+
+
+def report_outline(report):
+    """The report without its per-variable cells: summary, variables and each host's status and reason."""
+    hosts = dict((name, dict(status=entry.get('status'), reason=entry.get('reason')))
+                 for name, entry in report['hosts'].items())
+    return dict(format=report['format'], generated=report['generated'], summary=report['summary'],
+                variables=report['variables'], hosts=hosts)
 
 
 class _HostTask(object):
@@ -115,5 +157,14 @@ class ActionModule(ActionBase):
             return fleet_audit.audit_host(job['params'], settings_for, timeout)
 
         results.update(fleet_audit.run_pool(jobs, worker, args['pool']))
-        result.update(changed=False, hosts=results, summary=fleet_audit.summarize(results))
+        result.update(changed=False, summary=fleet_audit.summarize(results))
+        if not args['report_dir']:
+            result['hosts'] = results
+            return result
+        # Thousands of results: the report files are written here, not templated through the play.
+        report = report_filters.verify_report(results)
+        result.update(changed=True, report=report_outline(report), report_files=[
+            os.path.join(args['report_dir'], name) for name, _render in REPORT_FILES])
+        if not self._task.check_mode:
+            write_report(report, args['report_dir'])
         return result
