@@ -20,7 +20,7 @@ def action_group():
 
 
 # Actions that run on the controller only and log in nowhere (they are not in the action group).
-CONTROLLER_ACTIONS = ('topology_plan',)
+CONTROLLER_ACTIONS = ('topology_plan', 'verify_fleet')
 
 
 def test_every_module_of_the_action_group_runs_through_the_login_action():
