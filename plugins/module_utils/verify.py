@@ -165,6 +165,10 @@ def decide(desired, kind, runtime, startup, dynamic=None, choices=None, origin=N
         if startup.state == 'error':
             return ERROR, notes + ['runs the desired value, but what a restart brings is unknown: %s'
                                    % startup.reason]
+        if origin_up in RUNTIME_ORIGINS and startup.state == 'unavailable':
+            notes.append('set at runtime (%s); option files not read (%s): whether a restart keeps it is not '
+                         'known, so it counts as drift_config' % (origin, startup.reason))
+            return DRIFT_CONFIG, notes
         if origin_up in RUNTIME_ORIGINS:
             notes.append('set at runtime (%s) and not configured: lost at the next restart' % origin)
             return DRIFT_CONFIG, notes
