@@ -117,7 +117,7 @@ def local_process(variables, login_params=None, proc_root='/proc'):
     proc_root None: the server is audited from elsewhere over SQL (the controller): nothing on this
     machine's filesystem is read as the server's."""
     if proc_root is None:
-        return None, 'audited over SQL from the controller: the option files and the process on the host are not read'
+        return None, 'audited over SQL from the controller, which reads no file of the host'
     params = login_params or {}
     if not params.get('login_unix_socket') and not is_local_address(params.get('login_host')):
         return None, 'the server (%s) is not on this host' % params.get('login_host')
