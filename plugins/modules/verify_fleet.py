@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: verify_fleet
 short_description: Audit the running settings of many servers at once, from the controller, over SQL
-version_added: 0.3.0
+version_added: 0.2.0
 description:
   - Runs once, on the controller, and audits the server of every host in O(hosts) over one database
     connection each, in a bounded pool of threads. No module is sent to any host.
@@ -32,7 +32,9 @@ description:
     C(flush_neighbors_storage_class) set; for the others the host's C(errors) say it was not audited.
   - One host that cannot be reached, refuses the login or fails is an error item for that host (C(failed),
     C(msg)); the other hosts are audited. Each host has O(timeout) seconds for the connection and each read.
-  - Reads only. Runs the same in check mode and never reports a change.
+  - Reads only on the servers. Without O(report_dir) it changes nothing and reports C(changed=false), also in
+    check mode. With O(report_dir) it writes the report files there on the controller and reports
+    C(changed=true); in check mode it writes nothing and says it would.
 author:
   - dbfleet maintainers (@dbfleet)
 options:
@@ -73,6 +75,14 @@ options:
         an error item.
     type: int
     default: 10
+  report_dir:
+    description:
+      - When set, the directory on the controller where the report files go - C(verify.json), C(verify.html)
+        and C(verify-junit.xml), as C(playbooks/verify.yml) writes them with the filters
+        P(dbfleet.innodb.verify_report#filter), P(dbfleet.innodb.verify_report_html#filter) and
+        P(dbfleet.innodb.verify_report_junit#filter) - and the result holds RV(report) instead of RV(hosts).
+      - For thousands of hosts; templating every host's result through the play costs far more than the audit.
+    type: path
 attributes:
   action:
     support: full
@@ -82,7 +92,7 @@ attributes:
     description: Runs to completion in the task.
   check_mode:
     support: full
-    description: Reads only; runs the same in check mode and reports C(changed=false).
+    description: Audits the same in check mode; with O(report_dir), writes no file and says it would.
   diff_mode:
     support: none
     description: Changes nothing, so there is nothing to show a difference of.
@@ -131,7 +141,7 @@ hosts:
     - Inventory name to that host's result. A result that could be audited is what M(dbfleet.innodb.verify)
       returns (C(variables), C(summary), C(drift), C(skipped), C(server), C(option_files), C(errors)) plus
       C(target) and C(seconds); one that could not has C(failed=true) and C(msg).
-  returned: always
+  returned: when O(report_dir) is not set
   type: dict
   sample:
     db1:
@@ -153,6 +163,22 @@ hosts:
     db2:
       failed: true
       msg: "cannot connect to dbfleet@10.0.0.12:3306: (2003) Can't connect to MySQL server on '10.0.0.12' (timed out)"
+report:
+  description:
+    - The report (as P(dbfleet.innodb.verify_report#filter) builds it) without its per-variable cells - C(summary),
+      C(variables), and each host's C(status) and C(reason) - when O(report_dir) is set.
+  returned: when O(report_dir) is set
+  type: dict
+  sample:
+    summary: {hosts: 1000, hosts_ok: 990, hosts_drift: 8, hosts_error: 2, drift_hosts: [db7], error_hosts: [db2]}
+    hosts:
+      db2: {status: error, reason: "cannot connect to dbfleet@10.0.0.12:3306: (2003) Can't connect"}
+report_files:
+  description: The report files written (or, in check mode, that would be written).
+  returned: when O(report_dir) is set
+  type: list
+  elements: path
+  sample: [/srv/reports/verify.json, /srv/reports/verify.html, /srv/reports/verify-junit.xml]
 summary:
   description: How many hosts were audited, and how many are ok, drift or could not be audited.
   returned: always
