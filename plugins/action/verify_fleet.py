@@ -17,6 +17,7 @@ import tempfile
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.module_utils.common.parameters import remove_values
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
@@ -157,6 +158,11 @@ class ActionModule(ActionBase):
             return fleet_audit.audit_host(job['params'], settings_for, timeout)
 
         results.update(fleet_audit.run_pool(jobs, worker, args['pool']))
+        # No result carries a login; should a server's message ever quote a password, it is masked.
+        secrets = set(str(job['params']['login_password']) for job in jobs.values()
+                      if job['params'].get('login_password'))
+        if secrets:
+            results = remove_values(results, secrets)
         result.update(changed=False, summary=fleet_audit.summarize(results))
         if not args['report_dir']:
             result['hosts'] = results

@@ -101,8 +101,8 @@ attributes:
     support: full
     description: Runs on the controller (or the execution environment), which must reach each database port.
 notes:
-  - Use C(no_log) on the task as C(playbooks/verify.yml) does; the result holds no credentials, but a long
-    result at high verbosity helps nobody.
+  - The result holds no credential (a password that a server's message might quote is masked), so the task
+    needs no C(no_log) and its errors stay readable, also at C(-vvv).
 seealso:
   - module: dbfleet.innodb.verify
   - module: dbfleet.innodb.desired_settings
@@ -122,7 +122,6 @@ EXAMPLES = r'''
         pool: 32
         timeout: 10
       register: audit
-      no_log: true
 
     - name: Hosts that drift
       ansible.builtin.debug:
