@@ -179,10 +179,11 @@ def main():
                             ('tasks per host', 5, '')):
         print('mean %s: %s' % (what, ', '.join('%s %.2f%s' % (k, mean(v, idx), unit) for k, v in by_arm.items())))
         if 'A' in arms and mean(by_arm['A'], idx) > 0:
-            print('   ratios to A: %s' % ', '.join('%s/A = %.2fx' % (k, mean(v, idx) / mean(by_arm['A'], idx))
-                                                 for k, v in by_arm.items() if k != 'A'))
-    print('ansible CPU per host: %s' % ', '.join('%s %.4f s' % (k, mean(v, 3) / args.hosts)
-                                                 for k, v in by_arm.items()))
+            ratios = ['%s/A = %.2fx' % (k, mean(v, idx) / mean(by_arm['A'], idx))
+                      for k, v in by_arm.items() if k != 'A']
+            print('   ratios to A: %s' % ', '.join(ratios))
+    per_host = ['%s %.4f s' % (k, mean(v, 3) / args.hosts) for k, v in by_arm.items()]
+    print('ansible CPU per host: %s' % ', '.join(per_host))
     if 'B' in arms and 'ctl' in arms:
         print('controller mode vs the fair baseline B: wall B/ctl = %.1fx, ansible CPU B/ctl = %.1fx'
               % (mean(by_arm['B'], 2) / mean(by_arm['ctl'], 2), mean(by_arm['B'], 3) / mean(by_arm['ctl'], 3)))

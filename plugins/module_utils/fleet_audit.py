@@ -34,7 +34,7 @@ DEFAULT_POOL = 32
 DEFAULT_TIMEOUT = 10
 
 # Host variables the controller reads besides the login ones (connection.LOGIN_HOST_VARIABLES).
-TARGET_VARIABLES = ('ansible_host', 'ansible_connection', 'inventory_hostname')
+TARGET_VARIABLES = ('ansible_host', 'ansible_connection')
 
 STORAGE_NOTE = ('flush_neighbors: the desired value follows the storage under the datadir, which only the '
                 'host can tell; not audited from the controller (set flush_neighbors_storage_class to audit '
@@ -111,8 +111,8 @@ def open_connection(params, timeout):
     try:
         return _Connection(**kwargs)
     except connection.pymysql.err.MySQLError as e:
-        raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params),
-                                                                     connection.error_text(e)))
+        raise connection.ConnectError('cannot connect to %s: %s'
+                                      % (connection.describe_target(params), connection.error_text(e)))
     except (OSError, ValueError) as e:
         raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params), e))
 
