@@ -178,7 +178,7 @@ def main():
     for what, idx, unit in (('wall', 2, 's'), ('ansible CPU', 3, 's'), ('server CPU', 4, 's'),
                             ('tasks per host', 5, '')):
         print('mean %s: %s' % (what, ', '.join('%s %.2f%s' % (k, mean(v, idx), unit) for k, v in by_arm.items())))
-        if 'A' in arms and mean(by_arm['A'], idx) > 0:
+        if 'A' in arms and len(arms) > 1 and mean(by_arm['A'], idx) > 0:
             ratios = ['%s/A = %.2fx' % (k, mean(v, idx) / mean(by_arm['A'], idx))
                       for k, v in by_arm.items() if k != 'A']
             print('   ratios to A: %s' % ', '.join(ratios))
