@@ -36,3 +36,10 @@ def test_report_files_match_the_playbooks_and_the_outline_is_small(tmp_path):
     assert outline['hosts']['db2'] == dict(status='error', reason=OUTCOMES['db2']['msg'])
     assert 'variables' not in outline['hosts']['db1']
     json.dumps(outline)
+
+
+def test_a_quoted_password_is_masked_in_that_hosts_result_only():
+    results = {'db1': dict(failed=True, msg="server said: bad 's3cret-pw'"), 'db2': dict(failed=False, drift=False)}
+    masked = verify_fleet.mask_secrets(results, {'s3cret-pw'})
+    assert 's3cret-pw' not in json.dumps(masked)
+    assert masked['db2'] is results['db2']
