@@ -26,6 +26,7 @@ description:
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.attributes.read_only
   - dbfleet.innodb.login
 options:
   role:
@@ -52,12 +53,6 @@ options:
         C(flush_neighbors_probe).
     type: bool
 attributes:
-  check_mode:
-    support: full
-    description: Reads only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing.
   platform:
     platforms: posix
     support: full

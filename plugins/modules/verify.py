@@ -37,6 +37,7 @@ description:
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.attributes.read_only
   - dbfleet.innodb.login
 options:
   settings:
@@ -66,12 +67,6 @@ options:
     type: bool
     default: false
 attributes:
-  check_mode:
-    support: full
-    description: Reads only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing, so there is nothing to show a difference of.
   platform:
     platforms: posix
     support: full
