@@ -8,19 +8,9 @@ from __future__ import annotations
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import LoginActionModule
+from ansible_collections.dbfleet.innodb.plugins.plugin_utils.role_variables import role_variables
 
-
-def role_variables(role, task_vars, template):
-    """Every play variable named <role>_*, the role's outputs left out; the role's inputs templated,
-    unknown names passed as None (only reported, never templated: they may refer to anything)."""
-    prefix = role + '_'
-    known = desired.INPUTS[role]
-    out = {}
-    for name in sorted(task_vars):
-        if not name.startswith(prefix) or name in desired.OUTPUTS[role]:
-            continue
-        out[name] = template(task_vars[name]) if name in known else None
-    return out
+__all__ = ['ActionModule', 'role_variables']
 
 
 class ActionModule(LoginActionModule):

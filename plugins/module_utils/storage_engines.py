@@ -138,6 +138,52 @@ def blockers(tables, target_flavor, target_version):
     return found
 
 
+def parse_target_spec(text, name='target_version'):
+    """(flavor, version) from 'mysql-8.4', 'mariadb-11.8', 'percona-8.0.28' or 'aurora-mysql-3.0';
+    None for an empty value. Raises ValueError naming the input (name) and the form it takes."""
+    if text is None or str(text).strip() == '':
+        return None
+    text = str(text).strip()
+    for flavor in sorted(flavors.FLAVORS, key=len, reverse=True):
+        if text.lower().startswith(flavor + '-'):
+            version = text[len(flavor) + 1:]
+            try:
+                if not version[:1].isdigit():
+                    raise ValueError(version)
+                return flavor, flavors.parse_version(version if version.count('.') >= 2 else '%s.0' % version)
+            except ValueError:
+                break
+    raise ValueError('%s %r is not an upgrade target: use <flavor>-<version> with a flavor of %s, such as '
+                     'mysql-8.4 or mariadb-11.8' % (name, text, ', '.join(flavors.FLAVORS)))
+
+
+def upgrade_blockers(tables, identity, target):
+    """The tables whose engine the server's own version or the target does not have, one finding per
+    table (pure). Each: schema, table, engine, rows_estimate, total_bytes, status, reason, where
+    ('current', 'target' or both), version (the flavor and version the finding is about), gone_in
+    (the version that removed the engine, null when the flavor never shipped it) and source."""
+    found = {}
+    checks = [('current', identity.flavor, tuple(identity.version))]
+    if target is not None:
+        checks.append(('target', target[0], tuple(target[1])))
+    for where, flavor, version in checks:
+        for item in blockers(tables, flavor, version):
+            key = (item['schema'], item['table'])
+            if key in found:
+                found[key]['where'].append(where)
+                if item['reason'] not in found[key]['reason']:
+                    found[key]['reason'] += '; ' + item['reason']
+                continue
+            spans = flavors.STORAGE_ENGINES.get(flavors.engine_key(item['engine'])) or []
+            removed = [s.removed for s in spans if flavor in s.flavors and s.removed]
+            item.update(where=[where], version='%s %s' % (flavor, flavors.format_version(version)),
+                        gone_in=('%s %s' % (flavor, flavors.format_version(removed[0]))) if removed else None,
+                        source=flavors.ENGINE_SOURCES.get(flavors.engine_key(item['engine']),
+                                                          'docs/innodb-facts.md#storage-engines'))
+            found[key] = item
+    return [found[k] for k in sorted(found)]
+
+
 def warnings_for(tables, identity, target=None):
     """Advice that is no blocker: engines deprecated on the server or on the target, and plugin
     engines the target has to load (a separate package, e.g. mariadb-plugin-rocksdb)."""

@@ -150,22 +150,6 @@ def read_facts(module, role):
     return facts
 
 
-def detect_storage(datadir, probe):
-    inspector = storage.Inspector('/sys', '/proc')
-    result = inspector.inspect_path(datadir)
-    if probe:
-        skip = storage.probe_skip_reason(result)
-        if skip:
-            found = dict(reads=0, storage_class=storage.UNKNOWN, reason=skip)
-        elif storage.os.path.exists(result.get('resolved_path') or datadir):
-            found = storage.probe_latency(result.get('resolved_path') or datadir, 200, 2.0)
-        else:
-            found = dict(reads=0, storage_class=storage.UNKNOWN,
-                         reason='probe: the datadir must exist on this host')
-        result = storage.combine_probe(result, found)
-    return result
-
-
 def main():
     argument_spec = conn_utils.login_argument_spec()
     argument_spec.update(
@@ -176,23 +160,17 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     role = module.params['role']
-    variables = module.params['variables'] or {}
-    unknown = desired.unknown_variables(role, variables)
+    inputs, unknown = desired.role_inputs(role, module.params['variables'])
     for name in unknown:
         module.warn('%s is not a variable of the %s role (misspelt?); it is ignored' % (name, role))
-    inputs = dict((k, v) for k, v in variables.items() if k in desired.INPUTS[role])
-
     facts = read_facts(module, role)
+    probe = module.params['probe']
+
+    def detect(datadir, role_probe):
+        return storage.detect_datadir(datadir, role_probe if probe is None else probe)
+
     try:
-        if role == 'flush_neighbors':
-            probe = module.params['probe']
-            if probe is None:
-                probe = desired.Checker(inputs, desired.INPUTS[role], facts).boolean('flush_neighbors_probe')
-            found = detect_storage(facts['datadir'], bool(probe)) if facts.get('datadir') else dict(
-                storage_class='unknown', confidence='low', reasons=['the server reported no datadir'])
-            result = desired.flush_neighbors(inputs, facts, found)
-        else:
-            result = desired.FUNCTIONS[role](inputs, facts)
+        result = desired.for_role(role, inputs, facts, detect)
     except desired.InputError as e:
         module.fail_json(msg='%s: invalid input, nothing changed: %s' % (role, '; '.join(e.messages)),
                          errors=e.messages, unknown_variables=unknown)
