@@ -15,7 +15,7 @@ import re
 from ansible.module_utils.six import string_types
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
-from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
@@ -275,7 +275,7 @@ def desired_facts(conn, identity, variables, facts, roles):
     out = server_facts.public(facts)
     out['notes'] = list(out.get('notes') or [])
     out['variables'] = {}
-    names = desired.server_variable_names(roles)
+    names = desired_utils.server_variable_names(roles)
     if names:
         details, reason = variable_details(conn, identity, variables, names)
         out['variables'] = details
@@ -301,7 +301,7 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
     desired_from: roles whose desired state (desired.for_roles, from role_variables and this server's
     facts) is verified too, under settings (which win). target: (flavor, version) of an upgrade
     target; the tables whose engine this server or the target lacks are returned as blockers.
-    Raises desired.InputError for bad role variables."""
+    Raises desired_utils.InputError for bad role variables."""
     check_settings(settings)
     variables = server_facts.all_global_variables(conn)
     facts = server_facts.gather(conn, variables, login_params, option_files, fallback_option_files,
@@ -312,7 +312,7 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
 
     states, unknown = {}, []
     if desired_from:
-        role_settings, states, unknown = desired.for_roles(
+        role_settings, states, unknown = desired_utils.for_roles(
             desired_from, role_variables, desired_facts(conn, identity, variables, facts, desired_from),
             detect_storage)
         merged = dict(role_settings)
