@@ -29,7 +29,7 @@ TARGET = 'mysql-8.4'
 
 def playbook(path, extra, tmp_path, check=True):
     """Run a playbook on the lab with the module_runs callback; returns (proc, {host: module runs})."""
-    counts = tmp_path / ('runs-%s.json' % os.path.basename(path))
+    counts = tmp_path / ('runs-%s' % os.path.basename(path))
     env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
                ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
                ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'),
@@ -145,3 +145,21 @@ def test_a_bad_target_fails_before_any_module_runs(lab, tmp_path):
     assert "verify_target_version 'mysql-eight' is not an upgrade target" in proc.stdout
     assert not any(runs.get(host) for host in lab), runs
     assert not (tmp_path / 'r' / 'verify.json').exists()
+
+
+# playbooks/site.yml on one host: the desired state of both roles of its first play in one
+# desired_settings run, each role's drop-in (template) and runtime change (global_variables), and
+# flush_neighbors' closing verify. docs/development.md has the counts before and after.
+SITE_RUNS = {'dbfleet.innodb.desired_settings': 1, 'ansible.builtin.template': 2,
+             'dbfleet.innodb.global_variables': 2, 'dbfleet.innodb.verify': 1}
+SITE_HOST = 'mariadb1011'
+
+
+def test_site_module_runs_per_host(lab, tmp_path):
+    if SITE_HOST not in lab:
+        pytest.fail('%s is not up: start the lab with `make lab-up`' % SITE_HOST, pytrace=False)
+    counts = tmp_path / 'runs-site.yml'
+    proc, runs = playbook(os.path.join(ROOT, 'playbooks', 'site.yml'), {'site_hosts': SITE_HOST}, tmp_path)
+    actions = json.loads(counts.read_text())['actions'][SITE_HOST]
+    assert actions == SITE_RUNS, actions
+    assert runs == {SITE_HOST: sum(SITE_RUNS.values())}, runs
