@@ -295,8 +295,8 @@ def verify_report_html(report, title='InnoDB fleet verification'):
 
 def blocker_text(host, blocker):
     """Plain-text evidence of one upgrade blocker (HTML title, JUnit message body)."""
-    lines = ['upgrade blocker on %s: %s.%s (%s)' % (host, blocker.get('schema'), blocker.get('table'),
-                                                   blocker.get('engine') or 'engine unknown'),
+    where = '%s.%s (%s)' % (blocker.get('schema'), blocker.get('table'), blocker.get('engine') or 'engine unknown')
+    lines = ['upgrade blocker on %s: %s' % (host, where),
              'reason: %s' % blocker.get('reason'),
              'size: %s bytes, about %s rows' % (blocker.get('total_bytes'), blocker.get('rows_estimate')),
              'concerns: %s (%s)' % (blocker.get('version'), ', '.join(blocker.get('where') or []))]
