@@ -10,6 +10,8 @@ ships is data in flavors.STORAGE_ENGINES; nothing here decides it with `if`s of 
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 
 # Schemas of the server itself: an upgrade converts them, they are never a user's blocker.
@@ -19,6 +21,9 @@ SYSTEM_SCHEMAS = ('mysql', 'information_schema', 'performance_schema', 'sys')
 TABLE_TYPES = ('BASE TABLE', 'SYSTEM VERSIONED', 'SEQUENCE')
 
 LOADED_SUPPORT = ('YES', 'DEFAULT')
+
+# An upgrade target as verify takes it: <flavor>-<major>.<minor>[.<patch>] (the flavor may hold a dash).
+_TARGET_RE = re.compile(r'^([a-z]+(?:-[a-z]+)*)-(\d+\.\d+(?:\.\d+)?)$')
 
 
 def _int(value):
@@ -144,15 +149,10 @@ def parse_target_spec(text, name='target_version'):
     if text is None or str(text).strip() == '':
         return None
     text = str(text).strip()
-    for flavor in sorted(flavors.FLAVORS, key=len, reverse=True):
-        if text.lower().startswith(flavor + '-'):
-            version = text[len(flavor) + 1:]
-            try:
-                if not version[:1].isdigit():
-                    raise ValueError(version)
-                return flavor, flavors.parse_version(version if version.count('.') >= 2 else '%s.0' % version)
-            except ValueError:
-                break
+    match = _TARGET_RE.match(text)
+    if match and match.group(1) in flavors.FLAVORS:
+        version = match.group(2)
+        return match.group(1), flavors.parse_version(version if version.count('.') >= 2 else '%s.0' % version)
     raise ValueError('%s %r is not an upgrade target: use <flavor>-<version> with a flavor of %s, such as '
                      'mysql-8.4 or mariadb-11.8' % (name, text, ', '.join(flavors.FLAVORS)))
 
