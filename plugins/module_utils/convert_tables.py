@@ -263,7 +263,10 @@ class Conversion(Sequence):
         self.engines = loaded_engines(query(self.conn, 'SELECT ENGINE, SUPPORT FROM information_schema.ENGINES'))
         if p.get('verify'):
             return self.run_verify(pairs)
-        if self.role == topology.REPLICA:
+        if p.get('follow') and self.role != topology.REPLICA:
+            raise ConvertError('refusing: follow is for replicas, and this server is a %s; convert here without '
+                               'follow' % self.role)
+        if self.role == topology.REPLICA and not p.get('follow'):
             raise ConvertError('refusing: this server is a replica; a conversion here would be a transaction of its '
                                'own (an errant GTID) and the tables would differ from its source. Convert on the '
                                'primary and let the ALTER replicate (the playbook does that for the whole topology '
@@ -277,6 +280,13 @@ class Conversion(Sequence):
         if problems:
             raise ConvertError('refusing to convert anything: ' + '; '.join(problems))
         todo = [t for t in self.tables if t['action'] == 'convert']
+        if p.get('follow'):
+            for t in self.tables:
+                if t['action'] == 'convert':
+                    t['result'] = 'follows_source'
+                self.plan.append('%s: %s' % (describe_plan_entry(t), 'already %s' % t['to_engine']
+                                             if t['action'] == 'already' else 'the ALTER arrives from the source'))
+            return
         self.find_blockers([(t['schema'], t['table']) for t in todo])
         self.step('check tables, engines and metadata locks', started)
         if self.blockers:

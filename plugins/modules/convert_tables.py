@@ -92,6 +92,13 @@ options:
         and that checksum. Allowed on replicas (the playbook's check after the conversion replicated).
     type: bool
     default: false
+  follow:
+    description:
+      - On a replica of a server being converted, change nothing and check that each table exists here in an engine
+        that converts to the target, and that the target engine is loaded (the C(ALTER) arrives by replication).
+        Refused on a server that is no replica.
+    type: bool
+    default: false
   expect:
     description:
       - With O(verify), C(db.table) -> C({rows, checksum}) as RV(tables) reported them after the conversion on the
@@ -248,6 +255,7 @@ def argument_spec():
         timezone=dict(type='str', default='UTC'),
         force_window=dict(type='bool', default=False),
         verify=dict(type='bool', default=False),
+        follow=dict(type='bool', default=False),
         expect=dict(type='dict', default={}),
     )
     return spec
@@ -273,7 +281,7 @@ def pure_checks(module):
             st = status(p['window'], p['timezone'])
         except WindowError as e:
             module.fail_json(msg=str(e), converted=[], changed=False)
-        if not st['inside'] and not p['verify']:
+        if not st['inside'] and not (p['verify'] or p['follow']):
             if p['force_window']:
                 module.warn('forced outside the window: %s' % st['message'])
             else:
@@ -305,6 +313,8 @@ def main():
     result = conv.report()
     if module.params['verify']:
         msg = 'verified %s' % ', '.join(conv.verified)
+    elif module.params['follow']:
+        msg = 'replica: ' + '; '.join(conv.plan)
     elif module.check_mode:
         msg = 'check mode: ' + '; '.join(conv.plan)
     else:
