@@ -270,11 +270,14 @@ def pure_checks(module):
     for name, (low, high) in sorted(RANGES.items()):
         if not low <= p[name] <= high:
             module.fail_json(msg='%s=%s is out of range %s-%s' % (name, p[name], low, high))
-    try:
-        target_engine(p['engine'])
-        parse_tables(p['tables'])
-    except ConvertError as e:
-        module.fail_json(msg=str(e), converted=[], changed=False)
+    problems = []
+    for check, value in ((target_engine, p['engine']), (parse_tables, p['tables'])):
+        try:
+            check(value)
+        except ConvertError as e:
+            problems.append(str(e))
+    if problems:
+        module.fail_json(msg='refusing to convert anything: ' + '; '.join(problems), converted=[], changed=False)
     st = None
     if p['window'] is not None:
         try:
