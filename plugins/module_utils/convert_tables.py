@@ -147,9 +147,11 @@ def loaded_engines(rows):
 
 
 def describe_plan_entry(t):
+    """'db.t: MyISAM -> InnoDB (size, file size where the server tells, ~rows)'; sizes and rows are the
+    server's estimates (InnoDB's statistics lag behind a bulk load; its tablespace file size does not)."""
+    size = t['size'] if not t.get('file_size') else '%s, file %s' % (t['size'], t['file_size'])
     return '%s: %s -> %s (%s, ~%d rows)' % (t['name'], flavors.engine_display_name(t['engine'] or '?'),
-                                          flavors.engine_display_name(t['to_engine']), t['size'],
-                                          t['rows_estimate'])
+                                          flavors.engine_display_name(t['to_engine']), size, t['rows_estimate'])
 
 
 # ---------------------------------------------------------------- the sequence
@@ -208,6 +210,7 @@ class Conversion(Sequence):
                          engine=row['ENGINE'], to_engine=ENGINE_CLAUSE[self.target],
                          rows_estimate=int(row['TABLE_ROWS'] or 0), size_bytes=size, size=human_size(size),
                          result='pending', attempts=0)
+            entry.update(self._file_size(row['TABLE_SCHEMA'], row['TABLE_NAME']))
             if row['TABLE_TYPE'] != 'BASE TABLE':
                 problems.append('%s is a %s, not a base table' % (name, row['TABLE_TYPE']))
             action, reason = decide(entry, self.target)

@@ -170,6 +170,8 @@ class FakeCursor(object):
             name = sql.rsplit('FROM ', 1)[1].split(')')[0].replace('`', '')
             changed = s.alter_changes_rows and name in s.altered
             self.rows = [dict(row_count=9 if changed else 10, l0=1, l1=2, l2=3, l3=4)]
+        elif 'TABLESPACES' in sql:
+            self.rows = [dict(FILE_SIZE=9437184, ALLOCATED_SIZE=9437184)]
         elif 'INNODB_TRX' in sql:
             self.rows = [dict(n=0, oldest=None)]
         elif 'setup_instruments' in sql or 'information_schema.PLUGINS' in sql or 'REFERENTIAL' in sql:
@@ -225,7 +227,7 @@ def test_check_mode_lists_each_table_and_changes_nothing():
     assert err is None and conv.changed
     assert [w for w in server.writes if not w.startswith('SET SESSION')] == []
     assert [t['result'] for t in conv.tables] == ['would_convert', 'would_convert']
-    assert any(line.startswith('shop.a: Aria -> InnoDB (16.0 KiB, ~10 rows)') for line in conv.plan)
+    assert any(line.startswith('shop.a: Aria -> InnoDB (16.0 KiB, file 9.0 MiB, ~10 rows)') for line in conv.plan)
     assert any(line.startswith('shop.m: MyISAM -> InnoDB') for line in conv.plan)
 
 
