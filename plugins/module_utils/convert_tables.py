@@ -150,8 +150,9 @@ def describe_plan_entry(t):
     """'db.t: MyISAM -> InnoDB (size, file size where the server tells, ~rows)'; sizes and rows are the
     server's estimates (InnoDB's statistics lag behind a bulk load; its tablespace file size does not)."""
     size = t['size'] if not t.get('file_size') else '%s, file %s' % (t['size'], t['file_size'])
-    return '%s: %s -> %s (%s, ~%d rows)' % (t['name'], flavors.engine_display_name(t['engine'] or '?'),
-                                          flavors.engine_display_name(t['to_engine']), size, t['rows_estimate'])
+    return '%s: %s -> %s (%s, ~%d rows)' % (
+        t['name'], flavors.engine_display_name(t['engine'] or '?'), flavors.engine_display_name(t['to_engine']),
+        size, t['rows_estimate'])
 
 
 # ---------------------------------------------------------------- the sequence
