@@ -29,7 +29,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     error_text, execute, global_variables, query, query_one, quote_identifier)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
-    PROTECTED_SCHEMAS, DropError, Sequence, human_size, parse_table_name)
+    PROTECTED_SCHEMAS, DropError, Interrupted, Sequence, human_size, parse_table_name)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.storage_engines import LOADED_SUPPORT
 
 try:
@@ -313,11 +313,17 @@ class Conversion(Sequence):
             return
         execute(self.conn, 'SET SESSION lock_wait_timeout = %d' % int(p['lock_wait_timeout']))
         failed = None
-        for t in todo:
-            if failed:
-                t['result'] = 'not_attempted'
-                continue
-            failed = self.convert_one(t)
+        self.install_signal_handlers()
+        try:
+            for t in todo:
+                if failed:
+                    t['result'] = 'not_attempted'
+                    continue
+                failed = self.convert_one(t)
+        except Interrupted as e:
+            self.abort_interrupted(str(e))
+        finally:
+            self.restore_signal_handlers()
         if failed:
             raise ConvertError(failed)
 
@@ -343,24 +349,16 @@ class Conversion(Sequence):
             t['result'] = 'failed'
             return 'stopped at %s: %s' % (t['name'], t.get('error'))
         try:
-            t['before'] = self.checksum(t, 'before')
-            started = self.clock()
-            try:
-                execute(self.conn, 'ALTER TABLE %s ENGINE=%s' % (ident, ENGINE_CLAUSE[self.target]))
-            except pymysql.err.MySQLError as e:
-                self.step('alter', started, ok=False, target=t['name'], detail=error_text(e))
-                t['result'] = 'failed'
-                t['error'] = error_text(e)
-                return 'ALTER TABLE %s ENGINE=%s failed: %s' % (t['name'], ENGINE_CLAUSE[self.target], error_text(e))
-            self.changed = True
-            rec = self.step('alter', started, target=t['name'], detail='ENGINE=%s' % ENGINE_CLAUSE[self.target])
-            t['seconds'] = rec['seconds']
-            t['after'] = self.checksum(t, 'after')
-            self.read_role()
-        finally:
-            s = self.clock()
-            execute(self.conn, 'UNLOCK TABLES')
-            self.step('unlock', s, target=t['name'])
+            failed = self._convert_locked(t, ident)
+        except Interrupted:
+            t['result'] = 'interrupted'
+            raise  # nothing more on this connection: run() kills its session from a fresh one
+        except BaseException:
+            self._unlock(t)
+            raise
+        self._unlock(t)
+        if failed:
+            return failed
         t['engine_after'] = self.current_engine(t['schema'], t['table'])
         problem = compare(t['name'], t['before'], t['after'])
         if flavors.engine_key(t['engine_after'] or '') != self.target:
@@ -370,6 +368,61 @@ class Conversion(Sequence):
             return 'stopped: rows or checksum differ after the conversion of %s' % problem
         t['result'] = 'converted'
         return None
+
+    def _unlock(self, t):
+        s = self.clock()
+        execute(self.conn, 'UNLOCK TABLES')
+        self.step('unlock', s, target=t['name'])
+
+    def _convert_locked(self, t, ident):
+        """Under the table's write lock: rows and checksum, the ALTER, rows and checksum; None or the failure."""
+        t['before'] = self.checksum(t, 'before')
+        started = self.clock()
+        try:
+            execute(self.conn, 'ALTER TABLE %s ENGINE=%s' % (ident, ENGINE_CLAUSE[self.target]))
+        except pymysql.err.MySQLError as e:
+            self.step('alter', started, ok=False, target=t['name'], detail=error_text(e))
+            t['result'] = 'failed'
+            t['error'] = error_text(e)
+            return 'ALTER TABLE %s ENGINE=%s failed: %s' % (t['name'], ENGINE_CLAUSE[self.target], error_text(e))
+        self.changed = True
+        rec = self.step('alter', started, target=t['name'], detail='ENGINE=%s' % ENGINE_CLAUSE[self.target])
+        t['seconds'] = rec['seconds']
+        t['after'] = self.checksum(t, 'after')
+        self.read_role()
+        return None
+
+    def abort_interrupted(self, signal_text):
+        """After a signal: kill this run's session from a fresh connection (an ALTER under way rolls back, the
+        table lock goes with the session), wait until it is gone, and say where each table stands."""
+        self._block_signals()
+        old = None
+        try:
+            old = self.conn.thread_id()
+        except Exception:  # pylint: disable=broad-except
+            pass
+        stale = self.conn
+        self._abort_old_connection()
+        if self.conn is stale:
+            raise ConvertError('%s: could not reconnect to kill the session (connection %s) of this run: kill it by '
+                               'hand (an ALTER under way then rolls back) and check the engine of %s'
+                               % (signal_text, old, ', '.join(t['name'] for t in self.tables)))
+        deadline = self.clock() + 30
+        while old is not None and self.clock() < deadline and query_one(
+                self.conn, 'SELECT ID FROM information_schema.PROCESSLIST WHERE ID = %s', (old,)):
+            self.sleep(0.2)
+        where = []
+        for t in self.tables:
+            if t.get('result') == 'interrupted':
+                t['engine_after'] = self.current_engine(t['schema'], t['table'])
+                if flavors.engine_key(t['engine_after'] or '') == self.target:
+                    self.changed = True
+                where.append('%s is %s' % (t['name'], t['engine_after']))
+            elif t.get('result') == 'pending':
+                t['result'] = 'not_attempted'
+        raise ConvertError('%s: the session was killed, so an ALTER under way was rolled back and the table lock '
+                           'released%s; the remaining tables were not attempted'
+                           % (signal_text, (' (%s)' % ', '.join(where)) if where else ''))
 
     # ------------------------------------------------------------ replicas: verify what replication applied
     def run_verify(self, pairs):

@@ -5,8 +5,11 @@ comparison) and the sequence against a fake server (what runs in which order, wh
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import Interrupted
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import (
     CONVERSIONS, Conversion, ConvertError, checksum_from_row, compare, content_checksum_sql, decide,
     loaded_engines, parse_tables, target_engine)
@@ -102,16 +105,19 @@ class FakeServer(object):
     """Answers the statements the conversion sends; records every statement that changes something."""
 
     def __init__(self, tables, engines=('InnoDB', 'MyISAM', 'Aria'), replica=False, lock_error=None,
-                 alter_changes_rows=False):
+                 alter_changes_rows=False, alter_raises=None):
         self.tables = dict(tables)       # 'db.t' -> engine
         self.engines = engines
         self.replica = replica
         self.lock_error = lock_error
         self.alter_changes_rows = alter_changes_rows
+        self.alter_raises = alter_raises
         self.altered = set()
         self.writes = []
+        self.connections = 0
 
     def __call__(self, params):
+        self.connections += 1
         return FakeConn(self)
 
 
@@ -182,10 +188,14 @@ class FakeCursor(object):
                 raise MySQLError(s.lock_error, 'Lock wait timeout exceeded')
         elif sql.startswith('ALTER TABLE'):
             s.writes.append(sql)
+            if s.alter_raises:
+                raise s.alter_raises
             name = sql.split()[2].replace('`', '')
             s.tables[name] = sql.rsplit('ENGINE=', 1)[1]
             s.altered.add(name)
-        elif sql.startswith(('UNLOCK', 'SET SESSION')):
+        elif 'information_schema.PROCESSLIST' in sql:
+            pass
+        elif sql.startswith(('UNLOCK', 'SET SESSION', 'KILL')):
             s.writes.append(sql)
         else:  # pragma: no cover - a statement the fake does not know
             raise AssertionError('unexpected statement %s' % sql)
@@ -306,3 +316,12 @@ def test_verify_compares_engine_rows_and_checksum():
     assert 'rows 11 before, 10 after' in err
     conv, err = run(server, verify=True, tables=['shop.m'])
     assert 'shop.m is MyISAM here, not InnoDB' in err
+
+
+def test_signal_during_the_alter_kills_the_session_from_a_fresh_one_and_stops():
+    server = FakeServer({'shop.a': 'Aria', 'shop.m': 'MyISAM'}, alter_raises=Interrupted(signal.SIGTERM))
+    conv, err = run(server)
+    assert err.startswith('interrupted by SIGTERM: the session was killed') and '(shop.a is Aria)' in err
+    # nothing more on the interrupted connection (no UNLOCK after the ALTER); the KILL from a second connection
+    assert server.writes[-2:] == ['ALTER TABLE `shop`.`a` ENGINE=InnoDB', 'KILL 7'] and server.connections == 2
+    assert [t['result'] for t in conv.tables] == ['interrupted', 'not_attempted'] and not conv.changed
