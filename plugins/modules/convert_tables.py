@@ -22,9 +22,9 @@ description:
     C(lock_wait_timeout) and bounded retries, counts the rows and computes a content checksum, runs the C(ALTER),
     counts and checksums again and releases the lock (also on failure). Unequal rows or checksums fail the module
     at that table; the remaining tables are not attempted.
-  - The content checksum hashes each row's values (MD5 over the columns and their NULL flags, summed in four
-    32-bit lanes), not C(CHECKSUM TABLE), which hashes the stored record image and can change when the C(ALTER)
-    rebuilds the rows in another format (same rows, another value).
+  - The content checksum hashes each row's values (CRC32 of the columns and their NULL flags, and of the same
+    bytes reversed, summed over the rows), not C(CHECKSUM TABLE), which hashes the stored record image and can
+    change when the C(ALTER) rebuilds the rows in another format (same rows, another value).
   - A table already in the target engine is left alone (not changed); a second run is idempotent.
   - With O(verify=true) it changes nothing and checks that each table is in the target engine with the rows and
     checksum given in O(expect); the playbook runs it on each replica after the conversion has replicated.
@@ -176,8 +176,8 @@ tables:
       result: converted
       attempts: 1
       seconds: 2.3121
-      before: {rows: 125000, checksum: 9f1c2e4a0b7d3c5e8a6f1b2c3d4e5f60}
-      after: {rows: 125000, checksum: 9f1c2e4a0b7d3c5e8a6f1b2c3d4e5f60}
+      before: {rows: 125000, checksum: 9f1c2e4a0b7d3c5e}
+      after: {rows: 125000, checksum: 9f1c2e4a0b7d3c5e}
 plan:
   description: What the run does (or, in check mode, would do), per table.
   returned: always

@@ -141,6 +141,9 @@ def test_convert_aria_and_myisam_on_mariadb118(lab):
             assert 'checksum: %s' % got['checksum'] in out  # the playbook reported the same value
         assert out.count('result: converted') == 2
         assert checksum_table(lab, HOST, 'm') != checksum_m  # same rows, another CHECKSUM TABLE value
+        cur.execute("UPDATE a SET v = 'row 2' WHERE id = 1")  # one value changed: the content checksum sees it
+        assert content(lab, HOST, 'a', columns['a']) != want['a']
+        cur.execute("UPDATE a SET v = 'row 1' WHERE id = 1")
 
         # ---- again: nothing to do
         rc, out = playbook(inv, convert_tables_hosts=HOST, convert_tables_tables=tables)
