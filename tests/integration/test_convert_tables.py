@@ -8,7 +8,8 @@
   checksums, a second run changes nothing. The MyISAM table holds DATETIMEs in the pre-5.6 format, so CHECKSUM
   TABLE gives another value after the conversion for the same rows: the reason the module checksums values.
 - SSH fleet (db1 -> db2 MySQL 8.0, db3 -> db4 MariaDB 10.11): without convert_tables_whole_topology the run is
-  refused naming the replicas; with it, each primary converts, the replicas apply the ALTER, and every host ends
+  refused naming the replicas, and so is an inventory that calls the replica db2 a primary; with a true
+  inventory and the variable, each primary converts, the replicas apply the ALTER, and every host ends
   in InnoDB with the same rows and checksum as its primary and the same GTID position.
 """
 
@@ -23,6 +24,7 @@ import sys
 import time
 
 import pytest
+import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, '.collections'))
@@ -172,7 +174,7 @@ def _gtid(fleet, host):
 
 
 @pytest.mark.fleet
-def test_fleet_whole_topology_converted_on_primaries_replicas_verified(fleet):
+def test_fleet_whole_topology_converted_on_primaries_replicas_verified(fleet, tmp_path):
     assert all(row['state'] == 'up' for row in fleet.refresh().values()), fleet.hosts
     pairs = (('db1', 'db2'), ('db3', 'db4'))
     for primary, replica in pairs:
@@ -188,6 +190,15 @@ def test_fleet_whole_topology_converted_on_primaries_replicas_verified(fleet):
         rc, out = playbook(fleet.inventory, convert_tables_hosts=hosts, convert_tables_tables=tables)
         assert rc != 0 and 'db2 is a replica of db1' in out and 'db4 is a replica of db3' in out, out[-3000:]
         assert 'convert_tables_whole_topology=true' in out
+        # an inventory that calls the replica db2 a primary: the servers say otherwise, nothing changes
+        data = yaml.safe_load(open(fleet.inventory, encoding='utf-8'))
+        data['all']['children']['mysql']['hosts']['db2']['dbfleet_replication_role'] = 'primary'
+        wrong = tmp_path / 'wrong.yml'
+        wrong.write_text(yaml.safe_dump(data, sort_keys=False))
+        rc, out = playbook(str(wrong), convert_tables_hosts=hosts, convert_tables_tables=tables,
+                           convert_tables_whole_topology=True)
+        assert rc != 0 and 'stopped before any change' in out, out[-3000:]
+        assert 'db2: the inventory says primary (dbfleet_replication_role), replica: the server replicates from db1' in out
         assert all(engine(fleet, h, 'm') == 'MyISAM' for h in ('db1', 'db2', 'db3', 'db4'))
 
         rc, out = playbook(fleet.inventory, convert_tables_hosts=hosts, convert_tables_tables=tables,
