@@ -63,7 +63,7 @@ def timed(cur, sql):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap = argparse.ArgumentParser(description=__doc__.split('\n', maxsplit=1)[0])
     ap.add_argument('--inventory', default=os.path.join(REPO, 'inventories', 'lab', 'hosts.yml'))
     ap.add_argument('--host', default='mariadb118')
     ap.add_argument('--rows', type=int, default=300000)
