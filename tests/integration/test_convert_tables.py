@@ -4,7 +4,7 @@
 
 - Local lab, MariaDB 11.8: an Aria and a MyISAM table with rows; bad input refused before anything changes
   (unknown engine; MyRocks not loaded, a missing table and an Aria table for MyRocks in one run; outside the
-  window), check mode lists the plan and converts nothing, a real run converts both with equal rows and content
+  window); a transaction holding a metadata lock makes the run give up after its bounded lock waits; check mode lists the plan and converts nothing, a real run converts both with equal rows and content
   checksums, a second run changes nothing. The MyISAM table holds DATETIMEs in the pre-5.6 format, so CHECKSUM
   TABLE gives another value after the conversion for the same rows: the reason the module checksums values.
 - SSH fleet (db1 -> db2 MySQL 8.0, db3 -> db4 MariaDB 10.11): without convert_tables_whole_topology the run is
@@ -123,6 +123,21 @@ def test_convert_aria_and_myisam_on_mariadb118(lab):
         rc, out = playbook(inv, convert_tables_hosts=HOST, convert_tables_tables=tables,
                            convert_tables_window=window(False))
         assert rc != 0 and 'the next window opens at' in out, out[-3000:]
+        assert (engine(lab, HOST, 'a'), engine(lab, HOST, 'm')) == ('Aria', 'MyISAM')
+
+        # ---- a transaction that holds a metadata lock on the first table: bounded waits, then a stop
+        holder = lab.connect(HOST, via='socket', database=SCHEMA, autocommit=False)
+        try:
+            holder.cursor().execute('START TRANSACTION')
+            holder.cursor().execute('SELECT COUNT(*) FROM a')
+            rc, out = playbook(inv, convert_tables_hosts=HOST, convert_tables_tables=tables,
+                               convert_tables_lock_wait_timeout=1, convert_tables_retries=1,
+                               convert_tables_retry_delay=0)
+        finally:
+            holder.rollback()
+            holder.close()
+        assert rc != 0 and 'stopped at %s.a' % SCHEMA in out, out[-3000:]
+        assert 'gave up after 2 attempts of lock_wait_timeout=1s each' in out
         assert (engine(lab, HOST, 'a'), engine(lab, HOST, 'm')) == ('Aria', 'MyISAM')
 
         # ---- check mode: the plan, nothing converted
