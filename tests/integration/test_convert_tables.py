@@ -4,8 +4,9 @@
 
 - Local lab, MariaDB 11.8: an Aria and a MyISAM table with rows; bad input refused before anything changes
   (unknown engine; MyRocks not loaded, a missing table and an Aria table for MyRocks in one run; outside the
-  window); a transaction holding a metadata lock makes the run give up after its bounded lock waits; check mode lists the plan and converts nothing, a real run converts both with equal rows and content
-  checksums, a second run changes nothing. The MyISAM table holds DATETIMEs in the pre-5.6 format, so CHECKSUM
+  window); a transaction holding a metadata lock makes the run give up after its bounded lock waits; check
+  mode lists the plan and converts nothing, a real run converts both with equal rows and content checksums, a
+  second run changes nothing. The MyISAM table holds DATETIMEs in the pre-5.6 format, so CHECKSUM
   TABLE gives another value after the conversion for the same rows: the reason the module checksums values.
 - SSH fleet (db1 -> db2 MySQL 8.0, db3 -> db4 MariaDB 10.11): without convert_tables_whole_topology the run is
   refused naming the replicas, and so is an inventory that calls the replica db2 a primary; with a true
