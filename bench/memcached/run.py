@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, 'lab'))
 
-from dbfleet_lab.serverload import connect, cpu_seconds, host_vars, query, query_value, server_pid  # noqa: E402
+from dbfleet_lab.serverload import connect, cpu_seconds, cpu_times, host_vars, query, query_value, server_pid  # noqa: E402
 
 SCHEMA, TABLE = 'bench_memc', 'token'
 PLAY = """
@@ -163,9 +163,11 @@ def arm_run(args, hv, conn, pid, mcget, arm, rate, seconds):
     else:
         cmd = sysbench_cmd(args, hv, arm, rate, seconds)
         s0 = com_select(conn)
-    cpu0, wall0 = cpu_seconds(pid), time.monotonic()
+    (user0, sys0), wall0 = cpu_times(pid), time.monotonic()
     out, client_cpu = run_measured(cmd)
-    wall, cpu = time.monotonic() - wall0, cpu_seconds(pid) - cpu0
+    (user1, sys1), wall = cpu_times(pid), time.monotonic() - wall0
+    user, system = user1 - user0, sys1 - sys0
+    cpu = user + system
     if arm == 'memcache':
         s1 = memcache_stats(port)
         client = json.loads(out)
@@ -175,7 +177,8 @@ def arm_run(args, hv, conn, pid, mcget, arm, rate, seconds):
         lookups = com_select(conn) - s0         # SHOW GLOBAL STATUS is not counted in Com_select
         client = sysbench_summary(out)
         misses = None
-    return dict(arm=arm, rate_asked=rate, wall_s=round(wall, 2), server_cpu_s=round(cpu, 3), lookups=lookups,
+    return dict(arm=arm, rate_asked=rate, wall_s=round(wall, 2), server_cpu_s=round(cpu, 3),
+                server_user_s=round(user, 3), server_system_s=round(system, 3), lookups=lookups,
                 misses=misses, client_cpu_s=round(client_cpu, 3), client=client,
                 server_cpu_us_per_lookup=round(1e6 * cpu / max(lookups, 1), 2),
                 client_cpu_us_per_lookup=round(1e6 * client_cpu / max(lookups, 1), 2),
@@ -233,8 +236,8 @@ def main():
         print('server %s pid %d, buffer pool %d MiB, table %d rows, daemon_memcached_option %r, '
               'idle server CPU %.1f%% of a core, %d connections per arm, %d s per arm'
               % (version, pid, pool >> 20, args.rows, options, idle_pct, args.connections, args.seconds), flush=True)
-        print('%-7s %-6s %-8s %9s %10s %9s %13s %13s %9s' % ('rate', 'round', 'arm', 'lookups/s', 'server CPU',
-                                                           'CPU %', 'us/lookup', 'client us/lk', 'p99 ms'))
+        print('%-7s %-6s %-8s %9s %10s %9s %10s %10s %13s %9s' % (
+            'rate', 'round', 'arm', 'lookups/s', 'server CPU', 'CPU %', 'us/lookup', 'user us', 'client us/lk', 'p99 ms'))
         results = []
         for rate in rates:
             for rnd in range(args.rounds):
@@ -243,9 +246,10 @@ def main():
                     res = arm_run(args, hv, conn, pid, mcget, arm, rate, args.seconds)
                     res['round'] = rnd + 1
                     results.append(res)
-                    print('%-7d %-6d %-8s %9.0f %9.2fs %8.1f%% %13.2f %13.2f %9.3f'
+                    print('%-7d %-6d %-8s %9.0f %9.2fs %8.1f%% %10.2f %10.2f %13.2f %9.3f'
                           % (rate, rnd + 1, arm, res['lookups_per_s'], res['server_cpu_s'], res['server_cpu_pct'],
-                             res['server_cpu_us_per_lookup'], res['client_cpu_us_per_lookup'],
+                             res['server_cpu_us_per_lookup'], 1e6 * res['server_user_s'] / max(res['lookups'], 1),
+                             res['client_cpu_us_per_lookup'],
                              res['client'].get('latency_ms_p99', 0)), flush=True)
         conn.close()
     finally:
@@ -262,14 +266,18 @@ def main():
         for arm in arms:
             rs = [r for r in results if r['rate_asked'] == rate and r['arm'] == arm]
             cpu, n, wall = sum(r['server_cpu_s'] for r in rs), sum(r['lookups'] for r in rs), sum(r['wall_s'] for r in rs)
+            user = sum(r['server_user_s'] for r in rs)
             per[arm] = dict(server_cpu_us_per_lookup=round(1e6 * cpu / max(n, 1), 2),
+                            server_user_us_per_lookup=round(1e6 * user / max(n, 1), 2),
+                            server_system_us_per_lookup=round(1e6 * (cpu - user) / max(n, 1), 2),
                             server_cpu_pct=round(100.0 * cpu / wall, 1), lookups_per_s=round(n / wall, 1),
                             client_cpu_us_per_lookup=round(1e6 * sum(r['client_cpu_s'] for r in rs) / max(n, 1), 2),
                             net_of_idle_us_per_lookup=round(1e6 * (cpu - idle_pct / 100.0 * wall) / max(n, 1), 2))
         line = '%6d/s' % rate
         for arm in arms:
-            line += '  %s %.1f us (%.1f%% CPU, %.0f/s)' % (arm, per[arm]['server_cpu_us_per_lookup'],
-                                                         per[arm]['server_cpu_pct'], per[arm]['lookups_per_s'])
+            line += '  %s %.1f us = %.1f user + %.1f system (%.1f%% CPU, %.0f/s)' % (
+                arm, per[arm]['server_cpu_us_per_lookup'], per[arm]['server_user_us_per_lookup'],
+                per[arm]['server_system_us_per_lookup'], per[arm]['server_cpu_pct'], per[arm]['lookups_per_s'])
         for arm in arms[1:]:
             pairs = []
             for rnd in range(args.rounds):
@@ -279,10 +287,11 @@ def main():
                 pairs.append(s / m if m else float('nan'))
             ratio = per[arm]['server_cpu_us_per_lookup'] / per['memcache']['server_cpu_us_per_lookup']
             net = per[arm]['net_of_idle_us_per_lookup'] / per['memcache']['net_of_idle_us_per_lookup']
+            user_ratio = per[arm]['server_user_us_per_lookup'] / per['memcache']['server_user_us_per_lookup']
             per['%s/memcache' % arm] = dict(ratio=round(ratio, 2), rounds=[round(p, 2) for p in pairs],
-                                            net_of_idle=round(net, 2))
-            line += '  | %s/memcache %.2fx (rounds %s; net of idle %.2fx)' % (
-                arm, ratio, ' '.join('%.2f' % p for p in pairs), net)
+                                            net_of_idle=round(net, 2), user_only=round(user_ratio, 2))
+            line += '\n         %s/memcache %.2fx (rounds %s; net of idle %.2fx; user CPU only %.2fx)' % (
+                arm, ratio, ' '.join('%.2f' % p for p in pairs), net, user_ratio)
         summary['rates'][str(rate)] = per
         print(line)
     print('source: ~70,000 lookups/s, SQL 30-40%% vs memcache ~5%% CPU (6-8x); total time %.0f s' % (time.time() - t_start))

@@ -104,20 +104,32 @@ def server_pid(conn):
         return int(handle.read().split()[0])
 
 
-def stat_cpu_ticks(stat_line):
-    """utime + stime (clock ticks) from the text of /proc/PID/stat.
+def stat_cpu_split(stat_line):
+    """(utime, stime) in clock ticks from the text of /proc/PID/stat.
 
     The command name (field 2) is in parentheses and may hold spaces or ')': fields are counted
     after the last ')'.
     """
     fields = stat_line.rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
+    return int(fields[11]), int(fields[12])
+
+
+def stat_cpu_ticks(stat_line):
+    """utime + stime (clock ticks) from the text of /proc/PID/stat."""
+    return sum(stat_cpu_split(stat_line))
+
+
+def cpu_times(pid):
+    """(user, system) CPU seconds the process PID has used so far."""
+    with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as handle:
+        user, system = stat_cpu_split(handle.read())
+    tick = float(os.sysconf("SC_CLK_TCK"))
+    return user / tick, system / tick
 
 
 def cpu_seconds(pid):
     """CPU seconds (user + system) the process PID has used so far."""
-    with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as handle:
-        return stat_cpu_ticks(handle.read()) / float(os.sysconf("SC_CLK_TCK"))
+    return sum(cpu_times(pid))
 
 
 class CpuMeter:

@@ -31,6 +31,7 @@ def test_login_without_socket_or_host_names_the_input():
 def test_stat_ticks_count_fields_after_the_last_parenthesis():
     # A command name with a space and a ')' must not shift the fields: utime=1234, stime=56.
     line = '4242 (my sqld) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 1234 56 0 0 20 0 37 0 100 0 0'
+    assert serverload.stat_cpu_split(line) == (1234, 56)
     assert serverload.stat_cpu_ticks(line) == 1290
 
 
@@ -44,4 +45,6 @@ def test_cpu_meter_reads_this_process():
     with meter:
         sum(i * i for i in range(200000))
     assert meter.seconds >= 0
-    assert serverload.cpu_seconds(os.getpid()) > 0
+    user, system = serverload.cpu_times(os.getpid())
+    assert user > 0 and system >= 0
+    assert serverload.cpu_seconds(os.getpid()) >= user
