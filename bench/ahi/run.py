@@ -26,13 +26,15 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, 'lab'))
 
-from dbfleet_lab.serverload import connect, cpu_seconds, host_vars, query, query_value, server_pid  # noqa: E402
+from dbfleet_lab.serverload import connect, cpu_seconds, host_vars, query, query_value, server_pid, \
+    write_sysbench_config  # noqa: E402
 
 SEARCH_COUNTERS = ('adaptive_hash_searches', 'adaptive_hash_searches_btree')
 STATUS = ('Com_select', 'Innodb_buffer_pool_reads', 'Innodb_buffer_pool_read_requests', 'Innodb_rows_read')
@@ -103,18 +105,38 @@ def set_ahi(conn, on):
         raise SystemExit('SET GLOBAL innodb_adaptive_hash_index = %s did not take effect' % on)
 
 
-def sysbench_cmd(args, hv, seconds):
-    return ['sysbench', os.path.join(HERE, 'inlist.lua'), '--db-driver=mysql',
-            '--mysql-host=%s' % hv.get('dbfleet_login_host', '127.0.0.1'), '--mysql-port=%s' % hv['dbfleet_login_port'],
-            '--mysql-user=%s' % hv['dbfleet_login_user'], '--mysql-password=%s' % hv['dbfleet_login_password'],
-            '--mysql-db=%s' % args.database, '--table=%s' % args.table, '--rows=%d' % args.rows,
-            '--in-size=%d' % args.in_size, '--sleep-ms=%d' % args.sleep_ms, '--threads=%d' % args.threads,
+def sysbench_cmd(args, seconds):
+    # The login (TCP) is in args.sysbench_config, a 0600 file, not on the command line.
+    return ['sysbench', os.path.join(HERE, 'inlist.lua'), '--config-file=%s' % args.sysbench_config,
+            '--table=%s' % args.table, '--rows=%d' % args.rows,
+            '--in_size=%d' % args.in_size, '--sleep_ms=%d' % args.sleep_ms, '--threads=%d' % args.threads,
             '--rate=%d' % args.rate, '--time=%d' % seconds, 'run']
 
 
-def arm(args, hv, conn, pid, on):
+def hashwarm(args, conn):
+    """Sweeps of every id in IN-lists of consecutive ids (inlist.lua hashwarm) until InnoDB answers at
+    least 95% of a sweep's searches from the hash (at most 4 sweeps); (sweeps, seconds, last share)."""
+    cmd = ['sysbench', os.path.join(HERE, 'inlist.lua'), '--config-file=%s' % args.sysbench_config,
+           '--table=%s' % args.table, '--rows=%d' % args.rows, '--in_size=%d' % args.in_size, '--threads=4', 'hashwarm']
+    t = time.monotonic()
+    for sweep in range(1, 5):
+        c0 = read_counters(conn)
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise SystemExit('sysbench hashwarm failed (%d): %s' % (proc.returncode, (proc.stderr or proc.stdout)[-2000:]))
+        c1 = read_counters(conn)
+        hs = c1['adaptive_hash_searches'] - c0['adaptive_hash_searches']
+        bt = c1['adaptive_hash_searches_btree'] - c0['adaptive_hash_searches_btree']
+        share = hs / float(max(hs + bt, 1))
+        if share >= 0.95:
+            break
+    return sweep, round(time.monotonic() - t, 1), round(share, 3)
+
+
+def arm(args, conn, pid, on):
     set_ahi(conn, on)
-    proc = subprocess.Popen(sysbench_cmd(args, hv, int(args.warmup + args.seconds + 1)),
+    warm = hashwarm(args, conn) if on and args.hashwarm else (0, 0.0, None)
+    proc = subprocess.Popen(sysbench_cmd(args, int(args.warmup + args.seconds + 1)),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         time.sleep(args.warmup)
@@ -129,7 +151,8 @@ def arm(args, hv, conn, pid, on):
     queries = d['Com_select'] - 1     # the second read of the INNODB_METRICS counters is a SELECT itself
     searches = d['adaptive_hash_searches'] + d['adaptive_hash_searches_btree']
     wall, cpu = t1 - t0, s1 - s0
-    return dict(ahi='ON' if on else 'OFF', seconds=round(wall, 2), queries=queries, qps=round(queries / wall, 1),
+    return dict(ahi='ON' if on else 'OFF', hashwarm_sweeps=warm[0], hashwarm_s=warm[1], hashwarm_last_share=warm[2],
+                seconds=round(wall, 2), queries=queries, qps=round(queries / wall, 1),
                 server_cpu_s=round(cpu, 3), server_cpu_pct=round(100 * cpu / wall, 1),
                 server_cpu_us_per_query=round(1e6 * cpu / max(queries, 1), 1),
                 client_cpu_pct=round(100 * (k1 - k0) / wall, 1),
@@ -155,6 +178,8 @@ def main():
     ap.add_argument('--rounds', type=int, default=2, help='rounds of ON and OFF, order rotating (default 2)')
     ap.add_argument('--seconds', type=float, default=25, help='measured seconds per arm (default 25)')
     ap.add_argument('--warmup', type=float, default=5, help='seconds per arm before measuring (default 5)')
+    ap.add_argument('--no-hashwarm', dest='hashwarm', action='store_false',
+                    help='measure ON arms while the hash index is still being built (no sweep before them)')
     ap.add_argument('--json', help='also write the results to this file')
     args = ap.parse_args()
     if not shutil.which('sysbench'):
@@ -174,6 +199,8 @@ def main():
     orig_ahi = int(query_value(conn, 'SELECT @@innodb_adaptive_hash_index'))
     orig_counters = counters_state(conn)
     rounds = []
+    workdir = tempfile.mkdtemp(prefix='dbfleet-ahi-')
+    args.sysbench_config = write_sysbench_config(os.path.join(workdir, 'sysbench.cfg'), hv, args.database, tcp=True)
     try:
         pool = set_buffer_pool(conn, want_pool)
         t = time.monotonic()
@@ -189,22 +216,24 @@ def main():
             if not orig_counters.get(name):
                 query(conn, 'SET GLOBAL innodb_monitor_enable = %s', (name,))
         print('%s %s pid %d; buffer pool %d MiB for the run (was %d MiB); %s.%s %d rows, data %d MiB + '
-              'secondary index %d MiB; %d threads, rate %s, IN-lists of %d, %d s per arm after %d s warm-up'
+              'secondary index %d MiB; %d threads, rate %s, IN-lists of %d, %d s per arm after %d s warm-up%s'
               % (args.host, version, pid, pool >> 20, orig_pool >> 20, args.database, args.table, args.rows,
                  data >> 20, index >> 20, args.threads, '%d q/s' % args.rate if args.rate else 'unlimited',
-                 args.in_size, args.seconds, args.warmup), flush=True)
-        print('%-5s %-4s %8s %8s %9s %11s %9s %10s %10s %7s %10s' % (
+                 args.in_size, args.seconds, args.warmup,
+                 ' (ON arms: after sweeps of every id until the hash answers 95% of a sweep)' if args.hashwarm else
+                 ' (no sweep: ON arms measure the hash index while it is built)'), flush=True)
+        print('%-5s %-4s %8s %8s %9s %11s %9s %10s %10s %7s %10s %7s' % (
             'round', 'AHI', 'q/s', 'srv CPU', 'srv CPU %', 'us/query', 'sysbench %', 'hash', 'btree', 'share',
-            'disk reads'))
+            'disk reads', 'sweeps'))
         for rnd in range(args.rounds):
             for on in ((True, False) if rnd % 2 == 0 else (False, True)):
-                res = arm(args, hv, conn, pid, on)
+                res = arm(args, conn, pid, on)
                 res['round'] = rnd + 1
                 rounds.append(res)
-                print('%-5d %-4s %8.0f %7.2fs %8.1f%% %11.1f %9.1f%% %10d %10d %7.3f %10d' % (
+                print('%-5d %-4s %8.0f %7.2fs %8.1f%% %11.1f %9.1f%% %10d %10d %7.3f %10d %7d' % (
                     rnd + 1, res['ahi'], res['qps'], res['server_cpu_s'], res['server_cpu_pct'],
                     res['server_cpu_us_per_query'], res['client_cpu_pct'], res['hash_searches'],
-                    res['btree_searches'], res['hash_share'], res['pool_reads']), flush=True)
+                    res['btree_searches'], res['hash_share'], res['pool_reads'], res['hashwarm_sweeps']), flush=True)
     finally:
         for name in SEARCH_COUNTERS:
             if name in orig_counters and not orig_counters[name]:
@@ -215,6 +244,7 @@ def main():
               % ('ON' if orig_ahi else 'OFF', restored >> 20,
                  ', '.join('%s %s' % (k, 'enabled' if v else 'disabled') for k, v in counters_state(conn).items())))
         conn.close()
+        shutil.rmtree(workdir, ignore_errors=True)
 
     def total(state):
         rs = [r for r in rounds if r['ahi'] == state]

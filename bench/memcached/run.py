@@ -36,7 +36,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, 'lab'))
 
-from dbfleet_lab.serverload import connect, cpu_seconds, cpu_times, host_vars, query, query_value, server_pid  # noqa: E402
+from dbfleet_lab.serverload import connect, cpu_seconds, cpu_times, host_vars, query, query_value, server_pid, \
+    write_sysbench_config  # noqa: E402
 
 SCHEMA, TABLE = 'bench_memc', 'token'
 PLAY = """
@@ -131,11 +132,9 @@ def run_measured(cmd):
     return proc.stdout, (after.children_user - before.children_user) + (after.children_system - before.children_system)
 
 
-def sysbench_cmd(args, hv, arm, rate, seconds):
-    return ['sysbench', os.path.join(HERE, 'point_select.lua'), '--db-driver=mysql',
-            '--mysql-host=%s' % hv.get('dbfleet_login_host', '127.0.0.1'), '--mysql-port=%s' % hv['dbfleet_login_port'],
-            '--mysql-user=%s' % hv['dbfleet_login_user'], '--mysql-password=%s' % hv['dbfleet_login_password'],
-            '--mysql-db=%s' % SCHEMA, '--rows=%d' % args.rows, '--prepared=%s' % ('on' if arm == 'sql_ps' else 'off'),
+def sysbench_cmd(args, config, arm, rate, seconds):
+    # The login (TCP, like the memcache arm) is in CONFIG, a 0600 file, not on the command line.
+    return ['sysbench', os.path.join(HERE, 'point_select.lua'), '--config-file=%s' % config, '--rows=%d' % args.rows, '--prepared=%s' % ('on' if arm == 'sql_ps' else 'off'),
             '--threads=%d' % args.connections, '--rate=%d' % rate, '--time=%d' % seconds, '--percentile=99', 'run']
 
 
@@ -161,7 +160,7 @@ def arm_run(args, hv, conn, pid, mcget, arm, rate, seconds):
                '@@token.']
         s0 = memcache_stats(port)
     else:
-        cmd = sysbench_cmd(args, hv, arm, rate, seconds)
+        cmd = sysbench_cmd(args, args.sysbench_config, arm, rate, seconds)
         s0 = com_select(conn)
     (user0, sys0), wall0 = cpu_times(pid), time.monotonic()
     out, client_cpu = run_measured(cmd)
@@ -222,6 +221,7 @@ def main():
         print('applying the dbfleet.innodb.memcached role...', flush=True)
         apply_role(inventory)
         mcget = build_mcget(workdir)
+        args.sysbench_config = write_sysbench_config(os.path.join(workdir, 'sysbench.cfg'), hv, SCHEMA, tcp=True)
         pid = server_pid(conn)
         version = query_value(conn, 'SELECT @@version')
         pool = int(query_value(conn, 'SELECT @@innodb_buffer_pool_size'))

@@ -154,3 +154,30 @@ class CpuMeter:
     def __exit__(self, *exc):
         self.stop()
         return False
+
+
+def sysbench_login_options(login, database):
+    """sysbench's MySQL options for a login, one `name=value` a line, for its --config-file.
+
+    A file (mode 0600, see write_sysbench_config) keeps the password off the command line that
+    other users of the machine can read in the process list. sysbench cannot use a unix socket
+    and a host at once: the socket wins, as in login_kwargs.
+    """
+    kwargs = login_kwargs(login)
+    lines = ["db-driver=mysql", "mysql-user=%s" % kwargs["user"], "mysql-password=%s" % kwargs["password"],
+             "mysql-db=%s" % database]
+    if "unix_socket" in kwargs:
+        lines.append("mysql-socket=%s" % kwargs["unix_socket"])
+    else:
+        lines += ["mysql-host=%s" % kwargs["host"], "mysql-port=%d" % kwargs["port"]]
+    return lines
+
+
+def write_sysbench_config(path, login, database, tcp=False):
+    """Write sysbench_login_options() to PATH (mode 0600); tcp=True drops the socket for host/port."""
+    if tcp:
+        login = dict((k, v) for k, v in login.items() if not k.endswith("unix_socket"))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(sysbench_login_options(login, database)) + "\n")
+    return path

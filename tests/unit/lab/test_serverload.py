@@ -48,3 +48,13 @@ def test_cpu_meter_reads_this_process():
     user, system = serverload.cpu_times(os.getpid())
     assert user > 0 and system >= 0
     assert serverload.cpu_seconds(os.getpid()) >= user
+
+
+def test_sysbench_options_over_tcp_or_socket(tmp_path):
+    hv = dict(dbfleet_login_user='dbfleet', dbfleet_login_password='pw', dbfleet_login_unix_socket='/s.sock',
+              dbfleet_login_host='127.0.0.1', dbfleet_login_port=39780)
+    assert serverload.sysbench_login_options(hv, 'db') == [
+        'db-driver=mysql', 'mysql-user=dbfleet', 'mysql-password=pw', 'mysql-db=db', 'mysql-socket=/s.sock']
+    path = serverload.write_sysbench_config(str(tmp_path / 'sb.cfg'), hv, 'db', tcp=True)
+    assert open(path).read().splitlines()[-2:] == ['mysql-host=127.0.0.1', 'mysql-port=39780']
+    assert os.stat(path).st_mode & 0o077 == 0
