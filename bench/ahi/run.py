@@ -8,14 +8,17 @@ sysbench threads (bench/ahi/inlist.lua, text protocol), at a fixed --rate (same 
 0 = as fast as the threads go), on a table of --rows rows (i INT PK, j INT with a secondary key,
 v TEXT of --text-len characters) held entirely in a buffer pool of --buffer-pool for the run.
 
-AHI is switched ON and OFF in rotating order (ON OFF, OFF ON, ...) in one run. Each arm runs
-sysbench for --warmup + --seconds and measures over the last --seconds: queries (Com_select),
+AHI is switched ON and OFF in rotating order (ON OFF, OFF ON, ...) in one run. Before an ON arm,
+sweeps of every id in IN-lists of consecutive ids (inlist.lua hashwarm, until 95% of a sweep's
+searches are hashed, at most 4) build the hash index the way a long-running server has it
+(--no-hashwarm measures while it is built). Each arm runs sysbench for --warmup + --seconds and
+measures over the last --seconds: queries (Com_select),
 server CPU seconds (utime + stime of mysqld, /proc/PID/stat), sysbench's own CPU, buffer pool reads
 from disk, and the INNODB_METRICS counters adaptive_hash_searches (rows found through the hash
 index) and adaptive_hash_searches_btree (B-tree searches). Those counters, the buffer pool size and
 innodb_adaptive_hash_index are set for the run and put back as they were.
 
-    .venv/bin/python bench/ahi/run.py --inventory .lab/bench/hosts.yml --host mysql80
+    .venv/bin/python bench/ahi/run.py --inventory .lab/bench/hosts.yml --host mysql80 --rate 800
     .venv/bin/python bench/ahi/run.py --host mysql80 --rows 4000000 --threads 128 --rate 0 --rounds 3
 """
 
