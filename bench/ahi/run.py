@@ -18,7 +18,7 @@ from disk, and the INNODB_METRICS counters adaptive_hash_searches (rows found th
 index) and adaptive_hash_searches_btree (B-tree searches). Those counters, the buffer pool size and
 innodb_adaptive_hash_index are set for the run and put back as they were.
 
-    .venv/bin/python bench/ahi/run.py --inventory .lab/bench/hosts.yml --host mysql80 --rate 800
+    .venv/bin/python bench/ahi/run.py --inventory .lab/bench/hosts.yml --host mysql80
     .venv/bin/python bench/ahi/run.py --host mysql80 --rows 4000000 --threads 128 --rate 0 --rounds 3
 """
 
@@ -175,7 +175,7 @@ def main():
     ap.add_argument('--text-len', type=int, default=100, help='characters of v (default 100)')
     ap.add_argument('--buffer-pool', default='1G', help='innodb_buffer_pool_size for the run (default 1G)')
     ap.add_argument('--threads', type=int, default=64, help='sysbench threads (default 64)')
-    ap.add_argument('--rate', type=int, default=2000, help='queries/s for both arms; 0 = unlimited (default 2000)')
+    ap.add_argument('--rate', type=int, default=800, help='queries/s for both arms; 0 = unlimited (default 800)')
     ap.add_argument('--sleep-ms', type=int, default=0, help='sleep of each thread after a query (default 0)')
     ap.add_argument('--in-size', type=int, default=30, help='ids per IN-list (default 30)')
     ap.add_argument('--rounds', type=int, default=2, help='rounds of ON and OFF, order rotating (default 2)')
