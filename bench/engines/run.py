@@ -65,7 +65,6 @@ BATCH = 1000
 COMMIT_EVERY = 10000
 
 
-
 def rows_for(seed, count):
     """count rows with distinct random 63-bit keys, the same for every variant of a round."""
     rnd = random.Random(seed)

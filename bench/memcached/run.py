@@ -26,7 +26,6 @@ import json
 import os
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -134,7 +133,8 @@ def run_measured(cmd):
 
 def sysbench_cmd(args, config, arm, rate, seconds):
     # The login (TCP, like the memcache arm) is in CONFIG, a 0600 file, not on the command line.
-    return ['sysbench', os.path.join(HERE, 'point_select.lua'), '--config-file=%s' % config, '--rows=%d' % args.rows, '--prepared=%s' % ('on' if arm == 'sql_ps' else 'off'),
+    return ['sysbench', os.path.join(HERE, 'point_select.lua'), '--config-file=%s' % config, '--rows=%d' % args.rows,
+            '--prepared=%s' % ('on' if arm == 'sql_ps' else 'off'),
             '--threads=%d' % args.connections, '--rate=%d' % rate, '--time=%d' % seconds, '--percentile=99', 'run']
 
 
