@@ -17,6 +17,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 sys.path.insert(0, os.path.join(ROOT, 'lab'))
 
 from dbfleet_lab.inventory import read_hosts  # noqa: E402
+from dbfleet_lab.serverload import cpu_seconds, server_pid  # noqa: E402,F401  pylint: disable=unused-import
 
 METRICS = ('adaptive_hash_searches', 'adaptive_hash_searches_btree', 'adaptive_hash_rows_added',
            'adaptive_hash_rows_removed', 'adaptive_hash_pages_added', 'adaptive_hash_pages_removed')
@@ -84,21 +85,7 @@ def connect_retry(login, database=None, seconds=60):
 
 
 # ---------------------------------------------------------------- server side
-def server_pid(conn):
-    pid_file = q(conn, 'SELECT @@GLOBAL.pid_file')[0][0]
-    if not os.path.isabs(pid_file):
-        pid_file = os.path.join(q(conn, 'SELECT @@GLOBAL.datadir')[0][0], pid_file)
-    with open(pid_file) as f:
-        return int(f.read().split()[0])
-
-
-def cpu_seconds(pid):
-    """utime + stime of the server process, in seconds."""
-    with open('/proc/%d/stat' % pid) as f:
-        fields = f.read().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / float(os.sysconf('SC_CLK_TCK'))
-
-
+# server_pid(conn) and cpu_seconds(pid) come from dbfleet_lab.serverload.
 def metrics_column(conn):
     cols = [r[0].upper() for r in q(conn, 'SHOW COLUMNS FROM INFORMATION_SCHEMA.INNODB_METRICS')]
     return 'STATUS' if 'STATUS' in cols else 'ENABLED'

@@ -38,7 +38,8 @@ sys.path.insert(0, os.path.join(REPO, '.collections'))
 sys.path.insert(0, os.path.join(REPO, 'lab'))
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import Sequence  # noqa: E402
-from dbfleet_lab.inventory import read_hosts  # noqa: E402
+from dbfleet_lab.serverload import connect as lab_connect, cpu_seconds as server_cpu, host_vars, query as q, \
+    query_value as q1, server_pid  # noqa: E402
 
 SCHEMA = 'dbfleet_bench_drop'
 BUCKET = 0.1
@@ -46,42 +47,18 @@ BUCKET = 0.1
 
 # ------------------------------------------------------------------ login
 def host_login(inventory, host):
-    hosts = read_hosts(inventory)
-    if host not in hosts:
-        raise SystemExit('host %s is not in %s (hosts: %s)' % (host, inventory, ', '.join(sorted(hosts))))
-    hv = hosts[host]
+    """The module parameters of drop_tables (login_*) for HOST of the inventory."""
+    hv = host_vars(inventory, host)
     return dict(login_unix_socket=hv.get('dbfleet_login_unix_socket'), login_user=hv.get('dbfleet_login_user'),
                 login_password=hv.get('dbfleet_login_password'), login_host=hv.get('dbfleet_login_host'),
                 login_port=hv.get('dbfleet_login_port'), config_file='')
 
 
 def connect(login, autocommit=True):
-    kw = dict(user=login['login_user'], password=login['login_password'], autocommit=autocommit)
-    if login.get('login_unix_socket'):
-        kw['unix_socket'] = login['login_unix_socket']
-    else:
-        kw.update(host=login['login_host'], port=int(login['login_port']))
-    return pymysql.connect(**kw)
+    return lab_connect(login, autocommit=autocommit)
 
 
-def q(conn, sql, args=None):
-    with conn.cursor() as cur:
-        cur.execute(sql, args)
-        return cur.fetchall()
-
-
-def q1(conn, sql, args=None):
-    rows = q(conn, sql, args)
-    return rows[0][0] if rows else None
-
-
-# ------------------------------------------------------------------ server CPU
-def server_cpu(pid):
-    with open('/proc/%d/stat' % pid) as f:
-        fields = f.read().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / float(os.sysconf('SC_CLK_TCK'))
-
-
+# ------------------------------------------------------------------ server state
 def ahi_heap_buffers(conn):
     text = q(conn, 'SHOW ENGINE INNODB STATUS')[0][2]
     bufs = [int(x) for x in re.findall(r'node heap has (\d+) buffer', text)]
@@ -239,7 +216,7 @@ def main(argv=None):
     login = host_login(inventory, args.host)
     admin = connect(login)
     version = q1(admin, 'SELECT @@version')
-    pid = int(open(q1(admin, 'SELECT @@pid_file')).read().strip())
+    pid = server_pid(admin)
     orig_bp = int(q1(admin, 'SELECT @@innodb_buffer_pool_size'))
     orig_ahi = int(q1(admin, 'SELECT @@innodb_adaptive_hash_index'))
     want_bp = int(args.buffer_pool[:-1]) * {'M': 1 << 20, 'G': 1 << 30}[args.buffer_pool[-1].upper()] \

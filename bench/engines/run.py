@@ -35,13 +35,12 @@ import statistics
 import sys
 import time
 
-import pymysql
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, '..', '..'))
 sys.path.insert(0, os.path.join(REPO, 'lab'))
 
-from dbfleet_lab.inventory import read_hosts  # noqa: E402
+from dbfleet_lab.serverload import connect, cpu_seconds as server_cpu, host_vars, query as q, \
+    query_value as q1, server_pid  # noqa: E402
 
 SCHEMA = 'dbfleet_bench_engines'
 COLUMNS = ('id BIGINT UNSIGNED NOT NULL PRIMARY KEY, user_id INT NOT NULL, status INT NOT NULL, '
@@ -64,33 +63,6 @@ WORDS = ('GET', 'POST', '/api/v1/orders', '/api/v1/users', '/static/app.js', 'st
          'timeout', 'retry', 'client', 'session', 'cache', 'miss', 'hit', 'upstream', 'latency', 'ms')
 BATCH = 1000
 COMMIT_EVERY = 10000
-
-
-def connect(hv):
-    kw = dict(user=hv['dbfleet_login_user'], password=hv['dbfleet_login_password'], autocommit=True,
-              local_infile=False)
-    if hv.get('dbfleet_login_unix_socket'):
-        kw['unix_socket'] = hv['dbfleet_login_unix_socket']
-    else:
-        kw.update(host=hv['dbfleet_login_host'], port=int(hv['dbfleet_login_port']))
-    return pymysql.connect(**kw)
-
-
-def q(conn, sql, args=None):
-    with conn.cursor() as cur:
-        cur.execute(sql, args)
-        return cur.fetchall()
-
-
-def q1(conn, sql, args=None):
-    rows = q(conn, sql, args)
-    return rows[0][0] if rows else None
-
-
-def server_cpu(pid):
-    with open('/proc/%d/stat' % pid) as handle:
-        fields = handle.read().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
 def rows_for(seed, count):
@@ -169,15 +141,12 @@ def main():
     if bad or 'innodb' not in variants:
         raise SystemExit('--variants: %s; choose from %s (innodb is the baseline and required)'
                          % (', '.join(bad) or 'innodb missing', ', '.join(VARIANTS)))
-    hosts = read_hosts(args.inventory)
-    if args.host not in hosts:
-        raise SystemExit('host %s is not in %s: start the lab with `make lab-up`' % (args.host, args.inventory))
-    conn = connect(hosts[args.host])
+    conn = connect(host_vars(args.inventory, args.host), local_infile=False)
     rocks = q(conn, "SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB'")
     rocks_wanted = any(v.startswith('myrocks') for v in variants)
     if rocks_wanted and not (rocks and rocks[0][0] in ('YES', 'DEFAULT')):
         raise SystemExit('MyRocks is not loaded on %s: enable it first (bench/engines/README.md)' % args.host)
-    pid = int(open(q1(conn, 'SELECT @@pid_file')).read().strip())
+    pid = server_pid(conn)
     datadir = q1(conn, 'SELECT @@datadir')
     version = q1(conn, 'SELECT @@version')
     pool = int(q1(conn, 'SELECT @@innodb_buffer_pool_size'))

@@ -87,6 +87,13 @@ def tasks_per_host(out):
     return sum(counts) / len(counts) if counts else 0.0
 
 
+def module_runs_per_host(out):
+    """Mean module runs per inventory host, from tests/integration/callback_plugins/module_runs.py
+    (enabled with DBFLEET_BENCH_MODULE_RUNS=1); None when it did not run."""
+    counts = [int(m.group(1)) for m in re.finditer(r'^MODULE RUNS host=h\d{3}-\S+ runs=(\d+)', out, re.M)]
+    return sum(counts) / len(counts) if counts else None
+
+
 def run(cmd, env):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
@@ -136,6 +143,9 @@ def main():
     env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
                ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
                ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_FORKS=str(args.forks))
+    if os.environ.get('DBFLEET_BENCH_MODULE_RUNS') == '1':
+        env.update(ANSIBLE_CALLBACK_PLUGINS=os.path.join(ROOT, 'tests', 'integration', 'callback_plugins'),
+                   ANSIBLE_CALLBACKS_ENABLED='module_runs')
     playbook = os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook')
     cmd_a = [playbook, '-i', inv_path, os.path.join(ROOT, 'playbooks', 'verify.yml'),
              '-e', json.dumps({'verify_desired_from': [], 'verify_report_dir': os.path.join(tmp, 'reports')})]
@@ -160,6 +170,8 @@ def main():
             rows.append((r, label, wall, cpu, srv, tasks))
             print('round %d  %-22s wall %7.1f s  ansible CPU %7.1f s  server CPU %6.2f s  tasks/host %.1f'
                   % (r + 1, label, wall, cpu, srv, tasks), flush=True)
+            if module_runs_per_host(out) is not None:
+                print('          module runs/host %.2f' % module_runs_per_host(out))
             drift = re.search(r'baseline: (\d+) hosts with drift', out)
             if drift:
                 print('          B found %s hosts with drift' % drift.group(1))

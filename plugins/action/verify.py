@@ -1,10 +1,24 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin of dbfleet.innodb.verify: the collection's one login path (plugin_utils/login.py)."""
+"""Action plugin of dbfleet.innodb.verify: the collection's one login path (plugin_utils/login.py), and
+the variables of the roles in `desired_from` taken from the play when the task does not pass
+`role_variables` (so one module run works out and verifies the roles' desired state)."""
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import LoginActionModule as ActionModule
+from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import LoginActionModule
+from ansible_collections.dbfleet.innodb.plugins.plugin_utils.role_variables import roles_variables
 
-__all__ = ['ActionModule']
+
+class ActionModule(LoginActionModule):
+    """Fills `role_variables` from the play for the roles in `desired_from`."""
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars if task_vars is not None else {}
+        roles = self._templar.template(self._task.args.get('desired_from'))
+        if roles and 'role_variables' not in self._task.args and isinstance(roles, list):
+            args = dict(self._task.args)
+            args['role_variables'] = roles_variables(roles, task_vars, self._templar.template)
+            self._task.args = args
+        return super().run(tmp, task_vars)

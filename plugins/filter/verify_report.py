@@ -23,7 +23,8 @@ HOST_STATUSES = ('ok', 'drift', 'error')
 REPORT_FORMAT = 1
 
 # Keys of a verify result kept in the report (invocation and the like are dropped).
-_RESULT_KEYS = ('variables', 'summary', 'drift', 'skipped', 'option_files', 'errors')
+_RESULT_KEYS = ('variables', 'summary', 'drift', 'skipped', 'option_files', 'errors', 'target', 'blockers',
+                'engine_notes')
 _SERVER_KEYS = ('flavor', 'version_text', 'version_string', 'hostname', 'port', 'datadir', 'option_files',
                 'option_files_source', 'runs_as_root', 'local', 'aurora_reader', 'notes')
 
@@ -54,6 +55,8 @@ def _host_entry(outcome):
         status = item.get('status') if isinstance(item, dict) else 'error'
         summary[status] = summary.get(status, 0) + 1
     entry['summary'] = summary
+    entry['blockers'] = entry.get('blockers') or []
+    entry['engine_notes'] = entry.get('engine_notes') or []
     drift = any(summary.get(s) for s in STATUSES if s not in NO_DRIFT)
     entry['status'] = 'drift' if drift else 'ok'
     entry['reason'] = '; '.join(outcome.get('errors') or []) or None
@@ -91,6 +94,8 @@ def verify_report(outcomes, hostvars=None, key='__verify_result', generated=None
         drift_hosts=by_status['drift'],
         error_hosts=by_status['error'],
         variables=cells,
+        blockers=sum(len(e.get('blockers') or []) for e in hosts.values()),
+        blocked_hosts=sorted(h for h, e in hosts.items() if e.get('blockers')),
     )
     if generated is None:
         generated = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
@@ -275,6 +280,7 @@ def verify_report_html(report, title='InnoDB fleet verification'):
                           _e(_LABELS.get(status, status))))
         out.append('</tr>')
     out.append('</tbody></table>')
+    out.extend(_blockers_html(report))
     out.append('<div id="details" aria-live="polite">Click a cell to see the evidence.</div>')
     out.append('<div class="legend">ok: runs the desired value and keeps it after a restart &middot; '
                'drift: runtime: the running value differs &middot; drift: config: a restart loses the value '
@@ -285,6 +291,51 @@ def verify_report_html(report, title='InnoDB fleet verification'):
     out.append('<script id="verify-data" type="application/json">%s</script>' % data)
     out.append('<script>%s</script></body></html>' % _JS)
     return '\n'.join(out) + '\n'
+
+
+def blocker_text(host, blocker):
+    """Plain-text evidence of one upgrade blocker (HTML title, JUnit message body)."""
+    where = '%s.%s (%s)' % (blocker.get('schema'), blocker.get('table'), blocker.get('engine') or 'engine unknown')
+    lines = ['upgrade blocker on %s: %s' % (host, where),
+             'reason: %s' % blocker.get('reason'),
+             'size: %s bytes, about %s rows' % (blocker.get('total_bytes'), blocker.get('rows_estimate')),
+             'concerns: %s (%s)' % (blocker.get('version'), ', '.join(blocker.get('where') or []))]
+    if blocker.get('gone_in'):
+        lines.append('engine removed in: %s' % blocker['gone_in'])
+    if blocker.get('source'):
+        lines.append('source: %s' % blocker['source'])
+    return '\n'.join(lines)
+
+
+def _blockers_html(report):
+    """The upgrade blockers section: one row per table, per host (only when any host has a target)."""
+    targets = [e.get('target') for e in report['hosts'].values() if e.get('target')]
+    if not targets:
+        return []
+    out = ['<h2 id="blockers-title">Upgrade blockers: %d</h2>' % report['summary'].get('blockers', 0),
+           '<table class="matrix" id="blockers"><thead><tr><th>host</th><th>table</th><th>engine</th>'
+           '<th>size (bytes)</th><th>rows (estimate)</th><th>concerns</th><th>reason</th><th>source</th></tr>'
+           '</thead><tbody>']
+    for host in sorted(report['hosts']):
+        entry = report['hosts'][host]
+        if not entry.get('target'):
+            continue
+        blockers = entry.get('blockers') or []
+        if not blockers:
+            out.append('<tr class="blocker-none" data-host="%s"><th class="host">%s</th><td colspan="7" '
+                       'class="st-ok">no table stops a move to %s %s</td></tr>'
+                       % (_e(host), _e(host), _e(entry['target'].get('flavor')), _e(entry['target'].get('version'))))
+            continue
+        for b in blockers:
+            out.append('<tr class="blocker" data-host="%s" data-table="%s.%s" title="%s"><th class="host">%s</th>'
+                       '<td>%s.%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class="st-drift_runtime">%s'
+                       '</td><td>%s</td></tr>'
+                       % (_e(host), _e(b.get('schema')), _e(b.get('table')), _e(blocker_text(host, b)), _e(host),
+                          _e(b.get('schema')), _e(b.get('table')), _e(b.get('engine') or 'unknown'),
+                          _e(b.get('total_bytes')), _e(b.get('rows_estimate')), _e(b.get('version')),
+                          _e(b.get('reason')), _e(b.get('source') or '')))
+    out.append('</tbody></table>')
+    return out
 
 
 # ---------------------------------------------------------------- JUnit
@@ -325,6 +376,21 @@ def verify_report_junit(report, suite_name='dbfleet.innodb.verify'):
             else:
                 case += '<system-out>%s</system-out>' % evidence
             cases.append(case + '</testcase>')
+        if entry.get('target'):
+            target = '%s %s' % (entry['target'].get('flavor'), entry['target'].get('version'))
+            blockers = entry.get('blockers') or []
+            for b in blockers:
+                counts['tests'] += 1
+                counts['failures'] += 1
+                cases.append('    <testcase classname=%s name=%s><failure message=%s type="upgrade_blocker">%s'
+                             '</failure></testcase>'
+                             % (quoteattr(host), quoteattr('upgrade blocker: %s.%s' % (b.get('schema'), b.get('table'))),
+                                quoteattr(b.get('reason') or 'upgrade blocker'), html.escape(blocker_text(host, b))))
+            if not blockers:
+                counts['tests'] += 1
+                cases.append('    <testcase classname=%s name=%s><system-out>no table stops a move to %s'
+                             '</system-out></testcase>'
+                             % (quoteattr(host), quoteattr('upgrade blockers: %s' % target), html.escape(target)))
         for k in totals:
             totals[k] += counts[k]
         suites.append('  <testsuite name=%s tests="%d" failures="%d" errors="%d" skipped="%d" timestamp=%s>\n'

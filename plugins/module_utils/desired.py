@@ -612,3 +612,65 @@ def memcached(variables, facts):
 
 
 FUNCTIONS = dict(adaptive_hash=adaptive_hash, flush_neighbors=flush_neighbors, memcached=memcached)
+
+
+# ---------------------------------------------------------------- every role at once
+def role_inputs(role, variables):
+    """(inputs, unknown): the role's own input variables out of variables (<role>_* names of the play),
+    and the names with the role's prefix that the role does not know."""
+    variables = variables or {}
+    unknown = unknown_variables(role, variables)
+    inputs = dict((k, v) for k, v in variables.items() if k in INPUTS[role])
+    return inputs, unknown
+
+
+def check_roles(roles):
+    """The role names in order without repeats; ValueError naming any that has no desired state."""
+    unknown = [str(r) for r in roles or () if r not in ROLES]
+    if unknown:
+        raise ValueError('desired_from: %s is not a role with a desired state (%s)'
+                         % (', '.join(repr(r) for r in unknown), ', '.join(ROLES)))
+    out = []
+    for role in roles or ():
+        if role not in out:
+            out.append(role)
+    return out
+
+
+def server_variable_names(roles):
+    """The server variables the roles read (server_facts `variables`), in one list."""
+    names = []
+    for role in roles:
+        names.extend(n for n in SERVER_VARIABLES[role] if n not in names)
+    return names
+
+
+def for_role(role, inputs, facts, detect_storage):
+    """The desired state of one role. detect_storage(datadir, probe) runs only for flush_neighbors
+    (what storage_facts finds under the datadir; probe: the role's flush_neighbors_probe)."""
+    if role == 'flush_neighbors':
+        probe = Checker(inputs, INPUTS[role], facts).boolean('flush_neighbors_probe')
+        found = detect_storage(facts['datadir'], bool(probe)) if facts.get('datadir') else dict(
+            storage_class='unknown', confidence='low', reasons=['the server reported no datadir'])
+        return flush_neighbors(inputs, facts, found)
+    return FUNCTIONS[role](inputs, facts)
+
+
+def for_roles(roles, variables, facts, detect_storage):
+    """The desired state of each role in roles, from the play's variables (each role's defaults fill
+    what is not set: INPUTS). Returns (settings, states, unknown): the roles' settings merged in
+    order, {role: desired state}, and the unknown <role>_* names. Raises InputError whose messages
+    are prefixed with the role."""
+    settings, states, unknown, errors = {}, {}, [], []
+    for role in roles:
+        inputs, role_unknown = role_inputs(role, variables)
+        unknown.extend(role_unknown)
+        try:
+            states[role] = for_role(role, inputs, facts, detect_storage)
+        except InputError as e:
+            errors.extend('%s: %s' % (role, m) for m in e.messages)
+            continue
+        settings.update(states[role]['settings'])
+    if errors:
+        raise InputError(errors)
+    return settings, states, unknown

@@ -540,7 +540,7 @@ class Sequence(object):
                             'SELECT COUNT(*) AS n, MAX(TIMESTAMPDIFF(SECOND, trx_started, NOW())) AS oldest '
                             'FROM information_schema.INNODB_TRX')
             self.warn('cannot list metadata locks on this server (%s); %s open InnoDB transaction(s), oldest %s s; '
-                      'a drop that meets one waits at most lock_wait_timeout per attempt'
+                      'a DROP or ALTER that meets one waits at most lock_wait_timeout per attempt'
                       % (' / '.join(sources) + ' not enabled' if sources else 'no source known',
                          old['n'] if old else '?', old['oldest'] if old and old['oldest'] is not None else '-'))
         return used

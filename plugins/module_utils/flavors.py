@@ -531,6 +531,26 @@ ENGINE_DISPLAY_NAMES = {
     'TOKUDB': 'TokuDB', 'MRG_MYISAM': 'MRG_MyISAM',
 }
 
+# Where each engine's lifecycle above comes from (docs/innodb-facts.md#storage-engines has the full table);
+# an upgrade blocker names it.
+ENGINE_SOURCES = {
+    'TOKUDB': 'Percona Server release notes 8.0.13-3 (deprecated), 8.0.26-16 (disabled), 8.0.28-19 (removed); '
+              'MariaDB MDEV-19780 (removed in 10.6, not built from 10.5)',
+    'ROCKSDB': 'MariaDB KB "MyRocks" (mariadb-plugin-rocksdb); Percona MyRocks installation guide; '
+               'never in MySQL or Aurora',
+    'ARIA': 'MariaDB KB "Aria" (MariaDB only)',
+    'SEQUENCE': 'MariaDB KB "Sequence storage engine" (MariaDB only)',
+    'S3': 'MariaDB KB "S3 storage engine" (MariaDB 10.5+ only)',
+    'ARCHIVE': 'MySQL refman "Alternative storage engines"',
+    'BLACKHOLE': 'MySQL refman "Alternative storage engines"',
+    'FEDERATED': 'MySQL refman "Alternative storage engines"; MariaDB KB "FederatedX"',
+    'MYISAM': 'MySQL refman "Alternative storage engines"; AWS Aurora user guide (database tables in InnoDB only)',
+    'MEMORY': 'MySQL refman "Alternative storage engines"; AWS Aurora user guide (database tables in InnoDB only)',
+    'CSV': 'MySQL refman "Alternative storage engines"; AWS Aurora user guide (database tables in InnoDB only)',
+    'MRG_MYISAM': 'MySQL refman "Alternative storage engines"; AWS Aurora user guide (database tables in '
+                  'InnoDB only)',
+}
+
 # What a careful DBA converts a table of a missing engine to (the successor engines).
 ENGINE_SUCCESSORS = {
     'TOKUDB': ('ROCKSDB', 'INNODB'),

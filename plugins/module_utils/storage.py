@@ -867,3 +867,20 @@ def probe_latency(path, max_reads=200, max_seconds=2.0, seed=None):
         out['errors'] = errors[:5]
     out['storage_class'], out['reason'] = classify_latency(latencies, total)
     return out
+
+
+def detect_datadir(datadir, probe=False, sys_root='/sys', proc_root='/proc'):
+    """The storage under a server's datadir, as the roles decide on it: the sysfs verdict, with the
+    read-only latency probe combined in when probe is true (dbfleet.innodb.desired_settings and
+    dbfleet.innodb.verify)."""
+    result = Inspector(sys_root, proc_root).inspect_path(datadir)
+    if probe:
+        skip = probe_skip_reason(result)
+        if skip:
+            found = dict(reads=0, storage_class=UNKNOWN, reason=skip)
+        elif os.path.exists(result.get('resolved_path') or datadir):
+            found = probe_latency(result.get('resolved_path') or datadir, 200, 2.0)
+        else:
+            found = dict(reads=0, storage_class=UNKNOWN, reason='probe: the datadir must exist on this host')
+        result = combine_probe(result, found)
+    return result

@@ -10,6 +10,8 @@ ships is data in flavors.STORAGE_ENGINES; nothing here decides it with `if`s of 
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 
 # Schemas of the server itself: an upgrade converts them, they are never a user's blocker.
@@ -19,6 +21,9 @@ SYSTEM_SCHEMAS = ('mysql', 'information_schema', 'performance_schema', 'sys')
 TABLE_TYPES = ('BASE TABLE', 'SYSTEM VERSIONED', 'SEQUENCE')
 
 LOADED_SUPPORT = ('YES', 'DEFAULT')
+
+# An upgrade target as verify takes it: <flavor>-<major>.<minor>[.<patch>] (the flavor may hold a dash).
+_TARGET_RE = re.compile(r'^([a-z]+(?:-[a-z]+)*)-(\d+\.\d+(?:\.\d+)?)$')
 
 
 def _int(value):
@@ -136,6 +141,47 @@ def blockers(tables, target_flavor, target_version):
                               target, reason, advice))
         found.append(base)
     return found
+
+
+def parse_target_spec(text, name='target_version'):
+    """(flavor, version) from 'mysql-8.4', 'mariadb-11.8', 'percona-8.0.28' or 'aurora-mysql-3.0';
+    None for an empty value. Raises ValueError naming the input (name) and the form it takes."""
+    if text is None or str(text).strip() == '':
+        return None
+    text = str(text).strip()
+    match = _TARGET_RE.match(text)
+    if match and match.group(1) in flavors.FLAVORS:
+        version = match.group(2)
+        return match.group(1), flavors.parse_version(version if version.count('.') >= 2 else '%s.0' % version)
+    raise ValueError('%s %r is not an upgrade target: use <flavor>-<version> with a flavor of %s, such as '
+                     'mysql-8.4 or mariadb-11.8' % (name, text, ', '.join(flavors.FLAVORS)))
+
+
+def upgrade_blockers(tables, identity, target):
+    """The tables whose engine the server's own version or the target does not have, one finding per
+    table (pure). Each: schema, table, engine, rows_estimate, total_bytes, status, reason, where
+    ('current', 'target' or both), version (the flavor and version the finding is about), gone_in
+    (the version that removed the engine, null when the flavor never shipped it) and source."""
+    found = {}
+    checks = [('current', identity.flavor, tuple(identity.version))]
+    if target is not None:
+        checks.append(('target', target[0], tuple(target[1])))
+    for where, flavor, version in checks:
+        for item in blockers(tables, flavor, version):
+            key = (item['schema'], item['table'])
+            if key in found:
+                found[key]['where'].append(where)
+                if item['reason'] not in found[key]['reason']:
+                    found[key]['reason'] += '; ' + item['reason']
+                continue
+            spans = flavors.STORAGE_ENGINES.get(flavors.engine_key(item['engine'])) or []
+            removed = [s.removed for s in spans if flavor in s.flavors and s.removed]
+            item.update(where=[where], version='%s %s' % (flavor, flavors.format_version(version)),
+                        gone_in=('%s %s' % (flavor, flavors.format_version(removed[0]))) if removed else None,
+                        source=flavors.ENGINE_SOURCES.get(flavors.engine_key(item['engine']),
+                                                          'docs/innodb-facts.md#storage-engines'))
+            found[key] = item
+    return [found[k] for k in sorted(found)]
 
 
 def warnings_for(tables, identity, target=None):

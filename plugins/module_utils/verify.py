@@ -14,9 +14,12 @@ import re
 
 from ansible.module_utils.six import string_types
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 OK = 'ok'
@@ -270,11 +273,41 @@ def _display(value):
     return str(value)
 
 
+def desired_facts(conn, identity, variables, facts, roles):
+    """The server facts the roles' desired state is computed from (as dbfleet.innodb.desired_settings
+    reads them): server_facts plus `variables` with the details of the variables the roles read."""
+    out = server_facts.public(facts)
+    out['notes'] = list(out.get('notes') or [])
+    out['variables'] = {}
+    names = desired_utils.server_variable_names(roles)
+    if names:
+        details, reason = variable_details(conn, identity, variables, names)
+        out['variables'] = details
+        if reason:
+            out['notes'].append(reason)
+    return out
+
+
+def read_blockers(conn, identity, target):
+    """Upgrade blockers (storage_engines.upgrade_blockers) from the server's tables, over conn."""
+    if flavors.variable_facts('information_schema_stats_expiry', identity.flavor, identity.version):
+        # Session only: the sizes are read live instead of from the statistics cache.
+        connection.execute(conn, 'SET SESSION information_schema_stats_expiry = 0')
+    tables = storage_engines.read_tables(conn, connection.query)
+    return storage_engines.upgrade_blockers(tables, identity, target), storage_engines.warnings_for(
+        tables, identity, target)
+
+
 def audit(conn, settings, login_params=None, option_files=None, fallback_option_files=None,
-          proc_root='/proc', variables=None):
+          proc_root='/proc', desired_from=(), role_variables=None, detect_storage=None, target=None,
+          variables=None):
     """Verify settings on the server behind conn. Returns the module result (without changed).
 
-    variables: every GLOBAL variable, when the caller has read them already."""
+    desired_from: roles whose desired state (desired.for_roles, from role_variables and this server's
+    facts) is verified too, under settings (which win). target: (flavor, version) of an upgrade
+    target; the tables whose engine this server or the target lacks are returned as blockers.
+    variables: every GLOBAL variable, when the caller has read them already.
+    Raises desired_utils.InputError for bad role variables."""
     check_settings(settings)
     if variables is None:
         variables = server_facts.all_global_variables(conn)
@@ -283,6 +316,15 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
     identity = facts.pop('_identity')
     plan = facts.pop('_plan')
     server_names = frozenset(variables)
+
+    states, unknown = {}, []
+    if desired_from:
+        role_settings, states, unknown = desired_utils.for_roles(
+            desired_from, role_variables, desired_facts(conn, identity, variables, facts, desired_from),
+            detect_storage)
+        merged = dict(role_settings)
+        merged.update(settings)
+        settings = merged
 
     host_errors = []
     # Resolve names first (bad names are per-variable errors, not host failures).
@@ -398,6 +440,9 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
             item['desired_normalized'] = None
         results[key] = item
 
+    blockers, engine_notes = [], []
+    if target is not None:
+        blockers, engine_notes = read_blockers(conn, identity, target)
     summary, drift = summarize(results)
     return dict(
         variables=results,
@@ -408,7 +453,20 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
         option_files=dict(parsed.to_dict(), source=plan['source'], groups=plan['groups'],
                           files=plan['files']),
         errors=host_errors,
+        desired=dict((role, _desired_summary(state)) for role, state in states.items()),
+        unknown_variables=unknown,
+        target=None if target is None else dict(flavor=target[0], version=flavors.format_version(target[1])),
+        blockers=blockers,
+        engine_notes=engine_notes,
     )
+
+
+def _desired_summary(state):
+    """What the report keeps of a role's desired state: its settings, the storage decision, notes."""
+    out = dict(settings=state.get('settings') or {}, notes=list(state.get('notes') or []))
+    if 'storage' in state:
+        out['storage'] = state['storage']
+    return out
 
 
 def _server_text(identity):

@@ -36,6 +36,7 @@ description:
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.attributes.pymysql
   - dbfleet.innodb.login
 options:
   sample_seconds:
@@ -88,10 +89,6 @@ attributes:
   diff_mode:
     support: none
     description: Changes no settings, so there is nothing to show a difference for.
-  platform:
-    platforms: posix
-    support: full
-    description: Runs wherever PyMySQL can reach the server.
 notes:
   - The login needs the C(PROCESS) privilege to read C(INNODB_METRICS), and C(SYSTEM_VARIABLES_ADMIN) or
     C(SUPER) to turn counters on; without the latter the module samples with the counters that are on and says so.

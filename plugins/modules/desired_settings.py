@@ -22,21 +22,31 @@ description:
   - Without O(variables), the action plugin passes every variable of the play whose name starts with the
     role's prefix (C(adaptive_hash_), C(flush_neighbors_), C(memcached_)); a name the role does not know gets
     a warning.
+  - With O(roles), it works out several roles at once, in one run over one connection (RV(desired_states));
+    C(playbooks/site.yml) does so for the roles of a play and the roles then take their state from the
+    C(dbfleet_desired_states) fact instead of running this module again.
   - Changes nothing. The roles call it in C(tasks/desired.yml).
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.attributes.read_only
   - dbfleet.innodb.login
 options:
   role:
     description:
-      - The role whose desired state to work out.
+      - The role whose desired state to work out (RV(desired)). One of O(role) and O(roles) is required.
     type: str
-    required: true
+    choices: [adaptive_hash, flush_neighbors, memcached]
+  roles:
+    description:
+      - Several roles whose desired state to work out in this one run (RV(desired_states)).
+    type: list
+    elements: str
     choices: [adaptive_hash, flush_neighbors, memcached]
   variables:
     description:
-      - The role's variables, name to value, as the user wrote them. Missing ones take the role's defaults.
+      - The role's variables (of every role in O(roles)), name to value, as the user wrote them. Missing ones take
+        the role's defaults.
       - Filled by the action plugin from the play's variables with the role's prefix when not given.
     type: dict
   fallback_option_files:
@@ -52,12 +62,6 @@ options:
         C(flush_neighbors_probe).
     type: bool
 attributes:
-  check_mode:
-    support: full
-    description: Reads only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing.
   platform:
     platforms: posix
     support: full
@@ -73,6 +77,11 @@ EXAMPLES = r'''
     role: adaptive_hash
   register: ahi_desired
 
+- name: What two roles want here, in one run
+  dbfleet.innodb.desired_settings:
+    roles: [flush_neighbors, adaptive_hash]
+  register: both
+
 - name: Check some values without a play around them
   dbfleet.innodb.desired_settings:
     role: memcached
@@ -82,9 +91,13 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+desired_states:
+  description: With O(roles), role name to what the role wants on this server (each as RV(desired)).
+  returned: success and O(roles) is given
+  type: dict
 desired:
   description: What the role wants on this server. Keys besides these are role-specific (see the role's C(tasks/desired.yml)).
-  returned: success
+  returned: success and O(role) is given
   type: dict
   contains:
     settings:
@@ -124,7 +137,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import storage
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 
 
-def read_facts(module, role):
+def read_facts(module, roles):
     conn = conn_utils.connect(module)
     try:
         variables = server_facts.all_global_variables(conn)
@@ -136,9 +149,9 @@ def read_facts(module, role):
         identity = facts['_identity']
         facts = server_facts.public(facts)
         facts['variables'] = {}
-        if desired.SERVER_VARIABLES[role]:
-            details, reason = verify.variable_details(conn, identity, variables,
-                                                      list(desired.SERVER_VARIABLES[role]))
+        names = desired.server_variable_names(roles)
+        if names:
+            details, reason = verify.variable_details(conn, identity, variables, names)
             facts['variables'] = details
             if reason:
                 facts['notes'].append(reason)
@@ -150,53 +163,40 @@ def read_facts(module, role):
     return facts
 
 
-def detect_storage(datadir, probe):
-    inspector = storage.Inspector('/sys', '/proc')
-    result = inspector.inspect_path(datadir)
-    if probe:
-        skip = storage.probe_skip_reason(result)
-        if skip:
-            found = dict(reads=0, storage_class=storage.UNKNOWN, reason=skip)
-        elif storage.os.path.exists(result.get('resolved_path') or datadir):
-            found = storage.probe_latency(result.get('resolved_path') or datadir, 200, 2.0)
-        else:
-            found = dict(reads=0, storage_class=storage.UNKNOWN,
-                         reason='probe: the datadir must exist on this host')
-        result = storage.combine_probe(result, found)
-    return result
-
-
 def main():
     argument_spec = conn_utils.login_argument_spec()
     argument_spec.update(
-        role=dict(type='str', required=True, choices=list(desired.ROLES)),
+        role=dict(type='str', choices=list(desired.ROLES)),
+        roles=dict(type='list', elements='str', choices=list(desired.ROLES)),
         variables=dict(type='dict'),
         fallback_option_files=dict(type='list', elements='path', default=[]),
         probe=dict(type='bool'),
     )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    role = module.params['role']
-    variables = module.params['variables'] or {}
-    unknown = desired.unknown_variables(role, variables)
-    for name in unknown:
-        module.warn('%s is not a variable of the %s role (misspelt?); it is ignored' % (name, role))
-    inputs = dict((k, v) for k, v in variables.items() if k in desired.INPUTS[role])
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           mutually_exclusive=[('role', 'roles')], required_one_of=[('role', 'roles')])
+    roles = desired.check_roles(module.params['roles'] or [module.params['role']])
+    inputs, unknown = {}, []
+    for role in roles:
+        inputs[role], role_unknown = desired.role_inputs(role, module.params['variables'])
+        for name in role_unknown:
+            module.warn('%s is not a variable of the %s role (misspelt?); it is ignored' % (name, role))
+        unknown.extend(role_unknown)
+    facts = read_facts(module, roles)
+    probe = module.params['probe']
 
-    facts = read_facts(module, role)
-    try:
-        if role == 'flush_neighbors':
-            probe = module.params['probe']
-            if probe is None:
-                probe = desired.Checker(inputs, desired.INPUTS[role], facts).boolean('flush_neighbors_probe')
-            found = detect_storage(facts['datadir'], bool(probe)) if facts.get('datadir') else dict(
-                storage_class='unknown', confidence='low', reasons=['the server reported no datadir'])
-            result = desired.flush_neighbors(inputs, facts, found)
-        else:
-            result = desired.FUNCTIONS[role](inputs, facts)
-    except desired.InputError as e:
-        module.fail_json(msg='%s: invalid input, nothing changed: %s' % (role, '; '.join(e.messages)),
-                         errors=e.messages, unknown_variables=unknown)
-    module.exit_json(changed=False, desired=result, server_facts=facts, unknown_variables=unknown)
+    def detect(datadir, role_probe):
+        return storage.detect_datadir(datadir, role_probe if probe is None else probe)
+
+    states = {}
+    for role in roles:
+        try:
+            states[role] = desired.for_role(role, inputs[role], facts, detect)
+        except desired.InputError as e:
+            module.fail_json(msg='%s: invalid input, nothing changed: %s' % (role, '; '.join(e.messages)),
+                             errors=e.messages, unknown_variables=unknown)
+    if module.params['roles']:
+        module.exit_json(changed=False, desired_states=states, server_facts=facts, unknown_variables=unknown)
+    module.exit_json(changed=False, desired=states[roles[0]], server_facts=facts, unknown_variables=unknown)
 
 
 if __name__ == '__main__':

@@ -26,6 +26,7 @@ description:
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.attributes.pymysql
   - dbfleet.innodb.login
 options:
   variables:
@@ -48,10 +49,6 @@ attributes:
   diff_mode:
     support: full
     description: Shows the running values before and after.
-  platform:
-    platforms: posix
-    support: full
-    description: Runs wherever PyMySQL can reach the server.
 seealso:
   - module: dbfleet.innodb.verify
   - module: community.mysql.mysql_variables

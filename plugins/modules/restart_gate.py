@@ -24,6 +24,8 @@ description:
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.attributes.read_only
+  - dbfleet.innodb.attributes.pymysql
   - dbfleet.innodb.login
 options:
   timeout:
@@ -66,17 +68,6 @@ options:
       - Seconds between two looks while waiting.
     type: int
     default: 2
-attributes:
-  check_mode:
-    support: full
-    description: Reads only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing.
-  platform:
-    platforms: posix
-    support: full
-    description: Runs wherever PyMySQL can reach the server.
 seealso:
   - module: dbfleet.innodb.topology_facts
   - module: dbfleet.innodb.topology_plan

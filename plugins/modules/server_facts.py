@@ -22,6 +22,7 @@ description:
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.attributes.read_only
   - dbfleet.innodb.login
 options:
   variables:
@@ -40,12 +41,6 @@ options:
     elements: path
     default: []
 attributes:
-  check_mode:
-    support: full
-    description: Reads only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing, so there is nothing to show a difference of.
   platform:
     platforms: posix
     support: full

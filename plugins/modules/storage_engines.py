@@ -27,6 +27,8 @@ description:
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.attributes.read_only
+  - dbfleet.innodb.attributes.pymysql
   - dbfleet.innodb.login
 options:
   target_version:
@@ -61,17 +63,6 @@ options:
       - Return every table in RV(storage_engines.tables) (one entry per table; large on big servers).
     type: bool
     default: false
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same way in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is nothing to diff.
-  platform:
-    platforms: posix
-    support: full
-    description: Any host that reaches the server with PyMySQL.
 notes:
   - Sizes and row counts are the server's estimates (C(TABLE_ROWS), C(DATA_LENGTH), C(INDEX_LENGTH)); for InnoDB
     and MyRocks the row count is a sampled estimate.

@@ -27,6 +27,7 @@ description:
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.attributes.read_only
   - dbfleet.innodb.login
 options:
   path:
@@ -73,12 +74,6 @@ options:
     type: float
     default: 2.0
 attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same way in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is nothing to diff.
   platform:
     platforms: posix
     support: full

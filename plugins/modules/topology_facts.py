@@ -29,19 +29,10 @@ description:
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.attributes.read_only
+  - dbfleet.innodb.attributes.pymysql
   - dbfleet.innodb.login
 options: {}
-attributes:
-  check_mode:
-    support: full
-    description: Reads only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing, so there is nothing to show a difference of.
-  platform:
-    platforms: posix
-    support: full
-    description: Runs wherever PyMySQL can reach the server.
 notes:
   - The module does not fail when the role cannot be read; it returns role V(unknown) and the reason, so that
     the plan can name every such host at once. It fails only on a bad login option.

@@ -80,12 +80,6 @@ attributes:
   bypass_host_loop:
     support: none
     description: Runs per host; use C(run_once) to plan once for the play.
-  check_mode:
-    support: full
-    description: Reads only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing.
   platform:
     platforms: posix
     support: full
@@ -96,6 +90,8 @@ seealso:
   - name: docs/topology.md
     description: How the topology component reads, checks and orders the hosts.
     link: https://github.com/dbfleet/innodb/blob/main/docs/topology.md
+extends_documentation_fragment:
+  - dbfleet.innodb.attributes.read_only
 '''
 
 EXAMPLES = r'''

@@ -33,18 +33,49 @@ description:
     line in C(/proc) when it runs on this host (C(--defaults-file), C(--defaults-extra-file),
     C(--no-defaults), C(--defaults-group-suffix)), else the flavor's default search order; C(!include) and
     C(!includedir) are followed as the server does.
+  - With O(desired_from), the roles' desired state is worked out in the same run, over the same
+    connection, from the roles' variables and this server's flavor, version and storage (what
+    M(dbfleet.innodb.desired_settings) computes for one role), and verified with O(settings) on top.
+    C(playbooks/verify.yml) audits a host this way in one module run.
+  - With O(target_version), it also lists the tables whose storage engine this server's own version or
+    the upgrade target does not have (RV(blockers)), from C(information_schema.TABLES).
   - One connection, reads only. It never changes anything; C(changed) is always false.
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.attributes.read_only
   - dbfleet.innodb.login
 options:
   settings:
     description:
       - Variable name to desired value, as written in YAML (C(ON), V(true), C(1), C(1G), C(512M), integers,
         enum names). A V(null) value is skipped (the roles use V(null) for "leave alone").
+      - With O(desired_from), these come on top of the roles' desired settings (a name in both takes this value).
     type: dict
-    required: true
+    default: {}
+  desired_from:
+    description:
+      - Roles whose desired state on this server is verified too, in this order (a later role's value wins).
+      - The roles' variables come from O(role_variables); each variable not set there takes the role's
+        default. A bad role variable fails the task with the role and the variable named, as the role would.
+    type: list
+    elements: str
+    choices: [adaptive_hash, flush_neighbors, memcached]
+    default: []
+  role_variables:
+    description:
+      - The C(<role>_*) variables of the roles in O(desired_from), as the roles would see them.
+      - When not given, the action plugin takes them from the play (the host's variables), as
+        M(dbfleet.innodb.desired_settings) does; a name with a role's prefix that the role does not know
+        is reported in RV(unknown_variables) with a warning.
+    type: dict
+  target_version:
+    description:
+      - An upgrade target, V(<flavor>-<version>) with a flavor of C(mysql), C(percona), C(mariadb),
+        C(aurora-mysql) (for example V(mysql-8.4), V(mariadb-11.8), V(percona-8.0.28)).
+      - When set, the tables whose engine this server's own version or the target does not have are
+        returned as RV(blockers). Any other value fails the task before the server is read.
+    type: str
   option_files:
     description:
       - Read these option files, in this order, instead of the ones the server reads. A file in this list
@@ -66,12 +97,6 @@ options:
     type: bool
     default: false
 attributes:
-  check_mode:
-    support: full
-    description: Reads only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Changes nothing, so there is nothing to show a difference of.
   platform:
     platforms: posix
     support: full
@@ -105,6 +130,12 @@ EXAMPLES = r'''
     login_password: "{{ vault_auditor_password }}"
     settings: "{{ wanted }}"
     fail_on_drift: true
+
+- name: Audit what the roles want here and what stops a move to MySQL 8.4, in one run
+  dbfleet.innodb.verify:
+    desired_from: [flush_neighbors, adaptive_hash]
+    target_version: mysql-8.4
+  register: audit
 
 # Ad-hoc:
 # ansible db1 -m dbfleet.innodb.verify -a '{"settings": {"innodb_adaptive_hash_index": "ON"}}'
@@ -209,32 +240,93 @@ errors:
   returned: success
   type: list
   elements: str
+desired:
+  description: Per role of O(desired_from), what it wants on this server - C(settings), C(notes) and, for
+    C(flush_neighbors), C(storage) (the storage class, its source, confidence and evidence).
+  returned: success
+  type: dict
+  sample:
+    flush_neighbors:
+      settings: {innodb_flush_neighbors: 0}
+      storage: {storage_class: ssd, source: override, confidence: high}
+      notes: []
+unknown_variables:
+  description: Variables with a role's prefix (of O(desired_from)) that the role does not know (misspelt?).
+  returned: success
+  type: list
+  elements: str
+target:
+  description: The upgrade target of O(target_version) (C(flavor), C(version)), or V(null).
+  returned: success
+  type: dict
+blockers:
+  description:
+    - With O(target_version), one entry per table whose engine this server's version (C(where) has
+      C(current)) or the target (C(target)) does not have; empty otherwise.
+    - C(schema), C(table), C(engine), C(rows_estimate), C(total_bytes), C(status) (C(removed), C(never),
+      C(not_yet), C(unknown)), C(reason), C(where), C(version) (the flavor and version concerned),
+      C(gone_in) (the version that removed the engine, V(null) when the flavor never had it), C(source).
+  returned: success
+  type: list
+  elements: dict
+  sample:
+    - schema: shop
+      table: sessions
+      engine: Aria
+      rows_estimate: 500
+      total_bytes: 49152
+      status: never
+      where: [target]
+      version: mysql 8.4.0
+      gone_in: null
+      source: MariaDB KB "Aria" (MariaDB only)
+      reason: 'shop.sessions uses Aria, which mysql 8.4.0 does not have: mysql never shipped the Aria engine
+        (it exists in mariadb only); convert it first (ALTER TABLE ... ENGINE=InnoDB)'
+engine_notes:
+  description: With O(target_version), engine advice that is no blocker (a deprecated engine in use; a plugin
+    engine the target must load first).
+  returned: success
+  type: list
+  elements: str
 '''
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils import storage
+from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 
 
 def main():
     argument_spec = conn_utils.login_argument_spec()
     argument_spec.update(
-        settings=dict(type='dict', required=True),
+        settings=dict(type='dict', default={}),
+        desired_from=dict(type='list', elements='str', default=[], choices=list(desired.ROLES)),
+        role_variables=dict(type='dict'),
+        target_version=dict(type='str'),
         option_files=dict(type='list', elements='path'),
         fallback_option_files=dict(type='list', elements='path', default=[]),
         fail_on_drift=dict(type='bool', default=False),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    params = module.params
     try:
-        verify.check_settings(module.params['settings'])
+        verify.check_settings(params['settings'])
+        target = storage_engines.parse_target_spec(params['target_version'])
     except ValueError as e:
         module.fail_json(msg=str(e))
+    roles = desired.check_roles(params['desired_from'])
     conn = conn_utils.connect(module)
     try:
-        result = verify.audit(conn, module.params['settings'], module.params,
-                              option_files=module.params['option_files'],
-                              fallback_option_files=module.params['fallback_option_files'])
+        result = verify.audit(conn, params['settings'], params,
+                              option_files=params['option_files'],
+                              fallback_option_files=params['fallback_option_files'],
+                              desired_from=roles, role_variables=params['role_variables'],
+                              detect_storage=storage.detect_datadir, target=target)
+    except desired.InputError as e:
+        module.fail_json(msg='invalid role input, nothing verified: %s' % '; '.join(e.messages), errors=e.messages)
     except conn_utils.pymysql.err.MySQLError as e:
         module.fail_json(msg='verifying %s failed: %s'
                          % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
@@ -242,7 +334,9 @@ def main():
         module.fail_json(msg='verifying %s failed: %s' % (conn_utils.describe_target(module.params), e))
     finally:
         conn.close()
-    if module.params['fail_on_drift'] and result['drift']:
+    for name in result['unknown_variables']:
+        module.warn('%s is not a variable of its role (misspelt?); it is ignored' % name)
+    if params['fail_on_drift'] and result['drift']:
         drifted = ['%s: %s' % (name, item['status']) for name, item in sorted(result['variables'].items())
                    if item['status'] not in verify.NO_DRIFT]
         module.fail_json(msg='drift on %s' % ', '.join(drifted), changed=False, **result)

@@ -212,7 +212,8 @@ def test_enable_disable_runtime_dropin_check_mode_idempotence(host):
                 break
             except ForeignChange:
                 if attempt == 2:
-                    pytest.skip('innodb_adaptive_hash_index kept changing under the test (shared lab)')
+                    pytest.fail('innodb_adaptive_hash_index kept changing under the test: is another run '
+                                'using this lab? (give each run its own DBFLEET_LAB_PORT_BASE)')
     assert read_file(dropin_path(hv)) == before_file       # put back
 
 

@@ -172,16 +172,17 @@ def test_advisor_samples_and_restores_monitors(host):
 def test_advisor_leaves_counters_that_were_on(host):
     hv = HOSTS[host]
     before = monitor_state(hv)
-    if before['adaptive_hash_rows_added']:
-        pytest.skip('adaptive_hash_rows_added is already on here; not touching it')
-    sql(hv, "SET GLOBAL innodb_monitor_enable = 'adaptive_hash_rows_added'")
+    was_on = before['adaptive_hash_rows_added']
+    if not was_on:
+        sql(hv, "SET GLOBAL innodb_monitor_enable = 'adaptive_hash_rows_added'")
     try:
         result, proc = run_advisor(host, dict(sample_seconds=1))
         assert not result.get('failed'), proc.stdout + proc.stderr
         assert 'adaptive_hash_rows_added' not in result['monitors_enabled']
         assert monitor_state(hv)['adaptive_hash_rows_added'] is True
     finally:
-        sql(hv, "SET GLOBAL innodb_monitor_disable = 'adaptive_hash_rows_added'")
+        if not was_on:
+            sql(hv, "SET GLOBAL innodb_monitor_disable = 'adaptive_hash_rows_added'")
     assert monitor_state(hv) == before
 
 

@@ -102,3 +102,49 @@ def test_junit(report):
 
 def test_filters_are_registered():
     assert sorted(FilterModule().filters()) == ['verify_report', 'verify_report_html', 'verify_report_junit']
+
+
+# ---------------------------------------------------------------- upgrade blockers
+BLOCKER = dict(schema='shop', table='sessions', engine='Aria', rows_estimate=300, total_bytes=49152, status='never',
+               where=['target'], version='mysql 8.4.0', gone_in=None, source='MariaDB KB "Aria" (MariaDB only)',
+               reason='shop.sessions uses Aria, which mysql 8.4.0 does not have: mysql never shipped the Aria engine')
+TARGET = {'flavor': 'mysql', 'version': '8.4.0'}
+
+
+@pytest.fixture
+def blocked():
+    outcomes = dict(OUTCOMES)
+    outcomes['db1'] = dict(OUTCOMES['db1'], target=TARGET, blockers=[BLOCKER], engine_notes=[])
+    outcomes['db2'] = dict(OUTCOMES['db2'], target=TARGET, blockers=[], engine_notes=[])
+    return verify_report(outcomes, generated='2026-01-01T00:00:00+00:00')
+
+
+def test_report_lists_blockers_per_host(blocked, report):
+    assert blocked['hosts']['db1']['blockers'] == [BLOCKER]
+    assert blocked['hosts']['db1']['target'] == TARGET
+    assert blocked['hosts']['db2']['blockers'] == []
+    assert blocked['summary']['blockers'] == 1 and blocked['summary']['blocked_hosts'] == ['db1']
+    # Without a target (the variable unset): empty, and the rest of the report as before.
+    assert report['summary']['blockers'] == 0 and report['hosts']['db1']['blockers'] == []
+    assert report['hosts']['db1']['target'] is None
+
+
+def test_html_has_a_blocker_row_and_a_clean_row(blocked, report):
+    page = verify_report_html(blocked)
+    assert 'id="blockers"' in page and 'data-table="shop.sessions"' in page
+    assert 'mysql never shipped the Aria engine' in page and '49152' in page
+    assert 'no table stops a move to mysql 8.4.0' in page
+    assert 'id="blockers"' not in verify_report_html(report)
+
+
+def test_junit_fails_a_case_per_blocker(blocked, report):
+    root = ET.fromstring(verify_report_junit(blocked))
+    db1 = next(s for s in root if s.get('name') == 'db1')
+    case = next(c for c in db1 if c.get('name') == 'upgrade blocker: shop.sessions')
+    assert case.find('failure').get('type') == 'upgrade_blocker'
+    assert 'source: MariaDB KB' in case.find('failure').text
+    db2 = next(s for s in root if s.get('name') == 'db2')
+    assert any(c.get('name') == 'upgrade blockers: mysql 8.4.0' and c.find('failure') is None for c in db2)
+    assert int(db1.get('failures')) == 1
+    plain = ET.fromstring(verify_report_junit(report))
+    assert not any('upgrade' in (c.get('name') or '') for s in plain for c in s)

@@ -282,3 +282,45 @@ def test_memcached_remote_bind_with_opt_in():
     out = desired.memcached(mc(memcached_bind_address='10.0.0.5', memcached_allow_remote=True), facts())
     assert '-l 10.0.0.5' in out['daemon_option']
     assert desired.memcached(dict(memcached_state='absent'), facts())['settings'] == {}
+
+
+# ---------------------------------------------------------------- every role at once (verify, site.yml)
+def no_storage(datadir, probe):
+    return dict(storage_class='ssd', confidence='high', reasons=['test: ssd under %s' % datadir],
+                probe=None if not probe else dict(storage_class='ssd'))
+
+
+def test_for_roles_equals_each_role_alone_with_the_defaults_filling_in():
+    variables = dict(adaptive_hash_parts=16, flush_neighbors_io_profile=True, memcached_r_batch_size=7,
+                     flush_neighbors_typo=1)
+    server = facts('mysql', (8, 0, 33))
+    settings, states, unknown = desired.for_roles(['flush_neighbors', 'adaptive_hash', 'memcached'], variables,
+                                                  server, no_storage)
+    alone = dict(flush_neighbors=desired.flush_neighbors(dict(flush_neighbors_io_profile=True), server,
+                                                         no_storage('/var/lib/mysql/', False)),
+                 adaptive_hash=desired.adaptive_hash(dict(adaptive_hash_parts=16), server),
+                 memcached=desired.memcached(dict(memcached_r_batch_size=7), server))
+    assert states == alone
+    assert settings['innodb_io_capacity'] == 2000 and settings['innodb_adaptive_hash_index_parts'] == 16
+    assert settings['daemon_memcached_r_batch_size'] == 7
+    assert unknown == ['flush_neighbors_typo']
+
+
+def test_for_roles_names_the_role_of_every_bad_variable():
+    message = error_of(desired.for_roles, ['adaptive_hash', 'memcached'],
+                       dict(adaptive_hash_parts=0, memcached_port='x'), facts(), no_storage)
+    assert 'adaptive_hash: adaptive_hash_parts must be 1-512' in message
+    assert 'memcached: memcached_port must be a whole number' in message
+
+
+def test_check_roles():
+    assert desired.check_roles(['memcached', 'adaptive_hash', 'memcached']) == ['memcached', 'adaptive_hash']
+    with pytest.raises(ValueError, match="desired_from: 'myrocks' is not a role with a desired state"):
+        desired.check_roles(['myrocks'])
+
+
+def test_flush_neighbors_probe_variable_reaches_the_detection():
+    seen = []
+    desired.for_role('flush_neighbors', dict(flush_neighbors_probe=True), facts(),
+                     lambda datadir, probe: seen.append(probe) or no_storage(datadir, probe))
+    assert seen == [True]

@@ -167,3 +167,76 @@ def test_asked_engines_get_a_lifecycle_and_unknown_names_are_refused():
     assert report['lifecycle']['ROCKSDB']['status'] == flavors.ENGINE_NEVER
     with pytest.raises(ValueError, match="'Toku'"):
         se.check_engine_names(['ROCKSDB', 'Toku'])
+
+
+# ---------------------------------------------------------------- upgrade targets of verify
+@pytest.mark.parametrize('text, expected', [
+    ('mysql-8.4', ('mysql', (8, 4, 0))),
+    ('mariadb-11.8', ('mariadb', (11, 8, 0))),
+    ('percona-8.0.28', ('percona', (8, 0, 28))),
+    ('aurora-mysql-3.0', ('aurora-mysql', (3, 0, 0))),
+    ('', None),
+    (None, None),
+])
+def test_parse_target_spec(text, expected):
+    assert se.parse_target_spec(text) == expected
+
+
+@pytest.mark.parametrize('text', ['8.4', 'mysql', 'mysql-', 'mysql-eight', 'oracle-8.4', 'mysql 8.4', 'mysql-8',
+                                  'MySQL-8.4', 'mysql-8.4.1.2', 'aurora-8.0'])
+def test_parse_target_spec_refuses_naming_the_input(text):
+    with pytest.raises(ValueError, match=r"verify_target_version '%s' is not an upgrade target" % text):
+        se.parse_target_spec(text, 'verify_target_version')
+
+
+def test_upgrade_blockers_on_current_and_target_version():
+    tables = se.table_rows([table('shop', 'sessions', 'Aria', rows=300, data=32768, index=16384),
+                            table('shop', 'orders', 'InnoDB'), table('logs', 'hits', 'TokuDB')])
+    found = dict((b['table'], b) for b in se.upgrade_blockers(tables, MARIADB118, ('mysql', (8, 4, 0))))
+    assert sorted(found) == ['hits', 'sessions']
+    assert found['sessions']['where'] == ['target'] and found['sessions']['gone_in'] is None
+    assert found['sessions']['rows_estimate'] == 300 and found['sessions']['total_bytes'] == 49152
+    assert found['sessions']['source'] == flavors.ENGINE_SOURCES['ARIA']
+    # TokuDB: gone on MariaDB 11.8 itself, and never in MySQL: one finding, both reasons.
+    assert found['hits']['where'] == ['current', 'target']
+    assert found['hits']['gone_in'] == 'mariadb 10.5.0' and 'MDEV-19780' in found['hits']['source']
+    assert 'removed the TokuDB engine in 10.5.0' in found['hits']['reason']
+    assert 'mysql never shipped the TokuDB engine' in found['hits']['reason']
+
+
+def test_upgrade_blockers_none_and_without_target():
+    tables = se.table_rows([table('shop', 'orders', 'InnoDB'), table('shop', 'sessions', 'Aria')])
+    assert se.upgrade_blockers(tables, MARIADB118, ('mariadb', (11, 8, 0))) == []
+    assert se.upgrade_blockers(tables, MARIADB118, None) == []
+
+
+def test_every_engine_that_can_block_has_a_source():
+    assert set(flavors.ENGINE_SOURCES) == set(flavors.STORAGE_ENGINES) - {'INNODB', 'PERFORMANCE_SCHEMA'}
+
+
+@pytest.mark.parametrize('text', ['mysql-8.4', 'aurora-mysql-3.0', 'mysql-8', 'MySQL-8.4', 'mysql-8.4.1.2',
+                                  'percona-8.0.28', 'mariadb-11.8 '])
+def test_verify_playbook_accepts_what_the_module_accepts(text):
+    import os
+    import re
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))))
+    with open(os.path.join(root, 'playbooks', 'verify.yml')) as handle:
+        (pattern,) = re.findall(r"verify_target_version is match\('([^']*)'\)", handle.read())
+    try:
+        se.parse_target_spec(text.strip())
+        module_ok = True
+    except ValueError:
+        module_ok = False
+    assert bool(re.match(pattern, text.strip())) == module_ok
+
+
+def test_verify_playbook_checks_the_target_with_the_flavors_of_the_table():
+    import os
+    import re
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))))
+    with open(os.path.join(root, 'playbooks', 'verify.yml')) as handle:
+        text = handle.read()
+    (alternatives,) = re.findall(r"verify_target_version is match\('\^\(([^)]*)\)-", text)
+    assert sorted(alternatives.split('|')) == sorted(flavors.FLAVORS)
