@@ -199,17 +199,17 @@ def audit_host(params, settings_for, timeout=DEFAULT_TIMEOUT, connect=None):
     try:
         conn = connect(params, timeout)
     except connection.ConnectError as e:
-        return dict(failed=True, msg=str(e), target=target, seconds=round(time.monotonic() - start, 3))
+        return dict(failed=True, msg=str(e), connected_to=target, seconds=round(time.monotonic() - start, 3))
     try:
         variables = server_facts.all_global_variables(conn)
         settings, notes, errors = settings_for(conn, variables)
         if errors:
-            return dict(failed=True, msg='; '.join(errors), target=target, notes=notes,
+            return dict(failed=True, msg='; '.join(errors), connected_to=target, notes=notes,
                         seconds=round(time.monotonic() - start, 3))
         result = verify.audit(conn, settings, login_params=params, proc_root=None, variables=variables)
     except Exception as e:  # pylint: disable=broad-except  # one host's failure is that host's error item
         text = connection.error_text(e) if isinstance(e, _DB_ERRORS) else '%s: %s' % (type(e).__name__, e)
-        return dict(failed=True, msg='auditing %s failed: %s' % (target, text), target=target,
+        return dict(failed=True, msg='auditing %s failed: %s' % (target, text), connected_to=target,
                     seconds=round(time.monotonic() - start, 3))
     finally:
         try:
@@ -219,7 +219,7 @@ def audit_host(params, settings_for, timeout=DEFAULT_TIMEOUT, connect=None):
     for item in result['variables'].values():
         item['notes'].extend(startup_notes(item))
     result['errors'] = list(notes) + list(result.get('errors') or [])
-    result.update(changed=False, failed=False, target=target, seconds=round(time.monotonic() - start, 3))
+    result.update(changed=False, failed=False, connected_to=target, seconds=round(time.monotonic() - start, 3))
     return result
 
 

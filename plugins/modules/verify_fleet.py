@@ -139,13 +139,13 @@ hosts:
   description:
     - Inventory name to that host's result. A result that could be audited is what M(dbfleet.innodb.verify)
       returns (C(variables), C(summary), C(drift), C(skipped), C(server), C(option_files), C(errors)) plus
-      C(target) and C(seconds); one that could not has C(failed=true) and C(msg).
+      C(connected_to) (where the controller logged in, never the password) and C(seconds); one that could not has C(failed=true) and C(msg).
   returned: when O(report_dir) is not set
   type: dict
   sample:
     db1:
       drift: true
-      target: dbfleet@10.0.0.11:3306
+      connected_to: dbfleet@10.0.0.11:3306
       seconds: 0.04
       errors: []
       variables:

@@ -95,7 +95,7 @@ def test_unreachable_host_is_an_error_item_with_the_target_and_no_password():
     out = fa.audit_host(dict(login_host='10.0.0.9', login_port=3306, login_user='u', login_password='secret'),
                         lambda conn, variables: ({}, [], []), connect=refuse)
     assert out['failed'] is True
-    assert out['target'] == 'u@10.0.0.9:3306'
+    assert out['connected_to'] == 'u@10.0.0.9:3306'
     assert 'secret' not in repr(out)
 
 
