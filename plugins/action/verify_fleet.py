@@ -125,9 +125,7 @@ class ActionModule(ActionBase):
         params, notes = fleet_audit.controller_login(params, target_vars, name)
         roles = [r for r in args['desired_from']
                  if r not in args['role_hosts'] or name in args['role_hosts'][r]]
-        inputs = {}
-        for role in roles:
-            inputs[role] = dict((k, template(host_vars[k])) for k in desired.INPUTS[role] if k in host_vars)
+        inputs = dict((k, template(host_vars[k])) for role in roles for k in desired.INPUTS[role] if k in host_vars)
         extra = template(host_vars.get(args['settings_variable'])) or {}
         if not isinstance(extra, dict):
             return None, dict(failed=True, msg='%s must be a dict of variable name -> desired value, got %s'
@@ -160,15 +158,9 @@ class ActionModule(ActionBase):
         timeout = args['timeout']
 
         def worker(job):
-            def settings_for(conn, variables):
-                settings, notes, errors = {}, list(job['notes']), []
-                if job['roles']:
-                    facts = fleet_audit.server_facts_for_roles(conn, variables, job['roles'])
-                    settings, role_notes, errors = fleet_audit.desired_settings(job['roles'], job['inputs'], facts)
-                    notes.extend(role_notes)
-                settings.update(job['extra'])
-                return settings, notes, errors
-            return fleet_audit.audit_host(job['params'], settings_for, timeout)
+            roles, notes = fleet_audit.controller_roles(job['roles'], job['inputs'])
+            return fleet_audit.audit_host(job['params'], job['extra'], roles, job['inputs'],
+                                          job['notes'] + notes, timeout)
 
         results.update(fleet_audit.run_pool(jobs, worker, args['pool']))
         # No result carries a login; should a server's message ever quote a password, it is masked.

@@ -25,7 +25,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
-from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 
 _DB_ERRORS = (connection.pymysql.err.MySQLError,) if connection.pymysql is not None else ()
@@ -118,44 +117,24 @@ def open_connection(params, timeout):
 
 
 # ---------------------------------------------------------------- desired state
-def server_facts_for_roles(conn, variables, roles):
-    """The facts desired.py reads (as dbfleet.innodb.desired_settings gathers them), from SQL alone."""
-    facts = server_facts.gather(conn, variables, proc_root=None)
-    identity = facts['_identity']
-    facts = server_facts.public(facts)
-    names = sorted(set(n for role in roles for n in desired.SERVER_VARIABLES.get(role, ())))
-    facts['variables'] = {}
-    if names:
-        details, reason = verify.variable_details(conn, identity, variables, names)
-        facts['variables'] = details
-        if reason:
-            facts['notes'].append(reason)
-    return facts
+def controller_roles(roles, role_inputs):
+    """(roles, notes): the roles whose desired state the controller can work out for a host.
 
-
-def desired_settings(roles, role_inputs, facts):
-    """(settings, notes, errors) of the roles for a server with facts, as the roles' tasks_from=desired.
-
-    role_inputs: {role: {variable: value}} (the host's role variables). flush_neighbors needs the storage
-    under the datadir: only with flush_neighbors_storage_class set can the controller work it out."""
-    settings, notes, errors = {}, [], []
+    flush_neighbors follows the storage under the datadir, which only the host can tell: only with
+    flush_neighbors_storage_class set (the override) is it worked out here; otherwise a note says so."""
+    out, notes = [], []
     for role in roles:
-        inputs = dict((k, v) for k, v in (role_inputs.get(role) or {}).items() if k in desired.INPUTS[role])
-        try:
-            if role == 'flush_neighbors':
-                if inputs.get('flush_neighbors_storage_class') is None:
-                    notes.append(STORAGE_NOTE)
-                    continue
-                found = dict(storage_class='unknown', confidence='low',
-                             reasons=['storage not inspected: audited from the controller'])
-                result = desired.flush_neighbors(inputs, facts, found)
-            else:
-                result = desired.FUNCTIONS[role](inputs, facts)
-        except desired.InputError as e:
-            errors.append('%s: invalid input: %s' % (role, '; '.join(e.messages)))
+        if role == 'flush_neighbors' and (role_inputs or {}).get('flush_neighbors_storage_class') is None:
+            notes.append(STORAGE_NOTE)
             continue
-        settings.update(result['settings'])
-    return settings, notes, errors
+        out.append(role)
+    return out, notes
+
+
+def storage_not_inspected(datadir, probe):
+    """verify.audit()'s detect_storage from the controller: nothing under the host's datadir is read."""
+    return dict(storage_class='unknown', confidence='low', probe=None,
+                reasons=['storage under %s not inspected: audited from the controller' % datadir])
 
 
 # ---------------------------------------------------------------- one host
@@ -188,11 +167,14 @@ def startup_notes(item):
             'not visible over SQL' % where]
 
 
-def audit_host(params, settings_for, timeout=DEFAULT_TIMEOUT, connect=None):
+def audit_host(params, settings, roles=(), role_variables=None, notes=(), timeout=DEFAULT_TIMEOUT,
+               connect=None):
     """The verify result for one host, audited over one connection from the controller.
 
-    settings_for(conn, variables) -> (settings, notes, errors): the desired settings for this server
-    (they may need its facts). Any failure is returned as dict(failed=True, msg=...), never raised."""
+    settings: name -> desired value (merged over the roles' desired settings); roles: the roles whose
+    desired state is worked out from role_variables and the server's facts (controller_roles()); notes:
+    what the host's result says besides (its errors). Any failure is returned as dict(failed=True, msg=...),
+    never raised."""
     connect = connect or open_connection
     start = time.monotonic()
     target = connection.describe_target(params)
@@ -201,12 +183,11 @@ def audit_host(params, settings_for, timeout=DEFAULT_TIMEOUT, connect=None):
     except connection.ConnectError as e:
         return dict(failed=True, msg=str(e), connected_to=target, seconds=round(time.monotonic() - start, 3))
     try:
-        variables = server_facts.all_global_variables(conn)
-        settings, notes, errors = settings_for(conn, variables)
-        if errors:
-            return dict(failed=True, msg='; '.join(errors), connected_to=target, notes=notes,
-                        seconds=round(time.monotonic() - start, 3))
-        result = verify.audit(conn, settings, login_params=params, proc_root=None, variables=variables)
+        result = verify.audit(conn, settings, login_params=params, proc_root=None, desired_from=list(roles),
+                              role_variables=role_variables or {}, detect_storage=storage_not_inspected)
+    except desired.InputError as e:
+        return dict(failed=True, msg='invalid role input, nothing audited: %s' % '; '.join(e.messages),
+                    connected_to=target, seconds=round(time.monotonic() - start, 3))
     except Exception as e:  # pylint: disable=broad-except  # one host's failure is that host's error item
         text = connection.error_text(e) if isinstance(e, _DB_ERRORS) else '%s: %s' % (type(e).__name__, e)
         return dict(failed=True, msg='auditing %s failed: %s' % (target, text), connected_to=target,

@@ -10,8 +10,10 @@ import time
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import fleet_audit as fa
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 
 
 # ---------------------------------------------------------------- controller_login
@@ -93,7 +95,7 @@ def test_unreachable_host_is_an_error_item_with_the_target_and_no_password():
         raise connection.ConnectError('cannot connect to %s: (2003) refused' % connection.describe_target(params))
 
     out = fa.audit_host(dict(login_host='10.0.0.9', login_port=3306, login_user='u', login_password='secret'),
-                        lambda conn, variables: ({}, [], []), connect=refuse)
+                        {}, connect=refuse)
     assert out['failed'] is True
     assert out['connected_to'] == 'u@10.0.0.9:3306'
     assert 'secret' not in repr(out)
@@ -101,21 +103,24 @@ def test_unreachable_host_is_an_error_item_with_the_target_and_no_password():
 
 def test_bad_role_input_fails_that_host_and_closes_its_connection(monkeypatch):
     conn = FakeConn()
-    monkeypatch.setattr(server_facts, 'all_global_variables', lambda c: {'version': '8.0.33'})
-    out = fa.audit_host(dict(login_host='h'), lambda c, v: ({}, [], ['adaptive_hash: invalid input: x']),
+
+    def bad_input(*args, **kwargs):
+        assert kwargs['proc_root'] is None and kwargs['desired_from'] == ['adaptive_hash']
+        raise desired.InputError(['adaptive_hash: adaptive_hash_parts must be 1-512; got 1000'])
+    monkeypatch.setattr(verify, 'audit', bad_input)
+    out = fa.audit_host(dict(login_host='h'), {}, ['adaptive_hash'], dict(adaptive_hash_parts=1000),
                         connect=lambda params, timeout: conn)
-    assert out['failed'] and 'adaptive_hash: invalid input' in out['msg']
+    assert out['failed'] and 'adaptive_hash_parts must be 1-512' in out['msg']
     assert conn.closed
 
 
 def test_an_exception_while_auditing_is_that_hosts_error(monkeypatch):
     conn = FakeConn()
 
-    def broken(c):
+    def broken(*args, **kwargs):
         raise KeyError('version')
-    monkeypatch.setattr(server_facts, 'all_global_variables', broken)
-    out = fa.audit_host(dict(login_host='h', login_port=1), lambda c, v: ({}, [], []),
-                        connect=lambda params, timeout: conn)
+    monkeypatch.setattr(verify, 'audit', broken)
+    out = fa.audit_host(dict(login_host='h', login_port=1), {}, connect=lambda params, timeout: conn)
     assert out['failed'] and 'KeyError' in out['msg'] and conn.closed
 
 
@@ -139,7 +144,7 @@ def test_a_server_that_never_answers_times_out():
     try:
         start = time.monotonic()
         out = fa.audit_host(dict(login_host='127.0.0.1', login_port=port, login_user='u', login_password='pw',
-                                 config_file=None), lambda c, v: ({}, [], []), timeout=1)
+                                 config_file=None), {}, timeout=1)
         elapsed = time.monotonic() - start
     finally:
         listener.close()
@@ -149,27 +154,19 @@ def test_a_server_that_never_answers_times_out():
 
 
 # ---------------------------------------------------------------- desired state and notes
-FACTS_80 = dict(flavor='mysql', version=[8, 0, 33], version_text='8.0.33', datadir='/var/lib/mysql',
-                capabilities=dict(ahi_partition_variable='innodb_adaptive_hash_index_parts', set_persist=True),
-                variables=dict(innodb_adaptive_hash_index=dict(exists=True, settable=True, runtime='ON'),
-                               innodb_adaptive_hash_index_parts=dict(exists=True, settable=True, runtime='8'),
-                               innodb_flush_neighbors=dict(exists=True, settable=True, runtime='0')))
-
-
-def test_desired_settings_from_the_roles_and_flush_neighbors_only_with_a_storage_class():
-    settings, notes, errors = fa.desired_settings(
-        ['adaptive_hash', 'flush_neighbors'], dict(adaptive_hash=dict(adaptive_hash_enabled=False)), FACTS_80)
-    assert settings == dict(innodb_adaptive_hash_index=False) and errors == []
-    assert notes == [fa.STORAGE_NOTE]
-    settings, notes, errors = fa.desired_settings(
-        ['flush_neighbors'], dict(flush_neighbors=dict(flush_neighbors_storage_class='hdd')), FACTS_80)
-    assert settings == dict(innodb_flush_neighbors=1) and notes == [] and errors == []
-
-
-def test_desired_settings_bad_input_is_an_error_naming_the_variable():
-    _settings, _notes, errors = fa.desired_settings(
-        ['adaptive_hash'], dict(adaptive_hash=dict(adaptive_hash_parts=1000)), FACTS_80)
-    assert len(errors) == 1 and 'adaptive_hash_parts' in errors[0]
+def test_flush_neighbors_only_with_a_storage_class_and_storage_is_never_inspected():
+    roles, notes = fa.controller_roles(['adaptive_hash', 'flush_neighbors'], dict(adaptive_hash_enabled=False))
+    assert roles == ['adaptive_hash'] and notes == [fa.STORAGE_NOTE]
+    roles, notes = fa.controller_roles(['flush_neighbors'], dict(flush_neighbors_storage_class='hdd'))
+    assert roles == ['flush_neighbors'] and notes == []
+    found = fa.storage_not_inspected('/var/lib/mysql', True)
+    assert found['storage_class'] == 'unknown' and 'not inspected' in found['reasons'][0]
+    facts = dict(flavor='mysql', version=[8, 0, 33], version_text='8.0.33', datadir='/var/lib/mysql',
+                 capabilities={}, variables=dict(innodb_flush_neighbors=dict(exists=True, settable=True,
+                                                                             runtime='0')))
+    state = desired.for_role('flush_neighbors', dict(flush_neighbors_storage_class='hdd'), facts,
+                             fa.storage_not_inspected)
+    assert state['settings'] == dict(innodb_flush_neighbors=1)
 
 
 @pytest.mark.parametrize('item, fragment', [
