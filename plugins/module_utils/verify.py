@@ -299,18 +299,15 @@ def read_blockers(conn, identity, target):
 
 
 def audit(conn, settings, login_params=None, option_files=None, fallback_option_files=None,
-          proc_root='/proc', desired_from=(), role_variables=None, detect_storage=None, target=None,
-          variables=None):
+          proc_root='/proc', desired_from=(), role_variables=None, detect_storage=None, target=None):
     """Verify settings on the server behind conn. Returns the module result (without changed).
 
     desired_from: roles whose desired state (desired.for_roles, from role_variables and this server's
     facts) is verified too, under settings (which win). target: (flavor, version) of an upgrade
     target; the tables whose engine this server or the target lacks are returned as blockers.
-    variables: every GLOBAL variable, when the caller has read them already.
     Raises desired_utils.InputError for bad role variables."""
     check_settings(settings)
-    if variables is None:
-        variables = server_facts.all_global_variables(conn)
+    variables = server_facts.all_global_variables(conn)
     facts = server_facts.gather(conn, variables, login_params, option_files, fallback_option_files,
                                 proc_root)
     identity = facts.pop('_identity')
