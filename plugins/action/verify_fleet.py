@@ -24,6 +24,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
 from ansible_collections.dbfleet.innodb.plugins.filter import verify_report as report_filters
 from ansible_collections.dbfleet.innodb.plugins.module_utils import fleet_audit
+from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import login_variables
 
 ARGUMENT_SPEC = dict(
@@ -34,6 +35,7 @@ ARGUMENT_SPEC = dict(
     pool=dict(type='int', default=fleet_audit.DEFAULT_POOL),
     timeout=dict(type='int', default=fleet_audit.DEFAULT_TIMEOUT),
     report_dir=dict(type='path'),
+    target_version=dict(type='str'),
 )
 
 # The report files, as playbooks/verify.yml writes them in the per-host mode (same filters, same JSON form).
@@ -113,6 +115,10 @@ class ActionModule(ActionBase):
         for role, names in args['role_hosts'].items():
             if not isinstance(names, list):
                 raise AnsibleActionFail('verify_fleet: role_hosts.%s must be a list of host names' % role)
+        try:
+            args['target'] = storage_engines.parse_target_spec(args['target_version'])
+        except ValueError as e:
+            raise AnsibleActionFail('verify_fleet: %s' % e)
         return args
 
     def _host_job(self, name, raw, args):
@@ -160,7 +166,7 @@ class ActionModule(ActionBase):
         def worker(job):
             roles, notes = fleet_audit.controller_roles(job['roles'], job['inputs'])
             return fleet_audit.audit_host(job['params'], job['extra'], roles, job['inputs'],
-                                          job['notes'] + notes, timeout)
+                                          job['notes'] + notes, timeout, upgrade_target=args['target'])
 
         results.update(fleet_audit.run_pool(jobs, worker, args['pool']))
         # No result carries a login; should a server's message ever quote a password, it is masked.

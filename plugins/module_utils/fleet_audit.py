@@ -168,12 +168,13 @@ def startup_notes(item):
 
 
 def audit_host(params, settings, roles=(), role_variables=None, notes=(), timeout=DEFAULT_TIMEOUT,
-               connect=None):
+               connect=None, upgrade_target=None):
     """The verify result for one host, audited over one connection from the controller.
 
     settings: name -> desired value (merged over the roles' desired settings); roles: the roles whose
     desired state is worked out from role_variables and the server's facts (controller_roles()); notes:
-    what the host's result says besides (its errors). Any failure is returned as dict(failed=True, msg=...),
+    what the host's result says besides (its errors); upgrade_target: (flavor, version) of an upgrade target, whose
+    blockers (information_schema.TABLES, SQL alone) are listed as in the per-host mode. Any failure is returned as dict(failed=True, msg=...),
     never raised."""
     connect = connect or open_connection
     start = time.monotonic()
@@ -184,7 +185,8 @@ def audit_host(params, settings, roles=(), role_variables=None, notes=(), timeou
         return dict(failed=True, msg=str(e), connected_to=target, seconds=round(time.monotonic() - start, 3))
     try:
         result = verify.audit(conn, settings, login_params=params, proc_root=None, desired_from=list(roles),
-                              role_variables=role_variables or {}, detect_storage=storage_not_inspected)
+                              role_variables=role_variables or {}, detect_storage=storage_not_inspected,
+                              target=upgrade_target)
     except desired.InputError as e:
         return dict(failed=True, msg='invalid role input, nothing audited: %s' % '; '.join(e.messages),
                     connected_to=target, seconds=round(time.monotonic() - start, 3))

@@ -75,6 +75,14 @@ options:
         an error item.
     type: int
     default: 10
+  target_version:
+    description:
+      - An upgrade target, V(<flavor>-<version>) with a flavor of C(mysql), C(percona), C(mariadb),
+        C(aurora-mysql) (for example V(mysql-8.4), V(mariadb-11.8)).
+      - When set, each host's result lists the tables whose engine the host's own version or the target
+        does not have (C(blockers)), read from C(information_schema.TABLES) as M(dbfleet.innodb.verify) does.
+        Any other value fails the task before any host is read.
+    type: str
   report_dir:
     description:
       - When set, the directory on the controller where the report files go - C(verify.json), C(verify.html)

@@ -33,6 +33,10 @@ SETTINGS = {
     'innodb_flush_log_at_trx_commit': 2,      # default 1: drift_runtime everywhere
     'innodb_buffer_pool_size': '128M',        # in every lab option file: ok
 }
+# An Aria table on MariaDB 11.8 blocks a move to MySQL 8.4: both modes list it (information_schema.TABLES).
+BLOCKED_HOST = 'mariadb118'
+BLOCKER_TABLE = 'dbfleet_it_verify_fleet.aria_t'
+TARGET = 'mysql-8.4'
 BROKEN = {'fleet-bad-password': 'Access denied', 'fleet-closed-port': "Can't connect"}
 # What the controller's notes say where SQL cannot tell what a restart brings.
 CANNOT_TELL = ('not known', 'not visible over SQL', 'only the running value was checked')
@@ -48,7 +52,7 @@ def run_verify(mode, inventories, reports, *extra_args):
         cmd += ['-i', inventory]
     cmd += [os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e',
             json.dumps({'verify_mode': mode, 'verify_extra_settings': SETTINGS, 'verify_report_dir': reports,
-                        'verify_timeout': 5})] + list(extra_args)
+                        'verify_timeout': 5, 'verify_target_version': TARGET})] + list(extra_args)
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     with open(os.path.join(reports, 'verify.json'), encoding='utf-8') as handle:
@@ -59,7 +63,7 @@ def run_verify(mode, inventories, reports, *extra_args):
 def both_modes(tmp_path_factory):
     hosts = lab_inventory()
     lab = sorted(h for h in hosts if h in LAB_HOSTS)
-    missing = [h for h in (RUNTIME_ONLY, RUNTIME_AND_FILE) if h not in lab]
+    missing = [h for h in (RUNTIME_ONLY, RUNTIME_AND_FILE, BLOCKED_HOST) if h not in lab]
     if missing:
         pytest.fail('lab hosts %s are not up: start the lab with `make lab-up`' % ', '.join(missing), pytrace=False)
     tmp = tmp_path_factory.mktemp('fleet')
@@ -74,7 +78,10 @@ def both_modes(tmp_path_factory):
     dropin = os.path.join(host_vars(RUNTIME_AND_FILE)['dbfleet_option_dropin_dir'], DROPIN)
     original = dict((h, global_value(h, 'innodb_io_capacity')) for h in (RUNTIME_ONLY, RUNTIME_AND_FILE))
     assert all(v != '300' for v in original.values()), original   # else nothing drifts
+    schema = BLOCKER_TABLE.split('.')[0]
     try:
+        sql(BLOCKED_HOST, 'CREATE DATABASE IF NOT EXISTS %s' % schema)
+        sql(BLOCKED_HOST, 'CREATE TABLE IF NOT EXISTS %s (id INT PRIMARY KEY) ENGINE=Aria' % BLOCKER_TABLE)
         with open(dropin, 'w', encoding='utf-8') as handle:
             handle.write('[mysqld]\ninnodb_io_capacity = 300\n')
         for host in original:
@@ -82,6 +89,7 @@ def both_modes(tmp_path_factory):
         per_host, _out = run_verify('host', inventories, str(tmp / 'host'))
         controller, out = run_verify('controller', inventories, str(tmp / 'controller'), '-vvv')
     finally:
+        sql(BLOCKED_HOST, 'DROP DATABASE IF EXISTS %s' % schema)
         if os.path.exists(dropin):
             os.unlink(dropin)
         for host, value in original.items():
@@ -130,6 +138,18 @@ def test_both_modes_agree_wherever_sql_can_tell(both_modes):
     pool = controller['hosts'][RUNTIME_AND_FILE]['variables']['innodb_buffer_pool_size']
     assert pool['origin_path'] and pool['origin_path'].endswith('/my.cnf')
     assert any('an option file (%s)' % pool['origin_path'] in n for n in pool['notes']), pool['notes']
+
+
+def test_both_modes_list_the_same_upgrade_blockers(both_modes):
+    lab, per_host, controller = both_modes['lab'], both_modes['per_host'], both_modes['controller']
+    for host in lab:
+        mine, theirs = controller['hosts'][host], per_host['hosts'][host]
+        assert mine['target'] == theirs['target'] and mine['target'], (host, mine.get('target'))
+        assert mine['blockers'] == theirs['blockers'], host
+    tables = ['%s.%s' % (b['schema'], b['table']) for b in controller['hosts'][BLOCKED_HOST]['blockers']]
+    assert BLOCKER_TABLE in tables, controller['hosts'][BLOCKED_HOST]['blockers']
+    assert controller['summary']['blockers'] == per_host['summary']['blockers'] >= 1
+    assert BLOCKED_HOST in controller['summary']['blocked_hosts']
 
 
 def test_one_bad_host_is_its_own_error_and_no_password_shows(both_modes):
