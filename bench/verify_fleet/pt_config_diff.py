@@ -44,13 +44,23 @@ def _one(pt, path, hv):
     return proc.returncode == 1
 
 
-def run(inventory_path, forks=10):
-    """(wall seconds, CPU seconds of the pt-config-diff processes, hosts with drift)."""
+def flat_hosts(inventory):
+    """{host: its variables} of a bench inventory (group variables, then the host's own)."""
+    out = {}
+    for group in (inventory['all'].get('children') or {}).values():
+        for name, own in (group.get('hosts') or {}).items():
+            out[name] = dict(inventory['all'].get('vars') or {}, **dict(group.get('vars') or {}, **(own or {})))
+    for name, own in (inventory['all'].get('hosts') or {}).items():
+        out[name] = dict(inventory['all'].get('vars') or {}, **(own or {}))
+    return out
+
+
+def run(hosts, forks=10):
+    """(wall seconds, CPU seconds of the pt-config-diff processes, hosts with drift) for hosts
+    ({name: variables with dbfleet_login_* and verify_extra_settings})."""
     pt = shutil.which('pt-config-diff')
     if pt is None:
         raise SystemExit('pt-config-diff (Debian package percona-toolkit) is not installed: make deps')
-    with open(inventory_path) as handle:
-        hosts = yaml.safe_load(handle)['all']['hosts']
     work = tempfile.mkdtemp(prefix='bench-pt-config-diff-')
     files = dict((h, _option_file(work, h, hv['verify_extra_settings'])) for h, hv in hosts.items())
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -69,7 +79,9 @@ def main():
     parser.add_argument('inventory')
     parser.add_argument('--forks', type=int, default=10)
     args = parser.parse_args()
-    wall, cpu, drift = run(args.inventory, args.forks)
+    with open(args.inventory) as handle:
+        hosts = flat_hosts(yaml.safe_load(handle))
+    wall, cpu, drift = run(hosts, args.forks)
     print('P pt-config-diff: wall %.1f s, CPU %.1f s, %d hosts with drift' % (wall, cpu, drift))
 
 

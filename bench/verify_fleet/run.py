@@ -4,12 +4,13 @@ competent user writes (B: one community.mysql.mysql_info, filter settings, per h
 comparison), in the same run; C (reading the 10 variables with one mysql_variables task each) is an
 extra, labelled arm, kept for comparison with earlier figures.
 
-Usage: .venv/bin/python bench/verify_fleet/run.py [--hosts 100] [--rounds 1] [--forks 10] [--arms A,B,C,ctl]
+Usage: .venv/bin/python bench/verify_fleet/run.py [--hosts 100] [--rounds 1] [--forks 10] [--arms A,B,P,C,ctl]
 
 An inventory of --hosts names is generated; they point, in turn, at the lab servers (mysql80,
-mysql97, mariadb1011, mariadb118). Each round runs A (verify.yml), B (mysql_info) and C (mysql_variables),
-and ctl (verify.yml -e verify_mode=controller: one dbfleet.innodb.verify_fleet run on the controller
-audits every host over SQL, no module run per host); --arms picks some of them.
+mysql97, mariadb1011, mariadb118). Each round runs A (verify.yml), B (mysql_info), P (pt-config-diff once
+per host from a worker pool: pt_config_diff.py), C (mysql_variables) and ctl (verify.yml -e
+verify_mode=controller: one dbfleet.innodb.verify_fleet run on the controller audits every host over SQL,
+no module run per host); --arms picks some of them.
 Reported per run: wall seconds, CPU seconds of ansible and its workers (children rusage), CPU
 seconds of the database servers (/proc/PID/stat utime+stime), tasks run per host (PLAY RECAP ok=),
 and the B/A and C/A ratios.
@@ -34,6 +35,8 @@ ROOT = os.path.abspath(os.path.join(HERE, '..', '..'))
 sys.path.insert(0, os.path.join(ROOT, 'lab'))
 
 from dbfleet_lab.inventory import hosts_in  # noqa: E402
+
+import pt_config_diff  # noqa: E402  (beside this file)
 
 LAB_INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
 SETTINGS = {
@@ -112,7 +115,7 @@ def main():
     parser.add_argument('--hosts', type=int, default=100)
     parser.add_argument('--rounds', type=int, default=1)
     parser.add_argument('--forks', type=int, default=10)
-    parser.add_argument('--arms', default='A,B,C,ctl', help='comma-separated arms to run (A, B, C, ctl)')
+    parser.add_argument('--arms', default='A,B,P,C,ctl', help='comma-separated arms to run (A, B, P, C, ctl)')
     args = parser.parse_args()
     if not os.path.exists(LAB_INVENTORY):
         raise SystemExit('the lab is not up: make lab-up')
@@ -160,11 +163,16 @@ def main():
     rows = []
     for r in range(args.rounds):
         for label, cmd in (('A verify.yml', cmd_a), ('B mysql_info (fair)', cmd_b),
-                           ('C mysql_variables x10', cmd_c), ('ctl verify.yml controller', cmd_ctl)):
+                           ('P pt-config-diff', None), ('C mysql_variables x10', cmd_c),
+                           ('ctl verify.yml controller', cmd_ctl)):
             if label.split()[0] not in arms:
                 continue
             srv0 = server_cpu(lab)
-            wall, cpu, out = run(cmd, env)
+            if cmd is None:
+                wall, cpu, drift_hosts = pt_config_diff.run(pt_config_diff.flat_hosts(inventory), args.forks)
+                out = 'baseline: %d hosts with drift' % drift_hosts
+            else:
+                wall, cpu, out = run(cmd, env)
             srv = server_cpu(lab) - srv0
             tasks = tasks_per_host(out)
             rows.append((r, label, wall, cpu, srv, tasks))
@@ -174,7 +182,7 @@ def main():
                 print('          module runs/host %.2f' % module_runs_per_host(out))
             drift = re.search(r'baseline: (\d+) hosts with drift', out)
             if drift:
-                print('          B found %s hosts with drift' % drift.group(1))
+                print('          %s found %s hosts with drift' % (label.split()[0], drift.group(1)))
     by_arm = dict((key, [x for x in rows if x[1].split()[0] == key]) for key in arms)
 
     def mean(items, idx):
@@ -199,6 +207,9 @@ def main():
     if 'B' in arms and 'ctl' in arms:
         print('controller mode vs the fair baseline B: wall B/ctl = %.1fx, ansible CPU B/ctl = %.1fx'
               % (mean(by_arm['B'], 2) / mean(by_arm['ctl'], 2), mean(by_arm['B'], 3) / mean(by_arm['ctl'], 3)))
+    if 'P' in arms and 'ctl' in arms:
+        print('controller mode vs pt-config-diff per host: wall P/ctl = %.1fx, CPU P/ctl = %.1fx'
+              % (mean(by_arm['P'], 2) / mean(by_arm['ctl'], 2), mean(by_arm['P'], 3) / mean(by_arm['ctl'], 3)))
     print('files: %s' % tmp)
 
 
