@@ -35,7 +35,8 @@ SETTINGS = {
 }
 # An Aria table on MariaDB 11.8 blocks a move to MySQL 8.4: both modes list it (information_schema.TABLES).
 BLOCKED_HOST = 'mariadb118'
-BLOCKER_TABLE = 'dbfleet_it_verify_fleet.aria_t'
+BLOCKER_SCHEMA = 'dbfleet_it_verify_fleet'
+BLOCKER_TABLE = BLOCKER_SCHEMA + '.aria_t'
 TARGET = 'mysql-8.4'
 BROKEN = {'fleet-bad-password': 'Access denied', 'fleet-closed-port': "Can't connect"}
 # What the controller's notes say where SQL cannot tell what a restart brings.
@@ -78,7 +79,7 @@ def both_modes(tmp_path_factory):
     dropin = os.path.join(host_vars(RUNTIME_AND_FILE)['dbfleet_option_dropin_dir'], DROPIN)
     original = dict((h, global_value(h, 'innodb_io_capacity')) for h in (RUNTIME_ONLY, RUNTIME_AND_FILE))
     assert all(v != '300' for v in original.values()), original   # else nothing drifts
-    schema = BLOCKER_TABLE.split('.')[0]
+    schema = BLOCKER_SCHEMA
     try:
         sql(BLOCKED_HOST, 'CREATE DATABASE IF NOT EXISTS %s' % schema)
         sql(BLOCKED_HOST, 'CREATE TABLE IF NOT EXISTS %s (id INT PRIMARY KEY) ENGINE=Aria' % BLOCKER_TABLE)
