@@ -325,7 +325,13 @@ def test_interrupted_module_restores_ahi_and_kills_the_waiting_drop(server, sche
             time.sleep(0.05)
         assert server.ahi() == 'OFF'
         time.sleep(0.5)
-        os.kill(pid, getattr(signal, signame))
+        try:
+            os.kill(pid, getattr(signal, signame))
+        except ProcessLookupError:
+            out, err = proc.communicate(timeout=60)
+            pytest.fail('the module ended before %s reached it (the %s should have held its DROP): table still '
+                        'there: %s; its output: %s %s' % (signame, blocker.kind, server.exists(schema, 't1'),
+                                                          out[-2000:], err[-2000:]))
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
