@@ -32,6 +32,7 @@ import os
 import signal
 import stat
 import time
+import traceback
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
@@ -1042,3 +1043,23 @@ class Sequence(object):
             raise DropError('replication did not apply the drop of %s within %ss; AHI is %s (was %s before)' % (
                 ', '.join(t['name'] for t in present if t['result'] == 'still_present'), int(timeout),
                 self.ahi['after'], self.ahi['before']))
+
+
+def run_for_module(module, sequence):
+    """Run a Sequence (the drop or a conversion) for its module: every failure fails the module with the
+    sequence's report (what was done so far), and the connection is closed in all cases. Returns the report."""
+    try:
+        sequence.run()
+    except DropError as e:  # the guard rails' refusals, and the subclasses' own errors
+        module.fail_json(msg=str(e), **sequence.report())
+    except pymysql.err.MySQLError as e:
+        module.fail_json(msg='server error: %s' % error_text(e), **sequence.report())
+    except Exception as e:  # pylint: disable=broad-except  # pragma: no cover - keep the report, show the trace
+        module.fail_json(msg='unexpected error: %s' % e, exception=traceback.format_exc(), **sequence.report())
+    finally:
+        if sequence.conn is not None:
+            try:
+                sequence.conn.close()
+            except Exception:  # pylint: disable=broad-except
+                pass
+    return sequence.report()

@@ -226,21 +226,14 @@ server:
   type: dict
 '''
 
-import traceback
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
-    error_text, login_argument_spec, require_pymysql)
+    login_argument_spec, require_pymysql)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import (
     Conversion, ConvertError, parse_tables, target_engine)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import DropError
+from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import run_for_module
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import WindowError, status
-
-try:
-    import pymysql
-except ImportError:  # pragma: no cover - reported by require_pymysql()
-    pymysql = None
 
 
 def argument_spec():
@@ -299,21 +292,7 @@ def main():
     window = pure_checks(module)
     conv = Conversion(module.params, check_mode=module.check_mode, warn=module.warn)
     conv.window = window
-    try:
-        conv.run()
-    except DropError as e:  # ConvertError and the shared guard rails' own refusals
-        module.fail_json(msg=str(e), **conv.report())
-    except pymysql.err.MySQLError as e:
-        module.fail_json(msg='server error: %s' % error_text(e), **conv.report())
-    except Exception as e:  # pragma: no cover - unexpected: keep the report, show the trace
-        module.fail_json(msg='unexpected error: %s' % e, exception=traceback.format_exc(), **conv.report())
-    finally:
-        if conv.conn is not None:
-            try:
-                conv.conn.close()
-            except Exception:
-                pass
-    result = conv.report()
+    result = run_for_module(module, conv)
     if module.params['verify']:
         msg = 'verified %s' % ', '.join(conv.verified)
     elif module.params['follow']:

@@ -322,20 +322,14 @@ server:
   type: dict
 '''
 
-import traceback
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
-    error_text, login_argument_spec, require_pymysql)
+    login_argument_spec, require_pymysql)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
-    DEFAULT_STATE_DIR, LIFT_NEEDS_NO_BINLOG, DropError, Sequence, cancel_file_problem, parse_table_names)
+    DEFAULT_STATE_DIR, LIFT_NEEDS_NO_BINLOG, DropError, Sequence, cancel_file_problem, parse_table_names,
+    run_for_module)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import WindowError, status
-
-try:
-    import pymysql
-except ImportError:  # pragma: no cover - reported by require_pymysql()
-    pymysql = None
 
 
 def argument_spec():
@@ -407,21 +401,7 @@ def main():
     window = pure_checks(module)
     seq = Sequence(module.params, check_mode=module.check_mode, warn=module.warn)
     seq.window = window
-    try:
-        seq.run()
-    except DropError as e:
-        module.fail_json(msg=str(e), **seq.report())
-    except pymysql.err.MySQLError as e:
-        module.fail_json(msg='server error: %s' % error_text(e), **seq.report())
-    except Exception as e:  # pragma: no cover - unexpected: keep the report, show the trace
-        module.fail_json(msg='unexpected error: %s' % e, exception=traceback.format_exc(), **seq.report())
-    finally:
-        if seq.conn is not None:
-            try:
-                seq.conn.close()
-            except Exception:
-                pass
-    result = seq.report()
+    result = run_for_module(module, seq)
     if module.check_mode:
         msg = 'check mode: ' + '; '.join(seq.plan)
     elif module.params['follow']:
