@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pymysql
 
-from . import LabError, run, say, yamlout
+from . import LabError, clusters, run, say, yamlout
 from .netns import NET, PREFIX, Namespace, Sshd, close_control_masters, ensure_bridge, remove_bridge
 from .servers import MARIADB118, MYSQL56, MYSQL57, MYSQL80, MYSQL97, Instance, MariaDB, ensure_template
 
@@ -49,6 +49,9 @@ class Lab:
              Host("mysql97", MYSQL97, 97, port_offset=97),
              Host("mariadb118", MARIADB118, 118, port_offset=118),
              Host("mysql56", MYSQL56, 56, port_offset=56, optional=True, opt_in="DBFLEET_LAB_WITH_56"))
+    # A Group Replication group (lab/dbfleet_lab/clusters.py): by name or with DBFLEET_LAB_WITH_GR=1.
+    HOSTS += tuple(Host(name, MYSQL80, clusters.GR_PORT_OFFSETS[name], port_offset=clusters.GR_PORT_OFFSETS[name],
+                        optional=True, opt_in=clusters.GR_OPT_IN) for name in clusters.GR_HOSTS)
 
     def __init__(self, root, cache, port_base, inventory):
         self.root = root
@@ -100,7 +103,8 @@ class Lab:
 
     def instance(self, name):
         host = self.hosts[name]
-        return Instance(name, host.kind, self.root, self.port(host), host.server_id, "127.0.0.1")
+        extra = clusters.option_lines(self.root, self.port_base, name, self.port(host)) if clusters.is_gr_host(name) else []
+        return Instance(name, host.kind, self.root, self.port(host), host.server_id, "127.0.0.1", extra)
 
     def secrets(self):
         """Passwords generated once per lab directory, kept in <lab>/secrets.json (mode 0600)."""
@@ -169,6 +173,8 @@ class Lab:
         ports = [(self.port(host), "server port")]
         if host.name == "mysql80":
             ports.append((self.memcached_port(), "memcached port"))
+        if clusters.is_gr_host(host.name):
+            ports.append((clusters.xcom_port(self.port_base, host.name), "group communication port"))
         return ports
 
     def memcached_port(self):
@@ -224,11 +230,16 @@ class Lab:
         return errors
 
     def after_up(self, hosts):
-        """Hook for the fleet (replication)."""
+        """Group Replication members join (or form) their group; the fleet overrides it (replication)."""
+        members = [h.name for h in hosts if clusters.is_gr_host(h.name)]
+        if members:
+            clusters.form_group(self, members)
 
     def down(self, names=(), purge=False):
         hosts = self.select(names) if names else list(self.HOSTS)
         with self.locked():
+            if self.mode == "local":
+                clusters.before_down(self, [h.name for h in hosts])
             with ThreadPoolExecutor(max_workers=len(hosts)) as pool:     # shutdowns take seconds each
                 list(pool.map(self._stop_host, hosts))
             if purge:
@@ -283,6 +294,8 @@ class Lab:
         return rows
 
     def status_extra(self, host, instance):
+        if clusters.is_gr_host(host.name) and instance.pid():
+            return {"cluster": clusters.status(instance)}
         return {}
 
     def status(self, as_json=False):
@@ -350,6 +363,10 @@ class Lab:
         children = {self.inventory_group: {"children": {"mysql": {}, "mariadb": {}}}}
         for group in ("mysql", "mariadb"):
             children[group] = {"hosts": groups.get(group, {})}
+        if self.mode == "local":
+            gr_up = [n for n in clusters.GR_HOSTS if n in groups.get("mysql", {})]
+            if gr_up:
+                children[clusters.GR_INVENTORY_GROUP] = {"hosts": {n: {} for n in gr_up}}
         return {"all": {"vars": self.inventory_vars(), "children": children}}
 
     def write_inventory(self):
