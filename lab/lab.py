@@ -17,6 +17,14 @@ local mode (default): one process per server on 127.0.0.1, inventory inventories
   mysql97      MySQL 9.7.x (Debian sid, in a chroot)       port base+97
   mariadb118   MariaDB 11.8.x (Debian trixie, in a chroot)  port base+118
   mysql56      MySQL 5.6.14 (optional: DBFLEET_LAB_WITH_56=1 or by name)  port base+56
+  galera1..3   a 3-node MariaDB 10.11 Galera cluster (Debian galera-4, rsync SST; optional:
+               DBFLEET_LAB_WITH_GALERA=1 or by name), inventory group `galera` (outside group `lab`);
+               ports: SQL base+301..303, gmcast +311..313, IST +321..323, SST +331..333. The first node
+               started while none runs bootstraps; a restarted node rejoins (restart returns once it
+               answers SQL, possibly before it is Synced again)
+  gr1..3       a Group Replication group of MySQL 8.0.33, single primary (optional: DBFLEET_LAB_WITH_GR=1
+               or by name), inventory group `group_replication` (outside group `lab`); ports base+351..353,
+               group communication base+361..363
 ssh mode: hosts in network namespaces reached over SSH, inventory inventories/fleet/hosts.yml
   db1 (MySQL 8.0.33, primary, 10.231.7.11)   db2 (replica of db1, 10.231.7.12)
   db3 (MariaDB 10.11, primary, 10.231.7.13)  db4 (replica of db3, 10.231.7.14)
@@ -30,6 +38,8 @@ environment:
   DBFLEET_LAB_HOSTS      comma-separated hosts for `up` without HOST arguments
   DBFLEET_LAB_WITH_57=1  include mysql57 in the default hosts (MySQL 5.7 is end of life since 2023)
   DBFLEET_LAB_WITH_56=1  include mysql56 in the default hosts
+  DBFLEET_LAB_WITH_GALERA=1  include galera1, galera2, galera3 in the default hosts
+  DBFLEET_LAB_WITH_GR=1  include gr1, gr2, gr3 in the default hosts
   DBFLEET_LAB_INVENTORY  inventory file to write (default inventories/lab|fleet/hosts.yml)
   DBFLEET_FLEET_NET      ssh mode: network 10.231.N.0/24, bridge and namespace names tagged N (default 7),
                          so that two checkouts can each run a fleet at once

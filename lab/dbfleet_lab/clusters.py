@@ -3,7 +3,7 @@
 The group is three optional hosts of the local lab, ``gr1`` ``gr2`` ``gr3`` (MySQL 8.0.33 from the
 jcabi zip, which ships ``lib/plugin/group_replication.so``), started by name
 (``lab.py up gr1 gr2 gr3``) or with ``DBFLEET_LAB_WITH_GR=1``. Each member has its SQL port
-(port base + 331..333) and its group communication (XCom) port (port base + 341..343) on 127.0.0.1.
+(port base + 351..353) and its group communication (XCom) port (port base + 361..363) on 127.0.0.1.
 
 Option file (every ``group_replication_*`` option as ``loose-``, so that the template's
 ``--initialize`` never sees an unknown variable): GTIDs on, the plugin loaded,
@@ -30,8 +30,7 @@ from .servers import read_pid
 
 GR_OPT_IN = "DBFLEET_LAB_WITH_GR"
 GR_HOSTS = ("gr1", "gr2", "gr3")
-GR_PORT_OFFSETS = {"gr1": 331, "gr2": 332, "gr3": 333}
-GR_XCOM_OFFSETS = {"gr1": 341, "gr2": 342, "gr3": 343}
+GR_XCOM_OFFSETS = {"gr1": 361, "gr2": 362, "gr3": 363}     # SQL ports: port base + 351..353 (labs.py)
 GR_INVENTORY_GROUP = "group_replication"
 GR_RECOVERY_CHANNEL = "group_replication_recovery"
 ONLINE_TIMEOUT = 90

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pymysql
 
-from . import LabError, clusters, run, say, yamlout
+from . import LabError, clusters, galera, run, say, yamlout
 from .netns import NET, PREFIX, Namespace, Sshd, close_control_masters, ensure_bridge, remove_bridge
 from .servers import MARIADB118, MYSQL56, MYSQL57, MYSQL80, MYSQL97, Instance, MariaDB, ensure_template
 
@@ -36,6 +36,7 @@ class Host:
     source: str = ""        # SSH mode: the primary a replica follows
     optional: bool = False  # only when asked for: by name, or with opt_in=1 in the environment
     opt_in: str = ""        # local mode: environment variable that adds an optional host to the default
+    cluster: str = ""       # local mode: the cluster the host is a member of (galera)
 
 
 class Lab:
@@ -48,10 +49,15 @@ class Lab:
              Host("mysql57", MYSQL57, 57, port_offset=57, optional=True, opt_in="DBFLEET_LAB_WITH_57"),
              Host("mysql97", MYSQL97, 97, port_offset=97),
              Host("mariadb118", MARIADB118, 118, port_offset=118),
-             Host("mysql56", MYSQL56, 56, port_offset=56, optional=True, opt_in="DBFLEET_LAB_WITH_56"))
-    # A Group Replication group (lab/dbfleet_lab/clusters.py): by name or with DBFLEET_LAB_WITH_GR=1.
-    HOSTS += tuple(Host(name, MYSQL80, clusters.GR_PORT_OFFSETS[name], port_offset=clusters.GR_PORT_OFFSETS[name],
-                        optional=True, opt_in=clusters.GR_OPT_IN) for name in clusters.GR_HOSTS)
+             Host("mysql56", MYSQL56, 56, port_offset=56, optional=True, opt_in="DBFLEET_LAB_WITH_56"),
+             # A 3-node Galera cluster (lab/dbfleet_lab/galera.py), only when named or opted in.
+             Host("galera1", MARIADB, 301, port_offset=301, optional=True, opt_in=galera.OPT_IN, cluster="galera"),
+             Host("galera2", MARIADB, 302, port_offset=302, optional=True, opt_in=galera.OPT_IN, cluster="galera"),
+             Host("galera3", MARIADB, 303, port_offset=303, optional=True, opt_in=galera.OPT_IN, cluster="galera"),
+             # A Group Replication group (lab/dbfleet_lab/clusters.py): by name or with DBFLEET_LAB_WITH_GR=1.
+             Host("gr1", MYSQL80, 351, port_offset=351, optional=True, opt_in=clusters.GR_OPT_IN, cluster="group_replication"),
+             Host("gr2", MYSQL80, 352, port_offset=352, optional=True, opt_in=clusters.GR_OPT_IN, cluster="group_replication"),
+             Host("gr3", MYSQL80, 353, port_offset=353, optional=True, opt_in=clusters.GR_OPT_IN, cluster="group_replication"))
 
     def __init__(self, root, cache, port_base, inventory):
         self.root = root
@@ -103,8 +109,19 @@ class Lab:
 
     def instance(self, name):
         host = self.hosts[name]
-        extra = clusters.option_lines(self.root, self.port_base, name, self.port(host)) if clusters.is_gr_host(name) else []
+        extra = []
+        if host.cluster == clusters.GR_INVENTORY_GROUP:
+            extra = clusters.option_lines(self.root, self.port_base, name, self.port(host))
+        if host.cluster == "galera":
+            extra = galera.option_lines(name, self.port_base, host.port_offset, self.galera_offsets())
         return Instance(name, host.kind, self.root, self.port(host), host.server_id, "127.0.0.1", extra)
+
+    def galera_offsets(self):
+        return [h.port_offset for h in self.HOSTS if h.cluster == "galera"]
+
+    def galera_running(self, but=None):
+        """Names of the Galera nodes that run (but: leave this one out)."""
+        return [h.name for h in self.HOSTS if h.cluster == "galera" and h.name != but and self.instance(h.name).pid()]
 
     def secrets(self):
         """Passwords generated once per lab directory, kept in <lab>/secrets.json (mode 0600)."""
@@ -171,6 +188,8 @@ class Lab:
 
     def ports(self, host):
         ports = [(self.port(host), "server port")]
+        if host.cluster == "galera":
+            ports = [(port, what) for what, port in galera.ports(self.port_base, host.port_offset).items()]
         if host.name == "mysql80":
             ports.append((self.memcached_port(), "memcached port"))
         if clusters.is_gr_host(host.name):
@@ -213,6 +232,8 @@ class Lab:
 
     def _start(self, hosts, prepared):
         """Launch every host, then wait for each; returns the error messages of those that failed."""
+        nodes = [h for h in hosts if h.cluster == "galera"]
+        hosts = [h for h in hosts if h.cluster != "galera"]
         launched = []
         for host in hosts:
             instance = self.instance(host.name)
@@ -227,7 +248,31 @@ class Lab:
                 say("%-12s started (pid %s)" % (host.name, instance.pid()))
             except (LabError, pymysql.err.MySQLError) as exc:
                 errors.append("%s: %s" % (host.name, exc))
+        if nodes:
+            errors += self._start_galera(nodes, prepared)
         return errors
+
+    def _start_galera(self, nodes, prepared):
+        """Galera nodes one at a time: the first bootstraps when no node runs, each waits until Synced."""
+        galera.check_machine()
+        pairs = [(host, self.instance(host.name)) for host in nodes]
+        for host, instance in pairs:
+            instance.create(*prepared[host.kind.name])
+            galera.own(instance.dir)
+        if not self.galera_running():
+            pairs = galera.bootstrap_order(pairs)
+        for host, instance in pairs:
+            bootstrap = not self.galera_running(but=host.name)
+            try:
+                proc = instance.launch(prepared[host.kind.name][0], ["--wsrep-new-cluster"] if bootstrap else [])
+                instance.wait_ready(proc, timeout=galera.SYNC_TIMEOUT)
+                galera.wait_synced(instance)
+                instance.provision(self.accounts())
+            except (LabError, pymysql.err.MySQLError) as exc:
+                return ["%s: %s" % (host.name, exc)]
+            say("%-12s started (pid %s), %s" % (host.name, instance.pid(),
+                                                "bootstrapped the cluster" if bootstrap else "joined the cluster"))
+        return []
 
     def after_up(self, hosts):
         """Group Replication members join (or form) their group; the fleet overrides it (replication)."""
@@ -240,8 +285,11 @@ class Lab:
         with self.locked():
             if self.mode == "local":
                 clusters.before_down(self, [h.name for h in hosts])
+            nodes = [h for h in hosts if h.cluster == "galera"]
             with ThreadPoolExecutor(max_workers=len(hosts)) as pool:     # shutdowns take seconds each
-                list(pool.map(self._stop_host, hosts))
+                list(pool.map(self._stop_host, [h for h in hosts if h.cluster != "galera"]))
+            for host in reversed(nodes):        # one at a time: the last one stopped may bootstrap again
+                self._stop_host(host)
             if purge:
                 for host in hosts:
                     run(["rm", "-rf", self.instance(host.name).dir])
@@ -265,8 +313,10 @@ class Lab:
             return
         with self.locked(".lock-" + name):
             instance.stop()
-            proc = instance.launch(host.kind.basedir(self.cache))
-            instance.wait_ready(proc)
+            # A Galera node rejoins the nodes that run; it bootstraps only when it is the last one.
+            bootstrap = host.cluster == "galera" and not self.galera_running(but=name)
+            proc = instance.launch(host.kind.basedir(self.cache), ["--wsrep-new-cluster"] if bootstrap else [])
+            instance.wait_ready(proc, timeout=galera.SYNC_TIMEOUT if host.cluster else 60)
         say("%-12s restarted (pid %s)" % (name, instance.pid()))
 
     def status_rows(self):
@@ -359,14 +409,16 @@ class Lab:
         for host in self.HOSTS:
             instance = self.instance(host.name)
             if instance.pid():
-                groups.setdefault(host.kind.group, {})[host.name] = self.host_vars(host, instance)
+                # Cluster members stand in their cluster's group only, outside the lab group: plays and
+                # tests on the lab's standalone servers never reach them.
+                group = host.cluster or host.kind.group
+                groups.setdefault(group, {})[host.name] = self.host_vars(host, instance)
         children = {self.inventory_group: {"children": {"mysql": {}, "mariadb": {}}}}
         for group in ("mysql", "mariadb"):
             children[group] = {"hosts": groups.get(group, {})}
-        if self.mode == "local":
-            gr_up = [n for n in clusters.GR_HOSTS if n in groups.get("mysql", {})]
-            if gr_up:
-                children[clusters.GR_INVENTORY_GROUP] = {"hosts": {n: {} for n in gr_up}}
+        for cluster in (galera.GROUP, clusters.GR_INVENTORY_GROUP):
+            if groups.get(cluster):
+                children[cluster] = {"hosts": groups[cluster]}
         return {"all": {"vars": self.inventory_vars(), "children": children}}
 
     def write_inventory(self):

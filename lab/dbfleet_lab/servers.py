@@ -418,6 +418,8 @@ class Instance:
                  + base_options(self.kind, basedir, self.datadir, self.error_log)
                  + ["server-id = %d" % self.server_id, "log-bin = binlog", "skip-name-resolve"]
                  + self.extra_options)
+        if any(o.startswith("user =") for o in self.extra_options):     # the first user option wins
+            lines.remove("user = root")
         return ("# Written by lab/lab.py for the dbfleet lab host %s; rewritten by `lab.py up`.\n"
                 "# Roles write their settings as drop-ins under %s.\n\n"
                 "[client]\nsocket = %s\nuser = root\n\n[mysqld]\n%s\n\n!includedir %s\n"
@@ -438,9 +440,10 @@ class Instance:
             handle.write(self.option_text(basedir))
         os.replace(tmp, self.option_file)
 
-    def launch(self, basedir):
-        """Start mysqld detached; returns the Popen (wait_ready() follows)."""
-        argv = self.kind.command(basedir, ["--defaults-file=" + self.option_file], [self.dir])
+    def launch(self, basedir, extra_args=()):
+        """Start mysqld detached; returns the Popen (wait_ready() follows). extra_args follow the option
+        file (e.g. --wsrep-new-cluster for the node that bootstraps a Galera cluster)."""
+        argv = self.kind.command(basedir, ["--defaults-file=" + self.option_file] + list(extra_args), [self.dir])
         if self.netns is not None:
             argv = self.netns.exec_prefix() + argv
         with open(self.stdout_log, "ab") as out:

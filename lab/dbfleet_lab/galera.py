@@ -1,0 +1,137 @@
+"""The local lab's Galera cluster: three MariaDB nodes (the machine's mariadbd, Debian's galera-4) on 127.0.0.1.
+
+Each node has four ports derived from the lab's port base: SQL (base+301..303), group communication
+(gmcast, base+311..313), incremental state transfer (IST, base+321..323) and full state transfer
+(rsync SST, base+331..333). The first node to start while no other node of the cluster runs
+bootstraps the cluster (``--wsrep-new-cluster``); any other start joins the running ones, so that
+``lab.py restart galeraN`` makes the node rejoin (Joining -> Joined -> Synced), never form a
+second cluster. ``lab.py restart`` returns once the node answers SQL, as a service manager does; the
+node may still be catching up then, which is what the collection's restart gate has to wait for.
+"""
+import os
+import pwd
+import re
+import time
+
+import pymysql
+
+from . import LabError, run, say
+
+PROVIDER = "/usr/lib/galera/libgalera_smm.so"
+CLUSTER_NAME = "dbfleet_galera"
+GROUP = "galera"
+OPT_IN = "DBFLEET_LAB_WITH_GALERA"
+GMCAST_OFFSET = 10      # from the node's SQL port offset
+IST_OFFSET = 20
+SST_OFFSET = 30
+SYNC_TIMEOUT = 120
+USER = "mysql"          # created by Debian's mariadb-server package
+
+
+def own(directory):
+    """Hand a node's directory to the user its server runs as."""
+    try:
+        pwd.getpwnam(USER)
+    except KeyError:
+        raise LabError("user %s is missing (Debian's mariadb-server package creates it)" % USER) from None
+    run(["chown", "-R", "%s:%s" % (USER, USER), directory])
+
+
+def ports(port_base, offset):
+    """{what: port} of the node whose SQL port is port_base + offset."""
+    sql = port_base + offset
+    return {"server port": sql, "galera gmcast port": sql + GMCAST_OFFSET, "galera IST port": sql + IST_OFFSET,
+            "galera SST port": sql + SST_OFFSET}
+
+
+def option_lines(name, port_base, offset, member_offsets):
+    """[mysqld] lines of one node (the recipe in /work/shared/notes/servers.md, "Clusters")."""
+    mine = ports(port_base, offset)
+    peers = ",".join("127.0.0.1:%d" % (port_base + o + GMCAST_OFFSET) for o in member_offsets)
+    # The server runs as the mysql user: the rsync daemon of a state transfer started by a root server
+    # switches to "nobody", which cannot write the datadir.
+    return ["user = %s" % USER,
+            "wsrep_on = ON",
+            "wsrep_provider = %s" % PROVIDER,
+            "wsrep_cluster_name = %s" % CLUSTER_NAME,
+            "wsrep_cluster_address = gcomm://%s" % peers,
+            "wsrep_node_name = %s" % name,
+            "wsrep_node_address = 127.0.0.1",
+            "wsrep_node_incoming_address = 127.0.0.1:%d" % mine["server port"],
+            'wsrep_provider_options = "gmcast.listen_addr=tcp://127.0.0.1:%d;ist.recv_addr=127.0.0.1:%d;'
+            'gcache.size=32M"' % (mine["galera gmcast port"], mine["galera IST port"]),
+            "wsrep_sst_receive_address = 127.0.0.1:%d" % mine["galera SST port"],
+            "wsrep_sst_method = rsync",
+            "binlog_format = ROW",
+            "innodb_autoinc_lock_mode = 2",
+            "log-slave-updates = ON"]
+
+
+def check_machine():
+    if not os.path.exists(PROVIDER):
+        raise LabError("%s is missing: install the Debian package galera-4" % PROVIDER)
+    if not any(os.access(os.path.join(d, "rsync"), os.X_OK) for d in os.environ.get("PATH", "").split(":")):
+        raise LabError("rsync is missing (the lab's Galera nodes use rsync state transfers): install the Debian package rsync")
+
+
+def safe_to_bootstrap(datadir):
+    """True / False from grastate.dat; None when the node never ran (no grastate.dat)."""
+    try:
+        with open(os.path.join(datadir, "grastate.dat"), encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError:
+        return None
+    match = re.search(r"^safe_to_bootstrap:\s*(\d)", text, re.M)
+    return bool(match and match.group(1) == "1")
+
+
+def allow_bootstrap(datadir):
+    """Mark a node's state safe to bootstrap from (the lab's cluster was stopped all at once)."""
+    path = os.path.join(datadir, "grastate.dat")
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(re.sub(r"^safe_to_bootstrap:\s*\d", "safe_to_bootstrap: 1", text, flags=re.M))
+
+
+def bootstrap_order(instances):
+    """The nodes in the order to start them when none runs: the one safe to bootstrap from first."""
+    def key(item):
+        state = safe_to_bootstrap(item[1].datadir)
+        return 0 if state else (1 if state is None else 2)
+    ordered = sorted(instances, key=key)
+    first = ordered[0][1]
+    if safe_to_bootstrap(first.datadir) is False:
+        say("  %s: no node of the stopped cluster is marked safe to bootstrap; bootstrapping from %s"
+            % (CLUSTER_NAME, first.name))
+        allow_bootstrap(first.datadir)
+    return ordered
+
+
+def state(instance):
+    """(wsrep_local_state_comment, wsrep_ready) of a running node, (None, None) when it does not answer."""
+    try:
+        conn = instance.connect_root(timeout=2)
+    except pymysql.err.MySQLError:
+        return None, None
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state_comment', 'wsrep_ready')")
+            values = dict(cur.fetchall())
+    except pymysql.err.MySQLError:
+        return None, None
+    finally:
+        conn.close()
+    return values.get("wsrep_local_state_comment"), values.get("wsrep_ready")
+
+
+def wait_synced(instance, timeout=SYNC_TIMEOUT):
+    deadline = time.monotonic() + timeout
+    seen = None
+    while time.monotonic() < deadline:
+        seen = state(instance)
+        if seen == ("Synced", "ON"):
+            return
+        time.sleep(0.3)
+    raise LabError("%s: not Synced within %d s (last seen: state %s, wsrep_ready %s)"
+                   % (instance.name, timeout, seen[0], seen[1]))
