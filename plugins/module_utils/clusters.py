@@ -131,10 +131,131 @@ def read_galera(conn, query, global_variables, global_status):
     return galera_from(variables, status, rows)
 
 
+# ---------------------------------------------------------------- MySQL Group Replication
+# A member's states (performance_schema.replication_group_members.MEMBER_STATE, MySQL 8.0 manual 20.4.3).
+GR_ONLINE = 'ONLINE'
+GR_RECOVERING = 'RECOVERING'
+GR_OFFLINE = 'OFFLINE'
+GR_ERROR = 'ERROR'
+GR_UNREACHABLE = 'UNREACHABLE'
+# Members that count as reachable for the majority: the group's view of them is current.
+GR_REACHABLE = (GR_ONLINE, GR_RECOVERING)
+GR_PRIMARY = 'PRIMARY'
+GR_SECONDARY = 'SECONDARY'
+# The async channels Group Replication runs on every member (SHOW REPLICA STATUS lists them): they
+# are the group's own, not replication from a source.
+GR_CHANNELS = ('group_replication_applier', 'group_replication_recovery')
+
+GR_VARIABLES = ('group_replication_group_name', 'group_replication_single_primary_mode',
+                'group_replication_local_address', 'group_replication_start_on_boot', 'server_uuid')
+GR_MEMBERS_SQL = ('SELECT MEMBER_ID, MEMBER_HOST, MEMBER_PORT, MEMBER_STATE, MEMBER_ROLE, MEMBER_VERSION '
+                  'FROM performance_schema.replication_group_members')
+GR_STATS_SQL = ('SELECT MEMBER_ID, COUNT_TRANSACTIONS_IN_QUEUE, COUNT_TRANSACTIONS_REMOTE_IN_APPLIER_QUEUE '
+                'FROM performance_schema.replication_group_member_stats')
+
+
+def is_group_replication_channel(name):
+    """Whether a replication channel is one of Group Replication's own (not an async source)."""
+    return str(name or '') in GR_CHANNELS
+
+
+def group_replication_enabled(variables):
+    """Whether the server has the Group Replication plugin and a group to be a member of."""
+    return bool(str(_lower(variables).get('group_replication_group_name') or '').strip())
+
+
+def gr_majority(members):
+    """(reachable, size, majority) of a group from the members one member lists: the group keeps a
+    majority while more than half of its members are reachable (ONLINE or RECOVERING)."""
+    size = len(members)
+    reachable = len([m for m in members if m.get('state') in GR_REACHABLE])
+    return reachable, size, size > 0 and reachable * 2 > size
+
+
+def group_replication_from(variables, member_rows, stats_rows=None, error=None):
+    """The cluster dict of a Group Replication member from its GLOBAL variables ({lower-case name: value}),
+    the rows of performance_schema.replication_group_members and of replication_group_member_stats
+    (dicts, any case of the column names). None when the server is not in a group (no plugin, no group name).
+
+    A member that does not run Group Replication (OFFLINE, ERROR) lists only itself: its view is no view of
+    the group, so it has no quorum and is not ready. The queue is this member's: transactions waiting for
+    certification plus remote transactions waiting in its applier queue."""
+    variables = _lower(variables)
+    if not group_replication_enabled(variables):
+        return None
+    own_id = variables.get('server_uuid') or None
+    members = []
+    for row in member_rows or []:
+        row = _lower(row)
+        if not row.get('member_id'):
+            continue
+        host, port = row.get('member_host') or None, _int(row.get('member_port'))
+        members.append(dict(id=row['member_id'], name=None,
+                            address='%s:%s' % (host, port) if host and port else host,
+                            host=host, port=port, state=row.get('member_state') or None,
+                            role=row.get('member_role') or None, version=row.get('member_version') or None))
+    me = next((m for m in members if own_id and m['id'] == own_id), None)
+    state = (me or {}).get('state') or GR_OFFLINE
+    if state in GR_REACHABLE:
+        reachable, size, majority = gr_majority(members)
+    else:
+        reachable, size, majority = 0, len(members), False
+    stats = {}
+    for row in stats_rows or []:
+        row = _lower(row)
+        if row.get('member_id'):
+            stats[row['member_id']] = row
+    mine = stats.get(own_id) or {}
+    certification = _int(mine.get('count_transactions_in_queue'), 0)
+    applier = _int(mine.get('count_transactions_remote_in_applier_queue'), 0)
+    primary = next((m for m in members if m['role'] == GR_PRIMARY and m['state'] in GR_REACHABLE), None)
+    single_primary = _onoff(variables.get('group_replication_single_primary_mode'))
+    return dict(
+        kind=GROUP_REPLICATION,
+        name=variables.get('group_replication_group_name'),
+        label=variables.get('group_replication_group_name'),
+        size=size,
+        state=state,
+        ready=bool(state == GR_ONLINE and majority),
+        quorum=bool(majority),
+        status=None,
+        role=(me or {}).get('role') or None,
+        queue=certification + applier,
+        certification_queue=certification,
+        applier_queue=applier,
+        reachable=reachable,
+        single_primary=single_primary,
+        primary=dict(id=primary['id'], address=primary['address']) if primary and single_primary else None,
+        member=dict(id=own_id, name=None, address=(me or {}).get('address')),
+        members=members,
+        error=error,
+    )
+
+
+def read_group_replication(conn, query, global_variables):
+    """The Group Replication cluster dict of the server behind conn, or None when it is not in a group.
+
+    query(conn, sql) -> rows (dicts); global_variables(conn, names) -> {lower-case name: value}. A failure to
+    read the performance_schema tables is kept in ``error`` (the member then has no quorum and is not ready)."""
+    variables = global_variables(conn, GR_VARIABLES)
+    if not group_replication_enabled(variables):
+        return None
+    try:
+        members = query(conn, GR_MEMBERS_SQL)
+        stats = query(conn, GR_STATS_SQL)
+    except Exception as e:  # pylint: disable=broad-except
+        args = getattr(e, 'args', ())
+        text = '(%s) %s' % (args[0], args[1]) if len(args) >= 2 else str(e)
+        return group_replication_from(variables, [], None, error='the group members cannot be read: %s' % text)
+    return group_replication_from(variables, members, stats)
+
+
 def read_cluster(conn, flavor, query, global_variables, global_status):
     """The cluster dict of the server behind conn (any kind its flavor can run), or None."""
     if flavor == 'mariadb':
         return read_galera(conn, query, global_variables, global_status)
+    if flavor in ('mysql', 'percona'):
+        return read_group_replication(conn, query, global_variables)
     return None
 
 

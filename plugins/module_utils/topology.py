@@ -19,6 +19,7 @@ Everything here is pure logic over dicts so that it can be unit-tested without a
 
 from __future__ import annotations
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
@@ -129,6 +130,7 @@ def facts_from(identity, variables, rows, statement, error=None):
                   current_pos=None, domain_id=None),
         statement=statement,
         channels=[],
+        group_replication_channels=[],
         replicating=None,
     )
     if gtid_model == 'mysql':
@@ -144,7 +146,11 @@ def facts_from(identity, variables, rows, statement, error=None):
     if rows is None:
         facts['error'] = '%s returned nothing readable' % statement
         return facts
-    facts['channels'] = [channel_from_row(r) for r in rows]
+    # Group Replication's own channels (group_replication_applier / _recovery) are the group's, not an
+    # async source: a group member is no replica because of them (clusters.py reads the group).
+    channels = [channel_from_row(r) for r in rows]
+    facts['channels'] = [c for c in channels if not clusters.is_group_replication_channel(c['name'])]
+    facts['group_replication_channels'] = [c['name'] for c in channels if clusters.is_group_replication_channel(c['name'])]
     facts['role'] = REPLICA if facts['channels'] else PRIMARY
     if facts['channels']:
         facts['replicating'] = all(c['io_running'] and c['sql_running'] for c in facts['channels'])

@@ -270,3 +270,21 @@ def test_a_server_started_under_another_service_does_not_name_that_service():
     got = topology.service_name('mariadb', DEBIAN, '0::/system.slice/gitlab-runner.service\n')
     assert got == dict(name='mariadb', source='the debian packages of mariadb')
     assert topology.unit_of_cgroup('0::/system.slice/system-mariadb.slice/mariadb@db2.service\n') == 'mariadb@db2'
+
+
+def test_group_replication_channels_make_no_replica():
+    # A Group Replication member in distributed recovery: its recovery channel points at the donor member,
+    # and the applier channel has no source. Neither is async replication from a source.
+    rows = [dict(Channel_Name='group_replication_recovery', Source_Host='127.0.0.1', Source_Port=37351,
+                 Replica_IO_Running='Yes', Replica_SQL_Running='Yes'),
+            dict(Channel_Name='group_replication_applier', Source_Host='<NULL>', Source_Port=0,
+                 Replica_IO_Running='No', Replica_SQL_Running='Yes')]
+    query, gv, _seen = reader(MYSQL_VARS, rows)
+    facts = topology.read_server(None, query, gv)
+    assert facts['role'] == 'primary' and facts['channels'] == [] and facts['replicating'] is None
+    assert facts['group_replication_channels'] == ['group_replication_recovery', 'group_replication_applier']
+    # an async channel beside them still makes a replica
+    query, gv, _seen = reader(MYSQL_VARS, rows + [dict(Channel_Name='', Source_Host='db1', Source_Port=3306,
+                                                        Replica_IO_Running='Yes', Replica_SQL_Running='Yes')])
+    facts = topology.read_server(None, query, gv)
+    assert facts['role'] == 'replica' and [c['source_host'] for c in facts['channels']] == ['db1']
