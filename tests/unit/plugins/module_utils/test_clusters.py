@@ -125,7 +125,8 @@ def test_read_galera_uses_the_callables_and_survives_a_missing_members_table():
     c = clusters.read_galera(None, query, lambda conn, names: VARIABLES, lambda conn, names: SYNCED)
     assert c['ready'] and len(c['members']) == 3 and asked == [clusters.GALERA_MEMBERS_SQL]
     assert clusters.read_galera(None, query, lambda conn, names: dict(wsrep_on='OFF'), None) is None
-    assert clusters.read_cluster(None, 'mysql', query, None, None) is None
+    # a MySQL server without a group (no group_replication_group_name) is no cluster member
+    assert clusters.read_cluster(None, 'mysql', query, lambda conn, names: {}, None) is None
 
 
 def test_describe():
