@@ -19,7 +19,7 @@ Everything here is pure logic over dicts so that it can be unit-tested without a
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
+from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters as cluster_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
@@ -113,8 +113,9 @@ SERVER_VARIABLES = ('server_uuid', 'server_id', 'read_only', 'super_read_only', 
                     'gtid_domain_id', 'log_bin')
 
 
-def facts_from(identity, variables, rows, statement, error=None):
-    """The topology facts of one server from what was read (pure; see read_server)."""
+def facts_from(identity, variables, rows, statement, error=None, cluster=None):
+    """The topology facts of one server from what was read (pure; see read_server).
+    cluster: the cluster dict of clusters.py when the server is a cluster member (else None)."""
     gtid_model = flavors.capability('gtid_model', identity.flavor, identity.version)
     has_sro = flavors.variable_facts('super_read_only', identity.flavor, identity.version) is not None
     facts = dict(
@@ -132,6 +133,7 @@ def facts_from(identity, variables, rows, statement, error=None):
         channels=[],
         group_replication_channels=[],
         replicating=None,
+        cluster=cluster,
     )
     if gtid_model == 'mysql':
         facts['gtid'].update(mode=variables.get('gtid_mode'), executed=_gtid_text(variables.get('gtid_executed')))
@@ -147,33 +149,39 @@ def facts_from(identity, variables, rows, statement, error=None):
         facts['error'] = '%s returned nothing readable' % statement
         return facts
     # Group Replication's own channels (group_replication_applier / _recovery) are the group's, not an
-    # async source: a group member is no replica because of them (clusters.py reads the group).
+    # async source: a group member is no replica because of them (cluster_utils reads the group).
     channels = [channel_from_row(r) for r in rows]
-    facts['channels'] = [c for c in channels if not clusters.is_group_replication_channel(c['name'])]
-    facts['group_replication_channels'] = [c['name'] for c in channels if clusters.is_group_replication_channel(c['name'])]
+    facts['channels'] = [c for c in channels if not cluster_utils.is_group_replication_channel(c['name'])]
+    facts['group_replication_channels'] = [c['name'] for c in channels if cluster_utils.is_group_replication_channel(c['name'])]
     facts['role'] = REPLICA if facts['channels'] else PRIMARY
     if facts['channels']:
         facts['replicating'] = all(c['io_running'] and c['sql_running'] for c in facts['channels'])
     return facts
 
 
-def read_server(conn, query, global_variables):
+def read_server(conn, query, global_variables, global_status=None):
     """Topology facts of the server behind conn.
 
     query(conn, sql) -> rows (dicts); global_variables(conn, names) -> {name: value}.
+    global_status(conn, names) -> {name: value}: with it, the server's cluster membership is read too
+    (clusters.read_cluster); without it, ``cluster`` is None.
     A failure to read anything makes the role ``unknown`` with the reason in ``error``;
     the caller decides how to report it (the module fails closed)."""
     variables = global_variables(conn, flavors.DETECT_VARIABLES + SERVER_VARIABLES)
     identity = flavors.identity_from_variables(variables)
     statement = flavors.capability('replica_status_statement', identity.flavor, identity.version)
+    cluster = None
+    if global_status is not None:
+        cluster = cluster_utils.read_cluster(conn, identity.flavor, query, global_variables, global_status)
     try:
         rows = query(conn, statement)
     except Exception as e:  # pylint: disable=broad-except
         args = getattr(e, 'args', ())
         text = '(%s) %s' % (args[0], args[1]) if len(args) >= 2 else str(e)
         return facts_from(identity, variables, None, statement,
-                          error='%s failed: %s; the role of this server cannot be read' % (statement, text))
-    return facts_from(identity, variables, rows, statement)
+                          error='%s failed: %s; the role of this server cannot be read' % (statement, text),
+                          cluster=cluster)
+    return facts_from(identity, variables, rows, statement, cluster=cluster)
 
 
 # ---------------------------------------------------------------- the plan, on the controller
@@ -235,6 +243,69 @@ def _depths(sources, names):
     return dict((n, depth(n, frozenset([n]))) for n in names)
 
 
+def cluster_summary(cluster):
+    """What the plan keeps of a host's cluster dict (None: not a cluster member)."""
+    if not cluster:
+        return None
+    return dict((k, cluster.get(k)) for k in ('kind', 'name', 'label', 'size', 'state', 'status', 'ready', 'quorum',
+                                              'role', 'queue', 'member', 'members', 'connected', 'wsrep_ready', 'error'))
+
+
+def cluster_members(hosts, names):
+    """{(kind, cluster name): [hosts of the play in it, in play order]}."""
+    out = {}
+    for name in names:
+        cluster = hosts[name].get('cluster')
+        if cluster and cluster.get('name'):
+            out.setdefault((cluster['kind'], cluster['name']), []).append(name)
+    return out
+
+
+def _address_matches(address, entry):
+    host, _sep, port = str(address or '').rpartition(':')
+    return bool(host) and host in entry['addresses'] and str(entry['port']) == port
+
+
+def cluster_topology(key, members, hosts, entries, outside):
+    """The cluster of a topology: kind, name, label, size, its members in the play and those missing."""
+    kind, name = key
+    views = [hosts[m]['cluster'] for m in members]
+    size = max(v.get('size') or 0 for v in views)
+    known_ids = set(filter(None, ((v.get('member') or {}).get('id') for v in views)))
+    known_addresses = set(filter(None, ((v.get('member') or {}).get('address') for v in views)))
+    listed = max((v.get('members') or [] for v in views), key=len)
+    missing = []
+    for member in listed:
+        if member.get('id') in known_ids or (not member.get('id') and member.get('address') in known_addresses):
+            continue
+        where = [o for o in outside if _address_matches(member.get('address'), entries[o])]
+        missing.append(dict(name=member.get('name'), address=member.get('address'), id=member.get('id'),
+                            inventory_host=where[0] if where else None))
+    label_of = next((v.get('label') for v in views if v.get('label')), None)
+    label = '%s %s' % (kind, label_of or name)
+    return dict(kind=kind, name=name, label=label, size=size, members=list(members), missing=missing)
+
+
+def cluster_health(cluster, hosts):
+    """[dict(host, reason)] that stop a plan touching this cluster (empty: none)."""
+    out = []
+    in_play = len(cluster['members'])
+    if cluster['size'] > in_play:
+        names = ['%s (%s)' % (m['inventory_host'], 'in the inventory, not in the play') if m['inventory_host'] else
+                 '%s at %s (not in the inventory)' % (m['name'] or m['id'] or '?', m['address'] or '?')
+                 for m in cluster['missing']]
+        out.append(dict(host=cluster['label'], reason='the cluster counts %d members, the play has %d (%s); missing: %s'
+                        % (cluster['size'], in_play, ', '.join(cluster['members']), ', '.join(names) or 'unknown')))
+    for member in cluster['members']:
+        problems = cluster_utils.member_problems(hosts[member]['cluster'], max_queue=None)
+        if problems:
+            out.append(dict(host=member, reason='; '.join(problems)))
+    if not cluster_utils.quorum_after_stop(cluster['size']):
+        out.append(dict(host=cluster['label'], reason='with %d member(s), stopping one leaves no majority'
+                        % cluster['size']))
+    return out
+
+
 def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG, order=None):
     """The replication topologies of the hosts and the order in which to act on them.
 
@@ -274,7 +345,8 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
                     read_only=facts.get('read_only'), super_read_only=facts.get('super_read_only'),
                     server_uuid=facts.get('server_uuid'), server_id=facts.get('server_id'),
                     gtid=facts.get('gtid'), channels=facts.get('channels') or [],
-                    inventory_role=e['inventory_role'], pending=name in pending, outside_play=False)
+                    inventory_role=e['inventory_role'], pending=name in pending, outside_play=False,
+                    cluster=cluster_summary(facts.get('cluster')))
         hosts[name] = info
         if role == UNKNOWN:
             unknown.append(dict(host=name, reason=error or 'the replication role could not be read'))
@@ -334,7 +406,7 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
         hosts[name] = dict(role=None, error=None, sources=[], external_sources=[], topology=None, depth=None,
                            read_only=None, super_read_only=None, server_uuid=None, server_id=None, gtid=None,
                            channels=[], inventory_role=entries[name]['inventory_role'], pending=False,
-                           outside_play=True)
+                           outside_play=True, cluster=None)
         sources[name] = []
     linked = set(s for n in names for s in sources[n])
     names = names + [n for n in outside if n in linked]
@@ -351,6 +423,11 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
     for name in names:
         for src in sources[name]:
             parent[find(name)] = find(src)
+    # The members of one cluster are one topology, whatever their asynchronous links.
+    by_cluster = cluster_members(hosts, names)
+    for members in by_cluster.values():
+        for member in members[1:]:
+            parent[find(member)] = find(members[0])
     depths = _depths(sources, names)
     groups = {}
     for name in names:
@@ -360,11 +437,19 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
     for members in sorted(groups.values(), key=lambda m: min(position[x] for x in m)):
         roots = [m for m in members if depths[m] == 0 and hosts[m]['role'] in (PRIMARY, None)]
         label = roots[0] if len(roots) == 1 else '+'.join(sorted(roots)) or members[0]
-        ordered = sorted(members, key=lambda m: (-depths[m], not bool(hosts[m]['read_only']), position[m]))
+        keys = [k for k in by_cluster if set(by_cluster[k]) & set(members)]
+        cluster = None
+        if keys:
+            cluster = cluster_topology(keys[0], by_cluster[keys[0]], hosts, entries, outside)
+            label = cluster['label']
+            roots = list(by_cluster[keys[0]])
+        # Deepest asynchronous replicas first; in a cluster, the primary of a single-primary group last.
+        ordered = sorted(members, key=lambda m: (-depths[m], (hosts[m]['cluster'] or {}).get('role') == 'PRIMARY',
+                                                 not bool(hosts[m]['read_only']), position[m]))
         for m in members:
             hosts[m]['topology'] = label
             hosts[m]['depth'] = depths[m]
-        topologies.append(dict(name=label, primaries=roots, members=ordered,
+        topologies.append(dict(name=label, primaries=roots, members=ordered, cluster=cluster,
                                external_sources=sorted(set(
                                    x['reason'] for m in members for x in hosts[m]['external_sources']))))
 
@@ -380,6 +465,10 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
             problems += channel_problems(channel, max_lag)
         if problems:
             unhealthy.append(dict(host=name, reason='; '.join(problems)))
+    # Clusters: every member in the play, every member serving, a majority left while one is stopped.
+    for topo in topologies:
+        if topo['cluster'] and topo['name'] in touched:
+            unhealthy += cluster_health(topo['cluster'], hosts)
 
     full_order = [m for t in topologies for m in t['members'] if m in pending]
     now, deferred = [], []
@@ -413,7 +502,7 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
         problems.append('the inventory and the servers disagree: %s' % '; '.join(
             '%s: the inventory says %s, %s' % (d['host'], d['inventory'], d['server']) for d in disagreements))
     if unhealthy:
-        problems.append('replication is not healthy in a topology with pending hosts: %s' % '; '.join(
+        problems.append('replication or a cluster is not healthy in a topology with pending hosts: %s' % '; '.join(
             '%s: %s' % (u['host'], u['reason']) for u in unhealthy))
     ok = not problems
     if ok:
@@ -439,14 +528,28 @@ def inventory_role(host_vars, groups, name, group='replicas'):
 
 
 # ---------------------------------------------------------------- the gate, after a restart
-def gate_problems(facts, expect_replica, max_lag, settings_check=None):
+def gate_problems(facts, expect_replica, max_lag, settings_check=None, expect_cluster=None,
+                  expect_cluster_size=None, max_queue=0):
     """What stops the next host after this one restarted (empty list: the gate passes).
 
     facts: topology facts read after the restart; expect_replica: the plan's role for the host.
-    settings_check: list of (name, desired, actual, equal) for the settings the restart applies."""
+    settings_check: list of (name, desired, actual, equal) for the settings the restart applies.
+    expect_cluster: the cluster (name) the host was a member of: it must be one again and serve
+    (Synced + wsrep_ready + Primary / ONLINE), with at most max_queue transactions waiting to be applied,
+    in a cluster that counts at least expect_cluster_size members."""
     problems = []
     if facts.get('error'):
         return [facts['error']]
+    if expect_cluster:
+        cluster = facts.get('cluster')
+        if not cluster:
+            problems.append('not a member of cluster %s' % expect_cluster)
+        else:
+            if cluster.get('name') != expect_cluster:
+                problems.append('member of %s, not of %s' % (cluster_utils.describe(cluster), expect_cluster))
+            problems += cluster_utils.member_problems(cluster, max_queue)
+            if expect_cluster_size and (cluster.get('size') or 0) < expect_cluster_size:
+                problems.append('the cluster counts %s members, not %s' % (cluster.get('size'), expect_cluster_size))
     if expect_replica:
         if facts['role'] != REPLICA:
             problems.append('no replication channel after the restart (it was a replica)')

@@ -13,6 +13,9 @@ version_added: 0.2.0
 description:
   - Waits, up to O(timeout) seconds, until the server answers, and, when O(expect_replica) is set, until every
     replication channel runs its IO and SQL threads and is at most O(max_lag) seconds behind its source.
+  - With O(expect_cluster), also until the server serves as a member of that cluster again (Galera V(Synced),
+    C(wsrep_ready), Primary component) with an empty receive queue, and the cluster counts O(expect_cluster_size)
+    members.
   - Then, when O(source_position) is given, waits until the server has applied that GTID position
     (C(WAIT_FOR_EXECUTED_GTID_SET) on MySQL and Percona Server, C(MASTER_GTID_WAIT) on MariaDB), so the replica
     has caught up with what its source had committed when the gate started.
@@ -63,6 +66,26 @@ options:
     description:
       - The C(server_uuid) the server had before the restart, checked like O(expect_server_id) (MySQL, Percona).
     type: str
+  expect_cluster:
+    description:
+      - The cluster the server was a member of before the restart (C(cluster.name) from
+        M(dbfleet.innodb.topology_plan); Galera C(wsrep_cluster_state_uuid)). The gate then waits until the server is a
+        member of that cluster again and serves - Galera V(Synced), C(wsrep_ready=ON), connected, in the Primary
+        component - with at most O(max_queue) transactions received and not yet applied; answering SQL is not
+        enough (a rejoining Galera node answers while still Joining, and refuses work with error 1047).
+      - Used also before a cluster member is stopped, delegated to each other member, so that none is stopped while
+        another does not serve (a donor still Desynced after feeding the last restarted node, for example).
+    type: str
+  expect_cluster_size:
+    description:
+      - With O(expect_cluster), the cluster must count at least this many members again (C(wsrep_cluster_size)).
+    type: int
+  max_queue:
+    description:
+      - With O(expect_cluster), most transactions the member may have received and not yet applied
+        (C(wsrep_local_recv_queue)).
+    type: int
+    default: 0
   interval:
     description:
       - Seconds between two looks while waiting.
@@ -74,6 +97,12 @@ seealso:
 '''
 
 EXAMPLES = r'''
+- name: Wait until a restarted Galera node is Synced again, with nothing left to apply, in its 3-node cluster
+  dbfleet.innodb.restart_gate:
+    expect_cluster: 24b97d40-e8cf-11f1-b24a-c7da101eb7b5
+    expect_cluster_size: 3
+    timeout: 600
+
 - name: Wait until the restarted replica replicates, has caught up and runs 16 AHI partitions
   dbfleet.innodb.restart_gate:
     expect_replica: true
@@ -125,7 +154,7 @@ def look(params, settings):
     except conn_utils.ConnectError as e:
         return None, ['the server does not answer: %s' % e], None
     try:
-        facts = topology.read_server(conn, conn_utils.query, conn_utils.global_variables)
+        facts = topology.read_server(conn, conn_utils.query, conn_utils.global_variables, conn_utils.global_status)
         check = []
         if settings:
             identity = flavors.identity_from_variables(conn_utils.global_variables(conn, flavors.DETECT_VARIABLES))
@@ -133,7 +162,10 @@ def look(params, settings):
     except (ValueError, conn_utils.pymysql.err.MySQLError) as e:
         conn.close()
         return None, ['reading the server failed: %s' % conn_utils.error_text(e)], None
-    return facts, topology.gate_problems(facts, params['expect_replica'], params['max_lag'], check), conn
+    return facts, topology.gate_problems(facts, params['expect_replica'], params['max_lag'], check,
+                                         expect_cluster=params.get('expect_cluster'),
+                                         expect_cluster_size=params.get('expect_cluster_size'),
+                                         max_queue=params.get('max_queue', 0)), conn
 
 
 def hopeless(facts, params=None):
@@ -148,6 +180,10 @@ def hopeless(facts, params=None):
             and facts['server_uuid'] != params['expect_server_uuid']:
         out.append('this login reaches server_uuid %s, not %s: not the server that restarted'
                    % (facts['server_uuid'], params['expect_server_uuid']))
+    cluster = (facts or {}).get('cluster')
+    if params.get('expect_cluster') and cluster and cluster.get('name') and cluster['name'] != params['expect_cluster']:
+        out.append('member of another cluster (%s) than %s: it formed or joined a new one'
+                   % (cluster['name'], params['expect_cluster']))
     for channel in (facts or {}).get('channels') or []:
         if not channel.get('sql_running') and channel.get('last_sql_errno'):
             out.append('SQL thread stopped with error %s: %s' % (channel['last_sql_errno'],
@@ -169,6 +205,9 @@ def main():
         source_position=dict(type='str'),
         settings=dict(type='dict', default={}),
         interval=dict(type='int', default=2),
+        expect_cluster=dict(type='str'),
+        expect_cluster_size=dict(type='int'),
+        max_queue=dict(type='int', default=0),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
@@ -177,6 +216,10 @@ def main():
         errors.append('timeout must be between 1 and 86400 seconds, got %s' % p['timeout'])
     if p['max_lag'] < 0:
         errors.append('max_lag must be 0 or more seconds, got %s' % p['max_lag'])
+    if p['max_queue'] < 0:
+        errors.append('max_queue must be 0 or more transactions, got %s' % p['max_queue'])
+    if p['expect_cluster_size'] is not None and p['expect_cluster_size'] < 1:
+        errors.append('expect_cluster_size must be 1 or more, got %s' % p['expect_cluster_size'])
     if not 1 <= p['interval'] <= 60:
         errors.append('interval must be between 1 and 60 seconds, got %s' % p['interval'])
     if errors:

@@ -19,6 +19,11 @@ description:
     seconds behind and last errors.
   - The channels come from C(SHOW REPLICA STATUS) (MySQL 8.0.22 and later), C(SHOW SLAVE STATUS) (older
     MySQL) or C(SHOW ALL SLAVES STATUS) (MariaDB), chosen from the flavor and version.
+  - When the server is a MariaDB Galera node (C(wsrep_on) with a provider loaded), RV(topology.cluster) holds its
+    cluster state from C(SHOW GLOBAL STATUS) (C(wsrep_cluster_state_uuid), C(wsrep_cluster_size),
+    C(wsrep_cluster_status), C(wsrep_local_state_comment), C(wsrep_ready), C(wsrep_connected),
+    C(wsrep_local_recv_queue)) and the members from C(mysql.wsrep_cluster_members) (MariaDB 10.4 and later;
+    C(wsrep_incoming_addresses) otherwise).
   - A server with at least one channel is a V(replica); one with none is a V(primary). When the channels
     cannot be read (for example without the C(REPLICATION CLIENT) privilege) or the server cannot be reached,
     the role is V(unknown) and RV(topology.error) says why. An V(unknown) host is never taken for a primary;
@@ -110,6 +115,21 @@ topology:
     replicating:
       description: Whether every channel runs both threads; V(null) on a primary.
       type: bool
+    cluster:
+      description:
+        - The server's cluster membership; V(null) when it is no cluster member. The same shape for every kind of
+          cluster (C(docs/topology.md)).
+        - C(kind) V(galera) or V(group_replication); C(name) the cluster's identity (Galera C(wsrep_cluster_state_uuid));
+          C(label) C(wsrep_cluster_name); C(size) members the cluster counts now; C(state) this member's state as the
+          server names it (V(Synced), V(Donor/Desynced), V(Joining), V(Joined)...); C(status) C(wsrep_cluster_status)
+          (V(Primary), V(non-Primary), V(Disconnected)); C(ready) whether the member serves (Synced, C(wsrep_ready),
+          connected, Primary); C(quorum) whether it is in the Primary component; C(role) V(null) on Galera (every
+          node writable); C(queue) C(wsrep_local_recv_queue); C(member) this member (C(id) C(wsrep_gcomm_uuid),
+          C(name), C(address)); C(members) every member it knows.
+      type: dict
+      sample: {kind: galera, name: 24b97d40-e8cf-11f1-b24a-c7da101eb7b5, label: dbfleet_galera, size: 3, state: Synced,
+               status: Primary, ready: true, quorum: true, role: null, queue: 0,
+               member: {id: 24e7f0db-e8cf-11f1-a56b-86ad0b9b76f6, name: galera2, address: '127.0.0.1:36302'}}
     service:
       description:
         - The service that restarts this server when C(dbfleet_restart_method) is V(service) and the inventory
@@ -131,7 +151,7 @@ def unreadable(reason):
     """Facts of a server that could not be read at all."""
     return dict(role=topology.UNKNOWN, error=reason, server=None, server_uuid=None, server_id=None,
                 read_only=None, super_read_only=None, log_bin=None, gtid=None, statement=None,
-                channels=[], replicating=None)
+                channels=[], replicating=None, cluster=None)
 
 
 def main():
@@ -143,7 +163,7 @@ def main():
         module.exit_json(changed=False, topology=unreadable('%s; the role of this server cannot be read' % e))
     pid_file = None
     try:
-        facts = topology.read_server(conn, conn_utils.query, conn_utils.global_variables)
+        facts = topology.read_server(conn, conn_utils.query, conn_utils.global_variables, conn_utils.global_status)
         pid_file = conn_utils.global_variables(conn, ['pid_file']).get('pid_file')
     except (ValueError, conn_utils.pymysql.err.MySQLError) as e:
         facts = unreadable('reading %s failed: %s; the role of this server cannot be read'
