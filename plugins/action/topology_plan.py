@@ -22,6 +22,7 @@ ARGUMENT_SPEC = dict(
     max_lag=dict(type='int', default=topology.DEFAULT_MAX_LAG),
     inventory_group=dict(type='str', default='replicas'),
     fail_closed=dict(type='bool', default=True),
+    cluster_switchover=dict(type='bool', default=False),
 )
 
 
@@ -116,7 +117,8 @@ class ActionModule(ActionBase):
             entries[host] = dict(outside=True, addresses=[hv.get('ansible_host'), hv.get('dbfleet_login_host'), host],
                                  port=hv.get('dbfleet_login_port') or 3306)
         plan = topology.build_plan(entries, pending=args['pending'], reached=args['reached'],
-                                   max_lag=args['max_lag'], order=hosts + [h for h in entries if h not in hosts])
+                                   max_lag=args['max_lag'], order=hosts + [h for h in entries if h not in hosts],
+                                   cluster_switchover=args['cluster_switchover'])
         result['changed'] = False
         result['plan'] = plan
         result['msg'] = plan['message']

@@ -248,7 +248,8 @@ def cluster_summary(cluster):
     if not cluster:
         return None
     return dict((k, cluster.get(k)) for k in ('kind', 'name', 'label', 'size', 'state', 'status', 'ready', 'quorum',
-                                              'role', 'queue', 'member', 'members', 'connected', 'wsrep_ready', 'error'))
+                                              'role', 'queue', 'member', 'members', 'connected', 'wsrep_ready', 'error',
+                                              'single_primary', 'primary'))
 
 
 def cluster_members(hosts, names):
@@ -306,7 +307,28 @@ def cluster_health(cluster, hosts):
     return out
 
 
-def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG, order=None):
+def group_primary_refusals(topologies, hosts, pending, switchover):
+    """[dict(host, reason)]: pending primaries of single-primary Group Replication groups that may not restart.
+
+    A group's primary restarts last, and only after its role went to another member (cluster_switchover);
+    without switchover it is refused before anything changes, naming it."""
+    out = []
+    if switchover:
+        return out
+    for topo in topologies:
+        cluster = topo.get('cluster') or {}
+        if cluster.get('kind') != cluster_utils.GROUP_REPLICATION:
+            continue
+        for name in topo['members']:
+            mine = hosts[name].get('cluster') or {}
+            if name in pending and mine.get('role') == cluster_utils.GR_PRIMARY and mine.get('single_primary'):
+                out.append(dict(host=name, reason='the PRIMARY of %s restarts only after a switchover to another member, '
+                                                  'which is not allowed (restart_cluster_switchover: true allows it)'
+                                                  % cluster['label']))
+    return out
+
+
+def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG, order=None, cluster_switchover=False):
     """The replication topologies of the hosts and the order in which to act on them.
 
     raw_entries: {host: dict(facts=<topology facts or None>, error=<why they could not be read>,
@@ -316,6 +338,8 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
     has already run (default: every host); a pending host waits while a deeper host of its topology
     has not been reached yet (play batches with serial). order: inventory order of the hosts.
     max_lag: the lag limit a replica must be under before anything in its topology restarts.
+    cluster_switchover: whether the primary of a single-primary Group Replication group may restart after
+    handing its role to another member (else a pending group primary is refused, naming it).
 
     Returns dict(ok, message, hosts, topologies, order, now, deferred, unknown, disagreements, unhealthy).
     """
@@ -504,6 +528,9 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
     if unhealthy:
         problems.append('replication or a cluster is not healthy in a topology with pending hosts: %s' % '; '.join(
             '%s: %s' % (u['host'], u['reason']) for u in unhealthy))
+    refused = group_primary_refusals(topologies, hosts, pending, cluster_switchover)
+    if refused:
+        problems.append('refused: %s' % '; '.join('%s: %s' % (r['host'], r['reason']) for r in refused))
     ok = not problems
     if ok:
         message = 'order: %s' % (', '.join(full_order) or 'nothing pending')
@@ -512,7 +539,7 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
             ' / '.join(problems), ', '.join(full_order) or 'nothing was pending')
     return dict(ok=ok, message=message, hosts=hosts, topologies=topologies, order=full_order, now=now,
                 deferred=deferred, unknown=unknown, disagreements=disagreements, unhealthy=unhealthy,
-                max_lag=max_lag)
+                refused=refused, max_lag=max_lag)
 
 
 def inventory_role(host_vars, groups, name, group='replicas'):

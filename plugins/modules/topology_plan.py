@@ -64,6 +64,13 @@ options:
         primary as far as the inventory is concerned.
     type: str
     default: replicas
+  cluster_switchover:
+    description:
+      - Whether the primary of a single-primary Group Replication group may be acted on (restarted) after its role
+        went to another member (M(dbfleet.innodb.cluster_switchover)). With V(false), a pending group primary is
+        refused before anything changes (RV(plan.refused)), naming it. The primary is always ordered last.
+    type: bool
+    default: false
   fail_closed:
     description:
       - Fail the task when the plan is not safe (RV(plan.ok) is V(false)). With V(false) the plan is returned
@@ -169,6 +176,12 @@ plan:
       description: Replicas of topologies with pending hosts that do not replicate, with the reason.
       type: list
       elements: dict
+    refused:
+      description: Pending hosts the plan refuses to act on (the primary of a Group Replication group without
+        O(cluster_switchover)), with the reason.
+      type: list
+      elements: dict
+      sample: [{host: gr1, reason: "the PRIMARY of group_replication d6df88c0-... restarts only after a switchover ..."}]
     max_lag:
       description: The lag limit used.
       type: int
