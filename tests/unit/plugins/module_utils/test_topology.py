@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 
@@ -288,3 +289,26 @@ def test_group_replication_channels_make_no_replica():
                                                         Replica_IO_Running='Yes', Replica_SQL_Running='Yes')])
     facts = topology.read_server(None, query, gv)
     assert facts['role'] == 'replica' and [c['source_host'] for c in facts['channels']] == ['db1']
+
+
+def gr_entry(uuid, sid, port):
+    rows = [dict(MEMBER_ID=u, MEMBER_HOST='127.0.0.1', MEMBER_PORT=p, MEMBER_STATE='ONLINE',
+                 MEMBER_ROLE='PRIMARY' if u == 'g1' else 'SECONDARY') for u, p in (('g1', 37351), ('g2', 37352), ('g3', 37353))]
+    cluster = clusters.group_replication_from(dict(group_replication_group_name='grp', server_uuid=uuid,
+                                                   group_replication_single_primary_mode='ON'), rows, [])
+    facts = dict(mysql_facts(uuid, sid), cluster=cluster)
+    return dict(facts=facts, addresses=['127.0.0.1'], port=port)
+
+
+def test_group_replication_is_one_topology_primary_last_and_refused_without_switchover():
+    entries = dict(gr1=gr_entry('g1', 351, 37351), gr2=gr_entry('g2', 352, 37352),
+                   gr3=gr_entry('g3', 353, 37353))
+    plan = topology.build_plan(entries, order=['gr1', 'gr2', 'gr3'], cluster_switchover=True)
+    assert plan['ok'], plan['message']
+    assert [t['name'] for t in plan['topologies']] == ['group_replication grp']
+    assert plan['order'] == ['gr2', 'gr3', 'gr1'] and plan['refused'] == []
+    refused = topology.build_plan(entries, order=['gr1', 'gr2', 'gr3'])
+    assert not refused['ok'] and [r['host'] for r in refused['refused']] == ['gr1']
+    assert 'gr1: the PRIMARY of group_replication grp restarts only after a switchover' in refused['message']
+    # only the secondaries pending: nothing to refuse
+    assert topology.build_plan(entries, pending=['gr2', 'gr3'], order=['gr1', 'gr2', 'gr3'])['ok']
