@@ -375,10 +375,15 @@ def member_problems(cluster, max_queue=0):
         if not cluster.get('wsrep_ready'):
             problems.append('wsrep_ready=OFF: refuses queries (error 1047)')
     else:
-        if not cluster.get('quorum'):
-            problems.append('the group has no majority')
-        if not cluster.get('ready'):
-            problems.append('state %s, not ONLINE' % cluster.get('state'))
+        state = cluster.get('state')
+        if state not in GR_REACHABLE:
+            problems.append('state %s, not ONLINE: not in the group (Group Replication does not run here)' % state)
+        else:
+            if not cluster.get('quorum'):
+                problems.append('the group has no majority (%s of %s members reachable)'
+                                % (cluster.get('reachable', '?'), cluster.get('size')))
+            if state != GR_ONLINE:
+                problems.append('state %s, not ONLINE' % state)
     if max_queue is not None and (cluster.get('queue') or 0) > max_queue:
         problems.append('%s transaction(s) received and not yet applied (limit %s)' % (cluster['queue'], max_queue))
     return problems

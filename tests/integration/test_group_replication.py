@@ -6,6 +6,7 @@ moves it), run playbooks/rolling_restart.yml with every member pending, and chec
 
 - the plan (check mode): one group topology, secondaries first, the primary last;
 - without restart_cluster_switchover: refused before any change, naming the primary;
+- a member out of the group (STOP GROUP_REPLICATION): refused before any change, naming it;
 - with it, a writer inserting on the primary the whole time (it follows the primary, as a router would)
   and a thread recording every member's own state: each gate passed only once its member was ONLINE
   again with an empty queue (the member was seen RECOVERING or OFFLINE after its restart), never two
@@ -82,8 +83,9 @@ def pid_of(group, host):
         return int(handle.read().split()[0])
 
 
-def rolling_restart(group, extra, check=False):
-    """playbooks/rolling_restart.yml on the group, every member pending; (rc, output, task results)."""
+def rolling_restart(group, extra, check=False, lean=False):
+    """playbooks/rolling_restart.yml on the group, every member pending (lean: only the restart role, through
+    tests/integration/playbooks/restart_group.yml); (rc, output, task results)."""
     results = tempfile.NamedTemporaryFile(prefix='gr-results-', suffix='.jsonl', delete=False)
     results.close()
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
@@ -93,6 +95,7 @@ def rolling_restart(group, extra, check=False):
                DBFLEET_TASK_RESULTS_ACTIONS='restart_gate,cluster_switchover,command,topology_plan',
                PATH=os.path.join(ROOT, '.venv', 'bin') + ':' + os.environ['PATH'])
     cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', group.inventory,
+           os.path.join(ROOT, 'tests', 'integration', 'playbooks', 'restart_group.yml') if lean else
            os.path.join(ROOT, 'playbooks', 'rolling_restart.yml'),
            '-e', json.dumps(dict(dict(rolling_restart_hosts='group_replication', rolling_restart_all=True,
                                       rolling_restart_timeout=120), **extra))]
@@ -193,7 +196,7 @@ class Writer(threading.Thread):
 
 def test_plan_is_one_group_topology_with_the_primary_last(group):
     primary = primary_of(group)
-    rc, out, results = rolling_restart(group, dict(restart_cluster_switchover=True), check=True)
+    rc, out, results = rolling_restart(group, dict(restart_cluster_switchover=True), check=True, lean=True)
     assert rc == 0, out
     plan = next(r for r in results if r['action'] == 'topology_plan')['result']['plan']
     assert plan['ok'], plan['message']
@@ -214,12 +217,28 @@ def test_plan_is_one_group_topology_with_the_primary_last(group):
 def test_the_primary_is_refused_without_switchover(group):
     primary = primary_of(group)
     before = dict((h, pid_of(group, h)) for h in MEMBERS)
-    rc, out, results = rolling_restart(group, dict(restart_cluster_switchover=False))
+    rc, out, results = rolling_restart(group, dict(restart_cluster_switchover=False), lean=True)
     assert rc != 0, out
     assert '%s: the PRIMARY of group_replication' % primary in out and 'restart_cluster_switchover: true' in out, out
     assert 'stopped before any change' in out
     assert not [r for r in results if r['action'] == 'command'], 'a member was restarted'
     assert dict((h, pid_of(group, h)) for h in MEMBERS) == before
+
+
+def test_a_member_out_of_the_group_is_refused_before_any_change(group):
+    primary = primary_of(group)
+    secondary = next(h for h in MEMBERS if h != primary)
+    before = dict((h, pid_of(group, h)) for h in MEMBERS)
+    group.query(secondary, 'STOP GROUP_REPLICATION')
+    try:
+        rc, out, results = rolling_restart(group, dict(restart_cluster_switchover=True), lean=True)
+    finally:
+        group.query(secondary, 'START GROUP_REPLICATION')
+    assert rc != 0, out
+    assert 'stopped before any change' in out and '%s: state OFFLINE, not ONLINE: not in the group' % secondary in out, out
+    assert not [r for r in results if r['action'] in ('command', 'cluster_switchover')], 'something changed'
+    assert dict((h, pid_of(group, h)) for h in MEMBERS) == before
+    wait_all_online(group)
 
 
 def test_rolling_restart_with_a_writer_switches_over_and_gates_on_online(group):
@@ -238,7 +257,7 @@ def test_rolling_restart_with_a_writer_switches_over_and_gates_on_online(group):
     writer.start()
     time.sleep(1)
     try:
-        rc, out, results = rolling_restart(group, dict(restart_cluster_switchover=True))
+        rc, out, results = rolling_restart(group, dict(restart_cluster_switchover=True), lean=True)
     finally:
         time.sleep(1)
         writer.stop.set()
