@@ -314,6 +314,9 @@ def test_rolling_restart_under_writes_waits_for_synced(cluster, tmp_path):
             node, passes[node], back[0], seen_states)
         if i + 1 < len(order):
             assert passes[node] < downs[order[i + 1]], 'the next node stopped before the gate of %s passed' % node
+        print('%s: stopped at +%.1f s, states until its gate %s, Synced again at +%.1f s, gate passed at +%.1f s%s'
+              % (node, downs[node] - started, seen_states, back[0] - started, passes[node] - started,
+                 ', next stop at +%.1f s' % (downs[order[i + 1]] - started) if i + 1 < len(order) else ''))
 
     # The same rows everywhere, every committed row kept.
     cluster.wait_synced()
