@@ -5,7 +5,7 @@ not all up, and stops them again at the end of this module if it started them.
 
 - the plan shows one cluster topology of three members, each Synced;
 - a node desynced (``SET GLOBAL wsrep_desync=ON``: Donor/Desynced) stops the rolling restart before any
-  change, naming the node and its state;
+  change, naming the node and its state, and the gate on such a node shuts after its timeout;
 - a rolling restart through the collection's one restart path (role adaptive_hash, new
   ``adaptive_hash_parts``, restart allowed) with a writer inserting on galera1 the whole time: a
   thread records every node's wsrep state every 0.1 s; no node is stopped while another is not Synced,
@@ -164,6 +164,25 @@ def test_a_desynced_node_stops_the_restart_before_any_change(cluster):
     assert 'stopped before any change' in output, output
     assert 'galera2: state Donor/Desynced, not Synced' in output, output
     assert dict((n, cluster.pid(n)) for n in NODES) == pids, 'a node restarted although the run refused'
+    cluster.wait_synced()
+
+
+def test_the_gate_on_a_node_that_stays_desynced_shuts_after_its_timeout(cluster):
+    uuid = cluster.query('galera1', "SHOW GLOBAL STATUS LIKE 'wsrep_cluster_state_uuid'")[0][1]
+    cluster.query('galera3', 'SET GLOBAL wsrep_desync = ON')
+    try:
+        started = time.time()
+        proc = subprocess.run([os.path.join(REPO, '.venv', 'bin', 'ansible'), 'galera3', '-i', INVENTORY, '-m',
+                               'dbfleet.innodb.restart_gate', '-a', json.dumps(
+                                   {'expect_cluster': uuid, 'expect_cluster_size': 3, 'timeout': 3, 'interval': 1})],
+                              env=env(), capture_output=True, text=True, timeout=120, cwd=REPO, check=False)
+        took = time.time() - started
+    finally:
+        cluster.query('galera3', 'SET GLOBAL wsrep_desync = OFF')
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    assert 'gate shut after' in output and 'state Donor/Desynced, not Synced' in output, output
+    assert took < 60, 'the gate did not stop at its timeout (%.0f s)' % took
     cluster.wait_synced()
 
 
