@@ -1,9 +1,10 @@
 """The restart path on the lab's real 3-node Galera cluster (MariaDB 10.11 + Debian galera-4).
 
-The fixture starts galera1, galera2 and galera3 (lab.py up, inventory group ``galera``) when they are
-not all up, and stops them again at the end of this module if it started them.
+The fixture starts galera1, galera2, galera3 and galera_replica, an asynchronous replica of galera1
+(lab.py up, inventory group ``galera``) when they are not all up, and stops them again at the end of
+this module if it started them.
 
-- the plan shows one cluster topology of three members, each Synced;
+- the plan shows one cluster topology of three members, each Synced, with the replica in it, first;
 - a node desynced (``SET GLOBAL wsrep_desync=ON``: Donor/Desynced) stops the rolling restart before any
   change, naming the node and its state, and the gate on such a node shuts after its timeout;
 - a rolling restart through the collection's one restart path (role adaptive_hash, new
@@ -29,6 +30,8 @@ from conftest import REPO, lab_py, require_lab_hosts
 
 INVENTORY = os.path.join(REPO, 'inventories', 'lab', 'hosts.yml')
 NODES = ('galera1', 'galera2', 'galera3')
+REPLICA = 'galera_replica'      # an asynchronous replica of galera1
+HOSTS = NODES + (REPLICA,)
 SCHEMA = 'galera_it'
 
 
@@ -42,8 +45,8 @@ class Cluster:
     """The lab's Galera nodes as the tests see them (inventory variables, admin connections)."""
 
     def __init__(self):
-        hosts = require_lab_hosts(INVENTORY, NODES)
-        self.hv = dict((n, hosts[n]) for n in NODES)
+        hosts = require_lab_hosts(INVENTORY, HOSTS)
+        self.hv = dict((n, hosts[n]) for n in HOSTS)
 
     def connect(self, node, timeout=3):
         hv = self.hv[node]
@@ -91,15 +94,15 @@ class Cluster:
 @pytest.fixture(scope='module')
 def cluster():
     status = json.loads(lab_py('status', '--json').stdout)
-    up = [r['host'] for r in status['hosts'] if r['host'] in NODES and r['state'] == 'up']
-    started = len(up) < len(NODES)
+    up = [r['host'] for r in status['hosts'] if r['host'] in HOSTS and r['state'] == 'up']
+    started = len(up) < len(HOSTS)
     if started:
-        lab_py('up', *NODES)
+        lab_py('up', *HOSTS)
     handle = Cluster()
     handle.wait_synced()
     yield handle
     if started:
-        lab_py('down', *NODES)
+        lab_py('down', *HOSTS)
 
 
 def run_playbook(playbook, extra, log_path=None, limit='galera'):
@@ -143,7 +146,11 @@ def test_plan_shows_one_cluster_topology(cluster, tmp_path):
     topo = plan['topologies'][0]
     assert topo['name'] == 'galera dbfleet_galera'
     assert topo['cluster']['kind'] == 'galera' and topo['cluster']['size'] == 3 and topo['cluster']['missing'] == []
-    assert sorted(topo['members']) == list(NODES) and plan['order'] == list(NODES)
+    assert topo['cluster']['members'] == list(NODES)
+    # The asynchronous replica belongs to the cluster's topology and restarts first.
+    assert plan['order'] == [REPLICA] + list(NODES) and sorted(topo['members']) == sorted(HOSTS)
+    assert plan['hosts'][REPLICA]['role'] == 'replica' and plan['hosts'][REPLICA]['sources'] == ['galera1']
+    assert plan['hosts'][REPLICA]['cluster'] is None and plan['hosts'][REPLICA]['topology'] == 'galera dbfleet_galera'
     for node in NODES:
         info = plan['hosts'][node]
         assert info['topology'] == 'galera dbfleet_galera'
@@ -152,7 +159,7 @@ def test_plan_shows_one_cluster_topology(cluster, tmp_path):
 
 
 def test_a_desynced_node_stops_the_restart_before_any_change(cluster):
-    pids = dict((n, cluster.pid(n)) for n in NODES)
+    pids = dict((n, cluster.pid(n)) for n in HOSTS)
     cluster.query('galera2', 'SET GLOBAL wsrep_desync = ON')
     try:
         assert cluster.wsrep('galera2')['wsrep_local_state_comment'] == 'Donor/Desynced'
@@ -163,7 +170,7 @@ def test_a_desynced_node_stops_the_restart_before_any_change(cluster):
     assert rc != 0, output
     assert 'stopped before any change' in output, output
     assert 'galera2: state Donor/Desynced, not Synced' in output, output
-    assert dict((n, cluster.pid(n)) for n in NODES) == pids, 'a node restarted although the run refused'
+    assert dict((n, cluster.pid(n)) for n in HOSTS) == pids, 'a host restarted although the run refused'
     cluster.wait_synced()
 
 
@@ -195,10 +202,19 @@ class Monitor(threading.Thread):
         self.cluster = cluster
         self.samples = []
         self.stop = threading.Event()
+        self.conns = dict((n, None) for n in NODES)     # kept open: a new login per look is slow under load
 
     def look(self, node):
-        state = self.cluster.wsrep(node)
-        if state is None:
+        try:
+            if self.conns[node] is None:
+                self.conns[node] = self.cluster.connect(node, timeout=1)
+            with self.conns[node].cursor() as cur:
+                cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state_comment', 'wsrep_ready')")
+                state = dict(cur.fetchall())
+        except pymysql.err.MySQLError:
+            if self.conns[node] is not None:
+                self.conns[node].close()
+            self.conns[node] = None
             return 'down'
         text = state.get('wsrep_local_state_comment') or '?'
         return text if state.get('wsrep_ready') == 'ON' else text + '/not-ready'
@@ -207,6 +223,9 @@ class Monitor(threading.Thread):
         while not self.stop.is_set():
             self.samples.append((time.time(), dict((n, self.look(n)) for n in NODES)))
             time.sleep(0.1)
+        for conn in self.conns.values():
+            if conn is not None:
+                conn.close()
 
 
 class Writer(threading.Thread):
@@ -272,7 +291,7 @@ def test_rolling_restart_under_writes_waits_for_synced(cluster, tmp_path):
     cluster.query('galera1', 'CREATE TABLE %s.t (id BIGINT AUTO_INCREMENT PRIMARY KEY, seq INT NOT NULL, '
                              'payload VARCHAR(64) NOT NULL) ENGINE=InnoDB' % SCHEMA)
     cluster.wait_synced()
-    pids = dict((n, cluster.pid(n)) for n in NODES)
+    pids = dict((n, cluster.pid(n)) for n in HOSTS)
     playbook = tmp_path / 'ahi.yml'
     playbook.write_text(yaml.safe_dump([{'name': 'AHI partitions on the cluster', 'hosts': 'galera',
                                          'gather_facts': False, 'roles': [{'role': 'dbfleet.innodb.adaptive_hash'}]}]))
@@ -298,8 +317,8 @@ def test_rolling_restart_under_writes_waits_for_synced(cluster, tmp_path):
           % (took, writer.committed, len(writer.errors), sorted(set(e[1] for e in writer.errors)), len(samples)))
 
     # Every node restarted, once, and now runs the new value.
-    assert all(cluster.pid(n) != pids[n] for n in NODES), 'not every node restarted'
-    for node in NODES:
+    assert all(cluster.pid(n) != pids[n] for n in HOSTS), 'not every host restarted'
+    for node in HOSTS:
         assert int(cluster.query(node, 'SELECT @@innodb_adaptive_hash_index_parts')[0][0]) == parts
 
     # Never two nodes down; no node went down while another was not Synced (the previous sample).
@@ -320,7 +339,7 @@ def test_rolling_restart_under_writes_waits_for_synced(cluster, tmp_path):
 
     # Each gate passed only after its node was Synced again (and answering), and before the next node stopped.
     passes = gate_passes(log_path)
-    assert sorted(passes) == list(NODES), passes
+    assert set(HOSTS) <= set(passes), passes
     for i, node in enumerate(order):
         back = [stamp for stamp, states in samples if stamp > downs[node] and states[node] == 'Synced']
         assert back, '%s never seen Synced again' % node
@@ -337,10 +356,12 @@ def test_rolling_restart_under_writes_waits_for_synced(cluster, tmp_path):
               % (node, downs[node] - started, seen_states, back[0] - started, passes[node] - started,
                  ', next stop at +%.1f s' % (downs[order[i + 1]] - started) if i + 1 < len(order) else ''))
 
-    # The same rows everywhere, every committed row kept.
+    # The same rows everywhere (the replica once it applied galera1's position), every committed row kept.
     cluster.wait_synced()
+    position = cluster.query('galera1', 'SELECT @@gtid_binlog_pos')[0][0]
+    assert cluster.query(REPLICA, 'SELECT MASTER_GTID_WAIT(%s, 60)', (position,))[0][0] == 0
     sums = {}
-    for node in NODES:
+    for node in HOSTS:
         sums[node] = cluster.query(node, 'SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS(0x1f, id, seq, payload))), 0) '
                                          'FROM %s.t' % SCHEMA)[0]
     assert len(set(sums.values())) == 1, sums
