@@ -16,7 +16,7 @@ export ANSIBLE_CONFIG := $(ROOT)/ansible.cfg
 
 APT_PACKAGES := mariadb-server mariadb-client libaio1 libnuma1 openssh-server iproute2 \
                 percona-toolkit sysbench libmemcached-tools unzip maven chromium chromium-driver \
-                debootstrap
+                debootstrap galera-4 rsync
 ANSIBLE_BUNDLE := ansible==12.3.0
 
 .PHONY: help deps apt venv collections lab-up lab-down lab-status fleet-up fleet-down fleet-status \

@@ -22,6 +22,7 @@ local mode (default): one process per server on 127.0.0.1, inventory inventories
                ports: SQL base+301..303, gmcast +311..313, IST +321..323, SST +331..333. The first node
                started while none runs bootstraps; a restarted node rejoins (restart returns once it
                answers SQL, possibly before it is Synced again)
+  galera_replica an asynchronous replica of galera1 (MariaDB 10.11, GTID), in group `galera`; port base+304
   gr1..3       a Group Replication group of MySQL 8.0.33, single primary (optional: DBFLEET_LAB_WITH_GR=1
                or by name), inventory group `group_replication` (outside group `lab`); ports base+351..353,
                group communication base+361..363
@@ -38,7 +39,7 @@ environment:
   DBFLEET_LAB_HOSTS      comma-separated hosts for `up` without HOST arguments
   DBFLEET_LAB_WITH_57=1  include mysql57 in the default hosts (MySQL 5.7 is end of life since 2023)
   DBFLEET_LAB_WITH_56=1  include mysql56 in the default hosts
-  DBFLEET_LAB_WITH_GALERA=1  include galera1, galera2, galera3 in the default hosts
+  DBFLEET_LAB_WITH_GALERA=1  include galera1, galera2, galera3 and galera_replica in the default hosts
   DBFLEET_LAB_WITH_GR=1  include gr1, gr2, gr3 in the default hosts
   DBFLEET_LAB_INVENTORY  inventory file to write (default inventories/lab|fleet/hosts.yml)
   DBFLEET_FLEET_NET      ssh mode: network 10.231.N.0/24, bridge and namespace names tagged N (default 7),

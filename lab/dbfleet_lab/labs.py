@@ -54,6 +54,9 @@ class Lab:
              Host("galera1", MARIADB, 301, port_offset=301, optional=True, opt_in=galera.OPT_IN, cluster="galera"),
              Host("galera2", MARIADB, 302, port_offset=302, optional=True, opt_in=galera.OPT_IN, cluster="galera"),
              Host("galera3", MARIADB, 303, port_offset=303, optional=True, opt_in=galera.OPT_IN, cluster="galera"),
+             # An asynchronous replica of galera1 (GTID, MASTER_USE_GTID=slave_pos), in the cluster's group.
+             Host("galera_replica", MARIADB, 304, port_offset=304, optional=True, opt_in=galera.OPT_IN,
+                  source="galera1"),
              # A Group Replication group (lab/dbfleet_lab/clusters.py): by name or with DBFLEET_LAB_WITH_GR=1.
              Host("gr1", MYSQL80, 351, port_offset=351, optional=True, opt_in=clusters.GR_OPT_IN, cluster="group_replication"),
              Host("gr2", MYSQL80, 352, port_offset=352, optional=True, opt_in=clusters.GR_OPT_IN, cluster="group_replication"),
@@ -114,6 +117,8 @@ class Lab:
             extra = clusters.option_lines(self.root, self.port_base, name, self.port(host))
         if host.cluster == "galera":
             extra = galera.option_lines(name, self.port_base, host.port_offset, self.galera_offsets())
+        if host.source:
+            extra = ["read_only = ON", "relay-log = relay-bin"]
         return Instance(name, host.kind, self.root, self.port(host), host.server_id, "127.0.0.1", extra)
 
     def galera_offsets(self):
@@ -201,7 +206,9 @@ class Lab:
 
     # ---------------------------------------------------------------- commands
     def up(self, names=()):
-        self._up(self.select(names), time.monotonic())
+        hosts = self.select(names)
+        hosts = [self.hosts[h.source] for h in hosts if h.source and self.hosts[h.source] not in hosts] + hosts
+        self._up(hosts, time.monotonic())
 
     def _up(self, hosts, started_at):
         with self.locked():
@@ -275,10 +282,40 @@ class Lab:
         return []
 
     def after_up(self, hosts):
-        """Group Replication members join (or form) their group; the fleet overrides it (replication)."""
+        """Group Replication members join (or form) their group; a local replica (the Galera cluster's)
+        replicates from its source, as admin, with GTIDs. The fleet overrides it (replication)."""
         members = [h.name for h in hosts if clusters.is_gr_host(h.name)]
         if members:
             clusters.form_group(self, members)
+        creds = self.secrets()
+        for host in hosts:
+            if not host.source:
+                continue
+            conn = self.instance(host.name).connect_root()
+            try:
+                state = host.kind.replica_state(conn)
+                with conn.cursor() as cur:
+                    if state is None:
+                        for statement, args in host.kind.replica_sql("127.0.0.1", self.port(self.hosts[host.source]),
+                                                                     creds["admin_user"], creds["admin_password"]):
+                            cur.execute(statement, args)
+                    elif state[:2] != ("Yes", "Yes"):
+                        cur.execute(host.kind.start_replica)
+                self._wait_replicating(host, conn)
+            finally:
+                conn.close()
+
+    def _wait_replicating(self, host, conn):
+        deadline = time.monotonic() + REPLICATION_TIMEOUT
+        while True:
+            io_running, sql_running, error = host.kind.replica_state(conn)
+            if io_running == "Yes" and sql_running == "Yes":
+                say("%-12s replicates from %s" % (host.name, host.source))
+                return
+            if time.monotonic() > deadline:
+                raise LabError("%s does not replicate from %s after %d s: IO %s, SQL %s, last error: %s"
+                               % (host.name, host.source, REPLICATION_TIMEOUT, io_running, sql_running, error))
+            time.sleep(0.5)
 
     def down(self, names=(), purge=False):
         hosts = self.select(names) if names else list(self.HOSTS)
@@ -411,8 +448,11 @@ class Lab:
             if instance.pid():
                 # Cluster members stand in their cluster's group only, outside the lab group: plays and
                 # tests on the lab's standalone servers never reach them.
-                group = host.cluster or host.kind.group
+                in_cluster = host.cluster == "galera" or (host.source and self.hosts[host.source].cluster == "galera")
+                group = galera.GROUP if in_cluster else (host.cluster or host.kind.group)
                 groups.setdefault(group, {})[host.name] = self.host_vars(host, instance)
+                if host.source and self.mode == "local":
+                    groups[group][host.name]["dbfleet_replication_source"] = host.source
         children = {self.inventory_group: {"children": {"mysql": {}, "mariadb": {}}}}
         for group in ("mysql", "mariadb"):
             children[group] = {"hosts": groups.get(group, {})}
@@ -541,18 +581,6 @@ class Fleet(Lab):
                 self._wait_replicating(host, conn)
             finally:
                 conn.close()
-
-    def _wait_replicating(self, host, conn):
-        deadline = time.monotonic() + REPLICATION_TIMEOUT
-        while True:
-            io_running, sql_running, error = host.kind.replica_state(conn)
-            if io_running == "Yes" and sql_running == "Yes":
-                say("%-12s replicates from %s" % (host.name, host.source))
-                return
-            if time.monotonic() > deadline:
-                raise LabError("%s does not replicate from %s after %d s: IO %s, SQL %s, last error: %s"
-                               % (host.name, host.source, REPLICATION_TIMEOUT, io_running, sql_running, error))
-            time.sleep(0.5)
 
     def _replicas_of(self, hosts):
         """Running replicas whose primary is among hosts."""

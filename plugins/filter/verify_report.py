@@ -50,6 +50,7 @@ def _host_entry(outcome):
     server = outcome.get('server') or {}
     entry['server'] = dict((k, server.get(k)) for k in _SERVER_KEYS)
     entry['server']['role'] = (server.get('replication') or {}).get('role')
+    entry['server']['cluster'] = (server.get('replication') or {}).get('cluster')
     summary = dict((s, 0) for s in STATUSES)
     for item in entry['variables'].values():
         status = item.get('status') if isinstance(item, dict) else 'error'
@@ -256,7 +257,10 @@ def verify_report_html(report, title='InnoDB fleet verification'):
     for host in sorted(report['hosts']):
         entry = report['hosts'][host]
         server = entry.get('server') or {}
-        sub = ' '.join(str(x) for x in (server.get('flavor'), server.get('version_text'), server.get('role'))
+        cluster = server.get('cluster') or {}
+        sub = ' '.join(str(x) for x in (server.get('flavor'), server.get('version_text'), server.get('role'),
+                                         ' '.join(str(cluster[k]) for k in ('kind', 'label', 'state', 'role')
+                                                  if cluster.get(k)))
                        if x)
         out.append('<tr class="hostrow" data-host="%s" data-status="%s"><th class="host st-%s">%s<small>%s'
                    '</small></th>' % (_e(host), _e(entry['status']), _e(entry['status']), _e(host), _e(sub)))

@@ -14,10 +14,11 @@ import os
 import pwd
 import socket
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
-    error_text, global_variables, query)
+    error_text, global_status, global_variables, query)
 
 try:
     import pymysql
@@ -42,7 +43,8 @@ def _pick(row, *names):
 
 
 def replication_info(conn, identity, variables):
-    """Role (primary / replica), read_only / super_read_only and the channels replicated from."""
+    """Role (primary / replica), read_only / super_read_only, the channels replicated from, and the
+    cluster the server is a member of (clusters.py; None when it is none)."""
     info = dict(
         role=None,
         read_only=_onoff(variables.get('read_only')),
@@ -50,6 +52,7 @@ def replication_info(conn, identity, variables):
         channels=[],
         statement=None,
         error=None,
+        cluster=None,
     )
     if identity.flavor == flavors.AURORA:
         info['role'] = 'replica' if identity.aurora_reader else 'primary'
@@ -72,7 +75,23 @@ def replication_info(conn, identity, variables):
             seconds_behind=_pick(row, 'Seconds_Behind_Source', 'Seconds_Behind_Master'),
         ))
     info['role'] = 'replica' if info['channels'] else 'primary'
+    info['cluster'] = cluster_info(conn, identity)
     return info
+
+
+CLUSTER_KEYS = ('kind', 'name', 'label', 'size', 'state', 'status', 'ready', 'quorum', 'role', 'queue')
+
+
+def cluster_info(conn, identity):
+    """What a report shows of the server's cluster membership: kind, name, label, size, this member's state,
+    ready, quorum, role, queue (clusters.py); None for a server that is no cluster member."""
+    try:
+        cluster = clusters.read_cluster(conn, identity.flavor, query, global_variables, global_status)
+    except _DB_ERRORS as e:
+        return dict(error='reading the cluster state failed: %s' % error_text(e))
+    if cluster is None:
+        return None
+    return dict((k, cluster.get(k)) for k in CLUSTER_KEYS)
 
 
 def _onoff(value):

@@ -129,7 +129,12 @@ server_facts:
       description: C(@@server_id).
       type: int
     replication:
-      description: Replication role and state.
+      description:
+        - Replication role and state.
+        - C(cluster) is the server's cluster membership (V(null) when it is no cluster member) - for a MariaDB
+          Galera node its cluster (C(name) C(wsrep_cluster_state_uuid), C(label) C(wsrep_cluster_name)), C(size),
+          its C(state) (C(wsrep_local_state_comment)), C(status) (V(Primary)...), C(ready), C(quorum), C(role)
+          (V(null) on Galera) and C(queue) (C(wsrep_local_recv_queue)).
       type: dict
       sample:
         role: replica
@@ -139,6 +144,8 @@ server_facts:
         channels: [{name: '', source_host: 10.0.0.1, source_port: 3306, io_running: 'Yes', sql_running: 'Yes',
                     seconds_behind: 0}]
         error: null
+        cluster: {kind: galera, name: 24b97d40-e8cf-11f1-b24a-c7da101eb7b5, label: dbfleet_galera, size: 3,
+                  state: Synced, status: Primary, ready: true, quorum: true, role: null, queue: 0}
     capabilities:
       description: What the collection knows about this flavor and version (module_utils/flavors.py).
       type: dict

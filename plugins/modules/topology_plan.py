@@ -24,6 +24,11 @@ description:
     when the inventory and the servers disagree, or when a replica in a topology with pending hosts does not
     replicate (IO or SQL thread stopped, lag over O(max_lag)), the task fails before anything changes and the
     message names every such host and what each side says."
+  - Cluster members (MariaDB Galera) with the same cluster are one topology; their asynchronous replicas belong to
+    it and come first, then the members one at a time. The plan fails closed when a member of a topology with
+    pending hosts is not Synced, not ready or not in the Primary component, when the cluster counts more members
+    than the play has (naming them), or when it has fewer than three members (stopping one would leave no
+    majority). See C(docs/topology.md).
 author:
   - dbfleet maintainers (@dbfleet)
 options:
@@ -154,15 +159,22 @@ plan:
       type: list
       elements: dict
     hosts:
-      description: Per host, role, topology, depth (0 for a primary), sources (inventory hosts), channels, GTID state.
+      description:
+        - Per host, role, topology, depth (0 for a primary), sources (inventory hosts), channels, GTID state.
+        - C(cluster) is the host's cluster membership as M(dbfleet.innodb.topology_facts) read it (V(null) when
+          it is no cluster member).
       type: dict
       sample:
-        db2: {role: replica, topology: db1, depth: 1, sources: [db1], read_only: true, pending: true}
+        db2: {role: replica, topology: db1, depth: 1, sources: [db1], read_only: true, pending: true, cluster: null}
     topologies:
-      description: Each topology with its primaries and its members, replicas first.
+      description:
+        - Each topology with its primaries and its members, replicas first.
+        - The members of one cluster (same C(cluster.name)) are one topology, named C(<kind> <label>), with
+          C(cluster) (C(kind), C(name), C(label), C(size), C(members) in the play, C(missing) members the play
+          lacks); V(null) for an asynchronous topology.
       type: list
       elements: dict
-      sample: [{name: db1, primaries: [db1], members: [db2, db1], external_sources: []}]
+      sample: [{name: db1, primaries: [db1], members: [db2, db1], external_sources: [], cluster: null}]
     unknown:
       description: Hosts whose role could not be read, with the reason.
       type: list
@@ -173,7 +185,10 @@ plan:
       elements: dict
       sample: [{host: db2, inventory: "primary (group replicas)", server: "replica: the server replicates from db1"}]
     unhealthy:
-      description: Replicas of topologies with pending hosts that do not replicate, with the reason.
+      description:
+        - Replicas of topologies with pending hosts that do not replicate, with the reason.
+        - Cluster members of such topologies that do not serve (not Synced, not ready, not in the Primary
+          component), and clusters with members missing from the play or fewer than three members.
       type: list
       elements: dict
     refused:
