@@ -26,6 +26,8 @@ serve), stop_problems(clusters, host) (why a member may not be stopped now) and 
 
 from __future__ import annotations
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+
 GALERA = 'galera'
 GROUP_REPLICATION = 'group_replication'
 KINDS = (GALERA, GROUP_REPLICATION)
@@ -299,6 +301,7 @@ def run_switchover(conn, query, global_variables, allowed=True, candidates=(), e
     Returns the module result with ``failed`` (True: the caller fails the task with ``msg``)."""
     cluster = read_group_replication(conn, query, global_variables)
     result = dict(failed=False, changed=False, needed=False, old_primary=None, new_primary=None, cluster=cluster)
+    identity = flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
     if expect_cluster and (not cluster or cluster.get('name') != expect_cluster):
         result.update(failed=True, msg='this server is %s, not a member of group %s: nothing was changed'
                       % ('a member of %s' % describe(cluster) if cluster else 'no Group Replication member', expect_cluster))
@@ -314,6 +317,9 @@ def run_switchover(conn, query, global_variables, allowed=True, candidates=(), e
         result.update(failed=True, msg='%s is the PRIMARY of %s: it is restarted only after a switchover, which is not '
                       'allowed (restart_cluster_switchover: true allows it); nothing was changed' % (where, describe(cluster)))
         return result
+    if not flavors.capability('group_replication_set_as_primary', identity.flavor, identity.version):
+        plan['problems'].append('group_replication_set_as_primary() needs MySQL 8.0.13 or later on every member, this '
+                                'one runs %s %s' % (identity.flavor, flavors.format_version(identity.version)))
     if plan['problems']:
         result.update(failed=True, msg='%s is the PRIMARY of %s and no switchover can be made: %s; nothing was changed'
                       % (where, describe(cluster), '; '.join(plan['problems'])))

@@ -272,6 +272,9 @@ CAPABILITIES = {
     'variables_info_table': [_span(MYSQL_LIKE, (8, 0, 0), None, True)],
     # information_schema.SYSTEM_VARIABLES (READ_ONLY, DEFAULT_VALUE, GLOBAL_VALUE_ORIGIN).
     'system_variables_table': [_span((MARIADB,), (10, 1, 0), None, True)],
+    # SELECT group_replication_set_as_primary(uuid): hands a single-primary group's primary role to a member
+    # (MySQL 8.0.13+ on every member; Group Replication exists in MySQL and Percona Server, not Aurora or MariaDB).
+    'group_replication_set_as_primary': [_span((MYSQL, PERCONA), (8, 0, 13), None, True)],
 }
 
 CAPABILITY_DEFAULTS = {
@@ -293,6 +296,7 @@ CAPABILITY_DEFAULTS = {
     'variables_info_table': False,
     'system_variables_table': False,
     'gtid_model': None,
+    'group_replication_set_as_primary': False,
 }
 
 # Why a capability is missing, for messages.

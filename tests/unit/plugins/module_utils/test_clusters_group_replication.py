@@ -181,8 +181,8 @@ def test_no_switchover_without_an_online_member_or_a_majority():
 class FakeGroup:
     """Answers the reader's queries from a group whose primary moves when set_as_primary is called."""
 
-    def __init__(self, me, primary=GR1):
-        self.me, self.primary, self.calls = me, primary, []
+    def __init__(self, me, primary=GR1, version='8.0.33'):
+        self.me, self.primary, self.calls, self.version = me, primary, [], version
 
     def rows(self):
         return [member(u, p, role='PRIMARY' if u == self.primary else 'SECONDARY')
@@ -196,7 +196,7 @@ class FakeGroup:
         return self.rows() if 'replication_group_members' in sql else STATS
 
     def global_variables(self, conn, names):
-        return variables(self.me)
+        return variables(self.me, version=self.version, version_comment='MySQL Community Server - GPL')
 
 
 def test_run_switchover_hands_the_role_over_and_checks_it():
@@ -233,3 +233,11 @@ def test_run_switchover_fails_when_the_role_did_not_move():
 
     result = clusters.run_switchover(None, stuck, group.global_variables)
     assert result['failed'] and 'this member is PRIMARY' in result['msg']
+
+
+def test_run_switchover_needs_set_as_primary_from_8_0_13():
+    group = FakeGroup(GR1, version='8.0.12')
+    result = clusters.run_switchover(None, group.query, group.global_variables)
+    assert result['failed'] and group.calls == []
+    assert 'group_replication_set_as_primary() needs MySQL 8.0.13 or later on every member, this one runs mysql 8.0.12' \
+        in result['msg']
