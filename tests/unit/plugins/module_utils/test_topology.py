@@ -285,8 +285,9 @@ def test_group_replication_channels_make_no_replica():
     assert facts['role'] == 'primary' and facts['channels'] == [] and facts['replicating'] is None
     assert facts['group_replication_channels'] == ['group_replication_recovery', 'group_replication_applier']
     # an async channel beside them still makes a replica
-    query, gv, _seen = reader(MYSQL_VARS, rows + [dict(Channel_Name='', Source_Host='db1', Source_Port=3306,
-                                                        Replica_IO_Running='Yes', Replica_SQL_Running='Yes')])
+    async_channel = dict(Channel_Name='', Source_Host='db1', Source_Port=3306, Replica_IO_Running='Yes',
+                         Replica_SQL_Running='Yes')
+    query, gv, _seen = reader(MYSQL_VARS, rows + [async_channel])
     facts = topology.read_server(None, query, gv)
     assert facts['role'] == 'replica' and [c['source_host'] for c in facts['channels']] == ['db1']
 
