@@ -268,7 +268,9 @@ def _address_matches(address, entry):
 
 
 def cluster_topology(key, members, hosts, entries, outside):
-    """The cluster of a topology: kind, name, label, size, its members in the play and those missing."""
+    """The cluster of a topology: kind, name, label, size, its members in the play and those missing (each
+    matched by its address to an inventory host when one has it: outside the play, or in the play but
+    unread)."""
     kind, name = key
     views = [hosts[m]['cluster'] for m in members]
     size = max(v.get('size') or 0 for v in views)
@@ -279,9 +281,10 @@ def cluster_topology(key, members, hosts, entries, outside):
     for member in listed:
         if member.get('id') in known_ids or (not member.get('id') and member.get('address') in known_addresses):
             continue
-        where = [o for o in outside if _address_matches(member.get('address'), entries[o])]
+        where = [o for o in entries if o not in members and _address_matches(member.get('address'), entries[o])]
         missing.append(dict(name=member.get('name'), address=member.get('address'), id=member.get('id'),
-                            inventory_host=where[0] if where else None))
+                            inventory_host=where[0] if where else None,
+                            in_play=bool(where) and where[0] not in outside))
     label_of = next((v.get('label') for v in views if v.get('label')), None)
     label = '%s %s' % (kind, label_of or name)
     return dict(kind=kind, name=name, label=label, size=size, members=list(members), missing=missing)
@@ -292,7 +295,8 @@ def cluster_health(cluster, hosts):
     out = []
     in_play = len(cluster['members'])
     if cluster['size'] > in_play:
-        names = ['%s (%s)' % (m['inventory_host'], 'in the inventory, not in the play') if m['inventory_host'] else
+        names = ['%s (%s)' % (m['inventory_host'], 'in the play, its cluster state was not read' if m['in_play']
+                              else 'in the inventory, not in the play') if m['inventory_host'] else
                  '%s at %s (not in the inventory)' % (m['name'] or m['id'] or '?', m['address'] or '?')
                  for m in cluster['missing']]
         out.append(dict(host=cluster['label'], reason='the cluster counts %d members, the play has %d (%s); missing: %s'

@@ -123,8 +123,8 @@ PLAN_PLAY = [{
          'loop': '{{ ansible_play_hosts_all }}', 'run_once': True, 'register': 'facts'},
         {'name': 'Plan', 'dbfleet.innodb.topology_plan': {'facts': '{{ facts }}', 'fail_closed': False},
          'run_once': True, 'register': 'plan'},
-        {'name': 'Keep the plan', 'ansible.builtin.copy': {'content': '{{ plan.plan | to_json }}', 'dest': '{{ out }}',
-                                                          'mode': '0600'},
+        {'name': 'Keep the plan',
+         'ansible.builtin.copy': {'content': '{{ plan.plan | to_json }}', 'dest': '{{ out }}', 'mode': '0600'},
          'run_once': True, 'delegate_to': 'localhost'},
     ],
 }]

@@ -159,3 +159,12 @@ def test_read_server_reads_the_cluster_with_global_status():
     facts = topology.read_server(None, query, gv, gs)
     assert facts['role'] == 'primary' and facts['cluster']['ready'] and facts['cluster']['member']['name'] == 'galera2'
     assert topology.read_server(None, query, gv)['cluster'] is None
+
+
+def test_a_member_in_the_play_whose_state_was_not_read_is_named_so():
+    e = entries()
+    e['galera3'] = dict(facts=None, error='unreachable: the host did not answer', addresses=['127.0.0.1'], port=36303)
+    plan = topology.build_plan(e)
+    assert not plan['ok']
+    assert 'missing: galera3 (in the play, its cluster state was not read)' in plan['message']
+    assert plan['unknown'] == [dict(host='galera3', reason='unreachable: the host did not answer')]
