@@ -258,10 +258,9 @@ def verify_report_html(report, title='InnoDB fleet verification'):
         entry = report['hosts'][host]
         server = entry.get('server') or {}
         cluster = server.get('cluster') or {}
+        in_cluster = ' '.join(str(cluster[k]) for k in ('kind', 'label', 'state', 'role') if cluster.get(k))
         sub = ' '.join(str(x) for x in (server.get('flavor'), server.get('version_text'), server.get('role'),
-                                         ' '.join(str(cluster[k]) for k in ('kind', 'label', 'state', 'role')
-                                                  if cluster.get(k)))
-                       if x)
+                                        in_cluster) if x)
         out.append('<tr class="hostrow" data-host="%s" data-status="%s"><th class="host st-%s">%s<small>%s'
                    '</small></th>' % (_e(host), _e(entry['status']), _e(entry['status']), _e(host), _e(sub)))
         if entry['status'] == 'error' and not entry.get('variables'):
