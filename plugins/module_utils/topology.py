@@ -521,6 +521,20 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
         else:
             still.append(name)
     now = still
+    # The primary of a single-primary Group Replication group restarts after every other pending member of
+    # its group, also across play batches (serial): it waits while one of them has not been reached or waits.
+    still = []
+    for name in now:
+        mine = hosts[name].get('cluster') or {}
+        others = []
+        if mine.get('kind') == cluster_utils.GROUP_REPLICATION and mine.get('single_primary') \
+                and mine.get('role') == cluster_utils.GR_PRIMARY:
+            others = [d['host'] for d in deferred if (hosts[d['host']].get('cluster') or {}).get('name') == mine.get('name')]
+        if others:
+            deferred.append(dict(host=name, reason='the primary of its group restarts last: waits for %s' % ', '.join(others)))
+        else:
+            still.append(name)
+    now = still
 
     problems = []
     if unknown:

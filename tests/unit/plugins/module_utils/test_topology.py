@@ -313,3 +313,16 @@ def test_group_replication_is_one_topology_primary_last_and_refused_without_swit
     assert 'gr1: the PRIMARY of group_replication grp restarts only after a switchover' in refused['message']
     # only the secondaries pending: nothing to refuse
     assert topology.build_plan(entries, pending=['gr2', 'gr3'], order=['gr1', 'gr2', 'gr3'])['ok']
+
+
+def test_group_primary_waits_for_the_secondaries_of_later_batches():
+    entries = dict(gr1=gr_entry('g1', 351, 37351), gr2=gr_entry('g2', 352, 37352), gr3=gr_entry('g3', 353, 37353))
+    # serial 1: the primary's batch comes first
+    plan = topology.build_plan(entries, reached=['gr1'], order=['gr1', 'gr2', 'gr3'], cluster_switchover=True)
+    assert plan['ok'] and plan['now'] == []
+    deferred = dict((d['host'], d['reason']) for d in plan['deferred'])
+    assert deferred['gr1'] == 'the primary of its group restarts last: waits for gr2, gr3'
+    plan = topology.build_plan(entries, reached=['gr1', 'gr2'], order=['gr1', 'gr2', 'gr3'], cluster_switchover=True)
+    assert plan['now'] == ['gr2'] and [d['host'] for d in plan['deferred']] == ['gr3', 'gr1']
+    plan = topology.build_plan(entries, order=['gr1', 'gr2', 'gr3'], cluster_switchover=True)
+    assert plan['now'] == ['gr2', 'gr3', 'gr1'] and plan['deferred'] == []
