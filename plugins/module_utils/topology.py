@@ -521,15 +521,18 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
         else:
             still.append(name)
     now = still
-    # The primary of a single-primary Group Replication group restarts after every other pending member of
-    # its group, also across play batches (serial): it waits while one of them has not been reached or waits.
+    # The primary of a single-primary Group Replication group restarts after every other member of its group,
+    # also across play batches (serial): it waits while one of them has not been reached (its part of the play,
+    # which says whether it needs the action, has not run yet) or waits itself.
     still = []
+    waiting = set(d['host'] for d in deferred)
     for name in now:
         mine = hosts[name].get('cluster') or {}
         others = []
         if mine.get('kind') == cluster_utils.GROUP_REPLICATION and mine.get('single_primary') \
                 and mine.get('role') == cluster_utils.GR_PRIMARY:
-            others = [d['host'] for d in deferred if (hosts[d['host']].get('cluster') or {}).get('name') == mine.get('name')]
+            others = [m for m in names if m != name and (hosts[m].get('cluster') or {}).get('name') == mine.get('name')
+                      and (m not in reached or m in waiting)]
         if others:
             deferred.append(dict(host=name, reason='the primary of its group restarts last: waits for %s' % ', '.join(others)))
         else:
