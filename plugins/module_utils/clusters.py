@@ -16,6 +16,7 @@ Every reader returns None (the server is not a cluster member) or one dict, what
     status    the component's own word: wsrep_cluster_status 'Primary' / 'non-Primary' / 'Disconnected'; GR: None
     role      None (Galera: every node writable) | 'PRIMARY' | 'SECONDARY' (GR)
     queue     transactions received and not yet applied (wsrep_local_recv_queue; GR applier queue)
+    clients   Galera: client connections besides the reading one (Threads_connected - 1), None when not read
     member    this member: dict(id, name, address)
     members   every member this one knows: [dict(id, name, address, state)], state None when not reported
     error     why the cluster state could not be read completely (None when it could)
@@ -39,7 +40,7 @@ GALERA_PRIMARY = 'Primary'
 GALERA_STATUS = ('wsrep_cluster_state_uuid', 'wsrep_cluster_size', 'wsrep_cluster_status', 'wsrep_cluster_conf_id',
                  'wsrep_local_state_comment', 'wsrep_local_state', 'wsrep_ready', 'wsrep_connected',
                  'wsrep_local_recv_queue', 'wsrep_incoming_addresses', 'wsrep_gcomm_uuid', 'wsrep_local_index',
-                 'wsrep_desync_count', 'wsrep_provider_name')
+                 'wsrep_desync_count', 'wsrep_provider_name', 'threads_connected')
 GALERA_VARIABLES = ('wsrep_on', 'wsrep_provider', 'wsrep_cluster_name', 'wsrep_node_name', 'wsrep_node_address',
                     'wsrep_node_incoming_address', 'wsrep_desync', 'wsrep_sst_method')
 # MariaDB 10.4 and later keep the members of the cluster in a table (absent or empty on older servers).
@@ -109,6 +110,8 @@ def galera_from(variables, status, member_rows=None, error=None):
         wsrep_ready=wsrep_ready,
         role=None,
         queue=_int(status.get('wsrep_local_recv_queue'), 0),
+        # Client connections besides the one reading this (Threads_connected); None when not read.
+        clients=max(_int(status.get('threads_connected'), 1) - 1, 0) if 'threads_connected' in status else None,
         desync=_onoff(variables.get('wsrep_desync')) or _int(status.get('wsrep_desync_count'), 0) > 0,
         conf_id=_int(status.get('wsrep_cluster_conf_id')),
         member=member,

@@ -248,8 +248,15 @@ def cluster_summary(cluster):
     if not cluster:
         return None
     return dict((k, cluster.get(k)) for k in ('kind', 'name', 'label', 'size', 'state', 'status', 'ready', 'quorum',
-                                              'role', 'queue', 'member', 'members', 'connected', 'wsrep_ready', 'error',
-                                              'single_primary', 'primary'))
+                                              'role', 'queue', 'clients', 'member', 'members', 'connected',
+                                              'wsrep_ready', 'error', 'single_primary', 'primary'))
+
+
+def _member_clients(info):
+    """Sort key of a Galera member: its client connections (fewest first, so that the node taking the writes
+    restarts last); 0 for anything else."""
+    cluster = info.get('cluster') or {}
+    return (cluster.get('clients') or 0) if cluster.get('kind') == cluster_utils.GALERA else 0
 
 
 def cluster_members(hosts, names):
@@ -471,9 +478,11 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
             cluster = cluster_topology(keys[0], by_cluster[keys[0]], hosts, entries, outside)
             label = cluster['label']
             roots = list(by_cluster[keys[0]])
-        # Deepest asynchronous replicas first; in a cluster, the primary of a single-primary group last.
+        # Deepest asynchronous replicas first; in a cluster, the primary of a single-primary group last and
+        # the Galera node with the most client connections last.
         ordered = sorted(members, key=lambda m: (-depths[m], (hosts[m]['cluster'] or {}).get('role') == 'PRIMARY',
-                                                 not bool(hosts[m]['read_only']), position[m]))
+                                                 _member_clients(hosts[m]), not bool(hosts[m]['read_only']),
+                                                 position[m]))
         for m in members:
             hosts[m]['topology'] = label
             hosts[m]['depth'] = depths[m]

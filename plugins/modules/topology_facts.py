@@ -124,7 +124,8 @@ topology:
           server names it (V(Synced), V(Donor/Desynced), V(Joining), V(Joined)...); C(status) C(wsrep_cluster_status)
           (V(Primary), V(non-Primary), V(Disconnected)); C(ready) whether the member serves (Synced, C(wsrep_ready),
           connected, Primary); C(quorum) whether it is in the Primary component; C(role) V(null) on Galera (every
-          node writable); C(queue) C(wsrep_local_recv_queue); C(member) this member (C(id) C(wsrep_gcomm_uuid),
+          node writable); C(queue) C(wsrep_local_recv_queue); C(clients) client connections besides the reading one
+          (C(Threads_connected) - 1); C(member) this member (C(id) C(wsrep_gcomm_uuid),
           C(name), C(address)); C(members) every member it knows.
       type: dict
       sample: {kind: galera, name: 24b97d40-e8cf-11f1-b24a-c7da101eb7b5, label: dbfleet_galera, size: 3, state: Synced,

@@ -25,7 +25,8 @@ description:
     replicate (IO or SQL thread stopped, lag over O(max_lag)), the task fails before anything changes and the
     message names every such host and what each side says."
   - Cluster members (MariaDB Galera) with the same cluster are one topology; their asynchronous replicas belong to
-    it and come first, then the members one at a time. The plan fails closed when a member of a topology with
+    it and come first, then the members one at a time, the Galera node with the fewest client connections first
+    (the node taking the writes last). The plan fails closed when a member of a topology with
     pending hosts is not Synced, not ready or not in the Primary component, when the cluster counts more members
     than the play has (naming them), or when it has fewer than three members (stopping one would leave no
     majority). See C(docs/topology.md).

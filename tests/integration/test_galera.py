@@ -147,8 +147,10 @@ def test_plan_shows_one_cluster_topology(cluster, tmp_path):
     assert topo['name'] == 'galera dbfleet_galera'
     assert topo['cluster']['kind'] == 'galera' and topo['cluster']['size'] == 3 and topo['cluster']['missing'] == []
     assert topo['cluster']['members'] == list(NODES)
-    # The asynchronous replica belongs to the cluster's topology and restarts first.
-    assert plan['order'] == [REPLICA] + list(NODES) and sorted(topo['members']) == sorted(HOSTS)
+    # The asynchronous replica belongs to the cluster's topology and restarts first; galera1, whose clients
+    # include the replica's connection, restarts last.
+    assert plan['order'] == [REPLICA, 'galera2', 'galera3', 'galera1'], plan['order']
+    assert sorted(topo['members']) == sorted(HOSTS)
     assert plan['hosts'][REPLICA]['role'] == 'replica' and plan['hosts'][REPLICA]['sources'] == ['galera1']
     assert plan['hosts'][REPLICA]['cluster'] is None and plan['hosts'][REPLICA]['topology'] == 'galera dbfleet_galera'
     for node in NODES:
@@ -336,6 +338,7 @@ def test_rolling_restart_under_writes_waits_for_synced(cluster, tmp_path):
                 downs.setdefault(node, stamp)
     assert sorted(downs) == list(NODES), 'the monitor did not see every node stop: %s' % downs
     order = sorted(downs, key=downs.get)
+    assert order[-1] == 'galera1', 'the node taking the writes restarted before the others: %s' % order
 
     # Each gate passed only after its node was Synced again (and answering), and before the next node stopped.
     passes = gate_passes(log_path)

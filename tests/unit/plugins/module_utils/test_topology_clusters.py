@@ -168,3 +168,12 @@ def test_a_member_in_the_play_whose_state_was_not_read_is_named_so():
     assert not plan['ok']
     assert 'missing: galera3 (in the play, its cluster state was not read)' in plan['message']
     assert plan['unknown'] == [dict(host='galera3', reason='unreachable: the host did not answer')]
+
+
+def test_the_node_taking_the_writes_restarts_last():
+    e = entries(galera1=dict(threads_connected='6'), galera2=dict(threads_connected='1'),
+                galera3=dict(threads_connected='2'))
+    plan = topology.build_plan(e, order=['galera1', 'galera2', 'galera3'])
+    assert plan['ok'], plan['message']
+    assert plan['order'] == ['galera2', 'galera3', 'galera1']
+    assert [plan['hosts'][h]['cluster']['clients'] for h in plan['order']] == [0, 1, 5]
