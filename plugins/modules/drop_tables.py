@@ -327,9 +327,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     login_argument_spec, require_pymysql)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
-    DEFAULT_STATE_DIR, LIFT_NEEDS_NO_BINLOG, DropError, Sequence, cancel_file_problem, parse_table_names,
-    run_for_module)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import WindowError, status
+    LIFT_NEEDS_NO_BINLOG, Drop, parse_table_names)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
+    DEFAULT_STATE_DIR, GuardedError, cancel_file_problem, range_problems, run_for_module, window_gate)
 
 
 def argument_spec():
@@ -365,33 +365,26 @@ RANGES = dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300)
 def pure_checks(module):
     """Everything that needs no server. Returns the window status (or None); fails the module."""
     p = module.params
-    for name, (low, high) in sorted(RANGES.items()):
-        if not low <= p[name] <= high:
-            module.fail_json(msg='%s=%s is out of range %s-%s' % (name, p[name], low, high))
+    nothing = dict(dropped=[], changed=False)
+    problems = range_problems(p, RANGES)
+    if problems:
+        module.fail_json(msg='; '.join(problems), **nothing)
     try:
         parse_table_names(p['tables'])
-    except DropError as e:
-        module.fail_json(msg=str(e))
+    except GuardedError as e:
+        module.fail_json(msg=str(e), **nothing)
     if p['lift_super_read_only'] and not p['disable_binlog'] and not p['follow']:
-        module.fail_json(msg='refusing: ' + LIFT_NEEDS_NO_BINLOG, dropped=[], changed=False)
+        module.fail_json(msg='refusing: ' + LIFT_NEEDS_NO_BINLOG, **nothing)
     problem = cancel_file_problem(p['cancel_file'])
     if problem:
-        module.fail_json(msg='refusing: ' + problem, dropped=[], changed=False)
-    st = None
-    if p['window'] is not None:
-        try:
-            st = status(p['window'], p['timezone'])
-        except WindowError as e:
-            module.fail_json(msg=str(e))
-        if not st['inside']:
-            if p['force_window']:
-                module.warn('forced outside the window: %s' % st['message'])
-            else:
-                module.fail_json(msg='refusing: %s (set force_window to run anyway)' % st['message'],
-                                 window=st, dropped=[], changed=False)
+        module.fail_json(msg='refusing: ' + problem, **nothing)
+    st, refusal, warning = window_gate(p['window'], p['timezone'], p['force_window'])
+    if refusal:
+        module.fail_json(msg=refusal, window=st, **nothing)
+    if warning:
+        module.warn(warning)
     if not p['confirm'] and not p['follow'] and not module.check_mode:
-        module.fail_json(msg='confirm is not set: nothing is dropped without confirm=true', dropped=[],
-                         changed=False, window=st)
+        module.fail_json(msg='confirm is not set: nothing is dropped without confirm=true', window=st, **nothing)
     return st
 
 
@@ -399,7 +392,7 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     require_pymysql(module)
     window = pure_checks(module)
-    seq = Sequence(module.params, check_mode=module.check_mode, warn=module.warn)
+    seq = Drop(module.params, check_mode=module.check_mode, warn=module.warn)
     seq.window = window
     result = run_for_module(module, seq)
     if module.check_mode:
