@@ -109,6 +109,7 @@ class Drop(GuardedChange):
             dropped=['%s.%s' % (t['schema'], t['table']) for t in self.tables if t['result'] in ('dropped', 'renamed')],
             renamed=dict(('%s.%s' % (t['schema'], t['table']), t['renamed_to'])
                          for t in self.tables if t.get('renamed_to') and t['result'] == 'renamed'),
+            sizes=dict((t['name'], t.get('size')) for t in self.tables),
             ahi=self.ahi, binlog_disabled=self.binlog_disabled, super_read_only=self.super_read_only,
             follow=self.follow)
         return result

@@ -401,6 +401,51 @@ def scope_for(identity, variables):
     return ServerScope()
 
 
+# ---------------------------------------------------------------- a run over a topology (the playbooks' checks)
+def replica_problems(plan_hosts, run_hosts, check, results=None, whole_topology=True):
+    """What stops a guarded change over several hosts before anything changes, one message per finding.
+
+    plan_hosts: the topology plan's hosts (topology_plan's plan.hosts: role, sources, external_sources,
+    server_id); run_hosts: the hosts of the run. check:
+      - 'sources': replicas of the run whose source is not in the run (a replica only follows its source);
+      - 'replicas': replicas of the run at all (a change that may not reach a replica);
+      - 'registered': replicas registered with a host of the run (results: host -> the module's preflight
+        result with replica_hosts) that are not in the run, or any of them when whole_topology is false.
+    """
+    plan_hosts = plan_hosts or {}
+    run = list(run_hosts or [])
+    out = []
+    if check in ('sources', 'replicas'):
+        for h in run:
+            entry = plan_hosts.get(h) or {}
+            if entry.get('role') != topology.REPLICA:
+                continue
+            if check == 'replicas':
+                channels = list(entry.get('sources') or []) + [
+                    e.get('channel') for e in entry.get('external_sources') or [] if e.get('channel')]
+                out.append('%s is a replica of %s' % (h, ', '.join(str(c) for c in channels)))
+                continue
+            away = [s for s in entry.get('sources') or [] if s not in run] + [
+                e.get('reason') for e in entry.get('external_sources') or [] if e.get('reason')]
+            if away:
+                out.append('%s replicates from %s' % (h, ', '.join(str(a) for a in away)))
+        return out
+    if check != 'registered':
+        raise ValueError('check %r: sources, replicas or registered' % (check,))
+    ids = [e.get('server_id') for e in plan_hosts.values() if isinstance(e, dict)]
+    for h in run:
+        result = (results or {}).get(h)
+        if not isinstance(result, dict):
+            continue
+        for r in result.get('replica_hosts') or []:
+            if r.get('server_id') in ids and whole_topology:
+                continue
+            where = ('%s:%s' % (r.get('host'), r.get('port'))) if r.get('host') else 'it reports no host'
+            out.append('%s has replica server_id %s (%s)%s' % (
+                h, r.get('server_id'), where, '' if whole_topology else ', and the whole topology is not converted'))
+    return out
+
+
 # ---------------------------------------------------------------- the engine
 class GuardedChange(object):
     """One guarded change on one server. Clients (the drop, the conversion) fill tables, plan and report
@@ -500,7 +545,8 @@ class GuardedChange(object):
         self.marker_data = dict(
             version=MARKER_VERSION, state='running', mode=mode, module=self.module, run_id=self.p.get('run_id'),
             pid=os.getpid(), pid_start=process_start(os.getpid()), server=(self.ident or {}).get('server'),
-            session=(self.ident or {}).get('session'), started=now_stamp(), ahi_before=self.ahi['before'],
+            session=(self.ident or {}).get('session'), connection_id=((self.ident or {}).get('session') or {}).get('id'),
+            started=now_stamp(), ahi_before=self.ahi['before'],
             ahi_toggled=False, ahi_set=None, ahi_set_info=None,
             super_read_only_before=(self.super_read_only or {}).get('before'), super_read_only_lifted=False,
             tables=tables, done=[], cancel_file=self.p.get('cancel_file'))

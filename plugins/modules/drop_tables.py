@@ -26,9 +26,12 @@ description:
   - With O(window), the window is checked again before each table and before each retry; when it has
     closed, the remaining tables are not attempted and the module fails saying so (AHI goes back).
   - A marker file per server in O(state_dir) records a guarded part under way (what AHI and
-    C(super_read_only) were, the tables done, the process and session). When a run is killed outright
-    (C(SIGKILL)) the next run on that server finds it and undoes what is left (kills the old session,
-    puts AHI and C(super_read_only) back) and counts the tables the old run dropped as done; a follower
+    C(super_read_only) were and what the run set, the tables done, the process, the server's identity
+    (server UUID, start time) and the session's (id, user, client address, start)). When a run is killed
+    outright (C(SIGKILL)) the next run on that server checks before it acts - it kills the old session
+    only when it is still the same one, puts C(super_read_only) back only on a server that is still a
+    replica, and AHI only when nobody changed it since, and otherwise reports what it found and leaves
+    it - and counts the tables the old run dropped as done; a follower
     of another run that is still waiting is cancelled through its cancel file; a drop of another run
     still under way makes this run refuse. After a complete run the marker records what was dropped,
     so running the same drop again has nothing left to do.
@@ -224,6 +227,13 @@ renamed:
   returned: always
   type: dict
   sample: {shop.orders_2019: dbfleet_holding.shop__orders_2019__20240310021500}
+sizes:
+  description:
+    - Table name -> its size as the server estimates it (null for a table that is not there), for reports; given
+      for every table, also on a host that dropped nothing.
+  returned: always
+  type: dict
+  sample: {shop.orders_2019: 1.2 GiB, shop.orders_2018: null}
 tables:
   description: One entry per table with what was found and what happened.
   returned: always
@@ -286,7 +296,10 @@ super_read_only:
 interrupted_run:
   description:
     - What an earlier run on this server left behind and what this run did about it (outcome
-      C(undone), C(cancelled), or in check mode C(would_undo), C(would_cancel)); null when nothing.
+      C(undone), C(left) when nothing of it was still the earlier run's, C(cancelled), or in check mode
+      C(would_undo), C(would_cancel)); null when nothing.
+    - C(findings) says what was checked before acting and found otherwise (a session id that belongs to
+      another session now, a server promoted since, AHI changed since).
   returned: always
   type: dict
   sample:
@@ -294,11 +307,12 @@ interrupted_run:
     pid: 4242
     started: '20261123200102'
     tables: [shop.orders_2019]
-    dropped: []
+    done: []
     ahi_before: 'ON'
     process_alive: false
     outcome: undone
     actions: ["SET GLOBAL innodb_adaptive_hash_index = ON (the interrupted run found it ON, it is OFF)"]
+    findings: ["session 812 is gone"]
 follow:
   description: With O(follow), the outcome (applied, already_absent, cancelled, timeout, interrupted)
     and the seconds waited.

@@ -342,3 +342,53 @@ def test_interrupted_conversion_hands_its_table_and_checksum_to_the_next_run(tmp
     run.previous_run()
     assert server.sql == ['KILL 77']
     assert run.previous == {'a.b': data['converting']}
+
+
+# ---------------------------------------------------------------- a run over a topology (the playbooks' checks)
+PLAN = {
+    'db1': dict(role='primary', sources=[], external_sources=[], server_id=1),
+    'db2': dict(role='replica', sources=['db1'], external_sources=[], server_id=2),
+    'db3': dict(role='replica', sources=[], external_sources=[dict(channel='', reason='10.0.0.9:3306 (not in the inventory)')],
+                server_id=3),
+}
+
+
+def test_replicas_whose_source_is_not_in_the_run():
+    assert g.replica_problems(PLAN, ['db1', 'db2'], 'sources') == []
+    assert g.replica_problems(PLAN, ['db2', 'db3'], 'sources') == [
+        'db2 replicates from db1', 'db3 replicates from 10.0.0.9:3306 (not in the inventory)']
+
+
+def test_replicas_of_the_run():
+    assert g.replica_problems(PLAN, ['db1', 'db2'], 'replicas') == ['db2 is a replica of db1']
+    assert g.replica_problems(PLAN, ['db1'], 'replicas') == []
+
+
+def test_registered_replicas_outside_the_run():
+    results = dict(db1=dict(replica_hosts=[dict(server_id=2, host='10.0.0.2', port=3306),
+                                           dict(server_id=7, host=None, port=None)]),
+                   db2=dict(replica_hosts=None), db4=dict(skipped=True))
+    assert g.replica_problems(PLAN, ['db1', 'db2'], 'registered', results) == [
+        'db1 has replica server_id 7 (it reports no host)']
+    assert g.replica_problems(PLAN, ['db1', 'db2'], 'registered', results, whole_topology=False) == [
+        'db1 has replica server_id 2 (10.0.0.2:3306), and the whole topology is not converted',
+        'db1 has replica server_id 7 (it reports no host), and the whole topology is not converted']
+    with pytest.raises(ValueError):
+        g.replica_problems(PLAN, ['db1'], 'nonsense')
+
+
+def test_the_filter_is_the_same_function():
+    from ansible_collections.dbfleet.innodb.plugins.filter.replica_problems import FilterModule
+    from ansible.errors import AnsibleFilterError
+    f = FilterModule().filters()['replica_problems']
+    assert f(PLAN, ['db2'], 'sources') == ['db2 replicates from db1']
+    with pytest.raises(AnsibleFilterError):
+        f(PLAN, ['db2'], 'nonsense')
+
+
+def test_drop_reports_a_size_for_every_table_even_when_nothing_was_dropped():
+    # the playbook's report reads sizes from the module: a table that is not there has none (issue 24's crash)
+    drop = Drop(dict(tables=['a.b', 'a.c']))
+    drop.tables = [dict(name='a.b', schema='a', table='b', exists=False, result='absent'),
+                   dict(name='a.c', schema='a', table='c', exists=True, size='16.0 KiB', result='pending')]
+    assert drop.report()['sizes'] == {'a.b': None, 'a.c': '16.0 KiB'}
