@@ -15,8 +15,6 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
     GuardedError as DropError, Interrupted, human_size, parse_table_name)
 
-Sequence = Drop
-
 
 @pytest.mark.parametrize('text, pair', [
     ('shop.orders_2019', ('shop', 'orders_2019')),
@@ -131,7 +129,7 @@ class _Refused(Exception):
 
 
 def test_signal_handler_raises_interrupted_and_handlers_come_back():
-    seq = Sequence(dict(tables=['a.b']))
+    seq = Drop(dict(tables=['a.b']))
     before = signal.getsignal(signal.SIGTERM)
     seq.install_signal_handlers()
     try:
@@ -150,23 +148,21 @@ def test_interrupted_is_not_an_exception_subclass():
 
 # ---------------------------------------------------------------- the window again, super_read_only rule
 def test_window_checked_again_before_each_table():
-    seq = Sequence(dict(tables=['a.b'], window='02:00-05:00', timezone='UTC'))
+    seq = Drop(dict(tables=['a.b'], window='02:00-05:00', timezone='UTC'))
     seq.now = '2024-01-01T03:00:00+00:00'
     assert seq.window_closed() is None
     seq.now = '2024-01-01T05:00:00+00:00'
     assert 'outside the window 02:00-05:00' in seq.window_closed()
     seq.p['force_window'] = True
     assert seq.window_closed() is None
-    assert Sequence(dict(tables=['a.b'])).window_closed() is None
+    assert Drop(dict(tables=['a.b'])).window_closed() is None
 
 
 def test_lift_super_read_only_needs_the_binlog_off():
     def refuse_to_connect(params):
         raise AssertionError('must not connect')
 
-    seq = Sequence(dict(tables=['a.b'], lift_super_read_only=True, confirm=True), connect=refuse_to_connect)
+    seq = Drop(dict(tables=['a.b'], lift_super_read_only=True, confirm=True), connect=refuse_to_connect)
     with pytest.raises(DropError) as e:
         seq.run()
     assert 'errant GTID' in str(e.value)
-
-
