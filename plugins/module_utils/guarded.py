@@ -61,8 +61,9 @@ RETRYABLE_ERRORS = frozenset((1205, 1213))
 SIGNALS = ('SIGTERM', 'SIGINT', 'SIGHUP')
 DEFAULT_STATE_DIR = '~/.dbfleet/drop_tables'
 MARKER_VERSION = 2
-# Seconds two readings of a server's start time (NOW() - Uptime) may differ and still be one start.
-START_TOLERANCE = 3
+# Seconds two readings of a server's start time (NOW() - Uptime) may differ and still be one start (both are whole
+# seconds; a restart moves it by the server's whole previous uptime).
+START_TOLERANCE = 10
 
 
 class GuardedError(Exception):
@@ -249,17 +250,36 @@ def marker_key(variables):
     return hashlib.sha1(text.encode('utf-8')).hexdigest()[:16]
 
 
+# Uptime and the server's clock in one statement, so the start time (UNIX_TIMESTAMP() - Uptime) does not move with
+# the time between two statements on a loaded server: performance_schema.global_status (MySQL 5.7+),
+# information_schema.GLOBAL_STATUS (MariaDB; MySQL 5.6); SHOW GLOBAL STATUS where neither answers.
+UPTIME_SOURCES = ('performance_schema.global_status', 'information_schema.GLOBAL_STATUS')
+
+
+def _clock_and_uptime(conn):
+    for source in UPTIME_SOURCES:
+        try:
+            row = query_one(conn, 'SELECT CONNECTION_ID() AS id, UNIX_TIMESTAMP() AS now, (SELECT VARIABLE_VALUE FROM %s '
+                                  "WHERE VARIABLE_NAME = 'Uptime') AS uptime" % source)
+        except pymysql.err.MySQLError:
+            continue
+        if row and row.get('uptime') is not None:
+            return row
+    row = query_one(conn, 'SELECT CONNECTION_ID() AS id, UNIX_TIMESTAMP() AS now') or {}
+    uptime = query_one(conn, "SHOW GLOBAL STATUS LIKE 'Uptime'") or {}
+    return dict(row, uptime=uptime.get('Value'))
+
+
 def read_identity(conn):
     """The server's and this session's identity, as a marker records them.
 
     server: uuid (None on MariaDB), hostname, port, datadir, server_id, started (UNIX time of NOW() - Uptime);
     session: id (CONNECTION_ID()), user, host (client address as PROCESSLIST shows it), started (UNIX time)."""
-    row = query_one(conn, 'SELECT CONNECTION_ID() AS id, UNIX_TIMESTAMP() AS now') or {}
-    uptime = query_one(conn, "SHOW GLOBAL STATUS LIKE 'Uptime'") or {}
+    row = _clock_and_uptime(conn) or {}
     variables = global_variables(conn, ['server_uuid', 'hostname', 'port', 'datadir', 'server_id'])
     me = query_one(conn, 'SELECT USER, HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()') or {}
     now = int(float(row.get('now') or 0))
-    up = int(uptime.get('Value') or 0)
+    up = int(float(row.get('uptime') or 0))
     server = dict(uuid=variables.get('server_uuid') or None, hostname=variables.get('hostname'),
                   port=variables.get('port'), datadir=variables.get('datadir'),
                   server_id=variables.get('server_id'), started=now - up if now else None)

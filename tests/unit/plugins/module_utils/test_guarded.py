@@ -206,8 +206,8 @@ def test_ahi_back_only_when_nobody_changed_it_since():
 class FakeServer(object):
     """What the next run reads: identity, AHI, super_read_only, role, the processlist; records changes."""
 
-    def __init__(self, ahi='OFF', sro='OFF', role='replica', started=SERVER['started'], row=ROW, set_info=None):
-        self.ahi, self.sro, self.role, self.row, self.set_info = ahi, sro, role, row, set_info
+    def __init__(self, ahi='OFF', sro='OFF', role='replica', started=SERVER['started'], set_info=None):
+        self.ahi, self.sro, self.role, self.row, self.set_info = ahi, sro, role, dict(ROW), set_info
         self.identity = dict(server=dict(SERVER, started=started), session=dict(SESSION, id=90), now=NOW)
         self.sql = []
 
