@@ -250,7 +250,9 @@ def _module(lab, host, state_dir, **args):
     cmd = [os.path.join(VENV_BIN, 'ansible'), 'localhost', '-i', 'localhost,', '-c', 'local',
            '-e', 'ansible_python_interpreter=%s' % os.path.join(VENV_BIN, 'python'),
            '-m', 'dbfleet.innodb.convert_tables', '-a', json.dumps(args)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=REPO, timeout=180, check=False)
+    env = dict(ENV, ANSIBLE_LOAD_CALLBACK_PLUGINS='1', ANSIBLE_STDOUT_CALLBACK='ansible.builtin.minimal',
+               ANSIBLE_CALLBACK_RESULT_FORMAT='json')
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=180, check=False)
     out = proc.stdout
     assert '=> {' in out, (out + proc.stderr)[-3000:]
     return proc.returncode, json.loads(out[out.index('=> {') + 3:])
