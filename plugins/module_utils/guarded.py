@@ -64,6 +64,30 @@ MARKER_VERSION = 2
 # Seconds two readings of a server's start time (NOW() - Uptime) may differ and still be one start (both are whole
 # seconds; a restart moves it by the server's whole previous uptime).
 START_TOLERANCE = 10
+# Where metadata locks are listed (flavors.py metadata_lock_sources names them per flavor/version):
+# source -> (probe that says whether it is enabled, its column, the enabled value, the listing, its first argument).
+MDL_SOURCES = {
+    'performance_schema': (
+        "SELECT ENABLED FROM performance_schema.setup_instruments WHERE NAME = 'wait/lock/metadata/sql/mdl'",
+        'ENABLED', 'YES',
+        'SELECT ml.OBJECT_SCHEMA AS db, ml.OBJECT_NAME AS tbl, ml.LOCK_TYPE AS lock_type, '
+        'ml.LOCK_STATUS AS lock_status, t.PROCESSLIST_ID AS id, t.PROCESSLIST_USER AS user, '
+        't.PROCESSLIST_HOST AS host, t.PROCESSLIST_COMMAND AS command, t.PROCESSLIST_TIME AS time '
+        'FROM performance_schema.metadata_locks ml JOIN performance_schema.threads t '
+        'ON t.THREAD_ID = ml.OWNER_THREAD_ID WHERE ml.OBJECT_TYPE = %s AND ml.OBJECT_SCHEMA = %s '
+        'AND ml.OBJECT_NAME = %s AND (t.PROCESSLIST_ID IS NULL OR t.PROCESSLIST_ID <> CONNECTION_ID())',
+        ('TABLE',)),
+    'metadata_lock_info': (
+        "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'METADATA_LOCK_INFO'",
+        'PLUGIN_STATUS', 'ACTIVE',
+        'SELECT m.TABLE_SCHEMA AS db, m.TABLE_NAME AS tbl, m.LOCK_TYPE AS lock_type, '
+        'm.LOCK_MODE AS lock_status, p.ID AS id, p.USER AS user, p.HOST AS host, '
+        'p.COMMAND AS command, p.TIME AS time FROM information_schema.METADATA_LOCK_INFO m '
+        'LEFT JOIN information_schema.PROCESSLIST p ON p.ID = m.THREAD_ID '
+        'WHERE m.LOCK_TYPE LIKE %s AND m.TABLE_SCHEMA = %s AND m.TABLE_NAME = %s '
+        'AND m.THREAD_ID <> CONNECTION_ID()',
+        ('Table%',)),
+}
 
 
 class GuardedError(Exception):
@@ -770,37 +794,15 @@ class GuardedChange(object):
             for b in self.blockers)
 
     def _mdl_rows(self, source, present):
-        if source == 'performance_schema':
-            try:
-                on = query_one(self.conn, "SELECT ENABLED FROM performance_schema.setup_instruments "
-                                          "WHERE NAME = 'wait/lock/metadata/sql/mdl'")
-            except pymysql.err.MySQLError:
-                return None
-            if not on or on['ENABLED'] != 'YES':
-                return None
-            sql = ('SELECT ml.OBJECT_SCHEMA AS db, ml.OBJECT_NAME AS tbl, ml.LOCK_TYPE AS lock_type, '
-                   'ml.LOCK_STATUS AS lock_status, t.PROCESSLIST_ID AS id, t.PROCESSLIST_USER AS user, '
-                   't.PROCESSLIST_HOST AS host, t.PROCESSLIST_COMMAND AS command, t.PROCESSLIST_TIME AS time '
-                   'FROM performance_schema.metadata_locks ml JOIN performance_schema.threads t '
-                   'ON t.THREAD_ID = ml.OWNER_THREAD_ID WHERE ml.OBJECT_TYPE = %s AND ml.OBJECT_SCHEMA = %s '
-                   'AND ml.OBJECT_NAME = %s AND (t.PROCESSLIST_ID IS NULL OR t.PROCESSLIST_ID <> CONNECTION_ID())')
-            prefix = ('TABLE',)
-        elif source == 'metadata_lock_info':
-            try:
-                on = query_one(self.conn, "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS "
-                                          "WHERE PLUGIN_NAME = 'METADATA_LOCK_INFO'")
-            except pymysql.err.MySQLError:
-                return None
-            if not on or on['PLUGIN_STATUS'] != 'ACTIVE':
-                return None
-            sql = ('SELECT m.TABLE_SCHEMA AS db, m.TABLE_NAME AS tbl, m.LOCK_TYPE AS lock_type, '
-                   'm.LOCK_MODE AS lock_status, p.ID AS id, p.USER AS user, p.HOST AS host, '
-                   'p.COMMAND AS command, p.TIME AS time FROM information_schema.METADATA_LOCK_INFO m '
-                   'LEFT JOIN information_schema.PROCESSLIST p ON p.ID = m.THREAD_ID '
-                   'WHERE m.LOCK_TYPE LIKE %s AND m.TABLE_SCHEMA = %s AND m.TABLE_NAME = %s '
-                   'AND m.THREAD_ID <> CONNECTION_ID()')
-            prefix = ('Table%',)
-        else:  # pragma: no cover - data error
+        """The metadata-lock holders from one source (MDL_SOURCES), or None when it is not enabled here."""
+        if source not in MDL_SOURCES:  # pragma: no cover - data error
+            return None
+        probe, column, enabled, sql, prefix = MDL_SOURCES[source]
+        try:
+            on = query_one(self.conn, probe)
+        except pymysql.err.MySQLError:
+            return None
+        if not on or on[column] != enabled:
             return None
         rows = []
         for db, table in present:

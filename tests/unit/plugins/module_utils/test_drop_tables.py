@@ -128,19 +128,6 @@ class _Refused(Exception):
     pass
 
 
-def test_signal_handler_raises_interrupted_and_handlers_come_back():
-    seq = Drop(dict(tables=['a.b']))
-    before = signal.getsignal(signal.SIGTERM)
-    seq.install_signal_handlers()
-    try:
-        with pytest.raises(Interrupted) as e:
-            os.kill(os.getpid(), signal.SIGTERM)
-        assert 'SIGTERM' in str(e.value)
-    finally:
-        seq.restore_signal_handlers()
-    assert signal.getsignal(signal.SIGTERM) == before
-
-
 def test_interrupted_is_not_an_exception_subclass():
     # so that a broad `except Exception` in a library cannot swallow the interruption
     assert not issubclass(Interrupted, Exception)
