@@ -37,7 +37,7 @@ REPO = os.path.abspath(os.path.join(HERE, '..', '..'))
 sys.path.insert(0, os.path.join(REPO, '.collections'))
 sys.path.insert(0, os.path.join(REPO, 'lab'))
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import Sequence  # noqa: E402
+from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import Drop  # noqa: E402
 from dbfleet_lab.serverload import connect as lab_connect, cpu_seconds as server_cpu, host_vars, query as q, \
     query_value as q1, server_pid  # noqa: E402
 
@@ -174,7 +174,7 @@ def drop_guarded(login, name, strategy):
     params = dict(login, tables=['%s.%s' % (SCHEMA, name)], confirm=True, ahi_strategy=strategy,
                   lock_wait_timeout=2, retries=3, retry_delay=1.0, rename_first=False, disable_binlog=False,
                   lift_super_read_only=False, follow=False, restore_timeout=60, connect_timeout=10)
-    seq = Sequence(params)
+    seq = Drop(params)
     try:
         seq.run()
     finally:

@@ -3,18 +3,25 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The guarded table conversion of dbfleet.innodb.convert_tables (ALTER TABLE ... ENGINE=...).
 
-It shares the guard rails of the drop (module_utils/drop_tables.py): the same name checks, the
-same off-peak window (checked again before each table and each retry), the same short session
-lock_wait_timeout with bounded retries, and the same metadata-lock listing. Order of work:
+A client of the guarded-change engine (guarded.py), like the drop: the same name checks, the same off-peak
+window (checked again before each table and each retry), the same short session lock_wait_timeout with
+bounded retries, the same metadata-lock listing, signal handling and per-server marker. Order of work:
 
   1. pure checks: names, target engine, window (no connection yet);
   2. read-only checks on the server: the server is no replica (unless only verifying), the target
      engine is loaded, each table exists, is a base table whose engine converts to the target,
      nobody holds a metadata lock on it; sizes and row estimates. Any refusal names its input
      and nothing is changed;
-  3. per table, one at a time: LOCK TABLES ... WRITE (bounded wait), rows and content checksum,
-     ALTER TABLE ... ENGINE=..., rows and content checksum again, the GTID position, UNLOCK
-     TABLES (always, in a finally). Unequal rows or checksums fail the run at that table.
+  3. per table, one at a time, in the engine's guarded part: LOCK TABLES ... WRITE (bounded wait), rows
+     and content checksum, the marker records the table and its checksum, ALTER TABLE ... ENGINE=...,
+     rows and content checksum again, the GTID position, UNLOCK TABLES (on every path out, in a finally).
+     Unequal rows or checksums fail the run at that table.
+  4. A run killed outright (SIGKILL) during an ALTER leaves the marker with the table under way and its
+     checksum from before: the next run checks that table's rows and checksum against it when the table
+     is in the target engine already, instead of skipping it as done.
+
+Column names reach the SQL text only through guarded.quote_name (any legal identifier: spaces, hyphens,
+backticks, non-ASCII), and the statements are built before the lock is taken.
 
 The content checksum does not use CHECKSUM TABLE: that hashes the stored record image, which an
 engine change may rebuild (a DATETIME in the pre-5.6 format becomes the current format, so the
@@ -28,9 +35,9 @@ from __future__ import annotations
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
-    error_text, execute, global_variables, query, query_one, quote_identifier)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
-    PROTECTED_SCHEMAS, DropError, Interrupted, Sequence, human_size, parse_table_name)
+    error_text, execute, global_variables, query, query_one)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
+    GuardedChange, GuardedError, Interrupted, human_size, parse_table_names, qualified_name, quote_name)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.storage_engines import LOADED_SUPPORT
 
 try:
@@ -55,7 +62,10 @@ LANES = 2
 NO_FOREIGN_KEYS = frozenset(('ROCKSDB',))
 
 
-class ConvertError(DropError):
+DEFAULT_STATE_DIR = '~/.dbfleet/convert_tables'
+
+
+class ConvertError(GuardedError):
     """An expected failure of a conversion; the message is for the user."""
 
 
@@ -77,20 +87,10 @@ def target_engine(name):
 
 def parse_tables(names):
     """Validated, de-duplicated [(db, table)] in the order given; ConvertError naming the input."""
-    if not names:
-        raise ConvertError('tables: give at least one "db.table"')
-    pairs = []
-    for text in names:
-        if isinstance(text, str) and text.split('.')[0].lower() in PROTECTED_SCHEMAS and text.count('.') == 1:
-            raise ConvertError('table %r: schema %r is a system schema; nothing is converted there'
-                               % (text, text.split('.')[0]))
-        try:
-            pair = parse_table_name(text)
-        except DropError as e:
-            raise ConvertError(str(e))
-        if pair not in pairs:
-            pairs.append(pair)
-    return pairs
+    try:
+        return parse_table_names(names, 'converted')
+    except GuardedError as e:
+        raise ConvertError(str(e))
 
 
 def decide(table, target):
@@ -119,11 +119,11 @@ def content_checksum_sql(db, table, columns):
     into lanes with CONV, took about ten times as long on the lab's MariaDB 11.8)."""
     if not columns:
         raise ConvertError('%s.%s has no columns the checksum can read' % (db, table))
-    cols = [quote_identifier(c) for c in columns]
+    cols = [quote_name(c) for c in columns]
     row = "CONCAT_WS('#', %s, CONCAT(%s))" % (
         ', '.join('CAST(%s AS BINARY)' % c for c in cols), ', '.join('ISNULL(%s)' % c for c in cols))
     return 'SELECT COUNT(*) AS row_count, SUM(CRC32(%s)) AS l0, SUM(CRC32(REVERSE(%s))) AS l1 FROM %s.%s' % (
-        row, row, quote_identifier(db), quote_identifier(table))
+        row, row, quote_name(db), quote_name(table))
 
 
 def checksum_from_row(row):
@@ -160,34 +160,32 @@ def describe_plan_entry(t):
 
 
 # ---------------------------------------------------------------- the sequence
-class Conversion(Sequence):
-    """One run of the module on one server; the guard rails (connection, window re-check, bounded
-    statement retries, metadata-lock listing, steps) come from the drop's Sequence."""
+class Conversion(GuardedChange):
+    """One run of convert_tables on one server: the conversion, the replica's verification or its follow."""
+
+    module = 'convert_tables'
+    marker_prefix = 'convert'
+    default_state_dir = DEFAULT_STATE_DIR
 
     def __init__(self, params, **kwargs):
-        Sequence.__init__(self, params, **kwargs)
+        GuardedChange.__init__(self, params, **kwargs)
         self.target = None
         self.engines = []
         self.role = None
         self.gtid_position = None
         self.verified = []
+        self.previous = {}
 
     def report(self):
-        return dict(
-            changed=self.changed,
+        result = GuardedChange.report(self)
+        result.update(
             engine=flavors.engine_display_name(self.target) if self.target else None,
             converted=[t['name'] for t in self.tables if t.get('result') == 'converted'],
-            tables=self.tables,
-            plan=self.plan,
-            steps=self.steps,
-            blockers=self.blockers,
             engines_loaded=self.engines,
             role=self.role,
             gtid_position=self.gtid_position,
-            window=self.window,
-            replica_hosts=self.replica_hosts,
-            server=self.identity.to_dict() if self.identity else None,
         )
+        return result
 
     # ------------------------------------------------------------ read-only checks
     def read_role(self):
@@ -215,7 +213,7 @@ class Conversion(Sequence):
                          engine=row['ENGINE'], to_engine=ENGINE_CLAUSE[self.target],
                          rows_estimate=int(row['TABLE_ROWS'] or 0), size_bytes=size, size=human_size(size),
                          result='pending', attempts=0)
-            entry.update(self._file_size(row['TABLE_SCHEMA'], row['TABLE_NAME']))
+            entry.update(self.file_size(row['TABLE_SCHEMA'], row['TABLE_NAME']))
             if row['TABLE_TYPE'] != 'BASE TABLE':
                 problems.append('%s is a %s, not a base table' % (name, row['TABLE_TYPE']))
             action, reason = decide(entry, self.target)
@@ -224,6 +222,8 @@ class Conversion(Sequence):
                 problems.append(reason)
             elif action == 'already':
                 entry['result'] = 'already'
+                if name in self.previous and self.previous[name].get('before'):
+                    entry['interrupted_before'] = self.previous[name]['before']
             elif self.target in NO_FOREIGN_KEYS:
                 problems.extend(self._foreign_key_problems(row['TABLE_SCHEMA'], row['TABLE_NAME']))
             self.tables.append(entry)
@@ -262,10 +262,7 @@ class Conversion(Sequence):
         p = self.p
         self.target = target_engine(p['engine'])
         pairs = parse_tables(p['tables'])
-        started = self.clock()
-        self.open()
-        self.step('connect and identify', started, detail='%s %s' % (
-            self.identity.flavor, flavors.format_version(self.identity.version)))
+        self.connect_and_identify()
         self.read_role()
         self.read_replica_hosts()
         self.engines = loaded_engines(query(self.conn, 'SELECT ENGINE, SUPPORT FROM information_schema.ENGINES'))
@@ -279,6 +276,8 @@ class Conversion(Sequence):
                                'own (an errant GTID) and the tables would differ from its source. Convert on the '
                                'primary and let the ALTER replicate (the playbook does that for the whole topology '
                                'with convert_tables_whole_topology=true)')
+        if not p.get('follow'):
+            self.previous_run()
         problems = []
         if self.target not in self.engines:
             problems.append('engine %s is not loaded on this server (information_schema.ENGINES has %s with SUPPORT '
@@ -299,10 +298,13 @@ class Conversion(Sequence):
         self.step('check tables, engines and metadata locks', started)
         if self.blockers:
             raise ConvertError('refusing to convert anything: open transactions or locks on the tables: '
-                               + self._blocker_text())
+                               + self.blocker_text())
         self.plan.append('SET SESSION lock_wait_timeout = %s' % int(p['lock_wait_timeout']))
         for t in self.tables:
-            if t['action'] == 'already':
+            if t['action'] == 'already' and t.get('interrupted_before'):
+                self.plan.append('%s: already %s after an interrupted run; rows and checksum compared with the ones '
+                                 'that run recorded before its ALTER' % (t['name'], t['to_engine']))
+            elif t['action'] == 'already':
                 self.plan.append('%s: already %s, nothing to do' % (t['name'], t['to_engine']))
             else:
                 self.plan.append('%s: LOCK TABLES WRITE (up to %d attempts), rows and checksum, ALTER TABLE ENGINE=%s, '
@@ -311,30 +313,57 @@ class Conversion(Sequence):
         if self.check_mode:
             for t in todo:
                 t['result'] = 'would_convert'
-            self.changed = bool(todo)
+            self.changed = self.changed or bool(todo)
             return
+        self.check_interrupted_tables()
         if not todo:
             return
         execute(self.conn, 'SET SESSION lock_wait_timeout = %d' % int(p['lock_wait_timeout']))
-        failed = None
-        self.install_signal_handlers()
-        try:
-            for t in todo:
-                if failed:
-                    t['result'] = 'not_attempted'
-                    continue
-                failed = self.convert_one(t)
-        except Interrupted as e:
-            self.abort_interrupted(str(e))
-        finally:
-            self.restore_signal_handlers()
+        session = self.conn
+        old = (self.ident or {}).get('session', {}).get('id')
+        failed, interrupted = self.guarded('convert', [t['name'] for t in todo], lambda: self._convert_all(todo))
+        if interrupted is not None:
+            self.report_interrupted(str(interrupted), session, old)
         if failed:
             raise ConvertError(failed)
 
-    def _blocker_text(self):
-        return '; '.join('%s held by connection %s (%s@%s, %s, %ss, %s %s)' % (
-            b['table'], b['connection_id'], b['user'], b['host'], b['command'], b['seconds'], b['lock'], b['status'])
-            for b in self.blockers)
+    def previous_run(self):
+        """What an earlier conversion on this server left: a table it was converting when it was killed, with
+        the rows and checksum it read before its ALTER (its session killed first, when it is still the same)."""
+        data = self.check_interrupted()
+        if data and data.get('state') != 'done' and data.get('converting'):
+            entry = data['converting']
+            self.previous[entry.get('name')] = entry
+
+    def check_interrupted_tables(self):
+        """A table an interrupted run was converting and that is in the target engine now: its rows and checksum
+        must be the ones that run read before its ALTER (not skipped as already done)."""
+        problems = []
+        for t in self.tables:
+            before = t.get('interrupted_before')
+            if not before or t['action'] != 'already':
+                continue
+            t['columns'] = self.columns(t['schema'], t['table'])
+            t['before'] = before
+            t['after'] = self.checksum(t, 'after the interrupted run')
+            problem = compare(t['name'], before, t['after'])
+            if problem:
+                t['result'] = 'mismatch'
+                problems.append(problem)
+            else:
+                t['result'] = 'verified'
+        if problems:
+            raise ConvertError('stopped: rows or checksum differ after the interrupted run\'s conversion of %s'
+                               % '; '.join(problems))
+
+    def _convert_all(self, todo):
+        failed = None
+        for t in todo:
+            if failed:
+                t['result'] = 'not_attempted'
+                continue
+            failed = self.convert_one(t)
+        return failed
 
     def convert_one(self, t):
         """Convert one table; returns None or the message that stops the run."""
@@ -346,21 +375,24 @@ class Conversion(Sequence):
         self.find_blockers([(t['schema'], t['table'])])
         if self.blockers:
             t['result'] = 'not_attempted'
-            return 'stopped before %s: open transactions or locks on it: %s' % (t['name'], self._blocker_text())
-        ident = '%s.%s' % (quote_identifier(t['schema']), quote_identifier(t['table']))
+            return 'stopped before %s: open transactions or locks on it: %s' % (t['name'], self.blocker_text())
+        # every statement is built before the lock: a name the quoting refuses stops here, with nothing locked
+        ident = qualified_name(t['schema'], t['table'])
         t['columns'] = self.columns(t['schema'], t['table'])
+        content_checksum_sql(t['schema'], t['table'], t['columns'])
         if not self.run_statement(t, 'LOCK TABLES %s WRITE' % ident, 'lock'):
             t['result'] = 'failed'
             return 'stopped at %s: %s' % (t['name'], t.get('error'))
+        locked = True
         try:
             failed = self._convert_locked(t, ident)
         except Interrupted:
             t['result'] = 'interrupted'
-            raise  # nothing more on this connection: run() kills its session from a fresh one
-        except BaseException:
-            self._unlock(t)
+            locked = False  # nothing more on this connection: its session is killed from a fresh one
             raise
-        self._unlock(t)
+        finally:
+            if locked:
+                self._unlock(t)
         if failed:
             return failed
         t['engine_after'] = self.current_engine(t['schema'], t['table'])
@@ -371,16 +403,25 @@ class Conversion(Sequence):
             t['result'] = 'mismatch'
             return 'stopped: rows or checksum differ after the conversion of %s' % problem
         t['result'] = 'converted'
+        self.marker_data['done'].append(t['name'])
+        self.save_marker(converting=None)
         return None
 
     def _unlock(self, t):
+        """UNLOCK TABLES; a failure here is reported as a step (the lock goes with the session anyway)."""
         s = self.clock()
-        execute(self.conn, 'UNLOCK TABLES')
+        try:
+            execute(self.conn, 'UNLOCK TABLES')
+        except pymysql.err.MySQLError as e:
+            self.step('unlock', s, ok=False, target=t['name'], detail=error_text(e))
+            return
         self.step('unlock', s, target=t['name'])
 
     def _convert_locked(self, t, ident):
         """Under the table's write lock: rows and checksum, the ALTER, rows and checksum; None or the failure."""
         t['before'] = self.checksum(t, 'before')
+        self.save_marker(converting=dict(name=t['name'], engine=t['engine'], to_engine=t['to_engine'],
+                                         before=t['before']))
         started = self.clock()
         try:
             execute(self.conn, 'ALTER TABLE %s ENGINE=%s' % (ident, ENGINE_CLAUSE[self.target]))
@@ -388,6 +429,7 @@ class Conversion(Sequence):
             self.step('alter', started, ok=False, target=t['name'], detail=error_text(e))
             t['result'] = 'failed'
             t['error'] = error_text(e)
+            self.save_marker(converting=None)
             return 'ALTER TABLE %s ENGINE=%s failed: %s' % (t['name'], ENGINE_CLAUSE[self.target], error_text(e))
         self.changed = True
         rec = self.step('alter', started, target=t['name'], detail='ENGINE=%s' % ENGINE_CLAUSE[self.target])
@@ -396,18 +438,11 @@ class Conversion(Sequence):
         self.read_role()
         return None
 
-    def abort_interrupted(self, signal_text):
-        """After a signal: kill this run's session from a fresh connection (an ALTER under way rolls back, the
-        table lock goes with the session), wait until it is gone, and say where each table stands."""
-        self._block_signals()
-        old = None
-        try:
-            old = self.conn.thread_id()
-        except Exception:  # pylint: disable=broad-except
-            pass
-        stale = self.conn
-        self._abort_old_connection()
-        if self.conn is stale:
+    def report_interrupted(self, signal_text, session, old):
+        """After a signal (the engine's finally killed this run's session from a fresh connection, so an ALTER
+        under way rolls back and the table lock goes with the session): wait until the session is gone and say
+        where each table stands."""
+        if self.conn is session:
             raise ConvertError('%s: could not reconnect to kill the session (connection %s) of this run: kill it by '
                                'hand (an ALTER under way then rolls back) and check the engine of %s'
                                % (signal_text, old, ', '.join(t['name'] for t in self.tables)))

@@ -11,7 +11,10 @@ module: convert_tables
 short_description: Convert named tables to InnoDB or MyRocks in an off-peak window, checking rows and checksums
 version_added: 0.3.0
 description:
-  - Converts a list of tables with C(ALTER TABLE ... ENGINE=...), one table at a time, TokuDB, MyISAM, Aria or
+  - Converts a list of tables with C(ALTER TABLE ... ENGINE=...), one table at a time, with the guard rails every
+    guarded change of the collection shares (window, bounded lock waits, metadata locks, signals, per-server
+    marker).
+  - Converts TokuDB, MyISAM, Aria or
     MyRocks to InnoDB, or InnoDB (or TokuDB) to MyRocks (C(ROCKSDB)) where the server has MyRocks loaded.
   - "Before anything changes: checks every name (plain identifiers, no system schema), the target engine and the
     window, then on the server that it is no replica, that the target engine is loaded
@@ -105,6 +108,20 @@ options:
         source.
     type: dict
     default: {}
+  state_dir:
+    description:
+      - Private directory (created 0700) for the per-server marker file on the host the module runs on. The marker
+        records the table being converted and its rows and checksum before the C(ALTER), with the server's identity
+        (server UUID, start time) and the session's (id, user, client address, start).
+      - After a run killed outright (C(SIGKILL)) during an C(ALTER), the next run kills that session only when it
+        is still the same one, and checks that table's rows and checksum against the recorded ones when it is in
+        the target engine already, instead of skipping it as done.
+    type: path
+    default: ~/.dbfleet/convert_tables
+  restore_timeout:
+    description: Seconds to keep trying to reconnect after a signal, to kill this run's session (1-3600).
+    type: int
+    default: 60
 notes:
   - The table is locked for writes and reads from the first checksum until after the second (C(LOCK TABLES ...
     WRITE)), so the two checksums see the same rows; the copying C(ALTER) blocks writes for its whole duration
@@ -231,9 +248,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     login_argument_spec, require_pymysql)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import (
-    Conversion, ConvertError, parse_tables, target_engine)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import run_for_module
-from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import WindowError, status
+    DEFAULT_STATE_DIR, Conversion, ConvertError, parse_tables, target_engine)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
+    range_problems, run_for_module, window_gate)
 
 
 def argument_spec():
@@ -250,39 +267,33 @@ def argument_spec():
         verify=dict(type='bool', default=False),
         follow=dict(type='bool', default=False),
         expect=dict(type='dict', default={}),
+        state_dir=dict(type='path', default=DEFAULT_STATE_DIR),
+        restore_timeout=dict(type='int', default=60),
     )
     return spec
 
 
-RANGES = dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300))
+RANGES = dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300), restore_timeout=(1, 3600))
 
 
 def pure_checks(module):
     """Everything that needs no server. Returns the window status (or None); fails the module."""
     p = module.params
-    for name, (low, high) in sorted(RANGES.items()):
-        if not low <= p[name] <= high:
-            module.fail_json(msg='%s=%s is out of range %s-%s' % (name, p[name], low, high))
-    problems = []
+    nothing = dict(converted=[], changed=False)
+    problems = range_problems(p, RANGES)
     for check, value in ((target_engine, p['engine']), (parse_tables, p['tables'])):
         try:
             check(value)
         except ConvertError as e:
             problems.append(str(e))
     if problems:
-        module.fail_json(msg='refusing to convert anything: ' + '; '.join(problems), converted=[], changed=False)
-    st = None
-    if p['window'] is not None:
-        try:
-            st = status(p['window'], p['timezone'])
-        except WindowError as e:
-            module.fail_json(msg=str(e), converted=[], changed=False)
-        if not st['inside'] and not (p['verify'] or p['follow']):
-            if p['force_window']:
-                module.warn('forced outside the window: %s' % st['message'])
-            else:
-                module.fail_json(msg='refusing: %s (set force_window to run anyway)' % st['message'],
-                                 window=st, converted=[], changed=False)
+        module.fail_json(msg='refusing to convert anything: ' + '; '.join(problems), **nothing)
+    st, refusal, warning = window_gate(p['window'], p['timezone'], p['force_window'],
+                                       applies=not (p['verify'] or p['follow']))
+    if refusal:
+        module.fail_json(msg=refusal, window=st, **nothing)
+    if warning:
+        module.warn(warning)
     return st
 
 

@@ -26,9 +26,12 @@ description:
   - With O(window), the window is checked again before each table and before each retry; when it has
     closed, the remaining tables are not attempted and the module fails saying so (AHI goes back).
   - A marker file per server in O(state_dir) records a guarded part under way (what AHI and
-    C(super_read_only) were, the tables done, the process and session). When a run is killed outright
-    (C(SIGKILL)) the next run on that server finds it and undoes what is left (kills the old session,
-    puts AHI and C(super_read_only) back) and counts the tables the old run dropped as done; a follower
+    C(super_read_only) were and what the run set, the tables done, the process, the server's identity
+    (server UUID, start time) and the session's (id, user, client address, start)). When a run is killed
+    outright (C(SIGKILL)) the next run on that server checks before it acts - it kills the old session
+    only when it is still the same one, puts C(super_read_only) back only on a server that is still a
+    replica, and AHI only when nobody changed it since, and otherwise reports what it found and leaves
+    it - and counts the tables the old run dropped as done; a follower
     of another run that is still waiting is cancelled through its cancel file; a drop of another run
     still under way makes this run refuse. After a complete run the marker records what was dropped,
     so running the same drop again has nothing left to do.
@@ -224,6 +227,13 @@ renamed:
   returned: always
   type: dict
   sample: {shop.orders_2019: dbfleet_holding.shop__orders_2019__20240310021500}
+sizes:
+  description:
+    - Table name -> its size as the server estimates it (null for a table that is not there), for reports; given
+      for every table, also on a host that dropped nothing.
+  returned: always
+  type: dict
+  sample: {shop.orders_2019: 1.2 GiB, shop.orders_2018: null}
 tables:
   description: One entry per table with what was found and what happened.
   returned: always
@@ -286,7 +296,10 @@ super_read_only:
 interrupted_run:
   description:
     - What an earlier run on this server left behind and what this run did about it (outcome
-      C(undone), C(cancelled), or in check mode C(would_undo), C(would_cancel)); null when nothing.
+      C(undone), C(left) when nothing of it was still the earlier run's, C(cancelled), or in check mode
+      C(would_undo), C(would_cancel)); null when nothing.
+    - C(findings) says what was checked before acting and found otherwise (a session id that belongs to
+      another session now, a server promoted since, AHI changed since).
   returned: always
   type: dict
   sample:
@@ -294,11 +307,12 @@ interrupted_run:
     pid: 4242
     started: '20261123200102'
     tables: [shop.orders_2019]
-    dropped: []
+    done: []
     ahi_before: 'ON'
     process_alive: false
     outcome: undone
     actions: ["SET GLOBAL innodb_adaptive_hash_index = ON (the interrupted run found it ON, it is OFF)"]
+    findings: ["session 812 is gone"]
 follow:
   description: With O(follow), the outcome (applied, already_absent, cancelled, timeout, interrupted)
     and the seconds waited.
@@ -327,9 +341,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     login_argument_spec, require_pymysql)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
-    DEFAULT_STATE_DIR, LIFT_NEEDS_NO_BINLOG, DropError, Sequence, cancel_file_problem, parse_table_names,
-    run_for_module)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import WindowError, status
+    LIFT_NEEDS_NO_BINLOG, Drop, parse_table_names)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
+    DEFAULT_STATE_DIR, GuardedError, cancel_file_problem, range_problems, run_for_module, window_gate)
 
 
 def argument_spec():
@@ -365,33 +379,26 @@ RANGES = dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300)
 def pure_checks(module):
     """Everything that needs no server. Returns the window status (or None); fails the module."""
     p = module.params
-    for name, (low, high) in sorted(RANGES.items()):
-        if not low <= p[name] <= high:
-            module.fail_json(msg='%s=%s is out of range %s-%s' % (name, p[name], low, high))
+    nothing = dict(dropped=[], changed=False)
+    problems = range_problems(p, RANGES)
+    if problems:
+        module.fail_json(msg='; '.join(problems), **nothing)
     try:
         parse_table_names(p['tables'])
-    except DropError as e:
-        module.fail_json(msg=str(e))
+    except GuardedError as e:
+        module.fail_json(msg=str(e), **nothing)
     if p['lift_super_read_only'] and not p['disable_binlog'] and not p['follow']:
-        module.fail_json(msg='refusing: ' + LIFT_NEEDS_NO_BINLOG, dropped=[], changed=False)
+        module.fail_json(msg='refusing: ' + LIFT_NEEDS_NO_BINLOG, **nothing)
     problem = cancel_file_problem(p['cancel_file'])
     if problem:
-        module.fail_json(msg='refusing: ' + problem, dropped=[], changed=False)
-    st = None
-    if p['window'] is not None:
-        try:
-            st = status(p['window'], p['timezone'])
-        except WindowError as e:
-            module.fail_json(msg=str(e))
-        if not st['inside']:
-            if p['force_window']:
-                module.warn('forced outside the window: %s' % st['message'])
-            else:
-                module.fail_json(msg='refusing: %s (set force_window to run anyway)' % st['message'],
-                                 window=st, dropped=[], changed=False)
+        module.fail_json(msg='refusing: ' + problem, **nothing)
+    st, refusal, warning = window_gate(p['window'], p['timezone'], p['force_window'])
+    if refusal:
+        module.fail_json(msg=refusal, window=st, **nothing)
+    if warning:
+        module.warn(warning)
     if not p['confirm'] and not p['follow'] and not module.check_mode:
-        module.fail_json(msg='confirm is not set: nothing is dropped without confirm=true', dropped=[],
-                         changed=False, window=st)
+        module.fail_json(msg='confirm is not set: nothing is dropped without confirm=true', window=st, **nothing)
     return st
 
 
@@ -399,7 +406,7 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     require_pymysql(module)
     window = pure_checks(module)
-    seq = Sequence(module.params, check_mode=module.check_mode, warn=module.warn)
+    seq = Drop(module.params, check_mode=module.check_mode, warn=module.warn)
     seq.window = window
     result = run_for_module(module, seq)
     if module.check_mode:

@@ -236,3 +236,51 @@ def test_fleet_whole_topology_converted_on_primaries_replicas_verified(fleet, tm
     finally:
         for primary, _replica in pairs:
             fleet.query(primary, 'DROP DATABASE IF EXISTS %s' % SCHEMA)
+
+
+# ------------------------------------------------------------------ identifiers as users write them (issue 23)
+ODD_COLUMNS = ('first name', 'last-name', 'we`ird', 'prénom', 'select')
+
+
+def _module(lab, host, state_dir, **args):
+    """dbfleet.innodb.convert_tables as a real module process; returns (rc, result)."""
+    row = lab.hosts[host]
+    args = dict(login_unix_socket=row['socket'], login_user=lab.admin_user, login_password=lab.admin_password,
+                config_file='', state_dir=state_dir, **args)
+    cmd = [os.path.join(VENV_BIN, 'ansible'), 'localhost', '-i', 'localhost,', '-c', 'local',
+           '-e', 'ansible_python_interpreter=%s' % os.path.join(VENV_BIN, 'python'),
+           '-m', 'dbfleet.innodb.convert_tables', '-a', json.dumps(args)]
+    env = dict(ENV, ANSIBLE_LOAD_CALLBACK_PLUGINS='1', ANSIBLE_STDOUT_CALLBACK='ansible.builtin.minimal',
+               ANSIBLE_CALLBACK_RESULT_FORMAT='json')
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=180, check=False)
+    out = proc.stdout
+    assert '=> {' in out, (out + proc.stderr)[-3000:]
+    return proc.returncode, json.loads(out[out.index('=> {') + 3:])
+
+
+@pytest.mark.parametrize('host', ['mariadb118', 'mysql80'])
+def test_odd_column_names_converted_and_unlocked(lab, host, tmp_path):
+    """Columns named with a space, a hyphen, a backtick, non-ASCII letters and a reserved word: converted with
+    equal rows and checksum, and the table is unlocked after (on main: a traceback after LOCK TABLES)."""
+    assert lab.hosts.get(host, {}).get('state') == 'up', 'start the lab with `make lab-up` (%s is down)' % host
+    schema = 'dbfleet_test_convert_odd'
+    quoted = ', '.join('`%s` VARCHAR(20) NULL' % c.replace('`', '``') for c in ODD_COLUMNS)
+    lab.query(host, 'DROP DATABASE IF EXISTS %s' % schema)
+    lab.query(host, 'CREATE DATABASE %s CHARACTER SET utf8mb4' % schema)
+    try:
+        lab.query(host, 'CREATE TABLE %s.odd (id INT PRIMARY KEY, %s) ENGINE=MyISAM' % (schema, quoted))
+        lab.query(host, 'INSERT INTO %s.odd VALUES %s' % (schema, ', '.join(
+            "(%d, 'a%d', 'b', NULL, 'é%d', 's')" % (i, i, i) for i in range(1, 201))))
+        rc, res = _module(lab, host, str(tmp_path / 'state'), tables=['%s.odd' % schema], engine='InnoDB')
+        assert rc == 0, res.get('msg')
+        assert 'exception' not in res and res['converted'] == ['%s.odd' % schema]
+        entry = res['tables'][0]
+        assert entry['before'] == entry['after'] and entry['after']['rows'] == 200
+        assert [s['step'] for s in res['steps'] if s.get('target') == '%s.odd' % schema][-1] == 'unlock'
+        rows = lab.query(host, 'SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s',
+                         (schema, 'odd'))
+        assert rows[0]['ENGINE'] == 'InnoDB'
+        # the table takes writes again at once: no lock left behind
+        lab.query(host, "INSERT INTO %s.odd (id) VALUES (1000)" % schema)
+    finally:
+        lab.query(host, 'DROP DATABASE IF EXISTS %s' % schema)

@@ -691,3 +691,44 @@ def test_fleet_replicated_drop_reaches_the_replica_and_restores_ahi(fleet):
         assert 'outcome: applied' in proc.stdout or "outcome: 'applied'" in proc.stdout
     finally:
         cur_p.execute('DROP DATABASE IF EXISTS %s' % schema)
+
+
+def test_stale_marker_of_a_restarted_server_is_checked_not_replayed(killed_server, tmp_path):
+    """issue 23: a marker left by a run killed before the server restarted names a connection id that belongs to
+    another session now, and an AHI value someone has chosen since. The next run kills nothing, leaves AHI and
+    reports what it found (on main it KILLed the id and switched AHI back on)."""
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import guarded  # pylint: disable=import-outside-toplevel
+    server, schema = killed_server
+    make_table(server, schema, 't1')
+    app = server.lab.connect(server.name, via='socket')  # the application session that got the id after a restart
+    try:
+        with app.cursor(pymysql.cursors.DictCursor) as cur:
+            cur.execute('SELECT ID, USER, HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()')
+            me = cur.fetchone()
+        variables = dict((k, str(server.value('SELECT @@GLOBAL.%s' % k) or '')) for k in (
+            'hostname', 'port', 'datadir', 'server_id'))
+        if server.identity().flavor == 'mysql':
+            variables['server_uuid'] = server.value('SELECT @@GLOBAL.server_uuid')
+        started = int(server.value('SELECT UNIX_TIMESTAMP()')) - int(server.sql(
+            "SHOW GLOBAL STATUS LIKE 'Uptime'")[0]['Value'])
+        state = tmp_path / 'state'
+        marker = guarded.Marker(str(state), guarded.marker_key(variables))
+        marker.write(dict(
+            version=guarded.MARKER_VERSION, state='running', mode='drop', module='drop_tables', run_id='old',
+            pid=2 ** 22 + 4321, pid_start=1, started='20240101020304', tables=['%s.t0' % schema], done=[],
+            server=dict(uuid=variables.get('server_uuid') or None, started=started - 86400),  # a day before: restarted
+            session=dict(id=me['ID'], user=me['USER'], host=me['HOST'], started=started - 86400 + 60),
+            connection_id=me['ID'], ahi_before='ON', ahi_toggled=True, ahi_set='OFF', ahi_set_info=None,
+            super_read_only_lifted=False))
+        server.set_ahi('OFF')  # switched off on purpose since
+        rc, res = module(server, tables=['%s.t1' % schema], confirm=True, ahi_strategy='keep', state_dir=str(state))
+        assert rc == 0, res.get('msg')
+        found = res['interrupted_run']
+        assert found['outcome'] == 'left' and found['actions'] == [], found
+        assert any('session %s not killed' % me['ID'] in f for f in found['findings']), found
+        assert any('AHI left OFF' in f for f in found['findings']), found
+        assert server.ahi() == 'OFF'
+        app.ping(reconnect=False)  # the application's session is alive
+        assert not server.exists(schema, 't1') and marker.read()['state'] == 'done'
+    finally:
+        app.close()

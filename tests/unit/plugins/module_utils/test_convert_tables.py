@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import Interrupted
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import Interrupted
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import (
     CONVERSIONS, Conversion, ConvertError, checksum_from_row, compare, content_checksum_sql, decide,
     loaded_engines, parse_tables, target_engine)
@@ -76,8 +76,9 @@ def test_checksum_sql_hashes_values_with_null_flags_and_sums_two_lanes():
     row = "CONCAT_WS('#', CAST(`id` AS BINARY), CAST(`note` AS BINARY), CONCAT(ISNULL(`id`), ISNULL(`note`)))"
     assert 'SUM(CRC32(%s)) AS l0, SUM(CRC32(REVERSE(%s))) AS l1' % (row, row) in sql
     assert 'BIT_XOR' not in sql and 'CHECKSUM TABLE' not in sql
-    with pytest.raises(ValueError):
-        content_checksum_sql('shop', 'orders', ['id`; DROP TABLE x'])
+    # every legal column name is quoted (a backtick doubled), never refused after LOCK TABLES (issue 23)
+    odd = content_checksum_sql('shop', 'orders', ['first name', 'id`; DROP TABLE x', 'prénom'])
+    assert 'CAST(`first name` AS BINARY), CAST(`id``; DROP TABLE x` AS BINARY), CAST(`prénom` AS BINARY)' in odd
     with pytest.raises(ConvertError):
         content_checksum_sql('shop', 'orders', [])
 
@@ -114,6 +115,8 @@ class FakeServer(object):
         self.alter_changes_rows = alter_changes_rows
         self.alter_raises = alter_raises
         self.altered = set()
+        self.columns = ('id', 'v')
+        self.reads = []
         self.writes = []
         self.connections = 0
 
@@ -164,6 +167,8 @@ class FakeCursor(object):
                                   Slave_IO_Running='Yes', Slave_SQL_Running='Yes', Seconds_Behind_Master=0)]
         elif sql.startswith('SHOW'):
             pass
+        elif sql.startswith('SELECT CONNECTION_ID() AS id'):
+            self.rows = [dict(id=7, now=1700003700)]
         elif 'information_schema.ENGINES' in sql:
             self.rows = [dict(ENGINE=e, SUPPORT='YES') for e in s.engines]
         elif 'information_schema.TABLES' in sql:
@@ -172,8 +177,9 @@ class FakeCursor(object):
                 self.rows = [dict(TABLE_SCHEMA=args[0], TABLE_NAME=args[1], TABLE_TYPE='BASE TABLE',
                                   ENGINE=s.tables[name], TABLE_ROWS=10, DATA_LENGTH=16384, INDEX_LENGTH=0, x=1)]
         elif 'information_schema.COLUMNS' in sql:
-            self.rows = [dict(COLUMN_NAME='id'), dict(COLUMN_NAME='v')]
+            self.rows = [dict(COLUMN_NAME=c) for c in s.columns]
         elif 'SELECT COUNT(*) AS row_count' in sql:
+            s.reads.append(sql)
             name = sql.rsplit('FROM ', 1)[1].split(')')[0].replace('`', '')
             changed = s.alter_changes_rows and name in s.altered
             self.rows = [dict(row_count=9 if changed else 10, l0=1, l1=2)]
@@ -206,14 +212,14 @@ class FakeCursor(object):
 @pytest.fixture(autouse=True)
 def fake_pymysql_errors(monkeypatch):
     """The sequence catches pymysql.err.MySQLError; the fake raises this module's MySQLError."""
-    from ansible_collections.dbfleet.innodb.plugins.module_utils import convert_tables, drop_tables
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import convert_tables, guarded
 
     class Err(object):
         pass
     Err.MySQLError = MySQLError
     fake = type('pymysql', (), {'err': Err})
     monkeypatch.setattr(convert_tables, 'pymysql', fake)
-    monkeypatch.setattr(drop_tables, 'pymysql', fake)
+    monkeypatch.setattr(guarded, 'pymysql', fake)
 
 
 def params(**kw):
@@ -221,6 +227,12 @@ def params(**kw):
              window=None, timezone='UTC', force_window=False, verify=False, follow=False, expect={})
     p.update(kw)
     return p
+
+
+@pytest.fixture(autouse=True)
+def private_state_dir(tmp_path, monkeypatch):
+    """Markers go to a private directory of the test, never to the home directory."""
+    monkeypatch.setattr(Conversion, 'default_state_dir', str(tmp_path / 'state'))
 
 
 def run(server, check=False, **kw):
@@ -326,3 +338,65 @@ def test_signal_during_the_alter_kills_the_session_from_a_fresh_one_and_stops():
     # nothing more on the interrupted connection (no UNLOCK after the ALTER); the KILL from a second connection
     assert server.writes[-2:] == ['ALTER TABLE `shop`.`a` ENGINE=InnoDB', 'KILL 7'] and server.connections == 2
     assert [t['result'] for t in conv.tables] == ['interrupted', 'not_attempted'] and not conv.changed
+
+
+def test_odd_column_names_convert_and_unlock():
+    server = FakeServer({'shop.a': 'Aria'})
+    server.columns = ('first name', 'last-name', 'we`ird', 'prénom')
+    conv, err = run(server, tables=['shop.a'])
+    assert err is None and [t['result'] for t in conv.tables] == ['converted']
+    assert server.writes[-1] == 'UNLOCK TABLES'
+    assert all('`first name`' in sql and '`we``ird`' in sql and '`prénom`' in sql for sql in server.reads)
+
+
+def test_unlock_tables_on_every_path_out_of_the_lock():
+    """A server error while the table is locked (the checksum fails) unlocks before the module fails."""
+    server = FakeServer({'shop.a': 'Aria', 'shop.m': 'MyISAM'})
+    real_execute = FakeCursor.execute
+
+    def failing(self, sql, args=None):
+        if 'SELECT COUNT(*) AS row_count' in sql:
+            raise MySQLError(1317, 'Query execution was interrupted')
+        return real_execute(self, sql, args)
+    FakeCursor.execute = failing
+    try:
+        conv, err = run(server)
+    finally:
+        FakeCursor.execute = real_execute
+    assert err == '(1317) Query execution was interrupted' or 'Query execution was interrupted' in err
+    assert server.writes[-2:] == ['LOCK TABLES `shop`.`a` WRITE', 'UNLOCK TABLES']
+    assert not any(w.startswith('ALTER') for w in server.writes)
+
+
+def test_conversion_killed_mid_alter_leaves_a_marker_and_the_next_run_checks_its_checksum(tmp_path):
+    """issue 23: a conversion killed outright during the ALTER (SIGKILL: no finally) leaves a marker with the table
+    and its checksum before; the next run compares the table, now InnoDB, with it instead of skipping it."""
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import guarded
+
+    class Killed(BaseException):
+        pass
+
+    server = FakeServer({'shop.a': 'Aria'}, alter_raises=Killed())
+    conv = Conversion(params(tables=['shop.a']), connect=server, sleep=lambda s: None)
+    # SIGKILL: nothing of the process runs after the ALTER started, the finally blocks included
+    conv.after_body = lambda interrupted: None
+    with pytest.raises(Killed):
+        conv.run()
+    data = conv.marker.read()
+    assert data['state'] == 'running' and data['converting']['name'] == 'shop.a'
+    assert data['converting']['before'] == dict(rows=10, checksum='0000000100000002')
+    # meanwhile the ALTER completed on the server; the killed process's pid is gone
+    server.tables['shop.a'] = 'InnoDB'
+    server.alter_raises = None
+    conv.marker.write(dict(data, pid=2 ** 22 + 99))
+    server.reads = []
+    again, err = run(server, tables=['shop.a'])
+    assert err is None and [t['result'] for t in again.tables] == ['verified'] and len(server.reads) == 1
+    assert again.interrupted_run['found'] == 'convert'
+    # had the rows changed, the next run stops and says so
+    conv.marker.write(dict(data, pid=2 ** 22 + 99))
+    server.alter_changes_rows = True
+    server.altered.add('shop.a')
+    again, err = run(server, tables=['shop.a'])
+    assert 'differ after the interrupted run' in err and 'rows 10 before, 9 after' in err
+    assert guarded.MARKER_VERSION == data['version']

@@ -4,15 +4,14 @@
 
 from __future__ import annotations
 
-import os
-import signal
 
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
-    DropError, Interrupted, Sequence, decide_ahi, holding_name, human_size, parse_table_name,
-    parse_table_names)
+    Drop, decide_ahi, holding_name, parse_table_names)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
+    GuardedError as DropError, Interrupted, human_size, parse_table_name)
 
 
 @pytest.mark.parametrize('text, pair', [
@@ -127,155 +126,28 @@ class _Refused(Exception):
     pass
 
 
-def test_signal_handler_raises_interrupted_and_handlers_come_back():
-    seq = Sequence(dict(tables=['a.b']))
-    before = signal.getsignal(signal.SIGTERM)
-    seq.install_signal_handlers()
-    try:
-        with pytest.raises(Interrupted) as e:
-            os.kill(os.getpid(), signal.SIGTERM)
-        assert 'SIGTERM' in str(e.value)
-    finally:
-        seq.restore_signal_handlers()
-    assert signal.getsignal(signal.SIGTERM) == before
-
-
 def test_interrupted_is_not_an_exception_subclass():
     # so that a broad `except Exception` in a library cannot swallow the interruption
     assert not issubclass(Interrupted, Exception)
 
 
-# ---------------------------------------------------------------- private paths, the marker, the window again
-from ansible_collections.dbfleet.innodb.plugins.module_utils import drop_tables as dt  # noqa: E402
-
-
-def test_cancel_file_in_a_shared_directory_refused(tmp_path):
-    shared = tmp_path / 'shared'
-    shared.mkdir()
-    os.chmod(str(shared), 0o1777)
-    problem = dt.cancel_file_problem(str(shared / 'cancel'))
-    assert 'writable by others' in problem and 'private directory' in problem
-    private = tmp_path / 'private'
-    private.mkdir()
-    os.chmod(str(private), 0o700)
-    assert dt.cancel_file_problem(str(private / 'cancel')) is None
-    assert dt.cancel_file_problem(None) is None
-    assert 'cannot be read' in dt.cancel_file_problem(str(tmp_path / 'nope' / 'cancel'))
-
-
-def test_process_alive_checks_pid_and_start_time():
-    me = os.getpid()
-    start = dt.process_start(me)
-    assert start is not None
-    assert dt.process_alive(me, start)
-    assert not dt.process_alive(me, start + 1)  # same pid, another process (pid reused)
-    assert not dt.process_alive(None)
-    assert not dt.process_alive(2 ** 22 + 12345)
-
-
-def test_marker_round_trip_private(tmp_path):
-    state = str(tmp_path / 'state')
-    key = dt.Marker.key(dict(hostname='h', port=3306, datadir='/var/lib/mysql/'))
-    assert key != dt.Marker.key(dict(hostname='h', port=3307, datadir='/var/lib/mysql/'))
-    marker = dt.Marker(state, key)
-    assert marker.read() is None
-    marker.write(dict(state='running', tables=['a.b']))
-    assert marker.read() == dict(state='running', tables=['a.b'])
-    assert oct(os.stat(state).st_mode & 0o777) == '0o700'
-    assert oct(os.stat(marker.path).st_mode & 0o777) == '0o600'
-    marker.remove()
-    assert marker.read() is None
-
-
+# ---------------------------------------------------------------- the window again, super_read_only rule
 def test_window_checked_again_before_each_table():
-    seq = Sequence(dict(tables=['a.b'], window='02:00-05:00', timezone='UTC'))
+    seq = Drop(dict(tables=['a.b'], window='02:00-05:00', timezone='UTC'))
     seq.now = '2024-01-01T03:00:00+00:00'
     assert seq.window_closed() is None
     seq.now = '2024-01-01T05:00:00+00:00'
     assert 'outside the window 02:00-05:00' in seq.window_closed()
     seq.p['force_window'] = True
     assert seq.window_closed() is None
-    assert Sequence(dict(tables=['a.b'])).window_closed() is None
+    assert Drop(dict(tables=['a.b'])).window_closed() is None
 
 
 def test_lift_super_read_only_needs_the_binlog_off():
     def refuse_to_connect(params):
         raise AssertionError('must not connect')
 
-    seq = Sequence(dict(tables=['a.b'], lift_super_read_only=True, confirm=True), connect=refuse_to_connect)
+    seq = Drop(dict(tables=['a.b'], lift_super_read_only=True, confirm=True), connect=refuse_to_connect)
     with pytest.raises(DropError) as e:
         seq.run()
     assert 'errant GTID' in str(e.value)
-
-
-# ---------------------------------------------------------------- what the next run does with a marker
-def _seq_with_marker(tmp_path, monkeypatch, data, check_mode=False, ahi='OFF'):
-    seq = Sequence(dict(tables=['a.b'], run_id='new', restore_timeout=1), check_mode=check_mode,
-                   sleep=lambda s: None)
-    seq.marker = dt.Marker(str(tmp_path / 'state'), 'k')
-    seq.marker.write(data)
-    seq.conn = object()
-    seq.server_vars = {}
-    state = dict(ahi=ahi, sql=[])
-
-    def set_ahi(value, conn=None):
-        state['ahi'] = value
-        state['sql'].append('AHI %s' % value)
-
-    seq.read_ahi = lambda conn=None: state['ahi']
-    seq.set_ahi = set_ahi
-    monkeypatch.setattr(dt, 'query_one', lambda conn, sql, args=None: {'ID': args[0]} if args else None)
-    monkeypatch.setattr(dt, 'execute', lambda conn, sql, args=None: state['sql'].append(sql))
-    monkeypatch.setattr(dt, 'global_variables', lambda conn, names: {})
-    return seq, state
-
-
-DEAD = dict(state='running', mode='drop', run_id='old', pid=2 ** 22 + 4321, pid_start=1, connection_id=77,
-            ahi_before='ON', ahi_toggled=True, super_read_only_lifted=False, tables=['a.b', 'a.c'], dropped=['a.c'])
-
-
-def test_dead_run_check_mode_says_what_it_would_undo(tmp_path, monkeypatch):
-    seq, state = _seq_with_marker(tmp_path, monkeypatch, dict(DEAD), check_mode=True)
-    seq.check_interrupted()
-    assert seq.interrupted_run['outcome'] == 'would_undo' and seq.changed is True
-    assert any('innodb_adaptive_hash_index = ON' in line for line in seq.plan)
-    assert state == dict(ahi='OFF', sql=[])  # nothing changed
-    assert seq.marker.read()['state'] == 'running'
-
-
-def test_dead_run_undone_kill_ahi_back_tables_counted(tmp_path, monkeypatch):
-    seq, state = _seq_with_marker(tmp_path, monkeypatch, dict(DEAD, super_read_only_lifted=True))
-    seq.check_interrupted()
-    assert seq.interrupted_run['outcome'] == 'undone' and seq.changed is True
-    assert state['sql'] == ['KILL 77', 'AHI ON', 'SET GLOBAL super_read_only = ON']
-    assert seq._previous_dropped == {'a.b', 'a.c'}
-    assert seq.marker.read()['state'] == 'done'
-
-
-def test_dead_run_that_never_toggled_changes_nothing(tmp_path, monkeypatch):
-    seq, state = _seq_with_marker(tmp_path, monkeypatch, dict(DEAD, ahi_toggled=False, connection_id=None),
-                                  ahi='ON')
-    seq.check_interrupted()
-    assert seq.interrupted_run['outcome'] == 'undone' and seq.changed is False and state['sql'] == []
-
-
-def test_running_drop_of_another_run_refuses(tmp_path, monkeypatch):
-    me = os.getpid()
-    seq, state = _seq_with_marker(tmp_path, monkeypatch, dict(DEAD, pid=me, pid_start=dt.process_start(me)))
-    with pytest.raises(DropError) as e:
-        seq.check_interrupted()
-    assert 'another drop_tables run is under way' in str(e.value) and state['sql'] == []
-
-
-def test_own_follower_is_not_an_interrupted_run(tmp_path, monkeypatch):
-    me = os.getpid()
-    seq, state = _seq_with_marker(tmp_path, monkeypatch, dict(DEAD, mode='follow', run_id='new', pid=me,
-                                                              pid_start=dt.process_start(me)))
-    seq.check_interrupted()
-    assert seq.interrupted_run is None and state['sql'] == []
-
-
-def test_done_marker_makes_a_rerun_idempotent(tmp_path, monkeypatch):
-    seq, state = _seq_with_marker(tmp_path, monkeypatch, dict(DEAD, state='done', dropped=['a.b']))
-    seq.check_interrupted()
-    assert seq.interrupted_run is None and seq._previous_dropped == {'a.b'} and state['sql'] == []
