@@ -41,6 +41,7 @@ ARGUMENT_SPEC = dict(
     target_version=dict(type='str'),
 )
 
+
 class _HostTask(object):
     """What login_variables() needs to know of a task: no delegation (each host logs in to its own server)."""
     delegate_to = None

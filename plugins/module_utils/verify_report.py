@@ -204,7 +204,7 @@ def verify_report(outcomes, hostvars=None, key='__verify_result', generated=None
         outcomes = dict((h, _hostvar(hostvars, h, key)) for h in names)
     if not isinstance(outcomes, dict):
         raise ReportError('verify_report: expected a dict of host -> verify result or a list of hosts, '
-                                 'got %s' % type(outcomes).__name__)
+                          'got %s' % type(outcomes).__name__)
     hosts = {}
     for host in sorted(outcomes, key=str):
         hosts[str(host)] = _host_entry(outcomes[host])
