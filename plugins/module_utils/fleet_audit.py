@@ -190,7 +190,9 @@ def open_connection(params, timeout, deadline=None):
     if connection.pymysql is None:
         raise connection.ConnectError('the PyMySQL library is not installed for the controller\'s Python')
     try:
-        kwargs = connection.connection_kwargs(dict(params, connect_timeout=timeout))
+        # The TCP connect happens before there is a socket to shut down: it gets no longer than the deadline.
+        connect_timeout = timeout if deadline is None else max(1, min(timeout, int(deadline.seconds)))
+        kwargs = connection.connection_kwargs(dict(params, connect_timeout=connect_timeout))
     except ValueError as e:
         raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params), e))
     kwargs.update(read_timeout=timeout, write_timeout=timeout)

@@ -139,6 +139,24 @@ def test_open_connection_passes_the_timeout_for_connect_read_and_write(monkeypat
     assert (seen['connect_timeout'], seen['read_timeout'], seen['write_timeout']) == (7, 7, 7)
 
 
+def test_the_tcp_connect_gets_no_longer_than_the_deadline(monkeypatch):
+    seen = {}
+
+    class Fake(object):
+        _sock = None
+
+        def __init__(self, **kwargs):
+            seen.update(kwargs)
+
+        def connect(self):
+            seen['connected'] = True
+    monkeypatch.setattr(fa, '_Connection', Fake)
+    conn = fa.open_connection(dict(login_host='h', login_port=3306, login_user='u', config_file=None), 10,
+                              fa.Deadline(3))
+    assert (seen['connect_timeout'], seen['read_timeout'], seen['defer_connect'], seen['connected']) == (3, 10, True, True)
+    assert conn._dbfleet_deadline.seconds == 3
+
+
 def test_a_server_that_never_answers_times_out():
     """A real TCP listener that accepts and says nothing: the audit of that host ends after the timeout."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
