@@ -16,6 +16,7 @@ modes of playbooks/verify.yml) call these functions.
 from __future__ import annotations
 
 import datetime
+import fcntl
 import fnmatch
 import html
 import json
@@ -576,11 +577,13 @@ def directory_mode(file_mode):
 def write_report_set(report, directory, mode=DEFAULT_FILE_MODE):
     """Write verify.json, verify.html and verify-junit.xml into directory as one set; returns their paths.
 
-    The three files are rendered and written into a new directory (mode directory_mode(mode), files mode),
-    then one rename of the symbolic link <directory>/.verify-report/current makes them current together:
-    the public names point through it, so a reader never sees files of two runs. The previous set is
-    removed afterwards. A missing directory is made with directory_mode(mode); an existing one is left as
-    it is (it may be shared), the set's own directory keeps others out."""
+    The three files are rendered and written into a new staging directory (mode directory_mode(mode), files
+    mode); then, under a lock (two runs writing into the same directory: AWX job slices), the staging
+    directory becomes set-XXXX and one rename of the symbolic link <directory>/.verify-report/current makes
+    the three files current together: the public names point through it, so a reader never sees files of
+    two runs. The sets no longer current are removed under the same lock. A missing directory is made with
+    directory_mode(mode); an existing one is left as it is (it may be shared), the set's own directory keeps
+    others out."""
     mode = parse_mode(mode)
     dmode = directory_mode(mode)
     rendered = [(name, _RENDER[name](report)) for name in REPORT_FILES]   # before anything is written
@@ -591,7 +594,8 @@ def write_report_set(report, directory, mode=DEFAULT_FILE_MODE):
     if not os.path.isdir(sets):
         os.mkdir(sets, dmode)
     os.chmod(sets, dmode)
-    stage = tempfile.mkdtemp(prefix='set-', dir=sets)
+    stage = tempfile.mkdtemp(prefix='stage-', dir=sets)
+    done = os.path.join(sets, 'set-' + os.path.basename(stage)[len('stage-'):])
     try:
         os.chmod(stage, dmode)
         for name, text in rendered:
@@ -601,25 +605,37 @@ def write_report_set(report, directory, mode=DEFAULT_FILE_MODE):
                 out.write(text)
                 out.flush()
                 os.fsync(out.fileno())
-        link = os.path.join(sets, 'current')
-        staged_link = os.path.join(sets, '.current-%s' % os.path.basename(stage))
-        os.symlink(os.path.basename(stage), staged_link)
-        os.replace(staged_link, link)                     # the one step that makes the new set current
+        lock = os.open(os.path.join(sets, 'lock'), os.O_RDWR | os.O_CREAT, mode)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            os.rename(stage, done)
+            link = os.path.join(sets, 'current')
+            staged_link = os.path.join(sets, '.current-%s' % os.path.basename(done))
+            os.symlink(os.path.basename(done), staged_link)
+            os.replace(staged_link, link)                 # the one step that makes the new set current
+            paths = _public_links(directory, os.path.basename(done))
+            for entry in os.listdir(sets):
+                if entry.startswith('set-') and entry != os.path.basename(done):
+                    shutil.rmtree(os.path.join(sets, entry), ignore_errors=True)
+        finally:
+            os.close(lock)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
+    return paths
+
+
+def _public_links(directory, stamp):
+    """verify.json -> .verify-report/current/verify.json, ... (made once; replaces a plain file of an older version)."""
     paths = []
     for name in REPORT_FILES:
         path = os.path.join(directory, name)
         target = os.path.join(SETS_DIR, 'current', name)
         if not (os.path.islink(path) and os.readlink(path) == target):
-            staged = os.path.join(directory, '.%s.%s' % (name, os.path.basename(stage)))
+            staged = os.path.join(directory, '.%s.%s' % (name, stamp))
             os.symlink(target, staged)
-            os.replace(staged, path)                      # once: replaces a plain file of an older version
+            os.replace(staged, path)
         paths.append(path)
-    for entry in os.listdir(sets):
-        if entry.startswith('set-') and entry != os.path.basename(stage):
-            shutil.rmtree(os.path.join(sets, entry), ignore_errors=True)
     return paths
 
 

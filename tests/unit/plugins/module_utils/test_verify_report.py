@@ -230,3 +230,28 @@ def test_a_reader_never_sees_files_of_two_runs(tmp_path):
         stop.set()
         thread.join()
     assert reads[0] > 0 and mixed == []
+
+
+def test_two_writers_at_once_leave_one_complete_current_set(tmp_path):
+    """Two runs writing into one directory (AWX job slices): every write completes, the current set is whole."""
+    reports = [vr.verify_report({'h%d' % i: dict(variables={}, errors=[])}, generated='2026-01-01T00:00:%02d+00:00' % i)
+               for i in range(2)]
+    errors = []
+
+    def writer(report):
+        try:
+            for _i in range(15):
+                vr.write_report_set(report, str(tmp_path))
+        except Exception as e:  # pylint: disable=broad-except
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(r,)) for r in reports]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    generated = json.loads((tmp_path / 'verify.json').read_text(encoding='utf-8'))['generated']
+    assert 'generated %s' % generated in (tmp_path / 'verify.html').read_text(encoding='utf-8')
+    assert [e for e in os.listdir(tmp_path / vr.SETS_DIR) if e.startswith(('set-', 'stage-'))] == \
+        [os.readlink(tmp_path / vr.SETS_DIR / 'current')]
