@@ -210,6 +210,10 @@ def open_connection(params, timeout, deadline=None):
                                       % (connection.describe_target(params), connection.error_text(e)))
     except (OSError, ValueError) as e:
         raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params), e))
+    except Exception as e:  # pylint: disable=broad-except  # a socket shut down mid-handshake (TLS) fails oddly
+        if deadline is not None and deadline.expired:
+            raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params), deadline.message()))
+        raise
 
 
 # ---------------------------------------------------------------- desired state
