@@ -11,20 +11,17 @@ the settings variable). The audits run in a bounded thread pool (plugins/module_
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.module_utils.common.parameters import remove_values
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
-from ansible_collections.dbfleet.innodb.plugins.filter import verify_report as report_filters
 from ansible_collections.dbfleet.innodb.plugins.module_utils import fleet_audit
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as report_utils
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import login_variables
 
 ARGUMENT_SPEC = dict(
@@ -34,58 +31,15 @@ ARGUMENT_SPEC = dict(
     settings_variable=dict(type='str', default='verify_extra_settings'),
     pool=dict(type='int', default=fleet_audit.DEFAULT_POOL),
     timeout=dict(type='int', default=fleet_audit.DEFAULT_TIMEOUT),
+    deadline=dict(type='int', default=fleet_audit.DEFAULT_DEADLINE),
+    controller_ca_cert=dict(type='path'),
+    controller_client_cert=dict(type='path'),
+    controller_client_key=dict(type='path'),
     report_dir=dict(type='path'),
+    report_mode=dict(type='raw', default='0600'),
+    results_from=dict(type='str'),
     target_version=dict(type='str'),
 )
-
-# The report files, as playbooks/verify.yml writes them in the per-host mode (same filters, same JSON form).
-REPORT_FILES = (
-    ('verify.json', lambda report: json.dumps(report, indent=2, sort_keys=True, separators=(',', ': ')) + '\n'),
-    ('verify.html', report_filters.verify_report_html),
-    ('verify-junit.xml', report_filters.verify_report_junit),
-)
-
-
-def write_report(report, directory):
-    """Write the report files into directory (made 0755 when missing), each replaced atomically, mode 0644."""
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    written = []
-    for name, render in REPORT_FILES:
-        path = os.path.join(directory, name)
-        handle, tmp_path = tempfile.mkstemp(prefix='.%s.' % name, dir=directory)
-        try:
-            with os.fdopen(handle, 'w', encoding='utf-8') as out:
-                out.write(render(report))
-            os.chmod(tmp_path, 0o644)
-            os.replace(tmp_path, path)
-        except BaseException:
-            if os.path.exists(tmp_path):
-                os.unlink(tmp_path)
-            raise
-        written.append(path)
-    return written
-
-
-def mask_secrets(results, secrets):
-    """results with any of secrets masked; only a host whose result quotes one is rewritten (it is rare, and
-    masking every result of thousands of hosts costs seconds)."""
-    out = dict(results)
-    if not secrets:
-        return out
-    for name, outcome in results.items():
-        text = json.dumps(outcome, default=str)
-        if any(secret in text for secret in secrets):
-            out[name] = remove_values(outcome, secrets)
-    return out
-
-
-def report_outline(report):
-    """The report without its per-variable cells: summary, variables and each host's status and reason."""
-    hosts = dict((name, dict(status=entry.get('status'), reason=entry.get('reason')))
-                 for name, entry in report['hosts'].items())
-    return dict(format=report['format'], generated=report['generated'], summary=report['summary'],
-                variables=report['variables'], hosts=hosts)
 
 
 class _HostTask(object):
@@ -105,9 +59,9 @@ class ActionModule(ActionBase):
         if validation.error_messages:
             raise AnsibleActionFail('verify_fleet: %s' % '; '.join(validation.error_messages))
         args = validation.validated_parameters
-        for name in ('pool', 'timeout'):
-            if args[name] < 1:
-                raise AnsibleActionFail('verify_fleet: %s must be 1 or more; got %d' % (name, args[name]))
+        limits = fleet_audit.check_limits(args['pool'], args['timeout'], args['deadline'])
+        if limits:
+            raise AnsibleActionFail('verify_fleet: %s' % '; '.join(limits))
         bad = sorted(str(k) for k in args['role_hosts'] if k not in desired.ROLES)
         if bad:
             raise AnsibleActionFail('verify_fleet: role_hosts names roles %s; the roles are %s'
@@ -115,6 +69,12 @@ class ActionModule(ActionBase):
         for role, names in args['role_hosts'].items():
             if not isinstance(names, list):
                 raise AnsibleActionFail('verify_fleet: role_hosts.%s must be a list of host names' % role)
+        try:
+            args['report_mode'] = report_utils.parse_mode(args['report_mode'])
+        except report_utils.ReportError as e:
+            raise AnsibleActionFail('verify_fleet: %s' % e)
+        if args['results_from'] is not None and not args['report_dir']:
+            raise AnsibleActionFail('verify_fleet: results_from needs report_dir (it only writes the report)')
         try:
             args['target'] = storage_engines.parse_target_spec(args['target_version'])
         except ValueError as e:
@@ -129,6 +89,9 @@ class ActionModule(ActionBase):
         params = connection.login_args_from_host({}, host_vars, template)
         target_vars = dict((k, template(host_vars[k])) for k in fleet_audit.TARGET_VARIABLES if k in host_vars)
         params, notes = fleet_audit.controller_login(params, target_vars, name)
+        for option in fleet_audit.HOST_FILE_OPTIONS:
+            if args['controller_%s' % option]:
+                params[option] = args['controller_%s' % option]
         roles = [r for r in args['desired_from']
                  if r not in args['role_hosts'] or name in args['role_hosts'][r]]
         inputs = dict((k, template(host_vars[k])) for role in roles for k in desired.INPUTS[role] if k in host_vars)
@@ -146,6 +109,11 @@ class ActionModule(ActionBase):
         hostvars = task_vars.get('hostvars')
         if hostvars is None:
             raise AnsibleActionFail('verify_fleet: no hostvars in this play')
+
+        if args['results_from'] is not None:
+            # The per-host mode: every host audited itself; only the report is made here, in the same place.
+            results = dict((name, self._registered(name, hostvars, args['results_from'])) for name in args['hosts'])
+            return self._report(result, results, args)
 
         results, jobs = {}, {}
         for name in args['hosts']:
@@ -166,21 +134,41 @@ class ActionModule(ActionBase):
         def worker(job):
             roles, notes = fleet_audit.controller_roles(job['roles'], job['inputs'])
             return fleet_audit.audit_host(job['params'], job['extra'], roles, job['inputs'],
-                                          job['notes'] + notes, timeout, upgrade_target=args['target'])
+                                          job['notes'] + notes, timeout, upgrade_target=args['target'],
+                                          deadline=args['deadline'])
 
         results.update(fleet_audit.run_pool(jobs, worker, args['pool']))
-        # No result carries a login; should a server's message ever quote a password, it is masked.
+        # No result carries a login; should a server's message ever quote a password, it is masked there
+        # (as a word of its own: a short password such as ON does not blank values).
         secrets = set(str(job['params']['login_password']) for job in jobs.values()
                       if job['params'].get('login_password'))
-        results = mask_secrets(results, secrets)
+        results = report_utils.mask_login_secrets(results, secrets)
         result.update(changed=False, summary=fleet_audit.summarize(results))
         if not args['report_dir']:
             result['hosts'] = results
             return result
         # Thousands of results: the report files are written here, not templated through the play.
-        report = report_filters.verify_report(results)
-        result.update(changed=True, report=report_outline(report), report_files=[
-            os.path.join(args['report_dir'], name) for name, _render in REPORT_FILES])
+        return self._report(result, results, args)
+
+    def _registered(self, name, hostvars, variable):
+        """The verify result a host registered in the per-host mode (None when it has none)."""
+        if name not in hostvars:
+            return dict(failed=True, msg='%s is not in the inventory' % name)
+        raw = hostvars.raw_get(name)
+        if variable not in raw:
+            return None
+        try:
+            return self._templar.copy_with_new_env(available_variables=raw).template(raw[variable])
+        except Exception as e:  # pylint: disable=broad-except  # a variable that fails to template: that host's error
+            return dict(failed=True, msg='cannot read the audit result: %s' % e)
+
+    def _report(self, result, results, args):
+        """Build the report (secrets masked by variable), write its files as one set, return the outline."""
+        report = report_utils.verify_report(results)
+        result.update(changed=True, summary=dict((k, report['summary'][k]) for k in
+                                                 ('hosts', 'hosts_ok', 'hosts_drift', 'hosts_error')),
+                      report=report_utils.report_outline(report),
+                      report_files=[os.path.join(args['report_dir'], name) for name in report_utils.REPORT_FILES])
         if not self._task.check_mode:
-            write_report(report, args['report_dir'])
+            report_utils.write_report_set(report, args['report_dir'], args['report_mode'])
         return result

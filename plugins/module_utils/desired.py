@@ -508,9 +508,10 @@ def _daemon_extra_options(check):
         check.error('%s may hold only letters, digits, spaces and . _ , : = / + - (memcached options such as '
                     '"-c 1024 -t 4"); got %s' % (name, shown(value)))
         return None
-    if re.search(r'(^|\s)-[plu]', value):
-        check.error('%s must not set -p, -l or -u (use memcached_port / memcached_bind_address); got %s'
-                    % (name, shown(value)))
+    # Read by the plugin's own option parser: -vl 0.0.0.0 sets -l as surely as -l 0.0.0.0 does.
+    problems = memcached_utils.extra_option_problems(value)
+    if problems:
+        check.error('%s: %s; got %s' % (name, '; '.join(problems), shown(value)))
         return None
     return value.strip()
 

@@ -19,6 +19,7 @@ them to one connection.
 from __future__ import annotations
 
 import ipaddress
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +32,16 @@ _DB_ERRORS = (connection.pymysql.err.MySQLError,) if connection.pymysql is not N
 
 DEFAULT_POOL = 32
 DEFAULT_TIMEOUT = 10
+# Each host of the pool holds a thread, a socket and a connection on its server; beyond this the controller
+# spends its time switching threads, and a typo (3200 for 32) would open thousands of connections at once.
+MAX_POOL = 256
+MAX_TIMEOUT = 3600
+# The whole exchange with one host (connect, TLS, authentication, every query) ends by this many seconds.
+DEFAULT_DEADLINE = 60
+
+# Login options that name files on the host: never read on the controller (a path there may be the
+# controller's own file, or nothing at all). verify_fleet's controller_* options give the controller's.
+HOST_FILE_OPTIONS = ('ca_cert', 'client_cert', 'client_key')
 
 # Host variables the controller reads besides the login ones (connection.LOGIN_HOST_VARIABLES).
 TARGET_VARIABLES = ('ansible_host', 'ansible_connection')
@@ -63,6 +74,11 @@ def controller_login(params, host_vars, host_name):
     config_file = params.pop('config_file', None)
     if config_file:
         notes.append('dbfleet_config_file %s is a file on the host: not read from the controller' % config_file)
+    for option in HOST_FILE_OPTIONS:
+        path = params.pop(option, None)
+        if path:
+            notes.append('dbfleet_login_%s %s is a file on the host: not read from the controller (verify_fleet '
+                         'controller_%s gives the controller\'s)' % (option, path, option))
     host = params.get('login_host')
     if _is_loopback(host) and not local:
         target = host_vars.get('ansible_host') or host_name
@@ -75,6 +91,67 @@ def controller_login(params, host_vars, host_name):
     # No option file on the controller stands in for the host's (resolve_login reads config_file).
     params['config_file'] = None
     return params, notes
+
+
+def check_limits(pool, timeout, deadline):
+    """Error messages for a pool size, a per-read timeout and a per-host deadline out of their ranges."""
+    errors = []
+    for name, value, high in (('pool', pool, MAX_POOL), ('timeout', timeout, MAX_TIMEOUT),
+                              ('deadline', deadline, MAX_TIMEOUT)):
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= high:
+            errors.append('%s must be 1-%d; got %r' % (name, high, value))
+    return errors
+
+
+class Deadline(object):
+    """The end of one host's whole exchange: when it passes, the connection's socket is shut down.
+
+    A server that trickles a byte every few seconds never trips a per-read timeout; shutting the socket
+    down wakes whatever read (TCP connect, TLS handshake, authentication, query) is waiting on it, and
+    every later read of the connection fails at once (_Connection._read_bytes)."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.expired = False
+        self._conn = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def start(self):
+        self._timer.start()
+        return self
+
+    def cancel(self):
+        self._timer.cancel()
+
+    def attach(self, conn):
+        with self._lock:
+            self._conn = conn
+            expired = self.expired
+        if expired:
+            _shutdown(conn)
+
+    def _expire(self):
+        with self._lock:
+            self.expired = True
+            conn = self._conn
+        if conn is not None:
+            _shutdown(conn)
+
+    def message(self):
+        return ('no complete answer within the deadline of %ss for the whole exchange (connect, TLS, '
+                'authentication, queries)' % self.seconds)
+
+
+def _shutdown(conn):
+    sock = getattr(conn, '_sock', None)
+    if sock is None:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, ValueError):
+        pass
 
 
 if connection.pymysql is not None:
@@ -94,26 +171,49 @@ if connection.pymysql is not None:
                 if key not in self._contexts:
                     self._contexts[key] = super()._create_ssl_ctx(sslp)
                 return self._contexts[key]
+
+        _dbfleet_deadline = None
+
+        def _read_bytes(self, num_bytes):
+            # After the deadline every read fails at once (the socket may not have existed when it passed).
+            if self._dbfleet_deadline is not None and self._dbfleet_deadline.expired:
+                raise connection.pymysql.err.OperationalError(2013, self._dbfleet_deadline.message())
+            return super()._read_bytes(num_bytes)
 else:  # pragma: no cover - reported when connecting
     _Connection = None
 
 
-def open_connection(params, timeout):
-    """A PyMySQL connection with connect, read and write timeouts (seconds); raises connection.ConnectError."""
+def open_connection(params, timeout, deadline=None):
+    """A PyMySQL connection with connect, read and write timeouts (seconds); raises connection.ConnectError.
+
+    deadline: a Deadline for the whole exchange, attached before the first byte is read."""
     if connection.pymysql is None:
         raise connection.ConnectError('the PyMySQL library is not installed for the controller\'s Python')
     try:
-        kwargs = connection.connection_kwargs(dict(params, connect_timeout=timeout))
+        # The TCP connect happens before there is a socket to shut down: it gets no longer than the deadline.
+        connect_timeout = timeout if deadline is None else max(1, min(timeout, int(deadline.seconds)))
+        kwargs = connection.connection_kwargs(dict(params, connect_timeout=connect_timeout))
     except ValueError as e:
         raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params), e))
     kwargs.update(read_timeout=timeout, write_timeout=timeout)
     try:
-        return _Connection(**kwargs)
+        conn = _Connection(defer_connect=True, **kwargs)
+        if deadline is not None:
+            conn._dbfleet_deadline = deadline
+            deadline.attach(conn)
+        conn.connect()
+        return conn
     except connection.pymysql.err.MySQLError as e:
+        if deadline is not None and deadline.expired:
+            raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params), deadline.message()))
         raise connection.ConnectError('cannot connect to %s: %s'
                                       % (connection.describe_target(params), connection.error_text(e)))
     except (OSError, ValueError) as e:
         raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params), e))
+    except Exception as e:  # pylint: disable=broad-except  # a socket shut down mid-handshake (TLS) fails oddly
+        if deadline is not None and deadline.expired:
+            raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params), deadline.message()))
+        raise
 
 
 # ---------------------------------------------------------------- desired state
@@ -168,21 +268,31 @@ def startup_notes(item):
 
 
 def audit_host(params, settings, roles=(), role_variables=None, notes=(), timeout=DEFAULT_TIMEOUT,
-               connect=None, upgrade_target=None):
+               connect=None, upgrade_target=None, deadline=DEFAULT_DEADLINE):
     """The verify result for one host, audited over one connection from the controller.
 
     settings: name -> desired value (merged over the roles' desired settings); roles: the roles whose
     desired state is worked out from role_variables and the server's facts (controller_roles()); notes:
     what the host's result says besides (its errors); upgrade_target: (flavor, version) of an upgrade target, whose
     blockers (information_schema.TABLES, SQL alone) are listed as in the per-host mode. Any failure is returned as dict(failed=True, msg=...),
-    never raised."""
-    connect = connect or open_connection
+    never raised. deadline: seconds for the whole exchange with the host (Deadline), however slowly it answers."""
     start = time.monotonic()
     target = connection.describe_target(params)
+    watch = Deadline(deadline).start()
     try:
-        conn = connect(params, timeout)
+        return _audit_host(params, settings, roles, role_variables, notes, timeout, connect or open_connection,
+                           upgrade_target, watch, target, start)
+    finally:
+        watch.cancel()
+
+
+def _audit_host(params, settings, roles, role_variables, notes, timeout, connect, upgrade_target, watch, target,
+                start):
+    try:
+        conn = connect(params, timeout, watch)
     except connection.ConnectError as e:
         return dict(failed=True, msg=str(e), connected_to=target, seconds=round(time.monotonic() - start, 3))
+    watch.attach(conn)
     try:
         result = verify.audit(conn, settings, login_params=params, proc_root=None, desired_from=list(roles),
                               role_variables=role_variables or {}, detect_storage=storage_not_inspected,
@@ -192,6 +302,8 @@ def audit_host(params, settings, roles=(), role_variables=None, notes=(), timeou
                     connected_to=target, seconds=round(time.monotonic() - start, 3))
     except Exception as e:  # pylint: disable=broad-except  # one host's failure is that host's error item
         text = connection.error_text(e) if isinstance(e, _DB_ERRORS) else '%s: %s' % (type(e).__name__, e)
+        if watch.expired:
+            text = watch.message()
         return dict(failed=True, msg='auditing %s failed: %s' % (target, text), connected_to=target,
                     seconds=round(time.monotonic() - start, 3))
     finally:
@@ -199,6 +311,9 @@ def audit_host(params, settings, roles=(), role_variables=None, notes=(), timeou
             conn.close()
         except Exception:  # pylint: disable=broad-except
             pass
+    if watch.expired:  # reads that failed after the deadline may have been recorded as the server's errors
+        return dict(failed=True, msg='auditing %s failed: %s' % (target, watch.message()), connected_to=target,
+                    seconds=round(time.monotonic() - start, 3))
     for item in result['variables'].values():
         item['notes'].extend(startup_notes(item))
     result['errors'] = list(notes) + list(result.get('errors') or [])

@@ -94,6 +94,9 @@ notes:
     C(SUPER) to turn counters on; without the latter the module samples with the counters that are on and says so.
   - Counters turned on with C(innodb_monitor_enable) do not survive a restart; a server restarted during
     the sample comes back with its configured counters.
+  - SIGTERM, SIGHUP or SIGINT during the sample (the controller stopped, a job cancelled) turn the counters it
+    turned on off again, over a new connection, and the task fails saying so (RV(interrupted)); only SIGKILL
+    leaves them on.
   - The verdict describes the workload of the sample only. Confirm a change with a measurement.
 seealso:
   - module: dbfleet.innodb.global_variables
@@ -185,6 +188,13 @@ monitors_enabled:
   type: list
   elements: str
   sample: [adaptive_hash_pages_added, adaptive_hash_pages_removed, adaptive_hash_rows_added, adaptive_hash_rows_removed]
+interrupted:
+  description:
+    - The module got SIGTERM, SIGHUP or SIGINT during the sample; the counters of RV(monitors_enabled) were turned
+      off again and the task failed.
+  returned: when interrupted by a signal
+  type: bool
+  sample: true
 sample_seconds:
   description: Measured length of the sample, in seconds.
   returned: success
@@ -204,6 +214,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbfleet.innodb.plugins.module_utils import ahi
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import signals
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 
@@ -287,6 +298,11 @@ def main():
 
     enabled_now = []
     warnings = []
+    interrupted = None
+    # SIGTERM / SIGHUP / SIGINT (the controller stopped, a terminal closed) raise Interrupted: the finally
+    # block turns the counters off again, as it does when the sample ends.
+    guard = signals.Interruptible()
+    guard.__enter__()
     try:
         try:
             metric_rows = _metrics(conn, column)
@@ -335,9 +351,14 @@ def main():
     except conn_utils.pymysql.err.MySQLError as e:
         module.fail_json(msg='sampling failed: %s' % conn_utils.error_text(e), monitors_enabled=enabled_now,
                          **result)
+    except signals.Interrupted as e:
+        interrupted = e
     finally:
+        guard.hold()  # a second signal must not abort the restore
         if enabled_now:
-            failed = _set_monitors(conn, enabled_now, False)
+            # After a signal the connection may be half-way through a reply: the restore uses a new one.
+            failed = (_set_monitors(conn, enabled_now, False) if interrupted is None
+                      else dict((n, str(interrupted)) for n in enabled_now))
             if failed:
                 # The connection may have died (server restarted: counters are back to the option file).
                 try:
@@ -349,6 +370,12 @@ def main():
             if failed:
                 module.fail_json(msg='could not turn these AHI counters off again: %s' % _describe(failed),
                                  monitors_enabled=enabled_now, **result)
+        guard.__exit__(None, None, None)
+    if interrupted is not None:
+        module.fail_json(msg='%s during the sample; %s' % (
+            interrupted, 'the counters it had turned on (%s) are off again' % ', '.join(enabled_now)
+            if enabled_now else 'it had turned no counter on'), monitors_enabled=enabled_now, interrupted=True,
+            **result)
 
     metric_deltas = ahi.deltas(counts_before, counts_after)
     for name in search_off:

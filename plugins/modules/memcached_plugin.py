@@ -216,7 +216,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors, opt
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache_client import MemcacheClient, MemcacheError, wait_for_server
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcached import (
     CONFIG_SCHEMA, ENGINE_LIBRARY, PLUGIN_LIBRARY, PLUGIN_NAME, PLUGIN_VARIABLES, daemon_option_has_user,
-    is_loopback, parse_daemon_option)
+    beyond_loopback, parse_daemon_option)
 
 
 def plugin_status(conn):
@@ -466,9 +466,11 @@ def run(module, conn, result):
         module.fail_json(msg='the InnoDB memcached plugin cannot run on this server: %s; leave this host out'
                              % reason, **result)
     if p['daemon_option'] is not None:
-        if not is_loopback(parse_daemon_option(p['daemon_option']).get('l', '0.0.0.0')):
+        # The plugin's own option parser: -vl 0.0.0.0 listens on 0.0.0.0 as -l 0.0.0.0 does.
+        beyond = beyond_loopback(p['daemon_option'])
+        if beyond:
             module.warn('the memcached daemon will listen on %s, beyond loopback, without authentication'
-                        % parse_daemon_option(p['daemon_option']).get('l', 'all addresses'))
+                        % ', '.join(beyond))
 
     if status == 'ACTIVE':
         plugin_settings = dict((k, v) for k, v in p['static_settings'].items() if k.lower() in PLUGIN_VARIABLES)

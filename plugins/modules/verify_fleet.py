@@ -18,7 +18,8 @@ description:
   - Each host's login comes from that host's own inventory variables (C(dbfleet_login_user),
     C(dbfleet_login_password), C(dbfleet_login_host), C(dbfleet_login_port), the TLS ones), as for every module
     of the collection. A unix socket or an option file (C(dbfleet_login_unix_socket), C(dbfleet_config_file))
-    is a file on the host and is not used from the controller; a loopback C(dbfleet_login_host) on a host that
+    is a file on the host and is not used from the controller, nor are the host's certificate and key files
+    (C(dbfleet_login_ca_cert), C(dbfleet_login_client_cert), C(dbfleet_login_client_key)); a loopback C(dbfleet_login_host) on a host that
     is not the controller is replaced by its C(ansible_host) (else its inventory name).
   - The controller reads no file of the host. What a restart would bring is known where the server says it
     over SQL - values saved with SET PERSIST (MySQL 8 C(performance_schema.persisted_variables)) and where each
@@ -67,14 +68,36 @@ options:
     description:
       - How many hosts are audited at the same time (threads on the controller, and database connections at
         most one per server). Keep it below the servers' C(max_connections) headroom when names share servers.
+      - 1 to 256; any other value fails the task before any host is read.
     type: int
     default: 32
   timeout:
     description:
       - Seconds for each host's connection and for each of its reads; a host that does not answer in time is
-        an error item.
+        an error item. 1 to 3600.
     type: int
     default: 10
+  deadline:
+    description:
+      - Seconds for the whole exchange with one host - TCP connect, TLS, authentication and every query. When it
+        passes, the connection's socket is shut down and the host is an error item, however the server behaves
+        (a server that sends a byte every few seconds never trips O(timeout)). 1 to 3600.
+    type: int
+    default: 60
+  controller_ca_cert:
+    description:
+      - A CA certificate file on the controller, used for every host. The hosts' own C(dbfleet_login_ca_cert),
+        C(dbfleet_login_client_cert) and C(dbfleet_login_client_key) name files on the hosts and are never read
+        on the controller (each host's result says so in C(errors)).
+    type: path
+  controller_client_cert:
+    description:
+      - A client certificate file on the controller, used for every host (see O(controller_ca_cert)).
+    type: path
+  controller_client_key:
+    description:
+      - The key of O(controller_client_cert), a file on the controller.
+    type: path
   target_version:
     description:
       - An upgrade target, V(<flavor>-<version>) with a flavor of C(mysql), C(percona), C(mariadb),
@@ -90,7 +113,27 @@ options:
         P(dbfleet.innodb.verify_report#filter), P(dbfleet.innodb.verify_report_html#filter) and
         P(dbfleet.innodb.verify_report_junit#filter) - and the result holds RV(report) instead of RV(hosts).
       - For thousands of hosts; templating every host's result through the play costs far more than the audit.
+      - The three files are written as one set - staged in a new directory under C(<report_dir>/.verify-report/),
+        then made current by one rename of the link C(.verify-report/current) that the three names point through -
+        so a reader never sees files of two runs. Every value of a secret variable (C(wsrep_sst_auth),
+        C(report_password), names ending in C(_password), C(_auth), C(_secret), ...) is masked in them, as are
+        credentials (C(password=...)) inside option strings such as C(wsrep_provider_options); other values are
+        never masked.
+      - A missing O(report_dir) is made with the directory mode that goes with O(report_mode) (0700 for 0600); an
+        existing one is left as it is.
     type: path
+  report_mode:
+    description:
+      - The mode of the report files, an octal string such as V(0600) or V(0640) that lets the owner read and
+        write. The report's own subdirectory gets the matching directory mode (V(0700) for V(0600)).
+    type: raw
+    default: '0600'
+  results_from:
+    description:
+      - Audit nothing here; read each host's registered M(dbfleet.innodb.verify) result from this host variable
+        (the per-host mode of C(playbooks/verify.yml), V(__verify_result)) and only write the report files into
+        O(report_dir), in the same way as the controller mode does. Needs O(report_dir).
+    type: str
 attributes:
   action:
     support: full

@@ -7,6 +7,7 @@ that were on stay on), check mode, and bad input.
 import json
 import os
 import random
+import signal
 import subprocess
 import threading
 import time
@@ -250,3 +251,77 @@ def test_password_never_in_output():
     host = sorted(HOSTS)[0]
     result, proc = run_advisor(host, dict(sample_seconds=1))
     assert HOSTS[host]['dbfleet_login_password'] not in proc.stdout + proc.stderr
+
+
+def _descendants(pid):
+    """The process ids under pid (children, their children, ...), read from /proc."""
+    parents = {}
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        parents.setdefault(int(stat[stat.rindex(')') + 2:].split()[1]), []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _module_processes(pid):
+    """The module's own process: the python processes under the ansible process that have no child."""
+    found = []
+    for child in _descendants(pid):
+        try:
+            with open('/proc/%d/cmdline' % child, 'rb') as f:
+                cmdline = f.read().replace(b'\0', b' ').decode('utf-8', 'replace')
+        except OSError:
+            continue
+        if 'python' in cmdline and not _descendants(child):
+            found.append(child)
+    return found
+
+
+@pytest.mark.parametrize('signame', ['SIGTERM', 'SIGHUP'])
+def test_signal_mid_sample_turns_the_monitors_off_again(signame):
+    host = 'mysql80' if 'mysql80' in HOSTS else sorted(HOSTS)[0]
+    hv = HOSTS[host]
+    before = monitor_state(hv)
+    off = sorted(n for n, on in before.items() if not on)
+    assert off, 'every adaptive_hash counter is on already on %s: %s' % (host, before)
+    margs = dict(login_unix_socket=hv['dbfleet_login_unix_socket'], login_user=hv['dbfleet_login_user'],
+                 login_password=hv['dbfleet_login_password'], sample_seconds=120)
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'),
+               ANSIBLE_CALLBACK_RESULT_FORMAT='json', ANSIBLE_NOCOLOR='1')
+    cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible'), host, '-i', INVENTORY, '-o',
+           '-m', 'dbfleet.innodb.ahi_advisor', '-a', json.dumps(margs)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.time() + 90
+        while not any(monitor_state(hv)[n] for n in off):
+            assert time.time() < deadline and proc.poll() is None, 'the advisor never turned %s on' % off
+            time.sleep(0.3)
+        time.sleep(0.5)   # well inside the 120 s sample
+        targets = _module_processes(proc.pid)
+        assert targets, 'no module process under ansible (pid %d)' % proc.pid
+        for pid in targets:
+            os.kill(pid, getattr(signal, signame))
+        out, _err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert monitor_state(hv) == before, out
+    line = [x for x in out.splitlines() if x.startswith(host + ' | ')][-1]
+    assert ' | FAILED' in line, out
+    result = json.loads(line[line.index('{'):])
+    assert 'interrupted by %s during the sample' % signame in result['msg'], result
+    assert result['monitors_enabled'] and set(result['monitors_enabled']) <= set(off), result
+    assert result['interrupted'] is True
+    assert hv['dbfleet_login_password'] not in out

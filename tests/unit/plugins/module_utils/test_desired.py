@@ -254,6 +254,12 @@ def test_memcached_unknown_root_adds_user_root_and_unsupported_has_no_settings()
     (mc(memcached_daemon_extra_options="-o 'x"), "memcached_daemon_extra_options has an unbalanced ' quote"),
     (mc(memcached_daemon_extra_options='-c 10 # x'), 'memcached_daemon_extra_options may hold only'),
     (mc(memcached_daemon_extra_options='-p 1'), 'must not set -p, -l or -u'),
+    # The plugin's own parser: a clustered or attached -l is still -l (the old check looked at the first letter).
+    (mc(memcached_daemon_extra_options='-vl 0.0.0.0'), 'must not set -p, -l or -u'),
+    (mc(memcached_daemon_extra_options='-c 512 -l0.0.0.0'), 'must not set -p, -l or -u'),
+    (mc(memcached_daemon_extra_options='-Mu mysql'), 'found -u'),
+    (mc(memcached_daemon_extra_options='-vh'), '-h prints the help and calls exit()'),
+    (mc(memcached_daemon_extra_options='-X /tmp/x.so'), '-X loads an extension library'),
     (mc(memcached_port=0), 'memcached_port must be 1-65535; got 0'),
     (mc(memcached_port='ten'), "memcached_port must be a whole number; got 'ten'"),
     (mc(memcached_bind_address='0.0.0.0'), 'memcached_bind_address 0.0.0.0 is beyond loopback'),

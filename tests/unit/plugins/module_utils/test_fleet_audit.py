@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 import time
 
@@ -91,7 +92,7 @@ class FakeConn(object):
 
 
 def test_unreachable_host_is_an_error_item_with_the_target_and_no_password():
-    def refuse(params, timeout):
+    def refuse(params, timeout, deadline=None):
         raise connection.ConnectError('cannot connect to %s: (2003) refused' % connection.describe_target(params))
 
     out = fa.audit_host(dict(login_host='10.0.0.9', login_port=3306, login_user='u', login_password='secret'),
@@ -109,7 +110,7 @@ def test_bad_role_input_fails_that_host_and_closes_its_connection(monkeypatch):
         raise desired.InputError(['adaptive_hash: adaptive_hash_parts must be 1-512; got 1000'])
     monkeypatch.setattr(verify, 'audit', bad_input)
     out = fa.audit_host(dict(login_host='h'), {}, ['adaptive_hash'], dict(adaptive_hash_parts=1000),
-                        connect=lambda params, timeout: conn)
+                        connect=lambda params, timeout, deadline=None: conn)
     assert out['failed'] and 'adaptive_hash_parts must be 1-512' in out['msg']
     assert conn.closed
 
@@ -120,7 +121,7 @@ def test_an_exception_while_auditing_is_that_hosts_error(monkeypatch):
     def broken(*args, **kwargs):
         raise KeyError('version')
     monkeypatch.setattr(verify, 'audit', broken)
-    out = fa.audit_host(dict(login_host='h', login_port=1), {}, connect=lambda params, timeout: conn)
+    out = fa.audit_host(dict(login_host='h', login_port=1), {}, connect=lambda params, timeout, deadline=None: conn)
     assert out['failed'] and 'KeyError' in out['msg'] and conn.closed
 
 
@@ -130,9 +131,30 @@ def test_open_connection_passes_the_timeout_for_connect_read_and_write(monkeypat
     class Fake(object):
         def __init__(self, **kwargs):
             seen.update(kwargs)
+
+        def connect(self):
+            pass
     monkeypatch.setattr(fa, '_Connection', Fake)
     fa.open_connection(dict(login_host='h', login_port=3306, login_user='u', config_file=None), 7)
     assert (seen['connect_timeout'], seen['read_timeout'], seen['write_timeout']) == (7, 7, 7)
+
+
+def test_the_tcp_connect_gets_no_longer_than_the_deadline(monkeypatch):
+    seen = {}
+
+    class Fake(object):
+        _sock = None
+
+        def __init__(self, **kwargs):
+            seen.update(kwargs)
+
+        def connect(self):
+            seen['connected'] = True
+    monkeypatch.setattr(fa, '_Connection', Fake)
+    conn = fa.open_connection(dict(login_host='h', login_port=3306, login_user='u', config_file=None), 10,
+                              fa.Deadline(3))
+    assert (seen['connect_timeout'], seen['read_timeout'], seen['defer_connect'], seen['connected']) == (3, 10, True, True)
+    assert conn._dbfleet_deadline.seconds == 3
 
 
 def test_a_server_that_never_answers_times_out():
@@ -151,6 +173,128 @@ def test_a_server_that_never_answers_times_out():
     assert out['failed'] is True
     assert 'cannot connect to u@127.0.0.1:%d' % port in out['msg']
     assert elapsed < 5
+
+
+# ---------------------------------------------------------------- the deadline per host
+def _packet(seq, payload):
+    return struct.pack('<I', len(payload))[:3] + bytes([seq]) + payload
+
+
+def _greeting():
+    caps = 0x0001 | 0x0200 | 0x2000 | 0x8000 | 0x80000     # long password, 4.1, transactions, secure conn, plugin auth
+    return _packet(0, b'\x0a' + b'8.0.33-trickle\0' + struct.pack('<I', 7) + b'abcdefgh\0'
+                   + struct.pack('<H', caps & 0xffff) + b'\x21' + struct.pack('<H', 2) + struct.pack('<H', caps >> 16)
+                   + b'\x15' + b'\0' * 10 + b'ijklmnopqrst\0' + b'mysql_native_password\0')
+
+
+class TricklingServer(object):
+    """A fake server on loopback that sends one byte every `every` seconds and never finishes a packet:
+    in the greeting (phase 'connect'), or after a real handshake and login, in the reply to the first
+    query (phase 'query'). Each byte resets a per-read timeout; only a deadline ends the exchange."""
+
+    def __init__(self, phase, every=0.3):
+        self.phase, self.every = phase, every
+        self.stop = threading.Event()
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(('127.0.0.1', 0))
+        self.listener.listen(5)
+        self.port = self.listener.getsockname()[1]
+        self.bytes_sent = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _trickle(self, client, data):
+        for i in range(len(data)):
+            if self.stop.wait(self.every):
+                return
+            client.sendall(data[i:i + 1])
+            self.bytes_sent += 1
+
+    def _serve(self):
+        self.listener.settimeout(10)
+        try:
+            client, _addr = self.listener.accept()
+        except OSError:
+            return
+        try:
+            if self.phase == 'connect':
+                self._trickle(client, _greeting() * 100)
+                return
+            client.sendall(_greeting())
+            client.recv(65536)                                  # the login
+            client.sendall(_packet(2, b'\0\0\0' + struct.pack('<HH', 2, 0)))
+            client.recv(65536)                                  # the first query
+            self._trickle(client, _packet(1, b'\x01') + _packet(2, b'\x03def' * 400))
+        except OSError:
+            pass
+        finally:
+            client.close()
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.listener.close()
+        self.thread.join(5)
+
+
+@pytest.mark.parametrize('phase', ['connect', 'query'])
+def test_a_trickling_server_is_cut_off_at_the_deadline(phase):
+    """One byte every 0.3 s never trips the 1 s read timeout; the 2 s deadline for the whole exchange ends it."""
+    with TricklingServer(phase) as server:
+        start = time.monotonic()
+        out = fa.audit_host(dict(login_host='127.0.0.1', login_port=server.port, login_user='u', login_password='pw',
+                                 config_file=None), {}, timeout=1, deadline=2)
+        elapsed = time.monotonic() - start
+    assert out['failed'] is True, out
+    assert 'within the deadline of 2s for the whole exchange' in out['msg'], out
+    assert 'pw' not in out['msg']
+    assert server.bytes_sent >= 4            # it did keep talking, more slowly than the read timeout
+    assert 1.9 <= elapsed < 3.5, elapsed
+
+
+def test_the_deadline_covers_a_pool_of_tricklers():
+    """Three trickling hosts with a pool of 3: the pool ends by the deadline, not by the servers."""
+    servers = [TricklingServer('query') for _i in range(3)]
+    for server in servers:
+        server.__enter__()
+    try:
+        jobs = dict(('h%d' % i, server.port) for i, server in enumerate(servers))
+        start = time.monotonic()
+        results = fa.run_pool(jobs, lambda port: fa.audit_host(
+            dict(login_host='127.0.0.1', login_port=port, login_user='u', config_file=None), {}, timeout=1,
+            deadline=2), pool=3)
+        elapsed = time.monotonic() - start
+    finally:
+        for server in servers:
+            server.__exit__()
+    assert all(r['failed'] and 'deadline of 2s' in r['msg'] for r in results.values()), results
+    assert elapsed < 4, elapsed
+
+
+@pytest.mark.parametrize('pool,timeout,deadline,error', [
+    (32, 10, 60, None),
+    (256, 3600, 3600, None),
+    (0, 10, 60, 'pool must be 1-256; got 0'),
+    (3200, 10, 60, 'pool must be 1-256; got 3200'),
+    (32, 0, 60, 'timeout must be 1-3600; got 0'),
+    (32, 10, 86400, 'deadline must be 1-3600; got 86400'),
+])
+def test_limits(pool, timeout, deadline, error):
+    errors = fa.check_limits(pool, timeout, deadline)
+    assert errors == ([] if error is None else [error])
+
+
+def test_host_file_paths_are_never_used_from_the_controller():
+    params, notes = fa.controller_login(
+        dict(login_host='db5.internal', ca_cert='/etc/mysql/ca.pem', client_cert='/etc/mysql/client.pem',
+             client_key='/etc/mysql/client-key.pem', check_hostname=True), {}, 'db5')
+    assert not any(k in params for k in ('ca_cert', 'client_cert', 'client_key'))
+    assert params['check_hostname'] is True
+    for path in ('/etc/mysql/ca.pem', '/etc/mysql/client.pem', '/etc/mysql/client-key.pem'):
+        assert any(path in n and 'not read from the controller' in n for n in notes), notes
 
 
 # ---------------------------------------------------------------- desired state and notes

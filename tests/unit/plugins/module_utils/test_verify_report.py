@@ -1,0 +1,257 @@
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet report's one writer: secrets masked by variable, HTML data escaped for any string (parsed, and
+rendered in headless Chromium), the three files written as one set with private modes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import threading
+from html.parser import HTMLParser
+
+import pytest
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as vr
+
+CHROMIUM = '/usr/bin/chromium'
+EVIL = '<!--<script>'
+
+
+def item(status='ok', **extra):
+    base = dict(desired=1, resolved_name=None, runtime='1', status=status, notes=[], configured=None,
+                persisted=None, origin=None, command_line=None, startup=None, default=None)
+    base.update(extra)
+    return base
+
+
+def outcomes():
+    return {
+        'db1': dict(variables={
+            'wsrep_sst_auth': item('drift_config', desired='sst:N3wPass', runtime='sst:0ldPass', resolved_name='wsrep_sst_auth',
+                                   configured=dict(value='sst:0ldPass', file='/etc/mysql/conf.d/galera.cnf', line=4,
+                                                   group='galera', text='wsrep_sst_auth = sst:0ldPass'),
+                                   notes=['the server runs sst:0ldPass; a restart brings sst:0ldPass']),
+            'report_password': item(runtime='hunter2', desired='hunter2'),
+            'wsrep_provider_options': item(runtime='gcache.size=1G; socket.ssl_key_password=k3y; pc.weight=1',
+                                           desired='gcache.size=1G'),
+            'innodb_adaptive_hash_index': item(runtime='ON', desired='ON'),
+            'disconnect_on_expired_password': item(runtime='ON', desired='ON'),
+        }, errors=['option file /etc/mysql/x.cnf line 3: wsrep_sst_auth=sst:0ldPass has no group'],
+            server=dict(flavor='mariadb')),
+        'db2': dict(failed=True, msg='cannot connect: server said password=Pr1vate'),
+    }
+
+
+# ---------------------------------------------------------------- secrets, by what the variable is
+def test_secret_variables_are_masked_everywhere_they_show():
+    report = vr.verify_report(outcomes(), generated='2026-01-01T00:00:00+00:00')
+    text = json.dumps(report)
+    for secret in ('N3wPass', '0ldPass', 'hunter2', 'k3y', 'Pr1vate'):
+        assert secret not in text, secret
+    auth = report['hosts']['db1']['variables']['wsrep_sst_auth']
+    assert auth['runtime'] == auth['desired'] == auth['configured']['value'] == auth['configured']['text'] == vr.MASK
+    assert auth['configured']['file'] == '/etc/mysql/conf.d/galera.cnf'       # where, not what
+    assert auth['status'] == 'drift_config' and auth['masked'] is True
+    assert auth['notes'] == ['the server runs ********; a restart brings ********']
+    # an option string keeps what is not a credential
+    assert report['hosts']['db1']['variables']['wsrep_provider_options']['runtime'] == \
+        'gcache.size=1G; socket.ssl_key_password=********; pc.weight=1'
+    # settings about passwords and ordinary values are shown
+    assert report['hosts']['db1']['variables']['disconnect_on_expired_password']['runtime'] == 'ON'
+    assert report['hosts']['db1']['variables']['innodb_adaptive_hash_index']['runtime'] == 'ON'
+    assert report['hosts']['db2']['reason'] == 'cannot connect: server said password=********'
+    for page in (vr.verify_report_html(report), vr.verify_report_junit(report)):
+        for secret in ('N3wPass', '0ldPass', 'hunter2', 'k3y', 'Pr1vate'):
+            assert secret not in page, secret
+
+
+@pytest.mark.parametrize('name,secret', [
+    ('wsrep_sst_auth', True), ('report_password', True), ('loose-wsrep-sst-auth', True), ('group_replication_recovery_password', True),
+    ('disconnect_on_expired_password', False), ('default_authentication_plugin', False), ('innodb_adaptive_hash_index', False),
+    ('password_history', False), ('validate_password_length', False),
+])
+def test_is_secret_variable(name, secret):
+    assert vr.is_secret_variable(name) is secret
+
+
+def test_a_short_login_password_blanks_no_value():
+    """The login password 'ON' is masked where a message quotes it as a word, never in values."""
+    results = {'db1': dict(variables={'innodb_adaptive_hash_index': item(runtime='ON', desired='ON')}, errors=[],
+                           msg=None),
+               'db2': dict(failed=True, msg='login with password ON refused; ONLINE check skipped')}
+    masked = vr.mask_login_secrets(results, {'ON'})
+    report = vr.verify_report(masked)
+    assert report['hosts']['db1']['variables']['innodb_adaptive_hash_index']['runtime'] == 'ON'
+    assert report['hosts']['db1']['variables']['innodb_adaptive_hash_index']['desired'] == 'ON'
+    assert report['hosts']['db2']['reason'] == 'login with password ******** refused; ONLINE check skipped'
+
+
+# ---------------------------------------------------------------- HTML escaping
+def evil_report():
+    blocker = dict(schema='shop', table=EVIL, engine='Aria', rows_estimate=1, total_bytes=16384, status='never',
+                   where=['target'], version='mysql 8.4.0', gone_in=None, source='x', reason='%s uses Aria' % EVIL)
+    out = {
+        'db1': dict(variables={'innodb_io_capacity': item('drift_runtime', runtime='200', desired=300,
+                                                          notes=['</script><script>document.title="pwned"</script>',
+                                                                 EVIL, ']]><!-- & \u2028'])},
+                    errors=[], server=dict(flavor='mysql'), target=dict(flavor='mysql', version='8.4.0'),
+                    blockers=[blocker]),
+        'db2': dict(variables={'innodb_io_capacity': item('ok', runtime='300', desired=300)}, errors=[],
+                    server=dict(flavor='mysql')),
+    }
+    return vr.verify_report(out, generated='2026-01-01T00:00:00+00:00')
+
+
+class _Scripts(HTMLParser):
+    def __init__(self):
+        HTMLParser.__init__(self)
+        self.scripts, self._in, self.cells = [], None, 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == 'script':
+            self._in = dict(id=attrs.get('id'), text='')
+        if tag == 'td' and 'cell' in (attrs.get('class') or '').split():
+            self.cells += 1
+
+    def handle_data(self, data):
+        if self._in is not None:
+            self._in['text'] += data
+
+    def handle_endtag(self, tag):
+        if tag == 'script' and self._in is not None:
+            self.scripts.append(self._in)
+            self._in = None
+
+
+def test_embedded_data_is_escaped_for_any_string_parsed():
+    report = evil_report()
+    page = vr.verify_report_html(report)
+    data = page.split('<script id="verify-data" type="application/json">')[1].split('</script>')[0]
+    assert '<' not in data and '>' not in data and '&' not in data
+    parser = _Scripts()
+    parser.feed(page)
+    parser.close()
+    assert [s['id'] for s in parser.scripts] == ['verify-data', None]        # the data, then the page's script
+    assert json.loads(parser.scripts[0]['text']) == json.loads(json.dumps(report))
+    assert json.loads(parser.scripts[0]['text'])['hosts']['db1']['blockers'][0]['table'] == EVIL
+    assert parser.cells == 2
+
+
+def test_the_page_renders_in_headless_chromium(tmp_path):
+    """Chromium's own parser runs the page's script (it marks <body data-ready>) and keeps every row: a table
+    named <!--<script> does not swallow the page."""
+    if not os.path.exists(CHROMIUM):
+        pytest.fail('chromium (Debian package chromium) is not installed: run `make deps`', pytrace=False)
+    page = tmp_path / 'verify.html'
+    page.write_text(vr.verify_report_html(evil_report()), encoding='utf-8')
+    proc = subprocess.run([CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+                           '--disable-background-networking', '--disable-component-update', '--disable-sync',
+                           '--user-data-dir=%s' % (tmp_path / 'profile'), '--dump-dom', page.as_uri()],
+                          capture_output=True, text=True, timeout=120, check=False)
+    dom = proc.stdout
+    assert 'data-ready="true"' in dom, (proc.returncode, proc.stderr[-2000:], dom[-2000:])
+    assert dom.count('class="hostrow"') == 2 and 'id="details"' in dom and 'class="legend"' in dom
+    assert '<title>InnoDB fleet verification</title>' in dom
+
+
+# ---------------------------------------------------------------- the files, as one set
+def test_files_are_private_by_default_and_the_mode_is_configurable(tmp_path):
+    report = evil_report()
+    directory = tmp_path / 'reports'
+    paths = vr.write_report_set(report, str(directory))
+    assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(directory / vr.SETS_DIR).st_mode) == 0o700
+    assert [stat.S_IMODE(os.stat(p).st_mode) for p in paths] == [0o600] * 3
+    with open(paths[0], encoding='utf-8') as handle:
+        assert json.load(handle)['generated'] == report['generated']
+    vr.write_report_set(report, str(directory), '0640')
+    assert [stat.S_IMODE(os.stat(p).st_mode) for p in paths] == [0o640] * 3
+    assert stat.S_IMODE(os.stat(directory / vr.SETS_DIR).st_mode) == 0o750
+    # one set on disk after each write
+    assert len([e for e in os.listdir(directory / vr.SETS_DIR) if e.startswith('set-')]) == 1
+
+
+def test_an_existing_directory_is_left_as_it_is(tmp_path):
+    shared = tmp_path / 'shared'
+    shared.mkdir(mode=0o755)
+    os.chmod(shared, 0o755)
+    vr.write_report_set(evil_report(), str(shared))
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o755
+    assert stat.S_IMODE(os.stat(shared / vr.SETS_DIR).st_mode) == 0o700
+
+
+def test_plain_files_of_an_older_version_are_replaced(tmp_path):
+    for name in vr.REPORT_FILES:
+        (tmp_path / name).write_text('old')
+    vr.write_report_set(evil_report(), str(tmp_path))
+    for name in vr.REPORT_FILES:
+        assert os.path.islink(tmp_path / name) and (tmp_path / name).read_text() != 'old'
+
+
+@pytest.mark.parametrize('mode', ['0644x', '0400', 'rw', 0o1777, '0200', True])
+def test_bad_modes_are_refused_before_anything_is_written(tmp_path, mode):
+    with pytest.raises(vr.ReportError, match='report mode must be an octal file mode'):
+        vr.write_report_set(evil_report(), str(tmp_path / 'r'), mode)
+    assert not (tmp_path / 'r').exists()
+
+
+def test_a_reader_never_sees_files_of_two_runs(tmp_path):
+    """Writers alternate two reports while a reader reads the three files through the set's directory: every
+    read gives files of the same run."""
+    first = vr.verify_report({'a': dict(variables={}, errors=[])}, generated='2026-01-01T00:00:01+00:00')
+    second = vr.verify_report({'b': dict(variables={}, errors=[])}, generated='2026-01-01T00:00:02+00:00')
+    directory = str(tmp_path)
+    vr.write_report_set(first, directory)
+    stop, mixed, reads = threading.Event(), [], [0]
+
+    def reader():
+        while not stop.is_set():
+            try:
+                current = os.path.realpath(os.path.join(directory, vr.SETS_DIR, 'current'))
+                with open(os.path.join(current, 'verify.json'), encoding='utf-8') as j, \
+                        open(os.path.join(current, 'verify.html'), encoding='utf-8') as h:
+                    generated = json.load(j)['generated']
+                    page = h.read()
+            except (OSError, ValueError):
+                continue    # a set removed between realpath and open: read again
+            reads[0] += 1
+            if 'generated %s' % generated not in page:
+                mixed.append(generated)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        for i in range(40):
+            vr.write_report_set(second if i % 2 else first, directory)
+    finally:
+        stop.set()
+        thread.join()
+    assert reads[0] > 0 and mixed == []
+
+
+def test_two_writers_at_once_leave_one_complete_current_set(tmp_path):
+    """Two runs writing into one directory (AWX job slices): every write completes, the current set is whole."""
+    reports = [vr.verify_report({'h%d' % i: dict(variables={}, errors=[])}, generated='2026-01-01T00:00:%02d+00:00' % i)
+               for i in range(2)]
+    errors = []
+
+    def writer(report):
+        try:
+            for _i in range(15):
+                vr.write_report_set(report, str(tmp_path))
+        except Exception as e:  # pylint: disable=broad-except
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(r,)) for r in reports]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    generated = json.loads((tmp_path / 'verify.json').read_text(encoding='utf-8'))['generated']
+    assert 'generated %s' % generated in (tmp_path / 'verify.html').read_text(encoding='utf-8')
+    assert [e for e in os.listdir(tmp_path / vr.SETS_DIR) if e.startswith(('set-', 'stage-'))] == \
+        [os.readlink(tmp_path / vr.SETS_DIR / 'current')]
