@@ -105,7 +105,7 @@ echo "collection source: $url at $branch = $head"
 # ------------------------------------------------------------------ 3. ansible-builder
 t=$SECONDS
 "$BUILDER" build -f execution-environment.yml -c .build/ee --container-runtime podman -t "$EE_IMAGE" \
-  --build-arg EE_BASE_IMAGE="$EE_BASE_IMAGE" --extra-build-cli-args "--network host" -v 2
+  --build-arg EE_BASE_IMAGE="$EE_BASE_IMAGE" --build-arg DBFLEET_COLLECTION_COMMIT="$head" --extra-build-cli-args "--network host" -v 2
 echo "image $EE_IMAGE built in $((SECONDS - t)) s (make ee: $((SECONDS - started)) s in all)"
 podman image inspect --format 'image size: {{.Size}} bytes' "$EE_IMAGE"
 echo "$EE_IMAGE"
