@@ -96,7 +96,7 @@ branch=$(python3 -c 'import yaml,sys; print(yaml.safe_load(open("collections/req
          || sed -n 's/^ *version: *//p' collections/requirements.yml | head -1)
 url=$(sed -n 's/^ *- name: *//p' collections/requirements.yml | head -1)
 head=$(git rev-parse HEAD)
-rm -rf ee/source && mkdir -p ee/source
+rm -rf ee/source/innodb.git ee/source/gitconfig
 git clone -q --bare "$ROOT" ee/source/innodb.git
 git -C ee/source/innodb.git update-ref "refs/heads/$branch" "$head"
 printf '[url "file:///usr/share/dbfleet-ee-source/innodb.git"]\n\tinsteadOf = %s\n[safe]\n\tdirectory = *\n' "$url" > ee/source/gitconfig
