@@ -105,13 +105,21 @@ def lab_inventory(lab):
 
 
 @pytest.fixture(scope="module")
-def ee_job(image, project, lab, tmp_path_factory):
-    """run_job inside the image; the lab's directory (option files, drop-ins, sockets) exposed to the job."""
+def container_job(image, project, tmp_path_factory):
+    """run_job inside the image, the given paths of the machine exposed to the job."""
     base = str(tmp_path_factory.mktemp("ee-jobs"))
 
     def launch(ident, template, inventory, group_vars=None, expose=(), **kwargs):
         return awx_runner.run_job(project, base, ident, template, inventory, group_vars, image=image,
-                                  expose=(lab.lab_dir,) + tuple(expose), **kwargs)
+                                  expose=tuple(expose), **kwargs)
+    return launch
+
+
+@pytest.fixture(scope="module")
+def ee_job(container_job, lab):
+    """A job on the local lab inside the image: the lab's directory (option files, drop-ins, sockets) exposed."""
+    def launch(ident, template, inventory, group_vars=None, **kwargs):
+        return container_job(ident, template, inventory, group_vars, expose=(lab.lab_dir,), **kwargs)
     return launch
 
 
@@ -215,12 +223,13 @@ def test_ahi_advice_inside_the_image(ee_job, lab_inventory):
 
 
 @pytest.mark.fleet
-def test_rolling_restart_inside_the_image_on_the_ssh_fleet(ee_job, fleet):
+def test_rolling_restart_inside_the_image_on_the_ssh_fleet(container_job, fleet):
     inventory, login, _gv = awx_runner.controller_inventory(os.path.join(ROOT, "inventories", "fleet", "hosts.yml"))
     hosts = awx_runner.all_hosts(inventory)
     # The job reaches the fleet hosts over SSH from the container, with the fleet's key exposed to it.
-    keys = {v for v in json.dumps(inventory).split('"') if v.startswith("/") and os.path.isfile(v) and "key" in v}
-    job = ee_job("restart-ee", RESTART, inventory, expose=tuple(os.path.dirname(k) for k in keys),
+    key = inventory["all"]["vars"]["ansible_ssh_private_key_file"]
+    assert os.path.isfile(key), key
+    job = container_job("restart-ee", RESTART, inventory, expose=(os.path.dirname(key),),
                  survey=survey_defaults(RESTART), credential=login)
     assert job.status == "successful" and job.rc == 0, job
     read = {e["event_data"]["host"] for e in job.events if e["event"] == "runner_on_ok"
