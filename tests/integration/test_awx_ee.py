@@ -230,7 +230,7 @@ def test_rolling_restart_inside_the_image_on_the_ssh_fleet(container_job, fleet)
     key = inventory["all"]["vars"]["ansible_ssh_private_key_file"]
     assert os.path.isfile(key), key
     job = container_job("restart-ee", RESTART, inventory, expose=(os.path.dirname(key),),
-                 survey=survey_defaults(RESTART), credential=login)
+                        survey=survey_defaults(RESTART), credential=login)
     assert job.status == "successful" and job.rc == 0, job
     read = {e["event_data"]["host"] for e in job.events if e["event"] == "runner_on_ok"
             and e["event_data"]["task"] == "Read which settings wait for a restart"}
