@@ -18,15 +18,19 @@ APT_PACKAGES := mariadb-server mariadb-client libaio1 libnuma1 openssh-server ip
                 percona-toolkit sysbench libmemcached-tools unzip maven chromium chromium-driver \
                 debootstrap galera-4 rsync
 ANSIBLE_BUNDLE := ansible==12.3.0
+# The execution environment (make ee): podman with runc (ee/containers.conf), debootstrap for its base image.
+EE_APT_PACKAGES := podman runc uidmap debootstrap
+EE_IMAGE ?= localhost/dbfleet-innodb-ee:0.1.0
 
 .PHONY: help deps apt venv collections lab-up lab-down lab-status fleet-up fleet-down fleet-status \
-        demo test lint sanity units integration molecule build-test bench clean
+        demo test lint sanity units integration molecule build-test bench clean ee ee-apt
 
 help:
 	@echo "make demo    install what is needed, bring the lab up, run site.yml and verify.yml"
 	@echo "make test    install what is needed and run every check"
 	@echo "make lab-up | lab-down | lab-status      local lab fleet (one process per server)"
 	@echo "make fleet-up | fleet-down | fleet-status  SSH fleet (a network namespace per host)"
+	@echo "make ee      build the execution environment image (podman, ansible-builder; docs/awx.md)"
 
 # ---------------------------------------------------------------- set-up
 deps: apt venv collections
@@ -68,6 +72,27 @@ $(COLLECTIONS)/.stamp: $(VENV)/.stamp Makefile
 	fi
 	@touch $@
 
+# ---------------------------------------------------------------- execution environment
+ee-apt: .cache/ee-apt.stamp
+.cache/ee-apt.stamp: Makefile
+	@mkdir -p .cache
+	@missing=$$(for p in $(EE_APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages: $$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq; \
+	  for try in 1 2 3; do apt-get install -y -qq $$missing >/dev/null && break; \
+	    echo "apt-get install failed (try $$try); retrying"; sleep 2; done; \
+	  for p in $$missing; do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
+	    || { echo "ERROR: Debian package $$p did not install" >&2; exit 1; }; done; \
+	fi
+	@touch $@
+
+# The image, from execution-environment.yml (ee/build.sh): EE_IMAGE names it, EE_BASE_IMAGE a registry's
+# EE base instead of the local Debian one, EE_CA_BUNDLE the CA bundle pip trusts in the build.
+ee: ee-apt venv
+	EE_IMAGE=$(EE_IMAGE) $(ROOT)/ee/build.sh
+
 # ---------------------------------------------------------------- lab
 lab-up: deps
 	$(LAB) up
@@ -91,7 +116,7 @@ demo: lab-up
 	@echo "Fleet report: $(ROOT)/reports/verify.html (also reports/verify.json, reports/verify-junit.xml)"
 
 # ---------------------------------------------------------------- checks
-test: deps
+test: deps ee-apt
 	$(ROOT)/tests/run-all.sh
 
 lint: deps

@@ -18,11 +18,29 @@ run_part() {
   NAMES+=("$name"); TIMES+=($((SECONDS - start)))
 }
 
+# The execution environment image (ee/build.sh, as `make ee`) builds beside the first checks: the first time on a
+# machine it is mostly downloads (debootstrap, PyPI, Debian packages); afterwards podman's layer cache and the
+# cached base root make it short. The integration tests run the job templates inside it (test_awx_ee.py).
+EE_OUT=$(mktemp -d)
+(
+  start=$SECONDS
+  if ee/build.sh > "$EE_OUT/output" 2>&1; then result=ok; else result=FAILED; fi
+  echo "$result $((SECONDS - start))" > "$EE_OUT/result"
+) &
+ee_build=$!
+
 run_part lint         ansible-lint --profile production
 run_part changelog    antsibull-changelog lint
 run_part sanity       tests/sanity.sh
 run_part units        python -m pytest -q tests/unit
 run_part build        tests/build-test.sh
+wait "$ee_build"
+echo
+echo "=================== ee: ee/build.sh (built beside the checks above)"
+read -r ee_result ee_time < "$EE_OUT/result" || { ee_result=FAILED; ee_time=0; }
+if [ "$ee_result" = ok ]; then tail -n 4 "$EE_OUT/output"; else tail -n 40 "$EE_OUT/output"; fi
+NAMES+=(ee); RESULTS+=("$ee_result"); TIMES+=("$ee_time")
+rm -rf "$EE_OUT"
 run_part lab-up       python lab/lab.py up
 
 # Two streams at once: the local lab's integration tests, and beside them the SSH fleet's tests then the

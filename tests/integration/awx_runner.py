@@ -9,6 +9,13 @@
   (job type check -> --check, diff mode -> --diff, limit), ``env/envvars`` (the synced collections path),
   ``env/settings``; then ``ansible-runner run`` and its job events.
 - A sliced job: the inventory's hosts, sorted by name, slice N of M gets hosts[N-1::M] (AWX's slicing).
+- Inside the execution environment (``image=``): ``ansible-runner run --process-isolation
+  --process-isolation-executable podman --container-image IMAGE``, as AWX runs a job in its EE: the private
+  data dir mounted at /runner, the synced collections at /runner/requirements_collections (AWX's path, before
+  the image's own), the host network (the lab's servers listen on loopback), the paths the job must see on
+  the machine mounted at their own path (AWX's "Paths to expose to isolated jobs"), the container running as
+  the calling user (rootful podman; AWX's rootless podman maps its user the same way), podman configured by
+  ee/containers.conf through CONTAINERS_CONF.
 """
 from __future__ import annotations
 
@@ -23,6 +30,9 @@ import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
+EE_IMAGE = os.environ.get("EE_IMAGE", "localhost/dbfleet-innodb-ee:0.1.0")
+EE_CONTAINERS_CONF = os.path.join(ROOT, "ee", "containers.conf")
+EE_PYTHON = "/usr/bin/python3"
 LOGIN_SECRETS = ("dbfleet_login_user", "dbfleet_login_password")
 
 
@@ -110,6 +120,16 @@ def all_hosts(inventory):
     return sorted(hosts)
 
 
+def _set_host_var(node, name, value):
+    """Give every host below node the variable name = value, unless it has its own."""
+    for host, hostvars in list((node.get("hosts") or {}).items()):
+        node["hosts"][host] = dict(hostvars or {})
+        node["hosts"][host].setdefault(name, value)
+    for child in (node.get("children") or {}).values():
+        if child:
+            _set_host_var(child, name, value)
+
+
 def slice_inventory(inventory, number, count):
     """AWX's job slicing: slice `number` (1-based) of `count` keeps hosts[number-1::count], by name."""
     keep = set(all_hosts(inventory)[number - 1::count])
@@ -143,6 +163,8 @@ class Job:
         self.events.sort(key=lambda e: e.get("counter", 0))
         with open(os.path.join(art, "stdout"), encoding="utf-8") as handle:
             self.stdout = handle.read()
+        with open(os.path.join(art, "command"), encoding="utf-8") as handle:
+            self.command = json.load(handle)["command"]      # what runner ran: ansible-playbook, or podman run
         (stats,) = [e for e in self.events if e["event"] == "playbook_on_stats"] or [{"event_data": {}}]
         self.stats = stats["event_data"]
         self.artifact_data = self.stats.get("artifact_data") or {}
@@ -164,12 +186,24 @@ class Job:
 
 
 def run_job(project, base, ident, template, inventory, group_vars_dir=None, survey=None, credential=None,
-            job_type=None, limit=None, timeout=600):
-    """Launch `template` (an entry of awx/job_templates.yml) as the controller would; returns a Job."""
+            job_type=None, limit=None, timeout=600, image=None, expose=()):
+    """Launch `template` (an entry of awx/job_templates.yml) as the controller would; returns a Job.
+    With image: inside a container of that execution environment image, the paths in expose mounted."""
     pdd = os.path.join(base, ident)
     shutil.copytree(project.path, os.path.join(pdd, "project"), symlinks=True)
     os.makedirs(os.path.join(pdd, "inventory"))
     os.makedirs(os.path.join(pdd, "env"))
+    collections = project.collections
+    if image:
+        # The job's Python is the image's; the synced collections travel in the private data dir, as in AWX.
+        # (localhost and local-connection hosts); SSH hosts keep the interpreter they have on their side.
+        inventory = json.loads(json.dumps(inventory))
+        top = inventory["all"].setdefault("vars", {})
+        if top.get("ansible_connection") == "ssh" and top.get("ansible_python_interpreter"):
+            _set_host_var(inventory["all"], "ansible_python_interpreter", top["ansible_python_interpreter"])
+        top["ansible_python_interpreter"] = EE_PYTHON
+        shutil.copytree(project.collections, os.path.join(pdd, "requirements_collections"), symlinks=True)
+        collections = "/runner/requirements_collections:/usr/share/ansible/collections"
     with open(os.path.join(pdd, "inventory", "hosts.yml"), "w", encoding="utf-8") as handle:
         yaml.safe_dump(inventory, handle)
     if group_vars_dir:
@@ -191,12 +225,33 @@ def run_job(project, base, ident, template, inventory, group_vars_dir=None, surv
     with open(os.path.join(pdd, "env", "cmdline"), "w", encoding="utf-8") as handle:
         handle.write(" ".join(cmdline))
     with open(os.path.join(pdd, "env", "envvars"), "w", encoding="utf-8") as handle:
-        json.dump({"ANSIBLE_COLLECTIONS_PATH": project.collections, "ANSIBLE_FORCE_COLOR": "0",
+        json.dump({"ANSIBLE_COLLECTIONS_PATH": collections, "ANSIBLE_FORCE_COLOR": "0",
                    "ANSIBLE_HOST_KEY_CHECKING": "False"}, handle)
+    settings = {"job_timeout": timeout, "idle_timeout": timeout, "pexpect_timeout": 5, "suppress_ansible_output": True}
+    argv = [os.path.join(BIN, "ansible-runner"), "run", pdd, "-p", template["playbook"], "--ident", ident]
+    env = clean_env()
+    if image:
+        settings["container_volume_mounts"] = ["%s:%s" % (path, path) for path in expose]
+        settings["container_options"] = ["--network=host", "--user=%d" % os.getuid()]
+        argv += ["--process-isolation", "--process-isolation-executable", "podman", "--container-image", image]
+        env["CONTAINERS_CONF"] = EE_CONTAINERS_CONF
     with open(os.path.join(pdd, "env", "settings"), "w", encoding="utf-8") as handle:
-        json.dump({"job_timeout": timeout, "idle_timeout": timeout, "pexpect_timeout": 5,
-                   "suppress_ansible_output": True}, handle)
-    proc = subprocess.run([os.path.join(BIN, "ansible-runner"), "run", pdd, "-p", template["playbook"],
-                           "--ident", ident], env=clean_env(), capture_output=True, text=True,
-                          timeout=timeout + 60, check=False)
+        json.dump(settings, handle)
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout + 60, check=False)
     return Job(pdd, ident, proc)
+
+
+def podman(*args, timeout=300):
+    """podman with the repository's containers.conf; the CompletedProcess (text), not checked."""
+    return subprocess.run(["podman"] + list(args), env=clean_env(CONTAINERS_CONF=EE_CONTAINERS_CONF),
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def ee_image_or_fail(image=EE_IMAGE):
+    """The image's id; fails saying how to build it when podman or the image is missing."""
+    if shutil.which("podman") is None:
+        raise AssertionError("podman is missing: `make ee` installs it and builds the execution environment image")
+    proc = podman("image", "inspect", "--format", "{{.Id}}", image)
+    if proc.returncode != 0:
+        raise AssertionError("no execution environment image %s: build it with `make ee` (%s)" % (image, proc.stderr.strip()))
+    return proc.stdout.strip()
