@@ -41,17 +41,34 @@ def error_of(func, *args):
 
 
 # ---------------------------------------------------------------- shared
-@pytest.mark.parametrize('role', desired.ROLES)
-def test_python_defaults_equal_the_role_defaults(role):
-    with open(os.path.join(ROOT, 'roles', role, 'defaults', 'main.yml')) as handle:
-        assert yaml.safe_load(handle) == desired.INPUTS[role]
-
-
-@pytest.mark.parametrize('role', desired.ROLES)
-def test_argument_specs_document_every_input(role):
+def spec_defaults(role):
+    """The one source of a role's defaults: the `default` of each option of meta/argument_specs.yml."""
     with open(os.path.join(ROOT, 'roles', role, 'meta', 'argument_specs.yml')) as handle:
-        spec = yaml.safe_load(handle)['argument_specs']
-    assert set(spec['main']['options']) == set(desired.INPUTS[role])
+        specs = yaml.safe_load(handle)['argument_specs']
+    return specs, dict((name, option.get('default')) for name, option in specs['main']['options'].items())
+
+
+@pytest.mark.parametrize('role', desired.ROLES)
+def test_python_defaults_come_from_the_argument_specs(role):
+    assert desired.INPUTS[role] == spec_defaults(role)[1]
+
+
+@pytest.mark.parametrize('role', desired.ROLES)
+def test_role_defaults_file_comes_from_the_argument_specs(role):
+    with open(os.path.join(ROOT, 'roles', role, 'defaults', 'main.yml')) as handle:
+        assert yaml.safe_load(handle) == spec_defaults(role)[1]
+
+
+@pytest.mark.parametrize('role', desired.ROLES)
+def test_every_entry_point_takes_the_same_options(role):
+    specs = spec_defaults(role)[0]
+    for entry in specs.values():
+        assert entry['options'] == specs['main']['options']
+
+
+def test_every_role_with_a_prefix_has_a_desired_state():
+    roles = sorted(r for r in os.listdir(os.path.join(ROOT, 'roles')) if r != 'restart')
+    assert roles == sorted(desired.ROLES)
 
 
 def test_unknown_variables_are_named():
@@ -315,8 +332,8 @@ def test_for_roles_names_the_role_of_every_bad_variable():
 
 def test_check_roles():
     assert desired.check_roles(['memcached', 'adaptive_hash', 'memcached']) == ['memcached', 'adaptive_hash']
-    with pytest.raises(ValueError, match="desired_from: 'myrocks' is not a role with a desired state"):
-        desired.check_roles(['myrocks'])
+    with pytest.raises(ValueError, match="desired_from: 'restart' is not a role with a desired state"):
+        desired.check_roles(['restart'])
 
 
 def test_flush_neighbors_probe_variable_reaches_the_detection():
