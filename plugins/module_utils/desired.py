@@ -397,6 +397,14 @@ def option_file_text(comments, lines):
     return '\n'.join(out) + '\n'
 
 
+def with_option_file(comments, lines, **state):
+    """A role's desired state with its drop-in from the one writer: option_file (the checked lines) and
+    option_file_text (the file body the role's template prints)."""
+    written = option_file(lines)
+    state.update(option_file=written, option_file_text=option_file_text(comments, written))
+    return state
+
+
 def os_family(os_release):
     """The OS family (Debian, RedHat) from the text of /etc/os-release (ID and ID_LIKE), or None."""
     ids = []
@@ -521,11 +529,9 @@ def adaptive_hash(variables, facts):
                            reason='the server runs %s, the drop-in says %s; a restart applies it '
                                   '(adaptive_hash_restart: %s)' % (running_parts, parts, restart)))
         notes.append('%s=%s waits for a restart' % (parts_var, parts))
-    written = option_file(lines)
-    return dict(
+    return with_option_file(
+        ADAPTIVE_HASH_COMMENTS, lines,
         settings=settings,
-        option_file=written,
-        option_file_text=option_file_text(ADAPTIVE_HASH_COMMENTS, written),
         runtime=runtime,
         partition_variable=parts_var,
         parts_running=running_parts,
@@ -649,13 +655,11 @@ def flush_neighbors(variables, facts, detected):
                      'startup, whatever innodb_flush_neighbors says; the value %s applies only to files it judged '
                      'rotational' % (facts.get('version_text'), fn))
     header = 'Storage under %s: %s (source: %s).' % (facts.get('datadir'), klass, source)
-    written = option_file((name, value, 'int') for name, value in sorted(settings.items()))
-    return dict(
+    return with_option_file(
+        ['Managed by the dbfleet.innodb.flush_neighbors role: local changes are overwritten.', header,
+         'Set flush_neighbors_storage_class / flush_neighbors_map in the inventory instead.'],
+        [(name, value, 'int') for name, value in sorted(settings.items())],
         settings=settings,
-        option_file=written,
-        option_file_text=option_file_text(
-            ['Managed by the dbfleet.innodb.flush_neighbors role: local changes are overwritten.', header,
-             'Set flush_neighbors_storage_class / flush_neighbors_map in the inventory instead.'], written),
         header=_CONTROL_RE.sub('?', header),
         runtime=runtime,
         storage=storage,
@@ -781,14 +785,11 @@ def memcached(variables, facts):
         lines.append(('loose-innodb_api_enable_mdl', mdl, 'bool'))
     if trx_level is not None:
         lines.append(('loose-innodb_api_trx_level', trx_level, 'int'))
-    written = option_file(lines)
-    settings = dict(static, **dynamic) if (state == 'present' and supported) else {}
-    return dict(
-        settings=settings,
+    return with_option_file(
+        MEMCACHED_COMMENTS, lines,
+        settings=dict(static, **dynamic) if (state == 'present' and supported) else {},
         static_settings=static,
         daemon_option=option,
-        option_file=written,
-        option_file_text=option_file_text(MEMCACHED_COMMENTS, written),
         runtime=dynamic,
         supported=supported,
         reason=reason,
@@ -863,7 +864,6 @@ def myrocks(variables, facts):
                 restart_settings[name] = value
     elif wanted and enabled is not True:
         notes.append('the myrocks_* settings do nothing unless myrocks_enabled is true')
-    written = option_file(lines)
     if enabled is True and supported and not loaded:
         pending, restart_reason = True, 'load MyRocks (%s)' % plugin
     elif enabled is False and loaded:
@@ -875,17 +875,11 @@ def myrocks(variables, facts):
         pending, restart_reason = False, ''
     if pending:
         notes.append('%s waits for a restart' % restart_reason)
-    return dict(
-        enabled=enabled,
-        supported=supported,
-        reason=reason,
-        plugin=plugin,
-        loaded=loaded,
-        tables=tables,
+    return with_option_file(
+        MYROCKS_COMMENTS, lines,
+        enabled=enabled, supported=supported, reason=reason, plugin=plugin, loaded=loaded, tables=tables,
         refusals=refusals,
         settings=settings,
-        option_file=written,
-        option_file_text=option_file_text(MYROCKS_COMMENTS, written),
         runtime=runtime,
         pending_restart=pending,
         restart_settings=restart_settings,
