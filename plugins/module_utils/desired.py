@@ -251,7 +251,7 @@ class Checker:
         high_ok = maximum is None or number <= maximum
         if not (low_ok and high_ok):
             if minimum is not None and maximum is not None:
-                rule = 'must be %d-%d' % (minimum, maximum)
+                rule = ('must be %d-%d' if minimum >= 0 else 'must be %d to %d') % (minimum, maximum)
             elif minimum is not None:
                 rule = 'must be %d or more' % minimum
             else:

@@ -254,7 +254,7 @@ def loaded_engine_facts(conn, query, names):
     engines = dict((str(e['engine']).upper(), e) for e in read_engines(conn, query))
     for name in names:
         key = str(name).upper()
-        rows = query(conn, 'SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE UPPER(ENGINE) = %s', [key])
+        rows = query(conn, 'SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE ENGINE = %s', [key])
         count = _int(rows[0].get('n')) if rows else 0
         out[key] = dict(loaded=bool(engines.get(key, {}).get('loaded')), tables=count)
     return out
