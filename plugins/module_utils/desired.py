@@ -23,6 +23,7 @@ import re
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import memcached as memcached_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 ROLES = ('adaptive_hash', 'flush_neighbors', 'memcached', 'myrocks')
@@ -124,12 +125,6 @@ MYROCKS_SETTINGS = (
 # !includedir /etc/mysql/conf.d/; /etc/my.cnf: !includedir /etc/my.cnf.d). The inventory's
 # dbfleet_option_dropin_dir wins. The only place a drop-in directory is written down.
 OPTION_DROPIN_DIRS = {'Debian': '/etc/mysql/conf.d', 'RedHat': '/etc/my.cnf.d'}
-# /etc/os-release ID / ID_LIKE words -> OS family (as ansible_facts.os_family names them).
-_OS_FAMILY_IDS = {
-    'Debian': ('debian', 'ubuntu', 'linuxmint', 'raspbian', 'devuan', 'kali', 'pop'),
-    'RedHat': ('rhel', 'fedora', 'centos', 'rocky', 'almalinux', 'ol', 'oracle', 'amzn', 'scientific',
-               'cloudlinux', 'virtuozzo', 'eurolinux', 'navy'),
-}
 RESTART_METHODS = ('service', 'command')
 
 STORAGE_CLASSES = ('ssd', 'hdd', 'mixed')
@@ -406,17 +401,10 @@ def with_option_file(comments, lines, **state):
 
 
 def os_family(os_release):
-    """The OS family (Debian, RedHat) from the text of /etc/os-release (ID and ID_LIKE), or None."""
-    ids = []
-    for raw in (os_release or '').splitlines():
-        key, _sep, value = raw.partition('=')
-        if key.strip() in ('ID', 'ID_LIKE'):
-            ids.extend(value.strip().strip('"\'').lower().split())
-    for word in ids:
-        for family, names in _OS_FAMILY_IDS.items():
-            if word in names:
-                return family
-    return None
+    """The OS family as Ansible names it (Debian, RedHat), from the text of /etc/os-release
+    (topology.os_family(), the reading the restart path uses for service names), or None."""
+    family = topology.os_family(os_release)
+    return {'debian': 'Debian', 'redhat': 'RedHat'}.get(family)
 
 
 def dropin_file(role, dropin_dir=None, family=None):
