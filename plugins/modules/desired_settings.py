@@ -231,11 +231,11 @@ def main():
         for name in role_unknown:
             module.warn('%s is not a variable of the %s role (misspelt?); it is ignored' % (name, role))
         unknown.extend(role_unknown)
-    if desired.restart_roles(roles):
+    restarting = desired.restart_roles(roles)
+    if restarting:
         errors = desired.restart_method_errors(module.params['restart_method'], module.params['restart_command'])
         if errors:
-            module.fail_json(msg='%s: invalid input, nothing changed: %s' % (', '.join(desired.restart_roles(roles)),
-                                                                            '; '.join(errors)),
+            module.fail_json(msg='%s: invalid input, nothing changed: %s' % (', '.join(restarting), '; '.join(errors)),
                              errors=errors, unknown_variables=unknown)
     facts = read_facts(module, roles)
     probe = module.params['probe']
