@@ -1,8 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin of dbfleet.innodb.desired_settings: the one login path (plugin_utils/login.py), and the
-role's variables (of every role in `roles`) taken from the play when the task does not pass them."""
+"""Action plugin of dbfleet.innodb.desired_settings: the one login path (plugin_utils/login.py), the
+role's variables (of every role in `roles`) taken from the play when the task does not pass them, and
+the host's drop-in directory and restart method (dbfleet_option_dropin_dir, dbfleet_restart_method,
+dbfleet_restart_command)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,10 @@ from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import LoginA
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.role_variables import role_variables, roles_variables
 
 __all__ = ['ActionModule', 'role_variables']
+
+# Module option <- host variable, when the task does not pass the option.
+HOST_VARIABLES = (('option_dropin_dir', 'dbfleet_option_dropin_dir'), ('restart_method', 'dbfleet_restart_method'),
+                  ('restart_command', 'dbfleet_restart_command'))
 
 
 class ActionModule(LoginActionModule):
@@ -25,4 +31,8 @@ class ActionModule(LoginActionModule):
             args['variables'] = (roles_variables(roles, task_vars, self._templar.template) if isinstance(roles, list)
                                  else role_variables(role, task_vars, self._templar.template))
             self._task.args = args
+        host_args = dict((arg, self._templar.template(task_vars[var])) for arg, var in HOST_VARIABLES
+                         if arg not in self._task.args and var in task_vars)
+        if host_args:
+            self._task.args = dict(self._task.args, **host_args)
         return super().run(tmp, task_vars)

@@ -95,11 +95,14 @@ class ActionModule(ActionBase):
         roles = [r for r in args['desired_from']
                  if r not in args['role_hosts'] or name in args['role_hosts'][r]]
         inputs = dict((k, template(host_vars[k])) for role in roles for k in desired.INPUTS[role] if k in host_vars)
+        # Named, never templated (as in the per-host mode, plugin_utils/role_variables.py): a misspelt
+        # <role>_* variable gets the same warning in both modes.
+        unknown = [n for role in roles for n in desired.unknown_variables(role, host_vars)]
         extra = template(host_vars.get(args['settings_variable'])) or {}
         if not isinstance(extra, dict):
             return None, dict(failed=True, msg='%s must be a dict of variable name -> desired value, got %s'
                               % (args['settings_variable'], type(extra).__name__))
-        return dict(params=params, notes=notes, roles=roles, inputs=inputs, extra=dict(extra)), None
+        return dict(params=params, notes=notes, roles=roles, inputs=inputs, extra=dict(extra), unknown=unknown), None
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars if task_vars is not None else {}
@@ -138,6 +141,15 @@ class ActionModule(ActionBase):
                                           deadline=args['deadline'])
 
         results.update(fleet_audit.run_pool(jobs, worker, args['pool']))
+        warnings = []
+        for name in sorted(jobs):
+            if jobs[name]['unknown'] and not results[name].get('failed'):
+                results[name]['unknown_variables'] = sorted(set(results[name].get('unknown_variables') or [])
+                                                            | set(jobs[name]['unknown']))
+            warnings.extend('%s: %s is not a variable of its role (misspelt?); it is ignored' % (name, var)
+                            for var in jobs[name]['unknown'])
+        if warnings:
+            result['warnings'] = list(result.get('warnings') or []) + warnings
         # No result carries a login; should a server's message ever quote a password, it is masked there
         # (as a word of its own: a short password such as ON does not blank values).
         secrets = set(str(job['params']['login_password']) for job in jobs.values()

@@ -3,12 +3,18 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The desired state of each role, from the role's variables and the server's facts.
 
-One pure function per role (adaptive_hash(), flush_neighbors(), memcached()) checks the role's
-variables as the user wrote them, with the ranges of the version table (flavors.py), and returns
-what the role manages on this server: the settings (as verify compares them), the lines of the
-role's drop-in file (every value checked for the option-file syntax), what to set at runtime, what
-waits for a restart, and notes. The module dbfleet.innodb.desired_settings reads the facts and
-calls them; the roles' YAML only orchestrates. Unit tests: tests/unit/plugins/module_utils/test_desired.py.
+One pure function per role (adaptive_hash(), flush_neighbors(), memcached(), myrocks()) checks the
+role's variables as the user wrote them, with the ranges of the version table (flavors.py), and returns
+what the role manages on this server: the settings (as verify compares them), the role's drop-in file
+(written by the one option-file writer, option_file() / option_file_text(): every value checked and
+quoted by its kind), what to set at runtime, what waits for a restart, and notes. for_roles() is the one
+route every caller takes: dbfleet.innodb.desired_settings (the roles, playbooks/site.yml,
+playbooks/rolling_restart.yml), dbfleet.innodb.verify (per host) and dbfleet.innodb.verify_fleet
+(controller). The roles' YAML only orchestrates.
+
+The roles' defaults are written down once, in roles/<role>/meta/argument_specs.yml; INPUTS below and
+roles/<role>/defaults/main.yml are checked against it by tests/unit/plugins/module_utils/test_desired.py
+(the module runs on the host, where the role files are not). Unit tests: test_desired.py, test_option_writer.py.
 """
 
 from __future__ import annotations
@@ -17,11 +23,14 @@ import re
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import memcached as memcached_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
-ROLES = ('adaptive_hash', 'flush_neighbors', 'memcached')
+ROLES = ('adaptive_hash', 'flush_neighbors', 'memcached', 'myrocks')
 
-# The public input variables of each role and their defaults (as in roles/<role>/defaults/main.yml;
-# a unit test keeps both equal).
+# The public input variables of each role and their defaults: the `default` of each option of
+# roles/<role>/meta/argument_specs.yml (null where it has none). A unit test keeps this table, the
+# argument specs and roles/<role>/defaults/main.yml equal.
 INPUTS = {
     'adaptive_hash': dict(
         adaptive_hash_enabled=None,
@@ -72,6 +81,16 @@ INPUTS = {
         memcached_probe_container=None,
         memcached_probe_timeout=3,
     ),
+    'myrocks': dict(
+        myrocks_enabled=None,
+        myrocks_block_cache_size=None,
+        myrocks_flush_log_at_trx_commit=None,
+        myrocks_max_background_jobs=None,
+        myrocks_default_cf_options=None,
+        myrocks_restart='never',
+        myrocks_restart_timeout=300,
+        myrocks_restart_max_lag=60,
+    ),
 }
 
 # Facts the roles set under their own prefix: not input, never reported as unknown.
@@ -80,6 +99,7 @@ OUTPUTS = {
                       'adaptive_hash_restarted'),
     'flush_neighbors': ('flush_neighbors_desired_settings', 'flush_neighbors_storage', 'flush_neighbors_report'),
     'memcached': ('memcached_desired_settings', 'memcached_report', 'memcached_restarted'),
+    'myrocks': ('myrocks_desired_settings', 'myrocks_report', 'myrocks_pending_restart', 'myrocks_restarted'),
 }
 
 # The server variables each role reads (server_facts `variables`).
@@ -87,7 +107,25 @@ SERVER_VARIABLES = {
     'adaptive_hash': ('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts'),
     'flush_neighbors': ('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
     'memcached': (),
+    'myrocks': ('rocksdb_block_cache_size', 'rocksdb_flush_log_at_trx_commit', 'rocksdb_max_background_jobs',
+                'rocksdb_default_cf_options'),
 }
+
+# The settings of the myrocks role: role variable -> (server variable, kind, minimum, maximum, dynamic).
+# Ranges and dynamic from the MariaDB MyRocks system variables reference (docs/storage_engines.md);
+# a server that reports whether a variable is dynamic (information_schema.SYSTEM_VARIABLES) is believed first.
+MYROCKS_SETTINGS = (
+    ('myrocks_block_cache_size', 'rocksdb_block_cache_size', 'int', 1024, None, True),
+    ('myrocks_flush_log_at_trx_commit', 'rocksdb_flush_log_at_trx_commit', 'int', 0, 2, True),
+    ('myrocks_max_background_jobs', 'rocksdb_max_background_jobs', 'int', -1, 64, True),
+    ('myrocks_default_cf_options', 'rocksdb_default_cf_options', 'text', None, None, False),
+)
+
+# Where the packaged servers of each OS family include drop-in files (/etc/mysql/my.cnf:
+# !includedir /etc/mysql/conf.d/; /etc/my.cnf: !includedir /etc/my.cnf.d). The inventory's
+# dbfleet_option_dropin_dir wins. The only place a drop-in directory is written down.
+OPTION_DROPIN_DIRS = {'Debian': '/etc/mysql/conf.d', 'RedHat': '/etc/my.cnf.d'}
+RESTART_METHODS = ('service', 'command')
 
 STORAGE_CLASSES = ('ssd', 'hdd', 'mixed')
 # Built-in maps (merged under the user's): mixed storage puts some pages on an HDD, where neighbor
@@ -208,7 +246,7 @@ class Checker:
         high_ok = maximum is None or number <= maximum
         if not (low_ok and high_ok):
             if minimum is not None and maximum is not None:
-                rule = 'must be %d-%d' % (minimum, maximum)
+                rule = ('must be %d-%d' if minimum >= 0 else 'must be %d to %d') % (minimum, maximum)
             elif minimum is not None:
                 rule = 'must be %d or more' % minimum
             else:
@@ -254,24 +292,146 @@ class Checker:
         return value
 
 
-def option_value(label, value):
-    """value as text for a drop-in line, or an error message: no line breaks or other control characters."""
-    text = str(value)
-    if _CONTROL_RE.search(text):
-        return None, ('%s must be on one line, without control characters, to go into an option file; got %s'
-                      % (label, shown(value)))
-    return text, None
+# ---------------------------------------------------------------- the one option-file writer
+# Every line any role writes into a drop-in comes from option_file(); the roles' templates only print
+# option_file_text(). A value can never add a line, a group or a directive: control characters (line
+# breaks included) are refused, and so are values that start like a group header ([) or a directive
+# (!include, !includedir), whatever their kind.
+OPTION_KINDS = ('bool', 'int', 'word', 'text')
+_OPTION_NAME_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_-]*$')
+# A word needs no quotes: no spaces, quotes, comment signs or escapes.
+_WORD_RE = re.compile(r'^[A-Za-z0-9_.,:;=/+@%-]+$')
+# What makes a text value need quotes in an option file (the server strips one pair of them).
+_NEEDS_QUOTES_RE = re.compile(r"[\s#']")
+
+
+def option_kind(value):
+    """The kind of a value from its type: bool, int, text."""
+    if isinstance(value, bool):
+        return 'bool'
+    if isinstance(value, int):
+        return 'int'
+    return 'text'
+
+
+def option_value(label, value, kind=None):
+    """(text, None): value as it goes after `name = ` in a drop-in, by its kind; or (None, message).
+
+    bool -> ON / OFF; int -> digits; word -> as is (letters, digits and . _ , : ; = / + @ % - only);
+    text -> as is, in double quotes when it holds a space, # or ' (a " or a backslash is refused: the
+    server reads escapes and quotes in option files). Any kind: no control characters, no leading [ or !."""
+    kind = kind or option_kind(value)
+    where = 'to go into an option file'
+    if kind not in OPTION_KINDS:
+        return None, '%s: unknown option value kind %r' % (label, kind)
+    if kind == 'bool':
+        if not isinstance(value, bool):
+            return None, '%s must be true or false %s; got %s' % (label, where, shown(value))
+        return ('ON' if value else 'OFF'), None
+    if kind == 'int':
+        if isinstance(value, bool) or not isinstance(value, int):
+            return None, '%s must be a whole number %s; got %s' % (label, where, shown(value))
+        return str(int(value)), None
+    if not isinstance(value, str):
+        return None, '%s must be a string %s; got %s' % (label, where, shown(value))
+    if _CONTROL_RE.search(value):
+        return None, ('%s must be on one line, without control characters, %s; got %s'
+                      % (label, where, shown(value)))
+    text = value.strip()
+    if text.startswith('['):
+        return None, '%s must not start with [ (it would open an option group) %s; got %s' % (label, where, shown(value))
+    if text.startswith('!'):
+        return None, ('%s must not start with ! (an !include or !includedir directive) %s; got %s'
+                      % (label, where, shown(value)))
+    if kind == 'word':
+        if not _WORD_RE.match(value):
+            return None, ('%s may hold only letters, digits and . _ , : ; = / + @ %% - %s; got %s'
+                          % (label, where, shown(value)))
+        return value, None
+    if '"' in value or '\\' in value:
+        return None, ('%s must not hold " or a backslash (the server reads quotes and escapes in option files) '
+                      '%s; got %s' % (label, where, shown(value)))
+    if not text or _NEEDS_QUOTES_RE.search(value):
+        return '"%s"' % value, None
+    return value, None
 
 
 def option_file(lines):
-    """The drop-in's [mysqld] lines as a list of {name, value}, each checked again (a last guard)."""
-    out = []
-    for name, value in lines:
-        text, problem = option_value(name, value)
+    """The drop-in's [mysqld] lines as a list of {name, value}: the one writer every role's file goes through.
+
+    lines: (name, value) or (name, value, kind) (kind: OPTION_KINDS, else from the value's type). Raises
+    InputError naming every bad line."""
+    out, problems = [], []
+    for line in lines:
+        name, value = line[0], line[1]
+        kind = line[2] if len(line) > 2 else None
+        if not isinstance(name, str) or not _OPTION_NAME_RE.match(name):
+            problems.append('%s is not an option name (letters, digits, _ and -)' % shown(name))
+            continue
+        text, problem = option_value(name, value, kind)
         if problem:
-            raise InputError([problem])
+            problems.append(problem)
+            continue
         out.append(dict(name=name, value=text))
+    if problems:
+        raise InputError(problems)
     return out
+
+
+def comment_line(text):
+    """One comment line of a drop-in: control characters (line breaks) become ?."""
+    return '# ' + _CONTROL_RE.sub('?', str(text))
+
+
+def option_file_text(comments, lines):
+    """The drop-in file body after the ansible_managed header: comment lines, [mysqld], then lines
+    (option_file()'s {name, value}). The roles' templates print it as it is."""
+    out = [comment_line(c) for c in comments]
+    out.append('[mysqld]')
+    out.extend('%s = %s' % (line['name'], line['value']) for line in lines)
+    return '\n'.join(out) + '\n'
+
+
+def with_option_file(comments, lines, **state):
+    """A role's desired state with its drop-in from the one writer: option_file (the checked lines) and
+    option_file_text (the file body the role's template prints)."""
+    written = option_file(lines)
+    state.update(option_file=written, option_file_text=option_file_text(comments, written))
+    return state
+
+
+def os_family(os_release):
+    """The OS family as Ansible names it (Debian, RedHat), from the text of /etc/os-release
+    (topology.os_family(), the reading the restart path uses for service names), or None."""
+    family = topology.os_family(os_release)
+    return {'debian': 'Debian', 'redhat': 'RedHat'}.get(family)
+
+
+def dropin_file(role, dropin_dir=None, family=None):
+    """(path, None) of the role's drop-in file, or (None, why): in dropin_dir (the inventory's
+    dbfleet_option_dropin_dir), else in the directory of the OS family (OPTION_DROPIN_DIRS)."""
+    name = '60-dbfleet-%s.cnf' % role
+    if dropin_dir:
+        return '%s/%s' % (str(dropin_dir).rstrip('/') or '/', name), None
+    if family in OPTION_DROPIN_DIRS:
+        return '%s/%s' % (OPTION_DROPIN_DIRS[family], name), None
+    return None, ('no drop-in directory is known for OS family %s (known: %s); set dbfleet_option_dropin_dir for '
+                  'this host' % (family or 'unknown', ', '.join(sorted(OPTION_DROPIN_DIRS))))
+
+
+def restart_method_errors(method, command):
+    """Messages about dbfleet_restart_method / dbfleet_restart_command (empty when fine). Checked
+    whenever a role that may restart runs, whether or not a restart is pending."""
+    method = 'service' if method is None else method
+    if not isinstance(method, str) or method not in RESTART_METHODS:
+        return ['dbfleet_restart_method must be one of %s; got %s' % (', '.join(RESTART_METHODS), shown(method))]
+    if method == 'command':
+        good = (isinstance(command, (list, tuple)) and len(command) > 0
+                and all(isinstance(a, str) and a and not _CONTROL_RE.search(a) for a in command))
+        if not good:
+            return ['dbfleet_restart_method command needs dbfleet_restart_command, a non-empty list of arguments; '
+                    'got %s' % shown(command)]
+    return []
 
 
 def unknown_variables(role, names):
@@ -292,6 +452,13 @@ def _restart_inputs(check, role):
 
 
 # ---------------------------------------------------------------- adaptive_hash
+ADAPTIVE_HASH_COMMENTS = (
+    'Managed by the dbfleet.innodb.adaptive_hash role: local changes are overwritten.',
+    'Set adaptive_hash_enabled / adaptive_hash_parts in the inventory instead.',
+    'Partitions are read-only at runtime: they take effect at the next restart.',
+)
+
+
 def adaptive_hash(variables, facts):
     """Desired state of the adaptive_hash role.
 
@@ -321,7 +488,7 @@ def adaptive_hash(variables, facts):
         if ahi.get('exists') and ahi.get('settable'):
             settings['innodb_adaptive_hash_index'] = enabled
             runtime['innodb_adaptive_hash_index'] = enabled
-            lines.append(('innodb_adaptive_hash_index', 'ON' if enabled else 'OFF'))
+            lines.append(('innodb_adaptive_hash_index', enabled, 'bool'))
         else:
             # Still in settings: verify reports it (not_settable / unsupported) like the role does.
             settings['innodb_adaptive_hash_index'] = enabled
@@ -337,7 +504,7 @@ def adaptive_hash(variables, facts):
     if parts is not None:
         if parts_var is not None and parts_facts.get('exists'):
             settings[parts_var] = parts
-            lines.append((parts_var, parts))
+            lines.append((parts_var, parts, 'int'))
             pending = str(running_parts) != str(parts)
         else:
             settings[parts_var or 'innodb_adaptive_hash_index_parts'] = parts
@@ -350,9 +517,9 @@ def adaptive_hash(variables, facts):
                            reason='the server runs %s, the drop-in says %s; a restart applies it '
                                   '(adaptive_hash_restart: %s)' % (running_parts, parts, restart)))
         notes.append('%s=%s waits for a restart' % (parts_var, parts))
-    return dict(
+    return with_option_file(
+        ADAPTIVE_HASH_COMMENTS, lines,
         settings=settings,
-        option_file=option_file(lines),
         runtime=runtime,
         partition_variable=parts_var,
         parts_running=running_parts,
@@ -476,9 +643,11 @@ def flush_neighbors(variables, facts, detected):
                      'startup, whatever innodb_flush_neighbors says; the value %s applies only to files it judged '
                      'rotational' % (facts.get('version_text'), fn))
     header = 'Storage under %s: %s (source: %s).' % (facts.get('datadir'), klass, source)
-    return dict(
+    return with_option_file(
+        ['Managed by the dbfleet.innodb.flush_neighbors role: local changes are overwritten.', header,
+         'Set flush_neighbors_storage_class / flush_neighbors_map in the inventory instead.'],
+        [(name, value, 'int') for name, value in sorted(settings.items())],
         settings=settings,
-        option_file=option_file(sorted(settings.items())),
         header=_CONTROL_RE.sub('?', header),
         runtime=runtime,
         storage=storage,
@@ -489,6 +658,14 @@ def flush_neighbors(variables, facts, detected):
 
 
 # ---------------------------------------------------------------- memcached
+MEMCACHED_COMMENTS = (
+    'Managed by the dbfleet.innodb.memcached role: local changes are overwritten.',
+    'Set memcached_* variables in the inventory instead.',
+    "loose- lets a server without the plugin start; INSTALL PLUGIN reads these lines again.",
+    'innodb_api_enable_binlog / innodb_api_enable_mdl are read at server start only.',
+)
+
+
 def _daemon_extra_options(check):
     name = 'memcached_daemon_extra_options'
     value = check.raw(name)
@@ -588,22 +765,20 @@ def memcached(variables, facts):
     if mdl is not None:
         static['innodb_api_enable_mdl'] = mdl
     dynamic = {} if trx_level is None else {'innodb_api_trx_level': trx_level}
-    if '"' in option or '\\' in option:
-        raise InputError(['daemon_memcached_option %s cannot be quoted in an option file' % shown(option)])
-    lines = [('loose-daemon_memcached_option', '"%s"' % option)]
-    lines.extend(('loose-' + k, v) for k, v in sorted(batch.items()) if v is not None)
+    # Always in double quotes (it holds spaces); the writer refuses what cannot be quoted.
+    lines = [('loose-daemon_memcached_option', option, 'text')]
+    lines.extend(('loose-' + k, v, 'int') for k, v in sorted(batch.items()) if v is not None)
     if binlog is not None:
-        lines.append(('loose-innodb_api_enable_binlog', 'ON' if binlog else 'OFF'))
+        lines.append(('loose-innodb_api_enable_binlog', binlog, 'bool'))
     if mdl is not None:
-        lines.append(('loose-innodb_api_enable_mdl', 'ON' if mdl else 'OFF'))
+        lines.append(('loose-innodb_api_enable_mdl', mdl, 'bool'))
     if trx_level is not None:
-        lines.append(('loose-innodb_api_trx_level', trx_level))
-    settings = dict(static, **dynamic) if (state == 'present' and supported) else {}
-    return dict(
-        settings=settings,
+        lines.append(('loose-innodb_api_trx_level', trx_level, 'int'))
+    return with_option_file(
+        MEMCACHED_COMMENTS, lines,
+        settings=dict(static, **dynamic) if (state == 'present' and supported) else {},
         static_settings=static,
         daemon_option=option,
-        option_file=option_file(lines),
         runtime=dynamic,
         supported=supported,
         reason=reason,
@@ -612,7 +787,97 @@ def memcached(variables, facts):
     )
 
 
-FUNCTIONS = dict(adaptive_hash=adaptive_hash, flush_neighbors=flush_neighbors, memcached=memcached)
+# ---------------------------------------------------------------- myrocks
+MYROCKS_COMMENTS = (
+    'Managed by the dbfleet.innodb.myrocks role: local changes are overwritten.',
+    'Set myrocks_* in the inventory instead.',
+    'MyRocks, loaded at every start; loose- lets a server without the plugin library start.',
+)
+
+
+def myrocks(variables, facts):
+    """Desired state of the myrocks role.
+
+    facts: server_facts (flavor, version), variables for SERVER_VARIABLES['myrocks'] (present only while
+    MyRocks is loaded) and engines.ROCKSDB = {loaded, tables}. Raises InputError. Returns a dict:
+    enabled, supported, reason, plugin, loaded, tables, refusals (what stops the role before any change:
+    'unsupported', 'tables'), settings (what verify compares: the rocksdb_* values while enabled),
+    option_file / option_file_text (plugin_load_add and the loose-rocksdb_* lines), runtime (the dynamic
+    settings, set while MyRocks is loaded), pending_restart, restart_settings, restart_reason, notes.
+    """
+    check = Checker(variables, INPUTS['myrocks'], facts)
+    enabled = check.boolean('myrocks_enabled')
+    wanted = []
+    for role_name, name, kind, low, high, dynamic in MYROCKS_SETTINGS:
+        if kind == 'int':
+            value = check.integer(role_name, low, high)
+        else:
+            value = check.text(role_name)
+            if value is not None:
+                _text, problem = option_value(role_name, value, kind)
+                if problem:
+                    check.error(problem)
+                    value = None
+        if value is not None:
+            wanted.append((name, value, kind, dynamic))
+    _restart_inputs(check, 'myrocks')
+    check.done()
+
+    status, reason, engine = flavors.engine_status('ROCKSDB', *_identity(facts))
+    plugin = engine.plugin if engine is not None else None
+    supported = status in (flavors.ENGINE_AVAILABLE, flavors.ENGINE_DEPRECATED) and bool(plugin)
+    rocksdb = ((facts.get('engines') or {}).get('ROCKSDB')) or {}
+    loaded = bool(rocksdb.get('loaded'))
+    tables = int(rocksdb.get('tables') or 0)
+    refusals = []
+    if enabled is True and not supported:
+        refusals.append('unsupported')
+    if enabled is False and tables:
+        refusals.append('tables')
+
+    settings, runtime, restart_settings, notes = {}, {}, {}, []
+    lines = []
+    if enabled is True and supported:
+        lines.append(('plugin_load_add', plugin, 'word'))
+        for name, value, kind, dynamic in wanted:
+            settings[name] = value
+            lines.append(('loose-' + name, value, kind))
+            if not loaded:
+                continue
+            fact = _variable(facts, name)
+            if fact.get('dynamic') is not None:
+                dynamic = bool(fact['dynamic'])
+            if dynamic:
+                runtime[name] = value
+            elif not values.equal(value, fact.get('runtime'), 'int' if kind == 'int' else 'str'):
+                restart_settings[name] = value
+    elif wanted and enabled is not True:
+        notes.append('the myrocks_* settings do nothing unless myrocks_enabled is true')
+    if enabled is True and supported and not loaded:
+        pending, restart_reason = True, 'load MyRocks (%s)' % plugin
+    elif enabled is False and loaded:
+        pending, restart_reason = True, 'unload MyRocks'
+    elif restart_settings:
+        pending = True
+        restart_reason = 'MyRocks settings: %s' % ', '.join('%s=%s' % kv for kv in sorted(restart_settings.items()))
+    else:
+        pending, restart_reason = False, ''
+    if pending:
+        notes.append('%s waits for a restart' % restart_reason)
+    return with_option_file(
+        MYROCKS_COMMENTS, lines,
+        enabled=enabled, supported=supported, reason=reason, plugin=plugin, loaded=loaded, tables=tables,
+        refusals=refusals,
+        settings=settings,
+        runtime=runtime,
+        pending_restart=pending,
+        restart_settings=restart_settings,
+        restart_reason=restart_reason,
+        notes=notes,
+    )
+
+
+FUNCTIONS = dict(adaptive_hash=adaptive_hash, flush_neighbors=flush_neighbors, memcached=memcached, myrocks=myrocks)
 
 
 # ---------------------------------------------------------------- every role at once
@@ -644,6 +909,16 @@ def server_variable_names(roles):
     for role in roles:
         names.extend(n for n in SERVER_VARIABLES[role] if n not in names)
     return names
+
+
+def server_engine_names(roles):
+    """The storage engines whose state the roles read (server facts `engines`)."""
+    return ['ROCKSDB'] if 'myrocks' in roles else []
+
+
+def restart_roles(roles):
+    """The roles of roles that may restart a server (they have a <role>_restart input)."""
+    return [r for r in roles if (r + '_restart') in INPUTS[r]]
 
 
 def for_role(role, inputs, facts, detect_storage):

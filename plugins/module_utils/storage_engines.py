@@ -247,6 +247,19 @@ def read_engines(conn, query):
     return engine_rows(query(conn, 'SELECT ENGINE, SUPPORT, TRANSACTIONS, COMMENT FROM information_schema.ENGINES'))
 
 
+def loaded_engine_facts(conn, query, names):
+    """{NAME: {loaded, tables}} for engine names (upper case): whether the server has the engine loaded
+    and how many tables use it (what the myrocks role's desired state needs, desired.myrocks())."""
+    out = {}
+    engines = dict((str(e['engine']).upper(), e) for e in read_engines(conn, query))
+    for name in names:
+        key = str(name).upper()
+        rows = query(conn, 'SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE ENGINE = %s', [key])
+        count = _int(rows[0].get('n')) if rows else 0
+        out[key] = dict(loaded=bool(engines.get(key, {}).get('loaded')), tables=count)
+    return out
+
+
 def read_tables(conn, query, schemas=None, include_system_schemas=False):
     """Rows of INFORMATION_SCHEMA.TABLES (base tables only), filtered by schema."""
     sql = ('SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE, TABLE_ROWS, DATA_LENGTH, INDEX_LENGTH, '

@@ -285,6 +285,9 @@ def desired_facts(conn, identity, variables, facts, roles):
         out['variables'] = details
         if reason:
             out['notes'].append(reason)
+    engines = desired_utils.server_engine_names(roles)
+    if engines:
+        out['engines'] = storage_engines.loaded_engine_facts(conn, connection.query, engines)
     return out
 
 

@@ -20,12 +20,19 @@ description:
   - Bad input fails with one message per variable that names the variable and the value as written. Every
     value bound for an option file is checked (one line, no control characters, the form its variable takes).
   - Without O(variables), the action plugin passes every variable of the play whose name starts with the
-    role's prefix (C(adaptive_hash_), C(flush_neighbors_), C(memcached_)); a name the role does not know gets
-    a warning.
-  - With O(roles), it works out several roles at once, in one run over one connection (RV(desired_states));
-    C(playbooks/site.yml) does so for the roles of a play and the roles then take their state from the
-    C(dbfleet_desired_states) fact instead of running this module again.
-  - Changes nothing. The roles call it in C(tasks/desired.yml).
+    role's prefix (C(adaptive_hash_), C(flush_neighbors_), C(memcached_), C(myrocks_)); a name the role does not
+    know gets a warning, whatever else the role has to do.
+  - With O(roles), it works out several roles at once, in one run over one connection (RV(desired_states), and
+    their settings merged in RV(settings)); C(playbooks/site.yml) and C(playbooks/rolling_restart.yml) do so for
+    their roles, and the roles then take their state from the C(dbfleet_desired_states) fact instead of running
+    this module again.
+  - For a role that may restart its server (C(adaptive_hash), C(memcached), C(myrocks)) it checks the restart
+    method (O(restart_method), O(restart_command)) every time, whether or not a restart is pending.
+  - Each role's state says where its drop-in file goes (C(dropin_file)) - in O(option_dropin_dir), else in the
+    directory the packaged servers of the host's OS family include (C(/etc/mysql/conf.d) on Debian and Ubuntu,
+    C(/etc/my.cnf.d) on the RedHat family, from C(/etc/os-release)).
+  - Changes nothing. The same computation (C(plugins/module_utils/desired.py)) serves M(dbfleet.innodb.verify)
+    and M(dbfleet.innodb.verify_fleet).
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
@@ -36,13 +43,13 @@ options:
     description:
       - The role whose desired state to work out (RV(desired)). One of O(role) and O(roles) is required.
     type: str
-    choices: [adaptive_hash, flush_neighbors, memcached]
+    choices: [adaptive_hash, flush_neighbors, memcached, myrocks]
   roles:
     description:
       - Several roles whose desired state to work out in this one run (RV(desired_states)).
     type: list
     elements: str
-    choices: [adaptive_hash, flush_neighbors, memcached]
+    choices: [adaptive_hash, flush_neighbors, memcached, myrocks]
   variables:
     description:
       - The role's variables (of every role in O(roles)), name to value, as the user wrote them. Missing ones take
@@ -56,6 +63,28 @@ options:
     type: list
     elements: path
     default: []
+  option_dropin_dir:
+    description:
+      - The directory the server includes drop-in files from. Filled by the action plugin from the host variable
+        C(dbfleet_option_dropin_dir) when not given; without it, the directory of the host's OS family.
+    type: path
+  restart_method:
+    description:
+      - How the host's server restarts, C(service) or C(command). Filled by the action plugin from the host variable
+        C(dbfleet_restart_method) when not given. Anything else fails (for a role that may restart) before
+        anything changes.
+    type: raw
+  restart_command:
+    description:
+      - The argv list that restarts the server with O(restart_method=command). Filled by the action plugin from the
+        host variable C(dbfleet_restart_command) when not given.
+    type: raw
+  dropin_required:
+    description:
+      - Fail, before anything changes, when the drop-in directory of a role cannot be told (no O(option_dropin_dir)
+        and an OS family without a known directory). The roles set it; an audit or a restart does not need it.
+    type: bool
+    default: false
   probe:
     description:
       - For C(flush_neighbors), run the read-only latency probe under the datadir. Defaults to the role's
@@ -95,6 +124,10 @@ desired_states:
   description: With O(roles), role name to what the role wants on this server (each as RV(desired)).
   returned: success and O(roles) is given
   type: dict
+settings:
+  description: With O(roles), the settings of every role merged in the order of O(roles) (a later role's value wins).
+  returned: success and O(roles) is given
+  type: dict
 desired:
   description: What the role wants on this server. Keys besides these are role-specific (see the role's C(tasks/desired.yml)).
   returned: success and O(role) is given
@@ -109,6 +142,15 @@ desired:
       type: list
       elements: dict
       sample: [{name: innodb_adaptive_hash_index, value: 'OFF'}]
+    option_file_text:
+      description: The drop-in file as the role writes it (after the C(ansible_managed) header), from the one writer.
+      type: str
+    dropin_file:
+      description: Where the role's drop-in file goes; V(null) when the host's OS family has no known directory.
+      type: str
+    dropin_problem:
+      description: Why RV(desired.dropin_file) is V(null).
+      type: str
     runtime:
       description: What to set at runtime (a dict; for C(flush_neighbors) a list of one-variable dicts in a safe order).
       type: raw
@@ -136,6 +178,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 
+OS_RELEASE = '/etc/os-release'
+
 
 def read_facts(module, roles):
     conn = conn_utils.connect(module)
@@ -146,21 +190,23 @@ def read_facts(module, roles):
                                         fallback_option_files=module.params['fallback_option_files'])
         except ValueError as e:
             module.fail_json(msg='cannot identify the server: %s' % e)
-        identity = facts['_identity']
-        facts = server_facts.public(facts)
-        facts['variables'] = {}
-        names = desired.server_variable_names(roles)
-        if names:
-            details, reason = verify.variable_details(conn, identity, variables, names)
-            facts['variables'] = details
-            if reason:
-                facts['notes'].append(reason)
+        # The same facts verify and verify_fleet compute the roles' desired state from.
+        facts = verify.desired_facts(conn, facts['_identity'], variables, facts, roles)
     except conn_utils.pymysql.err.MySQLError as e:
         module.fail_json(msg='reading server facts from %s failed: %s'
                          % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
     finally:
         conn.close()
     return facts
+
+
+def read_os_family():
+    """The host's OS family from /etc/os-release (None when it cannot be read or is not known)."""
+    try:
+        with open(OS_RELEASE) as handle:
+            return desired.os_family(handle.read())
+    except (IOError, OSError):
+        return None
 
 
 def main():
@@ -171,6 +217,10 @@ def main():
         variables=dict(type='dict'),
         fallback_option_files=dict(type='list', elements='path', default=[]),
         probe=dict(type='bool'),
+        option_dropin_dir=dict(type='path'),
+        dropin_required=dict(type='bool', default=False),
+        restart_method=dict(type='raw'),
+        restart_command=dict(type='raw'),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
                            mutually_exclusive=[('role', 'roles')], required_one_of=[('role', 'roles')])
@@ -181,21 +231,35 @@ def main():
         for name in role_unknown:
             module.warn('%s is not a variable of the %s role (misspelt?); it is ignored' % (name, role))
         unknown.extend(role_unknown)
+    restarting = desired.restart_roles(roles)
+    if restarting:
+        errors = desired.restart_method_errors(module.params['restart_method'], module.params['restart_command'])
+        if errors:
+            module.fail_json(msg='%s: invalid input, nothing changed: %s' % (', '.join(restarting), '; '.join(errors)),
+                             errors=errors, unknown_variables=unknown)
     facts = read_facts(module, roles)
     probe = module.params['probe']
 
     def detect(datadir, role_probe):
         return storage.detect_datadir(datadir, role_probe if probe is None else probe)
 
-    states = {}
+    family = None if module.params['option_dropin_dir'] else read_os_family()
+    states, settings = {}, {}
     for role in roles:
         try:
             states[role] = desired.for_role(role, inputs[role], facts, detect)
         except desired.InputError as e:
             module.fail_json(msg='%s: invalid input, nothing changed: %s' % (role, '; '.join(e.messages)),
                              errors=e.messages, unknown_variables=unknown)
+        states[role]['dropin_file'], states[role]['dropin_problem'] = desired.dropin_file(
+            role, module.params['option_dropin_dir'], family)
+        if module.params['dropin_required'] and states[role]['dropin_file'] is None:
+            module.fail_json(msg='%s: nothing changed: %s' % (role, states[role]['dropin_problem']),
+                             unknown_variables=unknown)
+        settings.update(states[role]['settings'])
     if module.params['roles']:
-        module.exit_json(changed=False, desired_states=states, server_facts=facts, unknown_variables=unknown)
+        module.exit_json(changed=False, desired_states=states, settings=settings, server_facts=facts,
+                         unknown_variables=unknown)
     module.exit_json(changed=False, desired=states[roles[0]], server_facts=facts, unknown_variables=unknown)
 
 

@@ -51,7 +51,7 @@ options:
       - Roles whose desired settings are audited on each host, worked out from the host's role variables.
     type: list
     elements: str
-    choices: [adaptive_hash, flush_neighbors, memcached]
+    choices: [adaptive_hash, flush_neighbors, memcached, myrocks]
     default: []
   role_hosts:
     description:

@@ -119,3 +119,29 @@ def test_role_refuses_on_mysql_before_any_change(lab, tmp_path):
     assert rc != 0 and changed == 0, out
     assert 'MyRocks cannot be enabled on mysql97: mysql never shipped the ROCKSDB (MyRocks) engine' in out
     assert not os.path.exists(dropin('mysql97'))
+
+
+def test_an_option_file_injection_is_refused_before_anything_is_written(without_myrocks, tmp_path):
+    """issue 23: a value with a line break must not add `init_file=` (SQL run as the server at its next
+    start) to the drop-in; the one option-file writer refuses it before any task changes anything."""
+    wanted = dict(myrocks_enabled=True, myrocks_restart='allowed',
+                  myrocks_default_cf_options='compression=kLZ4Compression\ninit_file=/tmp/p.sql')
+    for flags in (('--check', '--diff'), ()):
+        rc, changed, out = play(tmp_path, wanted, *flags)
+        assert rc != 0 and changed == 0, out
+        assert 'myrocks: invalid input, nothing changed: myrocks_default_cf_options must be on one line' in out, out
+        assert not re.search(r'^[+ ]?\s*(loose-)?init_file\s*=', out, re.M), out
+        assert not os.path.exists(dropin()) and not loaded()
+
+
+def test_a_bad_restart_method_is_refused_even_with_nothing_to_restart(lab, tmp_path):
+    rc, changed, out = play(tmp_path, dict(dbfleet_restart_method='reboot'))
+    assert rc != 0 and changed == 0, out
+    assert "dbfleet_restart_method must be one of service, command; got 'reboot'" in out, out
+
+
+def test_a_misspelt_variable_warns_when_the_role_has_nothing_else_to_do(lab, tmp_path):
+    rc, changed, out = play(tmp_path, dict(myrocks_enable=True))
+    assert (rc, changed) == (0, 0), out
+    assert 'myrocks_enable is not a variable of the myrocks role (misspelt?)' in out, out
+    assert not os.path.exists(dropin())

@@ -285,3 +285,22 @@ def test_check_mode_is_the_same(host):
 
 if __name__ == '__main__':
     sys.exit(pytest.main([__file__, '-v']))
+
+
+@pytest.mark.parametrize('mode', ['host', 'controller'])
+def test_a_misspelt_role_variable_warns_in_both_audit_modes(mode, tmp_path):
+    """The one desired-state route names a misspelt <role>_* variable in the per-host and the controller mode."""
+    require_lab_hosts(INVENTORY, ['mysql80'])
+    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
+               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_COLLECTIONS_PATH=COLLECTIONS)
+    extra = dict(verify_mode=mode, verify_hosts='mysql80', verify_report_dir=str(tmp_path / 'r'),
+                 verify_desired_from=['adaptive_hash', 'myrocks'], adaptive_hash_part=3, myrocks_enable=True)
+    proc = subprocess.run([os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY,
+                           os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e', json.dumps(extra)],
+                          capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
+    out = ' '.join((proc.stdout + proc.stderr).split())
+    assert proc.returncode == 0, out[-4000:]
+    for name in ('adaptive_hash_part', 'myrocks_enable'):
+        assert '%s is not a variable of its role (misspelt?)' % name in out, out[-4000:]
+    report = json.loads((tmp_path / 'r' / 'verify.json').read_text())
+    assert report['hosts']['mysql80']['status'] in ('ok', 'drift'), report['hosts']['mysql80']

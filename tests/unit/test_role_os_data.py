@@ -1,37 +1,42 @@
-"""Per-OS data of the roles (vars/Debian.yml, vars/RedHat.yml): present, alike, and the only place
-where a drop-in directory is written down."""
+"""Per-OS data of the roles: the drop-in directory of each OS family is written down once
+(desired.OPTION_DROPIN_DIRS, used by dbfleet.innodb.desired_settings for every role); no role, task,
+template or playbook writes a drop-in directory down itself, and no role keeps per-OS data of its own."""
 import os
 
 import pytest
-import yaml
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ROLES = ('adaptive_hash', 'flush_neighbors', 'memcached')
-EXPECTED = {
-    'Debian': dict(option_dropin_dir='/etc/mysql/conf.d'),
-    'RedHat': dict(option_dropin_dir='/etc/my.cnf.d'),
-}
+ROLES = sorted(os.listdir(os.path.join(ROOT, 'roles')))
+EXPECTED = {'Debian': '/etc/mysql/conf.d', 'RedHat': '/etc/my.cnf.d'}
+
+
+def test_the_drop_in_directory_of_each_os_family_is_written_down_once():
+    assert desired.OPTION_DROPIN_DIRS == EXPECTED
 
 
 @pytest.mark.parametrize('role', ROLES)
-@pytest.mark.parametrize('family', sorted(EXPECTED))
-def test_each_role_has_the_data_of_each_os_family(role, family):
-    with open(os.path.join(ROOT, 'roles', role, 'vars', family + '.yml')) as handle:
-        data = yaml.safe_load(handle)
-    assert data == {'__%s_os' % role: EXPECTED[family]}
+def test_no_role_keeps_per_os_data_or_a_platform_task_file(role):
+    for family in EXPECTED:
+        assert not os.path.exists(os.path.join(ROOT, 'roles', role, 'vars', family + '.yml'))
+    assert not os.path.exists(os.path.join(ROOT, 'roles', role, 'tasks', 'platform.yml'))
 
 
 def _files(*parts):
     top = os.path.join(ROOT, *parts)
     for base, _dirs, names in os.walk(top):
         for name in names:
-            if name.endswith(('.yml', '.j2')):
+            if name.endswith(('.yml', '.j2', '.py')):
                 yield os.path.join(base, name)
 
 
-@pytest.mark.parametrize('path', sorted(p for role in ROLES for p in _files('roles', role) if '/vars/' not in p)
-                         + sorted(_files('playbooks')))
-def test_no_os_path_or_service_is_hard_coded(path):
+@pytest.mark.parametrize('path', sorted(p for role in ROLES for p in _files('roles', role))
+                         + sorted(_files('playbooks'))
+                         + sorted(p for p in _files('plugins') if not p.endswith('module_utils/desired.py')
+                                  and '/modules/' not in p and '/doc_fragments/' not in p))
+def test_no_os_path_is_hard_coded(path):
     with open(path) as handle:
         text = handle.read()
-    assert '/etc/mysql/conf.d' not in text and '/etc/my.cnf.d' not in text, path
+    for directory in EXPECTED.values():
+        assert directory not in text, path

@@ -41,17 +41,34 @@ def error_of(func, *args):
 
 
 # ---------------------------------------------------------------- shared
-@pytest.mark.parametrize('role', desired.ROLES)
-def test_python_defaults_equal_the_role_defaults(role):
-    with open(os.path.join(ROOT, 'roles', role, 'defaults', 'main.yml')) as handle:
-        assert yaml.safe_load(handle) == desired.INPUTS[role]
-
-
-@pytest.mark.parametrize('role', desired.ROLES)
-def test_argument_specs_document_every_input(role):
+def spec_defaults(role):
+    """The one source of a role's defaults: the `default` of each option of meta/argument_specs.yml."""
     with open(os.path.join(ROOT, 'roles', role, 'meta', 'argument_specs.yml')) as handle:
-        spec = yaml.safe_load(handle)['argument_specs']
-    assert set(spec['main']['options']) == set(desired.INPUTS[role])
+        specs = yaml.safe_load(handle)['argument_specs']
+    return specs, dict((name, option.get('default')) for name, option in specs['main']['options'].items())
+
+
+@pytest.mark.parametrize('role', desired.ROLES)
+def test_python_defaults_come_from_the_argument_specs(role):
+    assert desired.INPUTS[role] == spec_defaults(role)[1]
+
+
+@pytest.mark.parametrize('role', desired.ROLES)
+def test_role_defaults_file_comes_from_the_argument_specs(role):
+    with open(os.path.join(ROOT, 'roles', role, 'defaults', 'main.yml')) as handle:
+        assert yaml.safe_load(handle) == spec_defaults(role)[1]
+
+
+@pytest.mark.parametrize('role', desired.ROLES)
+def test_every_entry_point_takes_the_same_options(role):
+    specs = spec_defaults(role)[0]
+    for entry in specs.values():
+        assert entry['options'] == specs['main']['options']
+
+
+def test_every_role_with_a_prefix_has_a_desired_state():
+    roles = sorted(r for r in os.listdir(os.path.join(ROOT, 'roles')) if r != 'restart')
+    assert roles == sorted(desired.ROLES)
 
 
 def test_unknown_variables_are_named():
@@ -321,8 +338,8 @@ def test_for_roles_names_the_role_of_every_bad_variable():
 
 def test_check_roles():
     assert desired.check_roles(['memcached', 'adaptive_hash', 'memcached']) == ['memcached', 'adaptive_hash']
-    with pytest.raises(ValueError, match="desired_from: 'myrocks' is not a role with a desired state"):
-        desired.check_roles(['myrocks'])
+    with pytest.raises(ValueError, match="desired_from: 'restart' is not a role with a desired state"):
+        desired.check_roles(['restart'])
 
 
 def test_flush_neighbors_probe_variable_reaches_the_detection():
@@ -330,3 +347,63 @@ def test_flush_neighbors_probe_variable_reaches_the_detection():
     desired.for_role('flush_neighbors', dict(flush_neighbors_probe=True), facts(),
                      lambda datadir, probe: seen.append(probe) or no_storage(datadir, probe))
     assert seen == [True]
+
+
+# ---------------------------------------------------------------- myrocks
+def rocks(loaded=False, tables=0, running=None, dynamic=None):
+    """MariaDB 11.8 facts; with loaded, the rocksdb_* variables exist (running values, dynamic per name)."""
+    out = facts('mariadb', (11, 8, 3))
+    out['engines'] = dict(ROCKSDB=dict(loaded=loaded, tables=tables))
+    out['variables'] = {}
+    for name in desired.SERVER_VARIABLES['myrocks']:
+        out['variables'][name] = (dict(exists=True, runtime=(running or {}).get(name), dynamic=(dynamic or {}).get(name))
+                                  if loaded else dict(exists=False, runtime=None, dynamic=None))
+    return out
+
+
+WANTED = dict(myrocks_enabled=True, myrocks_flush_log_at_trx_commit=2, myrocks_max_background_jobs=4,
+              myrocks_default_cf_options='compression=kLZ4Compression;bottommost_compression=kZSTD')
+
+
+def test_myrocks_load_takes_a_restart_and_writes_the_plugin_line():
+    out = desired.myrocks(WANTED, rocks())
+    assert out['refusals'] == [] and out['plugin'] == 'ha_rocksdb'
+    assert out['option_file'][0] == dict(name='plugin_load_add', value='ha_rocksdb')
+    assert dict(name='loose-rocksdb_flush_log_at_trx_commit', value='2') in out['option_file']
+    assert out['runtime'] == {} and out['pending_restart'] is True
+    assert out['restart_reason'] == 'load MyRocks (ha_rocksdb)' and out['restart_settings'] == {}
+    assert out['settings'] == {'rocksdb_flush_log_at_trx_commit': 2, 'rocksdb_max_background_jobs': 4,
+                               'rocksdb_default_cf_options': WANTED['myrocks_default_cf_options']}
+
+
+def test_myrocks_loaded_dynamic_at_runtime_read_only_waits_only_when_it_differs():
+    same = rocks(True, running={'rocksdb_default_cf_options': WANTED['myrocks_default_cf_options']},
+                 dynamic={'rocksdb_default_cf_options': False, 'rocksdb_flush_log_at_trx_commit': True})
+    out = desired.myrocks(WANTED, same)
+    assert out['runtime'] == {'rocksdb_flush_log_at_trx_commit': 2, 'rocksdb_max_background_jobs': 4}
+    assert out['pending_restart'] is False and out['restart_settings'] == {}
+    other = rocks(True, running={'rocksdb_default_cf_options': 'compression=kNoCompression'})
+    out = desired.myrocks(WANTED, other)
+    assert out['pending_restart'] is True
+    assert out['restart_settings'] == {'rocksdb_default_cf_options': WANTED['myrocks_default_cf_options']}
+    assert out['restart_reason'].startswith('MyRocks settings: rocksdb_default_cf_options=')
+
+
+def test_myrocks_taken_out_needs_a_restart_and_no_tables():
+    out = desired.myrocks(dict(myrocks_enabled=False), rocks(True))
+    assert out['pending_restart'] is True and out['restart_reason'] == 'unload MyRocks' and out['option_file'] == []
+    assert desired.myrocks(dict(myrocks_enabled=False), rocks(True, tables=2))['refusals'] == ['tables']
+    left = desired.myrocks(dict(myrocks_block_cache_size=1 << 20), rocks())
+    assert left['settings'] == {} and left['pending_restart'] is False and left['notes']
+
+
+@pytest.mark.parametrize('variables,message', [
+    (dict(myrocks_flush_log_at_trx_commit=3), 'myrocks_flush_log_at_trx_commit must be 0-2; got 3'),
+    (dict(myrocks_max_background_jobs=65), 'myrocks_max_background_jobs must be -1 to 64; got 65'),
+    (dict(myrocks_block_cache_size='big'), "myrocks_block_cache_size must be a whole number; got 'big'"),
+    (dict(myrocks_enabled='maybe'), "myrocks_enabled must be true or false; got 'maybe'"),
+    (dict(myrocks_default_cf_options='[client]'), 'myrocks_default_cf_options must not start with ['),
+    (dict(myrocks_restart='reboot'), "myrocks_restart must be one of never, allowed; got 'reboot'"),
+])
+def test_myrocks_bad_input(variables, message):
+    assert message in error_of(desired.myrocks, variables, rocks())

@@ -240,3 +240,17 @@ def test_verify_playbook_checks_the_target_with_the_flavors_of_the_table():
         text = handle.read()
     (alternatives,) = re.findall(r"verify_target_version is match\('\^\(([^)]*)\)-", text)
     assert sorted(alternatives.split('|')) == sorted(flavors.FLAVORS)
+
+
+def test_loaded_engine_facts_for_the_myrocks_desired_state():
+    asked = []
+
+    def query(_conn, sql, args=None):
+        asked.append((sql, args))
+        if 'information_schema.ENGINES' in sql:
+            return [dict(ENGINE='ROCKSDB', SUPPORT='YES', TRANSACTIONS='YES', COMMENT=''),
+                    dict(ENGINE='InnoDB', SUPPORT='DEFAULT', TRANSACTIONS='YES', COMMENT='')]
+        return [dict(n=3)]
+
+    assert se.loaded_engine_facts(None, query, ['rocksdb']) == {'ROCKSDB': dict(loaded=True, tables=3)}
+    assert asked[-1][1] == ['ROCKSDB']

@@ -1,0 +1,43 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""site.yml, rolling_restart.yml and advise_ahi.yml check their inputs with validate_argument_spec first:
+a bad value fails naming the variable and the value as written, before any lab host is touched (the
+recap lists localhost only)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import require_lab_hosts
+from test_verify import COLLECTIONS, INVENTORY, ROOT
+
+
+@pytest.mark.parametrize('playbook,extra,words', [
+    ('advise_ahi.yml', {'advise_ahi_sample_seconds': 'ten'},
+     "argument 'advise_ahi_sample_seconds' is of type str and we were unable to convert to int: \"'ten'\""),
+    ('advise_ahi.yml', {'advise_ahi_sample_seconds': 0}, 'advise_ahi_sample_seconds must be 1 or more; got 0'),
+    ('advise_ahi.yml', {'advise_ahi_thresholds': {'min_hit_ratio': 'high'}}, 'min_hit_ratio'),
+    ('rolling_restart.yml', {'rolling_restart_roles': ['adaptive_hash', 'myrock']},
+     'rolling_restart_roles must be one or more of: adaptive_hash, flush_neighbors, memcached, myrocks. '
+     'Got no match for: myrock'),
+    ('rolling_restart.yml', {'rolling_restart_all': 'perhaps'}, "argument 'rolling_restart_all' is of type str"),
+    ('rolling_restart.yml', {'rolling_restart_timeout': 0}, 'rolling_restart_timeout must be 1 or more (got 0)'),
+    ('site.yml', {'site_hosts': {'mysql80': 1}}, "argument 'site_hosts' is of type dict"),
+])
+def test_a_bad_input_fails_before_any_host_is_touched(playbook, extra, words):
+    require_lab_hosts(INVENTORY)
+    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
+               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_COLLECTIONS_PATH=COLLECTIONS)
+    proc = subprocess.run([os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY,
+                           os.path.join(ROOT, 'playbooks', playbook), '-e', json.dumps(extra)],
+                          capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert words in ' '.join(out.split()), out
+    recap = out[out.index('PLAY RECAP'):]
+    assert re.findall(r'^(\S+)\s+: ok=', recap, re.M) == ['localhost'], out
