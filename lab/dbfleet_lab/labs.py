@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pymysql
 
-from . import LabError, run, say, yamlout
+from . import LabError, run, say, tls, yamlout
 from .netns import NET, PREFIX, Namespace, Sshd, close_control_masters, ensure_bridge, remove_bridge
 from .servers import MARIADB118, MYSQL56, MYSQL57, MYSQL80, MYSQL97, Instance, MariaDB, ensure_template
 
@@ -100,7 +100,8 @@ class Lab:
 
     def instance(self, name):
         host = self.hosts[name]
-        return Instance(name, host.kind, self.root, self.port(host), host.server_id, "127.0.0.1")
+        return Instance(name, host.kind, self.root, self.port(host), host.server_id, "127.0.0.1",
+                        tls.server_options(name, os.path.join(self.root, name)))
 
     def secrets(self):
         """Passwords generated once per lab directory, kept in <lab>/secrets.json (mode 0600)."""
@@ -211,6 +212,8 @@ class Lab:
         for host in hosts:
             instance = self.instance(host.name)
             basedir, template = prepared[host.kind.name]
+            if self.mode == "local":
+                tls.prepare(self.root, host.name, instance.dir)
             instance.create(basedir, template)
             launched.append((host, instance, instance.launch(basedir)))
         errors = []
@@ -336,6 +339,11 @@ class Lab:
         }
         if host.name == "mysql80":
             hostvars["memcached_port"] = self.memcached_port()
+        if self.mode == "local" and host.name in tls.SERVER_CERTS:
+            # Lab facts for the TLS tests (not login options): the CA that signed the host's certificate
+            # and which certificate it is (lab/dbfleet_lab/tls.py).
+            hostvars["dbfleet_lab_tls_ca"] = tls.ca_paths(self.root)[0]
+            hostvars["dbfleet_lab_tls_certificate"] = tls.SERVER_CERTS[host.name]
         return hostvars
 
     def inventory_vars(self):

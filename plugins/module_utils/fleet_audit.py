@@ -74,11 +74,14 @@ def controller_login(params, host_vars, host_name):
         params['login_host'] = '127.0.0.1' if local else (host_vars.get('ansible_host') or host_name)
     # No option file on the controller stands in for the host's (resolve_login reads config_file).
     params['config_file'] = None
+    identity = connection.identity_note(params)
+    if identity:
+        notes.append(identity)
     return params, notes
 
 
 if connection.pymysql is not None:
-    class _Connection(connection.pymysql.connections.Connection):
+    class _Connection(connection.Connection):
         """A PyMySQL connection whose TLS context is shared by every connection with the same TLS options.
 
         Building a context loads the system's CA store (tens of milliseconds of CPU); a fleet audit opens
@@ -103,9 +106,12 @@ def open_connection(params, timeout):
     if connection.pymysql is None:
         raise connection.ConnectError('the PyMySQL library is not installed for the controller\'s Python')
     try:
+        refusal = connection.identity_refusal(params)
         kwargs = connection.connection_kwargs(dict(params, connect_timeout=timeout))
     except ValueError as e:
         raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params), e))
+    if refusal:
+        raise connection.ConnectError(refusal)
     kwargs.update(read_timeout=timeout, write_timeout=timeout)
     try:
         return _Connection(**kwargs)
