@@ -111,8 +111,9 @@ options:
       - Whatever the mode, the password is never sent in clear to a server that is not verified - an
         account whose authentication asks for it (C(mysql_clear_password), MariaDB's PAM C(dialog)) logs in
         only over a verified TLS connection (V(verify_ca), V(verify_identity)) or a unix socket; otherwise
-        the module fails and the password does not leave. (Plain C(mysql_native_password) and
-        C(caching_sha2_password) send a hash of it, not the password.)
+        the module fails and the password does not leave. (C(mysql_native_password) sends a hash of
+        it; C(caching_sha2_password) a hash, or the password inside TLS or encrypted with the server's RSA key -
+        which an unverified server can also read: verify the server.)
       - Over a unix socket (O(login_unix_socket)) TLS is not used, whatever the mode.
       - When not set, the host variable C(dbfleet_login_ssl_mode) is used, then C(ssl-mode) of O(config_file).
       - The controller mode of M(dbfleet.innodb.verify_fleet) sends the password to a server that is not on
