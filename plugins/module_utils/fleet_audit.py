@@ -18,7 +18,6 @@ them to one connection.
 
 from __future__ import annotations
 
-import ipaddress
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -40,13 +39,7 @@ STORAGE_NOTE = ('flush_neighbors: the desired value follows the storage under th
                 'it here, or use the per-host mode)')
 
 
-def _is_loopback(host):
-    if host in (None, '', 'localhost'):
-        return True
-    try:
-        return ipaddress.ip_address(str(host)).is_loopback
-    except ValueError:
-        return False
+_is_loopback = connection.is_loopback
 
 
 def controller_login(params, host_vars, host_name):
