@@ -281,3 +281,103 @@ def test_a_task_naming_another_server_reaches_that_server(lab):
     uuid = lab.query('mysql80', 'SELECT @@server_uuid AS u')[0]['u']
     assert facts['port'] == hosts['mysql80']['port'], facts
     assert uuid in json.dumps(facts) or facts['version_text'] == hosts['mysql80']['version'], facts
+
+
+class Forwarder:
+    """A TCP forwarder on an address of this machine to a lab server on 127.0.0.1: a remote server as the
+    controller sees it. connections counts the clients that reached it."""
+
+    def __init__(self, address, port):
+        self.target = ('127.0.0.1', port)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind((address, 0))
+        self.sock.listen(5)
+        self.sock.settimeout(0.5)
+        self.address, self.port = self.sock.getsockname()
+        self.connections = 0
+        self.stopped = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while not self.stopped:
+            try:
+                client, _peer = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            upstream = socket.create_connection(self.target, timeout=10)
+            for src, dst in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst):
+        try:
+            while True:
+                chunk = src.recv(65536)
+                if not chunk:
+                    break
+                dst.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for end in (src, dst):
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.stopped = True
+        self.sock.close()
+        self.thread.join(5)
+
+
+def test_the_fleet_report_says_whether_the_password_was_sent(lab, tmp_path):
+    """verify.yml in controller mode, as AWX runs it, on hosts whose servers are not on the controller."""
+    address = _address_of_this_machine()
+    _hosts, ca = tls_hosts(lab)
+    forwarders = dict((name, Forwarder(address, lab.hosts['mysql80']['port']))
+                      for name in ('remote-unverified', 'remote-chosen', 'remote-verified'))
+    try:
+        template = dict(ansible_host=address, ansible_connection='ssh', dbfleet_login_host=address,
+                        dbfleet_login_user=lab.admin_user, dbfleet_login_password=lab.admin_password)
+        inventory = tmp_path / 'remote.yml'
+        inventory.write_text(json.dumps({'all': {'hosts': {
+            'remote-unverified': dict(template, dbfleet_login_port=forwarders['remote-unverified'].port),
+            'remote-chosen': dict(template, dbfleet_login_port=forwarders['remote-chosen'].port,
+                                  dbfleet_login_ssl_mode='required'),
+            # mysql80's certificate is for 127.0.0.1: through another address only the chain verifies.
+            'remote-verified': dict(template, dbfleet_login_port=forwarders['remote-verified'].port,
+                                    dbfleet_login_ca_cert=ca, dbfleet_login_ssl_mode='verify_ca'),
+        }}}))
+        env = dict(os.environ, PATH=BIN + os.pathsep + os.environ.get('PATH', ''), ANSIBLE_NOCOLOR='1',
+                   ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
+                   ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'))
+        reports = tmp_path / 'reports'
+        proc = subprocess.run([os.path.join(BIN, 'ansible-playbook'), '-i', str(inventory),
+                               os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e',
+                               json.dumps({'verify_mode': 'controller', 'verify_report_dir': str(reports),
+                                           'verify_timeout': 5})],
+                              capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
+        out = proc.stdout + proc.stderr
+        assert lab.admin_password not in out
+        report_text = (reports / 'verify.json').read_text()
+        assert lab.admin_password not in report_text
+        report = json.loads(report_text)['hosts']
+        unverified = json.dumps(report['remote-unverified'])
+        assert report['remote-unverified']['status'] == 'error', unverified
+        assert 'its identity cannot be verified' in unverified and 'dbfleet_login_ssl_mode' in unverified
+        assert forwarders['remote-unverified'].connections == 0, 'the controller connected to a server it cannot verify'
+        chosen = report['remote-chosen']
+        assert chosen['status'] != 'error', json.dumps(chosen)[:2000]
+        assert "the server's identity was not verified: login_ssl_mode required was chosen" in json.dumps(chosen)
+        verified = report['remote-verified']
+        assert verified['status'] != 'error', json.dumps(verified)[:2000]
+        assert 'not verified' not in json.dumps(verified)
+        assert forwarders['remote-chosen'].connections >= 1 and forwarders['remote-verified'].connections >= 1
+    finally:
+        for forwarder in forwarders.values():
+            forwarder.close()
