@@ -111,9 +111,12 @@ options:
       - Whatever the mode, the password is never sent in clear to a server that is not verified - an
         account whose authentication asks for it (C(mysql_clear_password), MariaDB's PAM C(dialog)) logs in
         only over a verified TLS connection (V(verify_ca), V(verify_identity)) or a unix socket; otherwise
-        the module fails and the password does not leave. (C(mysql_native_password) sends a hash of
-        it; C(caching_sha2_password) a hash, or the password inside TLS or encrypted with the server's RSA key -
-        which an unverified server can also read: verify the server.)
+        the module fails and the password does not leave.
+      - The full authentication of C(caching_sha2_password) and C(sha256_password) sends the password itself
+        (inside TLS, or encrypted with an RSA key the server hands over). It is done only with a verified
+        server, over a unix socket, to a loopback address, or when O(login_ssl_mode) is set explicitly (to
+        accept an unverified server); otherwise the module fails before the password leaves.
+        C(mysql_native_password) and the fast path of C(caching_sha2_password) send only a hash.
       - Over a unix socket (O(login_unix_socket)) TLS is not used, whatever the mode.
       - When not set, the host variable C(dbfleet_login_ssl_mode) is used, then C(ssl-mode) of O(config_file).
       - The controller mode of M(dbfleet.innodb.verify_fleet) sends the password to a server that is not on

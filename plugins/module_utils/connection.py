@@ -384,8 +384,14 @@ class ConnectError(Exception):
 # Authentication methods that make the client send the password itself: mysql_clear_password (PAM, LDAP
 # simple) and MariaDB's dialog (its "Password: " prompt). PyMySQL answers both with the password in clear.
 CLEARTEXT_PLUGINS = (b'mysql_clear_password', b'dialog')
-# CR_AUTH_PLUGIN_ERR of the MySQL client library.
+# Error numbers of the MySQL client library: CR_SSL_CONNECTION_ERROR, CR_AUTH_PLUGIN_ERR.
+CR_SSL_CONNECTION_ERROR = 2026
 CR_AUTH_PLUGIN_ERR = 2061
+# What the client writes during authentication that hands the password to the peer itself (besides the
+# password in clear): a request for the server's RSA key (caching_sha2_password: 2, sha256_password: 1),
+# with which the client then encrypts the password - for whoever holds that key.
+_KEY_REQUESTS = (b'\x01', b'\x02')
+_ADVICE = ('use login_ssl_mode verify_identity (or verify_ca) with ca_cert, or a unix socket')
 
 if pymysql is not None:
     from pymysql.constants import CLIENT as _CLIENT
@@ -396,23 +402,39 @@ if pymysql is not None:
         - modes required, verify_ca and verify_identity never fall back to plain text: a server that
           offers no TLS is refused before the client sends anything (user name included);
         - the password is sent in clear (CLEARTEXT_PLUGINS) only over a TLS connection whose server was
-          verified, or over a unix socket; otherwise the login fails and the password is not sent."""
+          verified, or over a unix socket; otherwise the login fails and the password is not sent;
+        - the password itself (inside TLS, or encrypted with an RSA key the server sends: the full
+          authentication of caching_sha2_password and sha256_password) goes only to a verified server, over
+          a unix socket, to a loopback address, or where login_ssl_mode was chosen explicitly. Hash-based
+          logins (mysql_native_password, the fast path of caching_sha2_password) are not concerned."""
 
         def __init__(self, *args, dbfleet_tls=None, **kwargs):
-            plan = dbfleet_tls or dict(mode='preferred', client_cert=None, client_key=None)
+            plan = dbfleet_tls or dict(mode='preferred', client_cert=None, client_key=None, explicit=False)
             mode = plan['mode']
             if mode in ('disabled', 'socket'):
                 kwargs['ssl_disabled'] = True
             elif mode != 'preferred' or plan.get('client_cert') or plan.get('client_key'):
                 kwargs['ssl'] = tls_context(plan)
             self._dbfleet_tls_required = mode in ('required',) + VERIFIED_MODES
+            self._dbfleet_explicit = bool(plan.get('explicit'))
+            self._dbfleet_authenticating = False
             super().__init__(*args, **kwargs)
 
         def _request_authentication(self):
             if self._dbfleet_tls_required and not self.server_capabilities & _CLIENT.SSL:
                 raise pymysql.err.OperationalError(
-                    2026, 'the server offers no TLS and login_ssl_mode requires it: nothing was sent to it')
-            return super()._request_authentication()
+                    CR_SSL_CONNECTION_ERROR, 'the server offers no TLS and login_ssl_mode requires it: nothing was sent to it')
+            if (self._auth_plugin_name == 'sha256_password' and self.password and self.ssl
+                    and self.server_capabilities & _CLIENT.SSL and not self.dbfleet_may_reveal()):
+                # PyMySQL would put the password into its first answer, inside an unverified TLS connection.
+                raise pymysql.err.OperationalError(
+                    CR_AUTH_PLUGIN_ERR, 'the server wants the password itself (sha256_password) over a connection '
+                    'whose server is not verified: refused, the password was not sent (%s)' % _ADVICE)
+            self._dbfleet_authenticating = True
+            try:
+                return super()._request_authentication()
+            finally:
+                self._dbfleet_authenticating = False
 
         def dbfleet_verified(self):
             """True when the password may travel in clear: a unix socket, or TLS with the server verified."""
@@ -422,14 +444,26 @@ if pymysql is not None:
             return bool(getattr(self, '_secure', False) and context is not None
                         and context.verify_mode == ssl.CERT_REQUIRED)
 
+        def dbfleet_may_reveal(self):
+            """True when the password itself may go to the peer, inside TLS or encrypted with the peer's key."""
+            return self.dbfleet_verified() or is_loopback(self.host) or self._dbfleet_explicit
+
+        def write_packet(self, payload):
+            if (self._dbfleet_authenticating and self.password and not self.dbfleet_may_reveal()
+                    and (payload == self.password + b'\0' or payload in _KEY_REQUESTS)):
+                raise pymysql.err.OperationalError(
+                    CR_AUTH_PLUGIN_ERR, 'the server wants the password itself (full authentication) and its identity '
+                    'is not verified: refused, the password was not sent (%s; or choose login_ssl_mode required '
+                    'explicitly to send it to an unverified server)' % _ADVICE)
+            return super().write_packet(payload)
+
         def _process_auth(self, plugin_name, auth_packet, *args, **kwargs):
             name = plugin_name.encode('ascii', 'replace') if isinstance(plugin_name, str) else plugin_name
             if name in CLEARTEXT_PLUGINS and not self.dbfleet_verified():
                 raise pymysql.err.OperationalError(
                     CR_AUTH_PLUGIN_ERR,
                     'the server asks for the password in clear (%s) over a connection whose server is not verified: '
-                    'refused, the password was not sent (use login_ssl_mode verify_ca or verify_identity with '
-                    'ca_cert, or a unix socket)' % name.decode('ascii', 'replace'))
+                    'refused, the password was not sent (%s)' % (name.decode('ascii', 'replace'), _ADVICE))
             return super()._process_auth(plugin_name, auth_packet, *args, **kwargs)
 else:  # pragma: no cover - reported by require_pymysql() / open_connection()
     Connection = None

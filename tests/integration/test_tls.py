@@ -234,6 +234,70 @@ def test_a_server_without_tls_gets_nothing_when_tls_is_required():
         server.close()
 
 
+class FullAuthServer(FakeServer):
+    """A caching_sha2_password server that asks for full authentication and answers a key request with its
+    own RSA key: what a host in the middle does. password holds what it could decrypt."""
+
+    def __init__(self, address):
+        from cryptography.hazmat.primitives import serialization  # pylint: disable=import-outside-toplevel
+        from cryptography.hazmat.primitives.asymmetric import rsa  # pylint: disable=import-outside-toplevel
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.public_pem = self.key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                             serialization.PublicFormat.SubjectPublicKeyInfo)
+        self.password = None
+        super().__init__(address=address)
+
+    def _serve(self):
+        from cryptography.hazmat.primitives import hashes  # pylint: disable=import-outside-toplevel
+        from cryptography.hazmat.primitives.asymmetric import padding  # pylint: disable=import-outside-toplevel
+        salt = b'0123456789abcdefghij'
+        while not self.stopped:
+            try:
+                client, _peer = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            data = bytearray()
+            self.received.append(data)
+            try:
+                client.settimeout(5)
+                client.sendall(_greeting(CAPABILITIES).replace(b'mysql_native_password', b'caching_sha2_password'))
+                if not self._read(client, data):
+                    continue
+                client.sendall(_packet(2, b'\x01\x04'))           # perform full authentication
+                request = self._read(client, data)
+                if request[4:] != b'\x02':
+                    continue
+                client.sendall(_packet(4, b'\x01' + self.public_pem))
+                encrypted = self._read(client, data)[4:]
+                if encrypted:
+                    message = self.key.decrypt(encrypted, padding.OAEP(mgf=padding.MGF1(algorithm=hashes.SHA1()),
+                                                                       algorithm=hashes.SHA1(), label=None))
+                    self.password = bytes(b ^ salt[i % len(salt)] for i, b in enumerate(message)).rstrip(b'\0')
+            finally:
+                client.close()
+
+
+def test_an_unverified_remote_server_gets_no_password_by_full_authentication():
+    server = FullAuthServer(_address_of_this_machine())
+    try:
+        # The hazard: PyMySQL sends the password encrypted with the key the server hands it.
+        with pytest.raises(pymysql.err.MySQLError):
+            pymysql.connect(host=server.address, port=server.port, user='dbfleet', password=MARKER, connect_timeout=5)
+        assert server.password == MARKER.encode()
+        server.password = None
+        with pytest.raises(connection.ConnectError, match='the password was not sent'):
+            connection.open_connection(dict(login_host=server.address, login_port=server.port, login_user='dbfleet',
+                                            login_password=MARKER, config_file=''))
+        assert server.password is None
+        sent = bytes(server.received[-1])
+        # The handshake response (user name, a hash of the password) and nothing after it: no key request.
+        assert b'dbfleet' in sent and len(sent) == 4 + int.from_bytes(sent[:3], 'little'), sent
+    finally:
+        server.close()
+
+
 def _address_of_this_machine():
     """An address of this machine that is not a loopback one (the controller's view of a remote host)."""
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
