@@ -170,8 +170,8 @@ def mode(**params):
 
 
 def test_a_ca_verifies_the_certificate_and_the_host_name():
-    assert plan(ca_cert='/ca.pem', login_host='db1') == dict(mode='verify_identity', ca_cert='/ca.pem', client_cert=None,
-                                                            client_key=None, explicit=False)
+    expected = dict(mode='verify_identity', ca_cert='/ca.pem', client_cert=None, client_key=None, explicit=False)
+    assert plan(ca_cert='/ca.pem', login_host='db1') == expected
 
 
 def test_check_hostname_false_keeps_the_certificate_check():
