@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pymysql
 
-from . import LabError, clusters, galera, run, say, yamlout
+from . import LabError, clusters, galera, run, say, tls, yamlout
 from .netns import NET, PREFIX, Namespace, Sshd, close_control_masters, ensure_bridge, remove_bridge
 from .servers import MARIADB118, MYSQL56, MYSQL57, MYSQL80, MYSQL97, Instance, MariaDB, ensure_template
 
@@ -119,6 +119,7 @@ class Lab:
             extra = galera.option_lines(name, self.port_base, host.port_offset, self.galera_offsets())
         if host.source:
             extra = ["read_only = ON", "relay-log = relay-bin"]
+        extra = extra + tls.server_options(name, os.path.join(self.root, name))
         return Instance(name, host.kind, self.root, self.port(host), host.server_id, "127.0.0.1", extra)
 
     def galera_offsets(self):
@@ -245,6 +246,8 @@ class Lab:
         for host in hosts:
             instance = self.instance(host.name)
             basedir, template = prepared[host.kind.name]
+            if self.mode == "local":
+                tls.prepare(self.root, host.name, instance.dir)
             instance.create(basedir, template)
             launched.append((host, instance, instance.launch(basedir)))
         errors = []
@@ -436,6 +439,11 @@ class Lab:
         }
         if host.name == "mysql80":
             hostvars["memcached_port"] = self.memcached_port()
+        if self.mode == "local" and host.name in tls.SERVER_CERTS:
+            # Lab facts for the TLS tests (not login options): the CA that signed the host's certificate
+            # and which certificate it is (lab/dbfleet_lab/tls.py).
+            hostvars["dbfleet_lab_tls_ca"] = tls.ca_paths(self.root)[0]
+            hostvars["dbfleet_lab_tls_certificate"] = tls.SERVER_CERTS[host.name]
         return hostvars
 
     def inventory_vars(self):

@@ -27,6 +27,10 @@ options:
   login_host:
     description:
       - Host the server runs on. Ignored when O(login_unix_socket) is set.
+      - A task that sets O(login_host) or O(login_unix_socket) names its server - it gets none of the
+        host variables C(dbfleet_login_host), C(dbfleet_login_port), C(dbfleet_login_unix_socket), only the
+        credentials and TLS options it does not give itself; a task that sets only O(login_port) gets no
+        C(dbfleet_login_unix_socket).
       - When not set, the host variable C(dbfleet_login_host) is used, then C(host) in the
         C([client]) group of O(config_file), then C(localhost).
     type: str
@@ -45,8 +49,13 @@ options:
     type: str
   config_file:
     description:
-      - Client option file to read C([client]) settings from (C(user), C(password), C(host), C(port),
-        C(socket), C(ssl-ca), C(ssl-cert), C(ssl-key)). An option given to the module wins over the file.
+      - Client option file to read login settings from (C(user), C(password), C(host), C(port),
+        C(socket), C(ssl-ca), C(ssl-cert), C(ssl-key), C(ssl-mode)). An option given to the module wins over the file.
+      - Read as the MySQL and MariaDB clients read it - groups C([client]), C([client-server]),
+        C([client-mariadb]), C([mysql]) and C([mariadb-client]), the last value wins, C(!include) and
+        C(!includedir) followed, quotes removed, every line on its own (an indented line is not the
+        continuation of the one above). A line the client would refuse fails the module with the file and
+        the line number, never the line's text.
       - A missing file is ignored. Set to an empty string to read none.
       - When not set, the host variable C(dbfleet_config_file) is used.
     type: path
@@ -77,12 +86,44 @@ options:
     aliases: [ ssl_key ]
   check_hostname:
     description:
-      - Whether the server's certificate must name the host connected to (O(login_host)).
-      - When not set, it is checked whenever O(ca_cert) is given, as in community.mysql; V(false)
-        keeps the check of the certificate against O(ca_cert) but not of the name. V(true)
-        without O(ca_cert) verifies the server against the system's CAs.
+      - Whether the server's certificate must name the host connected to (O(login_host)); used when
+        O(login_ssl_mode) is not set, as in community.mysql.
+      - When not set, it is checked whenever O(ca_cert) is given (O(login_ssl_mode=verify_identity));
+        V(false) keeps the check of the certificate against O(ca_cert) but not of the name
+        (O(login_ssl_mode=verify_ca)). V(true) without O(ca_cert) verifies the certificate against the
+        system's CAs and checks the name.
+      - A value that contradicts O(login_ssl_mode) (V(true) with anything but V(verify_identity), V(false)
+        with V(verify_identity)) fails the module before it connects.
       - When not set, the host variable C(dbfleet_login_check_hostname) is used.
     type: bool
+  login_ssl_mode:
+    description:
+      - TLS of a TCP connection, as MySQL's C(--ssl-mode) names it. V(disabled) never uses TLS;
+        V(preferred) uses TLS when the server offers it, without verifying the server; V(required) always
+        uses TLS (a server without TLS is refused before anything is sent to it), without verifying the
+        server; V(verify_ca) also verifies the server's certificate against O(ca_cert) (the system's CAs
+        without it); V(verify_identity) also checks that the certificate names O(login_host).
+      - When not set, it follows the other TLS options as community.mysql does - V(verify_identity) with
+        O(ca_cert) or O(check_hostname=true), V(verify_ca) with O(ca_cert) and O(check_hostname=false),
+        V(required) with a client certificate alone, else V(preferred). This default keeps existing
+        community.mysql playbooks working; set V(verify_identity) (and O(ca_cert)) wherever the server
+        is reached over a network.
+      - Whatever the mode, the password is never sent in clear to a server that is not verified - an
+        account whose authentication asks for it (C(mysql_clear_password), MariaDB's PAM C(dialog)) logs in
+        only over a verified TLS connection (V(verify_ca), V(verify_identity)) or a unix socket; otherwise
+        the module fails and the password does not leave.
+      - The full authentication of C(caching_sha2_password) and C(sha256_password) sends the password itself
+        (inside TLS, or encrypted with an RSA key the server hands over). It is done only with a verified
+        server, over a unix socket, to a loopback address, or when O(login_ssl_mode) is set explicitly (to
+        accept an unverified server); otherwise the module fails before the password leaves.
+        C(mysql_native_password) and the fast path of C(caching_sha2_password) send only a hash.
+      - Over a unix socket (O(login_unix_socket)) TLS is not used, whatever the mode.
+      - When not set, the host variable C(dbfleet_login_ssl_mode) is used, then C(ssl-mode) of O(config_file).
+      - The controller mode of M(dbfleet.innodb.verify_fleet) sends the password to a server that is not on
+        the controller only when it can verify the server, or when this option is set (then the report says
+        the server was not verified).
+    type: str
+    choices: [ disabled, preferred, required, verify_ca, verify_identity ]
 requirements:
   - PyMySQL 1.0 or later (Python library) on the host the module runs on.
 attributes:

@@ -9,9 +9,17 @@ connection with connect(module). Options are named as in community.mysql.
 
 from __future__ import annotations
 
-import configparser
+import ipaddress
 import os
+import threading
 import traceback
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
+
+try:
+    import ssl
+except ImportError:  # pragma: no cover - Python without TLS: every mode but disabled fails with a message
+    ssl = None
 
 PYMYSQL_IMPORT_ERROR = None
 try:
@@ -40,8 +48,13 @@ def login_argument_spec():
         client_cert=dict(type='path', aliases=['ssl_cert']),
         client_key=dict(type='path', aliases=['ssl_key']),
         check_hostname=dict(type='bool'),
+        login_ssl_mode=dict(type='str', choices=list(SSL_MODES)),
     )
 
+
+# TLS as MySQL's --ssl-mode names it (lower case, as Ansible choices are written).
+SSL_MODES = ('disabled', 'preferred', 'required', 'verify_ca', 'verify_identity')
+VERIFIED_MODES = ('verify_ca', 'verify_identity')
 
 LOGIN_OPTIONS = tuple(login_argument_spec())
 
@@ -58,7 +71,12 @@ LOGIN_HOST_VARIABLES = (
     ('client_cert', 'dbfleet_login_client_cert'),
     ('client_key', 'dbfleet_login_client_key'),
     ('check_hostname', 'dbfleet_login_check_hostname'),
+    ('login_ssl_mode', 'dbfleet_login_ssl_mode'),
 )
+
+# Where the connection goes. A task that names a host or a socket names its server: it gets none of
+# these from the inventory (login_args_from_host()).
+TARGET_OPTIONS = ('login_host', 'login_port', 'login_unix_socket')
 
 
 def login_args_from_host(task_args, host_vars, template=None):
@@ -67,13 +85,32 @@ def login_args_from_host(task_args, host_vars, template=None):
     An option the task passes (under its name or an alias, also through module_defaults) is
     left alone; a host variable that is not set, or set to null, adds nothing. template, when
     given, turns a host variable's raw value into its final value (Jinja in inventories).
+
+    Explicit options win as a set: a task that names a server (login_host or login_unix_socket)
+    gets none of the inventory's TARGET_OPTIONS (no socket, host or port of this host), only the
+    credentials and the TLS policy it does not give itself; a task that names only login_port
+    (TCP) gets no socket from the inventory.
     Returns a new dict of option -> value; task_args is not changed.
     """
     spec = login_argument_spec()
+
+    def given(option):
+        names = [option] + list(spec[option].get('aliases', ()))
+        return any(name in task_args for name in names)
+
+    def named(option):
+        names = [option] + list(spec[option].get('aliases', ()))
+        return any(task_args.get(name) not in (None, '') for name in names)
+
+    names_server = named('login_host') or named('login_unix_socket')
+    names_port = named('login_port')
     added = {}
     for option, variable in LOGIN_HOST_VARIABLES:
-        names = [option] + list(spec[option].get('aliases', ()))
-        if any(name in task_args for name in names) or variable not in host_vars:
+        if given(option) or variable not in host_vars:
+            continue
+        if names_server and option in TARGET_OPTIONS:
+            continue
+        if names_port and option == 'login_unix_socket':
             continue
         value = host_vars[variable]
         if template is not None:
@@ -92,39 +129,39 @@ def require_pymysql(module):
 DEFAULT_HOST = 'localhost'
 DEFAULT_PORT = 3306
 
-# [client] options of an option file that give a login value, as resolve_login() names it.
+# Client options of an option file that give a login value, as resolve_login() names it
+# (names as optionfiles.normalize_name() writes them).
 _CLIENT_OPTIONS = (('user', 'user'), ('password', 'password'), ('host', 'host'), ('port', 'port'),
-                   ('unix_socket', 'socket'), ('ca_cert', 'ssl-ca'), ('client_cert', 'ssl-cert'),
-                   ('client_key', 'ssl-key'))
+                   ('unix_socket', 'socket'), ('ca_cert', 'ssl_ca'), ('client_cert', 'ssl_cert'),
+                   ('client_key', 'ssl_key'), ('ssl_mode', 'ssl_mode'))
 
 
 def read_client_options(path):
-    """The login values in the [client] group of the option file at path ({} when there is none).
+    """The login values an option file gives a client ({} when the file does not exist or cannot be read).
 
-    Read as the MySQL client and PyMySQL read it (option names in any case, '_' or '-', quotes
-    removed); a missing or unreadable file gives {}.
+    Read as the MySQL and MariaDB clients read it (optionfiles.read_client_file(): groups [client],
+    [client-server], [client-mariadb], [mysql], [mariadb-client], the last value wins, !include and
+    !includedir followed, quotes and escapes, every line on its own: an indented line is no continuation).
+    A line the client would refuse raises ValueError naming the file and the line number, never the
+    line's text: the file holds a password.
     """
     if not path:
         return {}
     path = os.path.expanduser(path)
     if not (os.path.isfile(path) and os.access(path, os.R_OK)):
         return {}
-    parser = configparser.RawConfigParser(allow_no_value=True, strict=False)
-    parser.optionxform = lambda key: key.lower().replace('_', '-')
-    try:
-        parser.read(path)
-    except configparser.Error as e:
-        raise ValueError('cannot read the option file %s: %s' % (path, e))
-    if not parser.has_section('client'):
-        return {}
+    values = optionfiles.read_client_file(path)
     found = {}
     for name, option in _CLIENT_OPTIONS:
-        if parser.has_option('client', option):
-            value = parser.get('client', option)
-            if value is not None and len(value) >= 2 and value[0] == value[-1] and value[0] in '"\'':
-                value = value[1:-1]
-            if value not in (None, ''):
-                found[name] = value
+        value = values.get(option)
+        if value not in (None, ''):
+            found[name] = value
+    if 'ssl_mode' in found:
+        mode = found['ssl_mode'].strip().lower()
+        if mode not in SSL_MODES:
+            raise ValueError('the option file %s gives an ssl-mode that is not one of %s'
+                             % (path, ', '.join(m.upper() for m in SSL_MODES)))
+        found['ssl_mode'] = mode
     return found
 
 
@@ -135,7 +172,7 @@ def resolve_login(params):
     config_file, then from the default (localhost, 3306). A socket is used when
     login_unix_socket is given, or when config_file names one and neither login_host nor
     login_port is given. Returns a dict with user, password, host, port, unix_socket, ca_cert,
-    client_cert, client_key and check_hostname (None where nothing gives a value).
+    client_cert, client_key, check_hostname and ssl_mode (None where nothing gives a value).
     """
     from_file = read_client_options(params.get('config_file'))
 
@@ -159,33 +196,151 @@ def resolve_login(params):
         client_cert=pick('client_cert', 'client_cert'),
         client_key=pick('client_key', 'client_key'),
         check_hostname=params.get('check_hostname'),
+        ssl_mode=pick('login_ssl_mode', 'ssl_mode'),
     )
 
 
-def tls_kwargs(login):
-    """PyMySQL's TLS arguments for a resolve_login() result, with community.mysql's meaning.
+def is_loopback(host):
+    """True for localhost and loopback addresses (the server is on the machine the client runs on)."""
+    if host in (None, '', 'localhost'):
+        return True
+    try:
+        return ipaddress.ip_address(str(host)).is_loopback
+    except ValueError:
+        return False
 
-    With ca_cert, the server's certificate must be signed by that CA and, unless check_hostname
-    is false, name the host connected to. check_hostname true without ca_cert verifies against
-    the system's CAs. Without any TLS option: {} (PyMySQL then uses TLS when the server offers it,
-    without verifying the server).
-    """
-    if not (login['ca_cert'] or login['client_cert'] or login['client_key'] or login['check_hostname']):
-        return {}
-    kwargs = dict(ssl_verify_identity=bool(login['check_hostname'] if login['check_hostname'] is not None
-                                           else login['ca_cert']))
-    if login['ca_cert']:
-        kwargs['ssl_ca'] = os.path.expanduser(login['ca_cert'])
-        kwargs['ssl_verify_cert'] = True
-    if login['client_cert']:
-        kwargs['ssl_cert'] = os.path.expanduser(login['client_cert'])
-    if login['client_key']:
-        kwargs['ssl_key'] = os.path.expanduser(login['client_key'])
-    return kwargs
+
+def ssl_mode(login):
+    """The --ssl-mode of a resolve_login() result: login_ssl_mode when given, else from the other TLS options.
+
+    Not given: verify_identity with ca_cert (verify_ca with check_hostname false) or with check_hostname
+    true (the system's CAs), required with a client certificate alone, else preferred (community.mysql's
+    behaviour: TLS when the server offers it, unverified). check_hostname contradicting login_ssl_mode
+    is an error (ValueError), not a guess."""
+    mode = login.get('ssl_mode')
+    check = login.get('check_hostname')
+    if mode is not None:
+        if mode not in SSL_MODES:
+            raise ValueError('login_ssl_mode %r is not one of %s' % (mode, ', '.join(SSL_MODES)))
+        if check is True and mode != 'verify_identity':
+            raise ValueError('check_hostname true asks for the server name to be checked, which login_ssl_mode %s '
+                             'does not do: use login_ssl_mode verify_identity, or drop one of the two' % mode)
+        if check is False and mode == 'verify_identity':
+            raise ValueError('check_hostname false contradicts login_ssl_mode verify_identity (which checks the '
+                             'server name): use login_ssl_mode verify_ca, or drop one of the two')
+        return mode
+    if check:
+        return 'verify_identity'
+    if login.get('ca_cert'):
+        return 'verify_ca' if check is False else 'verify_identity'
+    if login.get('client_cert') or login.get('client_key'):
+        return 'required'
+    return 'preferred'
+
+
+def tls_plan(login):
+    """How a resolve_login() result uses TLS: dict(mode, ca_cert, client_cert, client_key, explicit).
+
+    mode is ssl_mode(), except over a unix socket: the socket is a file on the server's machine, TLS is
+    not used (mode 'socket'). explicit: login_ssl_mode was chosen (task, host variable or option file)."""
+    explicit = login.get('ssl_mode') is not None
+    if login.get('unix_socket'):
+        ssl_mode(login)     # contradictions are errors on every transport
+        return dict(mode='socket', ca_cert=None, client_cert=None, client_key=None, explicit=explicit)
+
+    def path(value):
+        return os.path.expanduser(value) if value else None
+
+    return dict(mode=ssl_mode(login), ca_cert=path(login.get('ca_cert')), client_cert=path(login.get('client_cert')),
+                client_key=path(login.get('client_key')), explicit=explicit)
+
+
+_CONTEXTS = {}
+_CONTEXTS_LOCK = threading.Lock()
+
+
+def _file_stamp(path):
+    try:
+        stat = os.stat(path)
+        return (path, stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        return (path, None, None)
+
+
+def tls_context(plan):
+    """The ssl.SSLContext of a tls_plan() (modes required, verify_ca, verify_identity, and preferred with a
+    client certificate), built once per process for the same options and files.
+
+    verify_ca and verify_identity verify the chain against ca_cert, or the system's CAs without one;
+    verify_identity also checks that the certificate names the host connected to. required encrypts
+    without verifying."""
+    if ssl is None:
+        raise ValueError('this Python has no ssl module: login_ssl_mode %s cannot be used' % plan['mode'])
+    key = (plan['mode'],) + tuple(_file_stamp(plan[name]) if plan[name] else None
+                                  for name in ('ca_cert', 'client_cert', 'client_key'))
+    with _CONTEXTS_LOCK:
+        context = _CONTEXTS.get(key)
+        if context is None:
+            context = _CONTEXTS[key] = _build_context(plan)
+        return context
+
+
+def _build_context(plan):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    if plan['mode'] in VERIFIED_MODES:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.check_hostname = plan['mode'] == 'verify_identity'
+        # MySQL's and MariaDB's generated certificates lack extensions the strict X.509 checks of
+        # Python 3.13 want (as PyMySQL does).
+        context.verify_flags &= ~getattr(ssl, 'VERIFY_X509_STRICT', 0)
+        if plan['ca_cert']:
+            context.load_verify_locations(cafile=plan['ca_cert'])
+        else:
+            context.load_default_certs()
+    else:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    if plan['client_cert'] or plan['client_key']:
+        context.load_cert_chain(plan['client_cert'] or plan['client_key'], keyfile=plan['client_key'])
+    return context
+
+
+def identity_refusal(params):
+    """For the controller mode: why the controller must not send params' password, or None.
+
+    The controller sends one fleet-wide password to addresses an inventory names. It sends it only to a
+    server whose identity it verifies (verify_ca, verify_identity), to one on its own machine (a loopback
+    address or a socket), or where the user chose an unverified login_ssl_mode explicitly."""
+    login = resolve_login(params)
+    if not login.get('password') or login['unix_socket'] or is_loopback(login['host']):
+        return None
+    plan = tls_plan(login)
+    if plan['mode'] in VERIFIED_MODES or plan['explicit']:
+        return None
+    return ('not connected: %s is not on the controller and its identity cannot be verified (login_ssl_mode %s '
+            'without a CA), so the password was not sent. Set dbfleet_login_ca_cert (the server is then verified, '
+            'verify_identity), or choose dbfleet_login_ssl_mode explicitly (required or preferred accept an '
+            'unverified server)' % (describe_target(params), plan['mode']))
+
+
+def identity_note(params):
+    """For the controller mode: the note that a server's identity is not verified, by the user's choice, or None."""
+    try:
+        login = resolve_login(params)
+        plan = tls_plan(login)
+    except ValueError:
+        return None
+    if login['unix_socket'] or is_loopback(login['host']) or plan['mode'] in VERIFIED_MODES or not plan['explicit']:
+        return None
+    return ("the server's identity was not verified: login_ssl_mode %s was chosen for %s"
+            % (plan['mode'], describe_target(params)))
 
 
 def connection_kwargs(params):
-    """PyMySQL keyword arguments for the login options in params (a dict)."""
+    """Keyword arguments of Connection (PyMySQL's, and dbfleet_tls: the tls_plan()) for the login options in params.
+
+    Raises ValueError for options that contradict each other or an option file the client would refuse."""
     login = resolve_login(params)
     kwargs = dict(
         connect_timeout=params.get('connect_timeout') or 30,
@@ -203,7 +358,7 @@ def connection_kwargs(params):
     else:
         kwargs['host'] = login['host']
         kwargs['port'] = login['port']
-    kwargs.update(tls_kwargs(login))
+    kwargs['dbfleet_tls'] = tls_plan(login)
     return kwargs
 
 
@@ -226,12 +381,100 @@ class ConnectError(Exception):
     """The server could not be reached or refused the login."""
 
 
+# Authentication methods that make the client send the password itself: mysql_clear_password (PAM, LDAP
+# simple) and MariaDB's dialog (its "Password: " prompt). PyMySQL answers both with the password in clear.
+CLEARTEXT_PLUGINS = (b'mysql_clear_password', b'dialog')
+# Error numbers of the MySQL client library: CR_SSL_CONNECTION_ERROR, CR_AUTH_PLUGIN_ERR.
+CR_SSL_CONNECTION_ERROR = 2026
+CR_AUTH_PLUGIN_ERR = 2061
+# What the client writes during authentication that hands the password to the peer itself (besides the
+# password in clear): a request for the server's RSA key (caching_sha2_password: 2, sha256_password: 1),
+# with which the client then encrypts the password - for whoever holds that key.
+_KEY_REQUESTS = (b'\x01', b'\x02')
+_ADVICE = ('use login_ssl_mode verify_identity (or verify_ca) with ca_cert, or a unix socket')
+
+if pymysql is not None:
+    from pymysql.constants import CLIENT as _CLIENT
+
+    class Connection(pymysql.connections.Connection):
+        """PyMySQL's connection with the collection's TLS rules (dbfleet_tls, a tls_plan()).
+
+        - modes required, verify_ca and verify_identity never fall back to plain text: a server that
+          offers no TLS is refused before the client sends anything (user name included);
+        - the password is sent in clear (CLEARTEXT_PLUGINS) only over a TLS connection whose server was
+          verified, or over a unix socket; otherwise the login fails and the password is not sent;
+        - the password itself (inside TLS, or encrypted with an RSA key the server sends: the full
+          authentication of caching_sha2_password and sha256_password) goes only to a verified server, over
+          a unix socket, to a loopback address, or where login_ssl_mode was chosen explicitly. Hash-based
+          logins (mysql_native_password, the fast path of caching_sha2_password) are not concerned."""
+
+        def __init__(self, *args, dbfleet_tls=None, **kwargs):
+            plan = dbfleet_tls or dict(mode='preferred', client_cert=None, client_key=None, explicit=False)
+            mode = plan['mode']
+            if mode in ('disabled', 'socket'):
+                kwargs['ssl_disabled'] = True
+            elif mode != 'preferred' or plan.get('client_cert') or plan.get('client_key'):
+                kwargs['ssl'] = tls_context(plan)
+            self._dbfleet_tls_required = mode in ('required',) + VERIFIED_MODES
+            self._dbfleet_explicit = bool(plan.get('explicit'))
+            self._dbfleet_authenticating = False
+            super().__init__(*args, **kwargs)
+
+        def _request_authentication(self):
+            if self._dbfleet_tls_required and not self.server_capabilities & _CLIENT.SSL:
+                raise pymysql.err.OperationalError(
+                    CR_SSL_CONNECTION_ERROR, 'the server offers no TLS and login_ssl_mode requires it: nothing was sent to it')
+            if (self._auth_plugin_name == 'sha256_password' and self.password and self.ssl
+                    and self.server_capabilities & _CLIENT.SSL and not self.dbfleet_may_reveal()):
+                # PyMySQL would put the password into its first answer, inside an unverified TLS connection.
+                raise pymysql.err.OperationalError(
+                    CR_AUTH_PLUGIN_ERR, 'the server wants the password itself (sha256_password) over a connection '
+                    'whose server is not verified: refused, the password was not sent (%s)' % _ADVICE)
+            self._dbfleet_authenticating = True
+            try:
+                return super()._request_authentication()
+            finally:
+                self._dbfleet_authenticating = False
+
+        def dbfleet_verified(self):
+            """True when the password may travel in clear: a unix socket, or TLS with the server verified."""
+            if self.unix_socket:
+                return True
+            context = getattr(self, 'ctx', None)
+            return bool(getattr(self, '_secure', False) and context is not None
+                        and context.verify_mode == ssl.CERT_REQUIRED)
+
+        def dbfleet_may_reveal(self):
+            """True when the password itself may go to the peer, inside TLS or encrypted with the peer's key."""
+            return self.dbfleet_verified() or is_loopback(self.host) or self._dbfleet_explicit
+
+        def write_packet(self, payload):
+            if (self._dbfleet_authenticating and self.password and not self.dbfleet_may_reveal()
+                    and (payload == self.password + b'\0' or payload in _KEY_REQUESTS)):
+                raise pymysql.err.OperationalError(
+                    CR_AUTH_PLUGIN_ERR, 'the server wants the password itself (full authentication) and its identity '
+                    'is not verified: refused, the password was not sent (%s; or choose login_ssl_mode required '
+                    'explicitly to send it to an unverified server)' % _ADVICE)
+            return super().write_packet(payload)
+
+        def _process_auth(self, plugin_name, auth_packet, *args, **kwargs):
+            name = plugin_name.encode('ascii', 'replace') if isinstance(plugin_name, str) else plugin_name
+            if name in CLEARTEXT_PLUGINS and not self.dbfleet_verified():
+                raise pymysql.err.OperationalError(
+                    CR_AUTH_PLUGIN_ERR,
+                    'the server asks for the password in clear (%s) over a connection whose server is not verified: '
+                    'refused, the password was not sent (%s)' % (name.decode('ascii', 'replace'), _ADVICE))
+            return super()._process_auth(plugin_name, auth_packet, *args, **kwargs)
+else:  # pragma: no cover - reported by require_pymysql() / open_connection()
+    Connection = None
+
+
 def open_connection(params):
-    """Open a PyMySQL connection for params; raises ConnectError with a clean message."""
+    """Open a Connection for params; raises ConnectError with a clean message."""
     if pymysql is None:
         raise ConnectError('the PyMySQL library is not installed for this Python')
     try:
-        return pymysql.connect(**connection_kwargs(params))
+        return Connection(**connection_kwargs(params))
     except pymysql.err.MySQLError as e:
         raise ConnectError('cannot connect to %s: %s' % (describe_target(params), _error_text(e)))
     except (OSError, ValueError) as e:

@@ -18,7 +18,6 @@ them to one connection.
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import threading
 import time
@@ -51,13 +50,7 @@ STORAGE_NOTE = ('flush_neighbors: the desired value follows the storage under th
                 'it here, or use the per-host mode)')
 
 
-def _is_loopback(host):
-    if host in (None, '', 'localhost'):
-        return True
-    try:
-        return ipaddress.ip_address(str(host)).is_loopback
-    except ValueError:
-        return False
+_is_loopback = connection.is_loopback
 
 
 def controller_login(params, host_vars, host_name):
@@ -90,6 +83,9 @@ def controller_login(params, host_vars, host_name):
         params['login_host'] = '127.0.0.1' if local else (host_vars.get('ansible_host') or host_name)
     # No option file on the controller stands in for the host's (resolve_login reads config_file).
     params['config_file'] = None
+    identity = connection.identity_note(params)
+    if identity:
+        notes.append(identity)
     return params, notes
 
 
@@ -155,7 +151,7 @@ def _shutdown(conn):
 
 
 if connection.pymysql is not None:
-    class _Connection(connection.pymysql.connections.Connection):
+    class _Connection(connection.Connection):
         """A PyMySQL connection whose TLS context is shared by every connection with the same TLS options.
 
         Building a context loads the system's CA store (tens of milliseconds of CPU); a fleet audit opens
@@ -190,11 +186,14 @@ def open_connection(params, timeout, deadline=None):
     if connection.pymysql is None:
         raise connection.ConnectError('the PyMySQL library is not installed for the controller\'s Python')
     try:
+        refusal = connection.identity_refusal(params)
         # The TCP connect happens before there is a socket to shut down: it gets no longer than the deadline.
         connect_timeout = timeout if deadline is None else max(1, min(timeout, int(deadline.seconds)))
         kwargs = connection.connection_kwargs(dict(params, connect_timeout=connect_timeout))
     except ValueError as e:
         raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params), e))
+    if refusal:
+        raise connection.ConnectError(refusal)
     kwargs.update(read_timeout=timeout, write_timeout=timeout)
     try:
         conn = _Connection(defer_connect=True, **kwargs)

@@ -12,6 +12,8 @@ Pure functions, no server access:
   `loose-`, `skip-`, `disable-`, `enable-` prefixes and `-`/`_` spellings into account.
 - parse_command_line(argv): the option-file related switches and the options of a mysqld
   command line (/proc/PID/cmdline).
+- read_client_file(path): the options a client (the mysql command, PyMySQL through the collection)
+  takes from one option file, e.g. ~/.my.cnf; errors name the file and line number, never the text.
 
 Rules followed (mysys/my_default.cc in MySQL, mysys/my_default.c in MariaDB):
 - `[group]` headers select the groups; options outside a wanted group are ignored.
@@ -115,7 +117,7 @@ def parse_line(text):
                 if not path:
                     raise ValueError('!%s without a path' % directive)
                 return (directive, path)
-        raise ValueError('unknown directive %s' % line.split()[0])
+        raise ValueError('unknown directive (only !include and !includedir exist)')
     if line[0] == '[':
         end = line.find(']')
         if end < 0:
@@ -319,3 +321,27 @@ def server_option_files(command_line, default_files, home=None):
     if command_line is not None and command_line.defaults_extra_file:
         source += ' with --defaults-extra-file'
     return files, source
+
+
+# ---------------------------------------------------------------- a client's option file
+# The groups MySQL's and MariaDB's clients read (client programs add their own: [mysql] for the mysql
+# command; MariaDB's clients [client-server], [client-mariadb] and [mariadb-client]).
+CLIENT_GROUPS = ('client', 'client-server', 'client-mariadb', 'mysql', 'mariadb-client')
+
+
+def read_client_file(path, groups=CLIENT_GROUPS):
+    """{option name (normalize_name()): value} a client reads from the option file at path.
+
+    The server's rules (read_option_files()): every line on its own (an indented line is a line like any
+    other, never the continuation of the one above), the last value of any of `groups` wins, includes
+    followed, one pair of quotes removed. A name without a value gives None. A line the client would refuse,
+    or a file it cannot read, raises ValueError naming the file and the line number - never the line's
+    text, which may hold a password."""
+    result = read_option_files([path], groups)
+    for error in result.errors:
+        where = '%s, line %d' % (error['file'], error['line']) if error.get('line') else error['file']
+        raise ValueError('cannot read the option file %s: %s' % (where, error['reason']))
+    found = {}
+    for entry in result.entries:
+        found[entry.name] = entry.value
+    return found

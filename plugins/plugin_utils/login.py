@@ -11,6 +11,11 @@ templated. With ``delegate_to``, the delegated host's variables are used: the mo
 there and logs in to that host's server. Which option comes from which variable:
 ``connection.LOGIN_HOST_VARIABLES``.
 
+Explicit options win as a set (``connection.login_args_from_host()``): a task that names a server
+(``login_host`` or ``login_unix_socket``) gets none of the host's socket, host and port variables,
+only the credentials and TLS options it does not give itself; a task that names only ``login_port``
+gets no socket. So a task meant for another server never reaches the host's own.
+
 The values go to the module as arguments; the module's argument spec marks the password
 ``no_log``, so it never appears in the result or the output, also at ``-vvv``.
 """

@@ -81,3 +81,49 @@ def test_desired_settings_takes_the_roles_variables_from_the_play():
     assert role_variables('adaptive_hash', task_vars, template) == {'adaptive_hash_parts': 16,
                                                                     'adaptive_hash_part': None}
     assert seen == ['{{ 8 * 2 }}'], 'only known inputs are templated'
+
+
+class FakeArgsTask(FakeTask):
+    def __init__(self, args, delegate_to=None):
+        super().__init__(delegate_to)
+        self.args = args
+
+
+class IdentityTemplar(FakeTemplar):
+    def template(self, value):
+        return value
+
+
+def run_login_action(monkeypatch, task_args, host_vars):
+    """The arguments the module gets from the login action plugin for task_args on a host with host_vars."""
+    seen = {}
+
+    def fake_run(self, tmp=None, task_vars=None):
+        seen.update(self._task.args)
+        return {}
+
+    monkeypatch.setattr(login._NormalActionModule, 'run', fake_run)
+    action = object.__new__(login.LoginActionModule)
+    action._task = FakeArgsTask(dict(task_args))
+    action._templar = IdentityTemplar(host_vars)
+    action.run(task_vars=dict(host_vars))
+    return seen
+
+
+INVENTORY_LOGIN = dict(dbfleet_login_unix_socket='/run/this.sock', dbfleet_login_host='127.0.0.1',
+                       dbfleet_login_port=3306, dbfleet_login_user='admin', dbfleet_login_password='pw',
+                       dbfleet_login_ssl_mode='verify_ca')
+
+
+def test_a_task_naming_another_server_gets_no_connection_option_of_this_host(monkeypatch):
+    args = run_login_action(monkeypatch, dict(login_host='db2.example', login_port=3307), INVENTORY_LOGIN)
+    assert args == dict(login_host='db2.example', login_port=3307, login_user='admin', login_password='pw',
+                        login_ssl_mode='verify_ca')
+    args = run_login_action(monkeypatch, dict(login_unix_socket='/run/other.sock'), INVENTORY_LOGIN)
+    assert args == dict(login_unix_socket='/run/other.sock', login_user='admin', login_password='pw',
+                        login_ssl_mode='verify_ca')
+
+
+def test_a_task_naming_no_server_gets_this_hosts_login(monkeypatch):
+    args = run_login_action(monkeypatch, dict(settings={}), INVENTORY_LOGIN)
+    assert args['login_unix_socket'] == '/run/this.sock' and args['login_port'] == 3306

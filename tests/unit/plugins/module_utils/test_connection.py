@@ -100,7 +100,7 @@ ssl_ca = /etc/file-ca.pem
 ssl-cert = /etc/file-cert.pem
 ssl-key = /etc/file-key.pem
 
-[mysql]
+[mysqldump]
 host = not-this-group
 """
 
@@ -117,7 +117,8 @@ def test_explicit_options_win_over_the_config_file(tmp_path):
                                   config_file=cnf(tmp_path)))
     assert (kw['user'], kw['password'], kw['host'], kw['port']) == ('u', 'p', 'db1', 3307)
     assert 'unix_socket' not in kw
-    assert (kw['ssl_ca'], kw['ssl_cert'], kw['ssl_key']) == ('/ca.pem', '/c.pem', '/k.pem')
+    assert kw['dbfleet_tls'] == dict(mode='verify_identity', ca_cert='/ca.pem', client_cert='/c.pem',
+                                     client_key='/k.pem', explicit=False)
 
 
 def test_the_config_file_gives_what_the_options_do_not(tmp_path):
@@ -143,11 +144,12 @@ def test_the_config_file_socket_is_used_when_no_tcp_option_is_given(tmp_path):
 
 
 def test_defaults_without_options_or_file(tmp_path):
-    for config_file in ('', str(tmp_path / 'missing.cnf'), cnf(tmp_path, '[mysql]\nhost = x\n')):
+    for config_file in ('', str(tmp_path / 'missing.cnf'), cnf(tmp_path, '[mysqld]\nhost = x\n[mysqladmin]\nuser = y\n')):
         kw = c.connection_kwargs(dict(config_file=config_file))
         assert (kw['host'], kw['port']) == ('localhost', 3306)
         assert 'user' not in kw and 'password' not in kw and 'unix_socket' not in kw
         assert not any(k.startswith('ssl') for k in kw)
+        assert kw['dbfleet_tls']['mode'] == 'preferred'
 
 
 def test_a_port_that_is_no_number_is_an_error_naming_the_file(tmp_path):
@@ -158,31 +160,75 @@ def test_a_port_that_is_no_number_is_an_error_naming_the_file(tmp_path):
         c.open_connection(dict(config_file=path))
 
 
-# ---------------------------------------------------------------- TLS, as community.mysql means it
-def tls(**params):
-    return c.tls_kwargs(c.resolve_login(dict(config_file='', **params)))
+# ---------------------------------------------------------------- TLS, as MySQL's --ssl-mode names it
+def plan(**params):
+    return c.tls_plan(c.resolve_login(dict(config_file='', **params)))
+
+
+def mode(**params):
+    return plan(**params)['mode']
 
 
 def test_a_ca_verifies_the_certificate_and_the_host_name():
-    assert tls(ca_cert='/ca.pem') == dict(ssl_ca='/ca.pem', ssl_verify_cert=True, ssl_verify_identity=True)
+    expected = dict(mode='verify_identity', ca_cert='/ca.pem', client_cert=None, client_key=None, explicit=False)
+    assert plan(ca_cert='/ca.pem', login_host='db1') == expected
 
 
 def test_check_hostname_false_keeps_the_certificate_check():
-    assert tls(ca_cert='/ca.pem', check_hostname=False) == dict(ssl_ca='/ca.pem', ssl_verify_cert=True,
-                                                                ssl_verify_identity=False)
+    assert mode(ca_cert='/ca.pem', check_hostname=False, login_host='db1') == 'verify_ca'
 
 
 def test_a_client_certificate_alone_encrypts_without_verifying_the_server():
-    assert tls(client_cert='/c.pem', client_key='/k.pem') == dict(ssl_cert='/c.pem', ssl_key='/k.pem',
-                                                                  ssl_verify_identity=False)
+    assert mode(client_cert='/c.pem', client_key='/k.pem', login_host='db1') == 'required'
 
 
-def test_check_hostname_without_a_ca_uses_the_system_cas():
-    assert tls(check_hostname=True) == dict(ssl_verify_identity=True)
+def test_check_hostname_without_a_ca_checks_the_name_against_the_system_cas():
+    # It used to verify the chain only: PyMySQL turns the name check off without a CA file.
+    assert mode(check_hostname=True, login_host='db1') == 'verify_identity'
+    context = c.tls_context(plan(check_hostname=True, login_host='db1'))
+    assert context.check_hostname is True and context.verify_mode == c.ssl.CERT_REQUIRED
 
 
-def test_no_tls_option_no_tls_arguments():
-    assert tls() == {} and tls(check_hostname=False) == {}
+def test_no_tls_option_is_preferred_as_in_community_mysql():
+    assert mode(login_host='db1') == 'preferred' and mode(check_hostname=False, login_host='db1') == 'preferred'
+
+
+@pytest.mark.parametrize('ssl_mode', c.SSL_MODES)
+def test_an_explicit_ssl_mode_wins_and_is_marked_explicit(ssl_mode):
+    result = plan(login_ssl_mode=ssl_mode, ca_cert='/ca.pem' if ssl_mode != 'verify_identity' else None, login_host='db1')
+    assert result['mode'] == ssl_mode and result['explicit'] is True
+
+
+@pytest.mark.parametrize('ssl_mode, check', [('verify_ca', True), ('required', True), ('preferred', True),
+                                             ('verify_identity', False)])
+def test_check_hostname_contradicting_the_ssl_mode_is_an_error(ssl_mode, check):
+    with pytest.raises(ValueError, match='check_hostname'):
+        plan(login_ssl_mode=ssl_mode, check_hostname=check, login_host='db1')
+    with pytest.raises(c.ConnectError, match='check_hostname'):
+        c.open_connection(dict(login_ssl_mode=ssl_mode, check_hostname=check, login_host='db1', config_file=''))
+
+
+def test_a_unix_socket_uses_no_tls():
+    assert mode(login_unix_socket='/run/x.sock', login_ssl_mode='verify_identity') == 'socket'
+
+
+def test_contexts_by_mode(tmp_path):
+    required = c.tls_context(dict(mode='required', ca_cert=None, client_cert=None, client_key=None))
+    assert required.verify_mode == c.ssl.CERT_NONE and required.check_hostname is False
+    system = dict(mode='verify_ca', ca_cert=None, client_cert=None, client_key=None)
+    assert c.tls_context(system).verify_mode == c.ssl.CERT_REQUIRED and c.tls_context(system).check_hostname is False
+    assert c.tls_context(system) is c.tls_context(dict(system))     # built once per process
+    with pytest.raises(OSError):
+        c.tls_context(dict(system, ca_cert=str(tmp_path / 'missing.pem')))
+
+
+def test_the_ssl_mode_comes_from_the_host_variable_and_the_option_file(tmp_path):
+    assert dict(c.LOGIN_HOST_VARIABLES)['login_ssl_mode'] == 'dbfleet_login_ssl_mode'
+    assert c.login_args_from_host({}, dict(dbfleet_login_ssl_mode='verify_ca')) == dict(login_ssl_mode='verify_ca')
+    path = cnf(tmp_path, '[client]\nssl-mode = VERIFY_IDENTITY\n')
+    assert c.resolve_login(dict(config_file=path))['ssl_mode'] == 'verify_identity'
+    with pytest.raises(ValueError, match='ssl-mode'):
+        c.resolve_login(dict(config_file=cnf(tmp_path, '[client]\nssl-mode = SOMETIMES\n')))
 
 
 def test_tls_options_and_aliases_match_community_mysql():
@@ -191,3 +237,78 @@ def test_tls_options_and_aliases_match_community_mysql():
     assert spec['client_cert'] == dict(type='path', aliases=['ssl_cert'])
     assert spec['client_key'] == dict(type='path', aliases=['ssl_key'])
     assert spec['check_hostname'] == dict(type='bool')
+    assert spec['login_ssl_mode'] == dict(type='str', choices=['disabled', 'preferred', 'required', 'verify_ca',
+                                                               'verify_identity'])
+
+
+# ---------------------------------------------------------------- the controller sends no password blindly
+def test_the_controller_refuses_an_unverified_remote_server_unless_the_mode_was_chosen():
+    remote = dict(login_host='10.0.0.5', login_port=3306, login_user='admin', login_password='s3cret', config_file=None)
+    refusal = c.identity_refusal(remote)
+    assert 'password was not sent' in refusal and 'dbfleet_login_ca_cert' in refusal and 's3cret' not in refusal
+    assert c.identity_note(remote) is None
+    chosen = dict(remote, login_ssl_mode='required')
+    assert c.identity_refusal(chosen) is None
+    assert 'not verified: login_ssl_mode required was chosen' in c.identity_note(chosen)
+    assert c.identity_refusal(dict(remote, ca_cert='/ca.pem')) is None
+    assert c.identity_note(dict(remote, ca_cert='/ca.pem')) is None
+    for local in (dict(remote, login_host='127.0.0.1'), dict(remote, login_host='::1'), dict(remote, login_host='localhost')):
+        assert c.identity_refusal(local) is None and c.identity_note(dict(local, login_ssl_mode='disabled')) is None
+
+
+# ---------------------------------------------------------------- the login rule: explicit options win as a set
+def test_a_task_naming_a_host_gets_no_socket_host_or_port_of_the_inventory():
+    added = c.login_args_from_host({'login_host': '10.0.0.9'}, dict(HOST, dbfleet_login_ssl_mode='verify_ca'))
+    assert added == dict(login_user='admin', login_password='s3cret', config_file='/etc/db.cnf',
+                         login_ssl_mode='verify_ca')
+
+
+def test_a_task_naming_a_socket_gets_only_credentials():
+    added = c.login_args_from_host({'login_unix_socket': '/run/other.sock', 'login_user': 'me'}, HOST)
+    assert added == dict(login_password='s3cret', config_file='/etc/db.cnf')
+
+
+def test_a_task_naming_a_port_gets_no_socket():
+    added = c.login_args_from_host({'login_port': 3399}, HOST)
+    assert 'login_unix_socket' not in added and added['login_host'] == 'db1'
+
+
+def test_a_null_host_names_no_server():
+    added = c.login_args_from_host({'login_host': None}, HOST)
+    assert 'login_host' not in added and added['login_unix_socket'] == '/run/db.sock'
+
+
+# ---------------------------------------------------------------- ~/.my.cnf as the client reads it
+def test_an_indented_line_is_no_continuation(tmp_path):
+    path = cnf(tmp_path, '[client]\nuser = dbfleet\n  password = X1\n\tport = 3311\n')
+    login = c.resolve_login(dict(config_file=path))
+    assert (login['user'], login['password'], login['port']) == ('dbfleet', 'X1', 3311)
+
+
+def test_client_groups_quotes_and_the_last_value(tmp_path):
+    path = cnf(tmp_path, '[client]\nuser = first\n[mysqld]\nuser = mysql\n[client-server]\npassword = "p w#1"\n'
+                         '[client-mariadb]\nuser = second # comment\n[mysqldump]\nuser = no\n[mysql]\nport = 3312\n')
+    login = c.resolve_login(dict(config_file=path))
+    assert (login['user'], login['password'], login['port']) == ('second', 'p w#1', 3312)
+
+
+def test_includes_are_followed(tmp_path):
+    (tmp_path / 'd').mkdir()
+    (tmp_path / 'd' / 'pw.cnf').write_text('[client]\npassword = from-dir\n')
+    (tmp_path / 'd' / 'ignored.txt').write_text('[client]\npassword = not-a-cnf\n')
+    (tmp_path / 'user.cnf').write_text('[client]\nuser = included\n')
+    path = cnf(tmp_path, '[client]\nuser = x\n!include %s\n!includedir %s\n' % (tmp_path / 'user.cnf', tmp_path / 'd'))
+    login = c.resolve_login(dict(config_file=path))
+    assert (login['user'], login['password']) == ('included', 'from-dir')
+
+
+@pytest.mark.parametrize('line', ['[client', '!inclde /etc/x', '!includex'])
+def test_a_bad_line_is_named_by_number_never_by_its_text(tmp_path, line):
+    path = cnf(tmp_path, '[client]\npassword = Sekr3t\n%s Sekr3t\n' % line)
+    with pytest.raises(ValueError) as err:
+        c.resolve_login(dict(config_file=path))
+    assert '%s, line 3' % path in str(err.value)
+    assert 'Sekr3t' not in str(err.value) and line.strip('[!') not in str(err.value)
+    with pytest.raises(c.ConnectError) as err:
+        c.open_connection(dict(config_file=path))
+    assert 'Sekr3t' not in str(err.value)

@@ -1,0 +1,447 @@
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""TLS and the password, against the lab's real servers and small fake servers on this machine.
+
+The lab (lab/dbfleet_lab/tls.py) has its own CA: mysql80 has a certificate for 127.0.0.1 / localhost,
+mariadb118 one for another name, mariadb1011 offers no TLS. The fake servers speak just enough of the
+MySQL protocol to ask a client for its password in clear, and record every byte the client sends.
+
+Also the login rule: a task that names another server reaches that server, not the one of the
+inventory's socket.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+import subprocess
+import threading
+
+import pymysql
+import pytest
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import connection, fleet_audit
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+BIN = os.path.join(ROOT, '.venv', 'bin')
+INVENTORY = os.path.join('inventories', 'lab')
+MARKER = 'Pw-dbfleet-tls-test-7Qz'     # the password the fake servers must never see
+
+
+def ansible(*argv):
+    env = dict(os.environ, PATH=BIN + os.pathsep + os.environ.get('PATH', ''),
+               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'),
+               ANSIBLE_NOCOLOR='1', ANSIBLE_CALLBACK_RESULT_FORMAT='json', ANSIBLE_DEPRECATION_WARNINGS='0')
+    proc = subprocess.run([os.path.join(BIN, 'ansible')] + list(argv), capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=300, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def module(host, name, args):
+    """(rc, result or None, output) of one ad-hoc module run on a lab host."""
+    rc, out = ansible(host, '-i', INVENTORY, '-m', name, '-a', json.dumps(args))
+    try:
+        start = out.index('{', out.index('%s | ' % host))
+        return rc, json.JSONDecoder().raw_decode(out[start:])[0], out
+    except ValueError:
+        return rc, None, out
+
+
+def tls_hosts(lab):
+    hosts = lab.refresh()
+    ca = os.path.join(lab.lab_dir, 'tls', 'ca.pem')
+    assert os.path.exists(ca), 'the lab has no CA (%s): restart it with `make lab-down lab-up`' % ca
+    return hosts, ca
+
+
+def login(lab, host, **extra):
+    return dict(login_host='127.0.0.1', login_port=lab.hosts[host]['port'], login_user=lab.admin_user,
+                login_password=lab.admin_password, **extra)
+
+
+def ssl_version(conn):
+    return connection.query_one(conn, "SHOW SESSION STATUS LIKE 'Ssl_version'")['Value']
+
+
+# ---------------------------------------------------------------- the lab's certificates
+def test_verify_identity_with_the_good_certificate_connects(lab):
+    _hosts, ca = tls_hosts(lab)
+    rc, result, out = module('mysql80', 'dbfleet.innodb.server_facts',
+                             login(lab, 'mysql80', login_ssl_mode='verify_identity', ca_cert=ca))
+    assert rc == 0, out
+    assert result['server_facts']['port'] == lab.hosts['mysql80']['port']
+    assert lab.admin_password not in out
+    conn = connection.open_connection(dict(login(lab, 'mysql80', login_ssl_mode='verify_identity', ca_cert=ca),
+                                           config_file=''))
+    try:
+        assert ssl_version(conn).startswith('TLS')
+    finally:
+        conn.close()
+
+
+def test_a_certificate_for_another_name_is_refused_by_verify_identity_only(lab):
+    _hosts, ca = tls_hosts(lab)
+    rc, _result, out = module('mariadb118', 'dbfleet.innodb.server_facts',
+                              login(lab, 'mariadb118', login_ssl_mode='verify_identity', ca_cert=ca))
+    assert rc != 0
+    assert 'certificate is not valid for' in out and "'127.0.0.1'" in out, out
+    assert lab.admin_password not in out
+    # Not set, with a CA: verify_identity, as community.mysql's check_hostname default.
+    with pytest.raises(connection.ConnectError, match='certificate verify failed'):
+        connection.open_connection(dict(login(lab, 'mariadb118', ca_cert=ca), config_file=''))
+    # verify_ca checks the chain, not the name: the same server is accepted.
+    conn = connection.open_connection(dict(login(lab, 'mariadb118', login_ssl_mode='verify_ca', ca_cert=ca),
+                                           config_file=''))
+    try:
+        assert ssl_version(conn).startswith('TLS')
+    finally:
+        conn.close()
+
+
+def test_the_self_signed_certificate_of_a_server_fails_against_the_lab_ca(lab):
+    _hosts, ca = tls_hosts(lab)
+    with pytest.raises(connection.ConnectError, match='certificate verify failed'):
+        connection.open_connection(dict(login(lab, 'mysql97', login_ssl_mode='verify_ca', ca_cert=ca), config_file=''))
+
+
+@pytest.mark.parametrize('mode', ['required', 'verify_ca', 'verify_identity'])
+def test_a_server_without_tls_is_refused_when_tls_is_required(lab, mode):
+    _hosts, ca = tls_hosts(lab)
+    with pytest.raises(connection.ConnectError, match='offers no TLS'):
+        connection.open_connection(dict(login(lab, 'mariadb1011', login_ssl_mode=mode, ca_cert=ca), config_file=''))
+    conn = connection.open_connection(dict(login(lab, 'mariadb1011', login_ssl_mode='preferred'), config_file=''))
+    try:
+        assert ssl_version(conn) == ''
+    finally:
+        conn.close()
+
+
+def test_disabled_uses_no_tls_on_a_server_that_offers_it(lab):
+    conn = connection.open_connection(dict(login(lab, 'mysql80', login_ssl_mode='disabled'), config_file=''))
+    try:
+        assert ssl_version(conn) == ''
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------- fake servers that want the password
+CAPABILITIES = (0x1 | 0x4 | 0x200 | 0x2000 | 0x8000 | 0x20000 | 0x80000 | 0x200000)
+CLIENT_SSL = 0x800
+
+
+def _packet(seq, payload):
+    return struct.pack('<I', len(payload))[:3] + bytes([seq]) + payload
+
+
+def _greeting(capabilities):
+    salt = b'0123456789abcdefghij'
+    return _packet(0, b'\x0a' + b'8.0.33-fake\x00' + struct.pack('<I', 7) + salt[:8] + b'\x00'
+                   + struct.pack('<H', capabilities & 0xffff) + bytes([45]) + struct.pack('<H', 2)
+                   + struct.pack('<H', capabilities >> 16) + bytes([21]) + b'\x00' * 10 + salt[8:] + b'\x00'
+                   + b'mysql_native_password\x00')
+
+
+class FakeServer:
+    """A MySQL greeting, then an auth switch to mysql_clear_password; records every byte a client sends.
+
+    Serves one connection at a time until closed; received[i] holds the bytes of connection i."""
+
+    def __init__(self, address='127.0.0.1', capabilities=CAPABILITIES):
+        self.capabilities = capabilities
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind((address, 0))
+        self.sock.listen(5)
+        self.sock.settimeout(0.5)
+        self.address, self.port = self.sock.getsockname()
+        self.received = []
+        self.stopped = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while not self.stopped:
+            try:
+                client, _peer = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            data = bytearray()
+            self.received.append(data)
+            try:
+                client.settimeout(5)
+                client.sendall(_greeting(self.capabilities))
+                first = self._read(client, data)
+                if first:
+                    client.sendall(_packet(2, b'\xfe' + b'mysql_clear_password\x00'))
+                    self._read(client, data)
+            finally:
+                client.close()
+
+    @staticmethod
+    def _read(client, data):
+        """Read until the client stops sending (a packet, or the end of the connection)."""
+        chunk = b''
+        try:
+            chunk = client.recv(65536)
+        except (socket.timeout, OSError):
+            return b''
+        data.extend(chunk)
+        return chunk
+
+    def close(self):
+        self.stopped = True
+        self.sock.close()
+        self.thread.join(5)
+
+
+@pytest.fixture
+def fake_server():
+    server = FakeServer()
+    yield server
+    server.close()
+
+
+def test_the_fake_server_does_get_the_password_from_plain_pymysql(fake_server):
+    # The hazard itself: PyMySQL answers the cleartext request with the password (so the fake server works).
+    with pytest.raises(pymysql.err.MySQLError):
+        pymysql.connect(host='127.0.0.1', port=fake_server.port, user='dbfleet', password=MARKER, connect_timeout=5)
+    assert MARKER.encode() in bytes(fake_server.received[0])
+
+
+def test_a_server_asking_for_the_cleartext_plugin_gets_no_password(lab, fake_server):
+    rc, _result, out = module('mysql80', 'dbfleet.innodb.server_facts',
+                              dict(login_host='127.0.0.1', login_port=fake_server.port, login_user='dbfleet',
+                                   login_password=MARKER))
+    assert rc != 0
+    assert 'mysql_clear_password' in out and 'the password was not sent' in out, out
+    assert MARKER not in out
+    sent = b''.join(bytes(chunk) for chunk in fake_server.received)
+    assert b'dbfleet' in sent, 'the module never reached the fake server: %r\n%s' % (sent, out)
+    assert MARKER.encode() not in sent
+
+
+def test_a_server_without_tls_gets_nothing_when_tls_is_required():
+    server = FakeServer()
+    try:
+        for mode in ('required', 'verify_identity'):
+            with pytest.raises(connection.ConnectError, match='offers no TLS'):
+                connection.open_connection(dict(login_host='127.0.0.1', login_port=server.port, login_user='dbfleet',
+                                                login_password=MARKER, login_ssl_mode=mode, config_file=''))
+        assert len(server.received) == 2 and all(bytes(chunk) == b'' for chunk in server.received), server.received
+    finally:
+        server.close()
+
+
+class FullAuthServer(FakeServer):
+    """A caching_sha2_password server that asks for full authentication and answers a key request with its
+    own RSA key: what a host in the middle does. password holds what it could decrypt."""
+
+    def __init__(self, address):
+        from cryptography.hazmat.primitives import serialization  # pylint: disable=import-outside-toplevel
+        from cryptography.hazmat.primitives.asymmetric import rsa  # pylint: disable=import-outside-toplevel
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.public_pem = self.key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                             serialization.PublicFormat.SubjectPublicKeyInfo)
+        self.password = None
+        super().__init__(address=address)
+
+    def _serve(self):
+        from cryptography.hazmat.primitives import hashes  # pylint: disable=import-outside-toplevel
+        from cryptography.hazmat.primitives.asymmetric import padding  # pylint: disable=import-outside-toplevel
+        salt = b'0123456789abcdefghij'
+        while not self.stopped:
+            try:
+                client, _peer = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            data = bytearray()
+            self.received.append(data)
+            try:
+                client.settimeout(5)
+                client.sendall(_greeting(CAPABILITIES).replace(b'mysql_native_password', b'caching_sha2_password'))
+                if not self._read(client, data):
+                    continue
+                client.sendall(_packet(2, b'\x01\x04'))           # perform full authentication
+                request = self._read(client, data)
+                if request[4:] != b'\x02':
+                    continue
+                client.sendall(_packet(4, b'\x01' + self.public_pem))
+                encrypted = self._read(client, data)[4:]
+                if encrypted:
+                    message = self.key.decrypt(encrypted, padding.OAEP(mgf=padding.MGF1(algorithm=hashes.SHA1()),
+                                                                       algorithm=hashes.SHA1(), label=None))
+                    self.password = bytes(b ^ salt[i % len(salt)] for i, b in enumerate(message)).rstrip(b'\0')
+            finally:
+                client.close()
+
+
+def test_an_unverified_remote_server_gets_no_password_by_full_authentication():
+    server = FullAuthServer(_address_of_this_machine())
+    try:
+        # The hazard: PyMySQL sends the password encrypted with the key the server hands it.
+        with pytest.raises(pymysql.err.MySQLError):
+            pymysql.connect(host=server.address, port=server.port, user='dbfleet', password=MARKER, connect_timeout=5)
+        assert server.password == MARKER.encode()
+        server.password = None
+        with pytest.raises(connection.ConnectError, match='the password was not sent'):
+            connection.open_connection(dict(login_host=server.address, login_port=server.port, login_user='dbfleet',
+                                            login_password=MARKER, config_file=''))
+        assert server.password is None
+        sent = bytes(server.received[-1])
+        # The handshake response (user name, a hash of the password) and nothing after it: no key request.
+        assert b'dbfleet' in sent and len(sent) == 4 + int.from_bytes(sent[:3], 'little'), sent
+    finally:
+        server.close()
+
+
+def _address_of_this_machine():
+    """An address of this machine that is not a loopback one (the controller's view of a remote host)."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(('192.0.2.123', 9))
+        address = probe.getsockname()[0]
+    except OSError:
+        address = None
+    finally:
+        probe.close()
+    if not address or connection.is_loopback(address):
+        pytest.fail('this machine has no network address besides loopback (the test needs one to stand in for a '
+                    'remote host): bring an interface up', pytrace=False)
+    return address
+
+
+def test_the_controller_sends_no_password_to_a_server_it_cannot_verify():
+    server = FakeServer(address=_address_of_this_machine(), capabilities=CAPABILITIES | CLIENT_SSL)
+    try:
+        params = dict(login_host=server.address, login_port=server.port, login_user='dbfleet', login_password=MARKER)
+        params, notes = fleet_audit.controller_login(params, dict(ansible_host=server.address), 'remote1')
+        assert notes == []
+        result = fleet_audit.audit_host(params, {}, timeout=5)
+        assert result['failed'] and 'its identity cannot be verified' in result['msg'], result
+        assert 'dbfleet_login_ssl_mode' in result['msg'] and MARKER not in result['msg']
+        assert server.received == []        # not even a TCP connection
+        # Chosen explicitly: the controller connects, and its result says the server was not verified.
+        chosen, notes = fleet_audit.controller_login(dict(params, login_ssl_mode='preferred'),
+                                                     dict(ansible_host=server.address), 'remote1')
+        assert notes == ["the server's identity was not verified: login_ssl_mode preferred was chosen for "
+                         "dbfleet@%s:%d" % (server.address, server.port)]
+    finally:
+        server.close()
+
+
+# ---------------------------------------------------------------- the login rule
+def test_a_task_naming_another_server_reaches_that_server(lab):
+    hosts = lab.refresh()
+    assert hosts['mariadb1011'].get('socket'), hosts['mariadb1011']
+    # mariadb1011's inventory sets dbfleet_login_unix_socket; the task names mysql80's TCP port.
+    rc, result, out = module('mariadb1011', 'dbfleet.innodb.server_facts',
+                             dict(login_host='127.0.0.1', login_port=hosts['mysql80']['port']))
+    assert rc == 0, out
+    facts = result['server_facts']
+    uuid = lab.query('mysql80', 'SELECT @@server_uuid AS u')[0]['u']
+    assert facts['port'] == hosts['mysql80']['port'], facts
+    assert uuid in json.dumps(facts) or facts['version_text'] == hosts['mysql80']['version'], facts
+
+
+class Forwarder:
+    """A TCP forwarder on an address of this machine to a lab server on 127.0.0.1: a remote server as the
+    controller sees it. connections counts the clients that reached it."""
+
+    def __init__(self, address, port):
+        self.target = ('127.0.0.1', port)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind((address, 0))
+        self.sock.listen(5)
+        self.sock.settimeout(0.5)
+        self.address, self.port = self.sock.getsockname()
+        self.connections = 0
+        self.stopped = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while not self.stopped:
+            try:
+                client, _peer = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            upstream = socket.create_connection(self.target, timeout=10)
+            for src, dst in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst):
+        try:
+            while True:
+                chunk = src.recv(65536)
+                if not chunk:
+                    break
+                dst.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for end in (src, dst):
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.stopped = True
+        self.sock.close()
+        self.thread.join(5)
+
+
+def test_the_fleet_report_says_whether_the_password_was_sent(lab, tmp_path):
+    """verify.yml in controller mode, as AWX runs it, on hosts whose servers are not on the controller."""
+    address = _address_of_this_machine()
+    _hosts, ca = tls_hosts(lab)
+    forwarders = dict((name, Forwarder(address, lab.hosts['mysql80']['port']))
+                      for name in ('remote-unverified', 'remote-chosen', 'remote-verified'))
+    try:
+        template = dict(ansible_host=address, ansible_connection='ssh', dbfleet_login_host=address,
+                        dbfleet_login_user=lab.admin_user, dbfleet_login_password=lab.admin_password)
+        inventory = tmp_path / 'remote.yml'
+        inventory.write_text(json.dumps({'all': {'hosts': {
+            'remote-unverified': dict(template, dbfleet_login_port=forwarders['remote-unverified'].port),
+            'remote-chosen': dict(template, dbfleet_login_port=forwarders['remote-chosen'].port,
+                                  dbfleet_login_ssl_mode='required'),
+            # mysql80's certificate is for 127.0.0.1: through another address only the chain verifies.
+            'remote-verified': dict(template, dbfleet_login_port=forwarders['remote-verified'].port,
+                                    dbfleet_login_ca_cert=ca, dbfleet_login_ssl_mode='verify_ca'),
+        }}}))
+        env = dict(os.environ, PATH=BIN + os.pathsep + os.environ.get('PATH', ''), ANSIBLE_NOCOLOR='1',
+                   ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
+                   ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'))
+        reports = tmp_path / 'reports'
+        proc = subprocess.run([os.path.join(BIN, 'ansible-playbook'), '-i', str(inventory),
+                               os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e',
+                               json.dumps({'verify_mode': 'controller', 'verify_report_dir': str(reports),
+                                           'verify_timeout': 5})],
+                              capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
+        out = proc.stdout + proc.stderr
+        assert lab.admin_password not in out
+        report_text = (reports / 'verify.json').read_text()
+        assert lab.admin_password not in report_text
+        report = json.loads(report_text)['hosts']
+        unverified = json.dumps(report['remote-unverified'])
+        assert report['remote-unverified']['status'] == 'error', unverified
+        assert 'its identity cannot be verified' in unverified and 'dbfleet_login_ssl_mode' in unverified
+        assert forwarders['remote-unverified'].connections == 0, 'the controller connected to a server it cannot verify'
+        chosen = report['remote-chosen']
+        assert chosen['status'] != 'error', json.dumps(chosen)[:2000]
+        assert "the server's identity was not verified: login_ssl_mode required was chosen" in json.dumps(chosen)
+        verified = report['remote-verified']
+        assert verified['status'] != 'error', json.dumps(verified)[:2000]
+        assert 'not verified' not in json.dumps(verified)
+        assert forwarders['remote-chosen'].connections >= 1 and forwarders['remote-verified'].connections >= 1
+    finally:
+        for forwarder in forwarders.values():
+            forwarder.close()
