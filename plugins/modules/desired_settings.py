@@ -134,7 +134,6 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import connection a
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 
 
 def read_facts(module, roles):
@@ -146,15 +145,7 @@ def read_facts(module, roles):
                                         fallback_option_files=module.params['fallback_option_files'])
         except ValueError as e:
             module.fail_json(msg='cannot identify the server: %s' % e)
-        identity = facts['_identity']
-        facts = server_facts.public(facts)
-        facts['variables'] = {}
-        names = desired.server_variable_names(roles)
-        if names:
-            details, reason = verify.variable_details(conn, identity, variables, names)
-            facts['variables'] = details
-            if reason:
-                facts['notes'].append(reason)
+        facts = server_facts.report(conn, facts['_identity'], variables, facts, desired.server_variable_names(roles))
     except conn_utils.pymysql.err.MySQLError as e:
         module.fail_json(msg='reading server facts from %s failed: %s'
                          % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
