@@ -13,11 +13,16 @@ version_added: 0.1.0
 description:
   - Sets GLOBAL (never session) values of dynamic server variables, only where the running value differs
     from the desired one.
-  - Values are compared by meaning, not spelling. C(ON), C(on), C(true), V(true) and C(1) are the same
-    boolean; C(1G) and C(1073741824) the same size; enum names are compared without regard to case.
-    A second run therefore reports no change.
+  - Values are compared by meaning, not spelling, exactly as M(dbfleet.innodb.verify) compares them
+    (one implementation). C(ON), C(on), C(true), V(true), C(yes), C(y) and C(1) are the same boolean (the
+    server is always sent C(ON) or C(OFF)); C(1G) and C(1073741824) the same size; any number may carry
+    one of the suffixes K, M, G, T, P, E that the server reads in option files (C(innodb_io_capacity=2K) is
+    2048); enum names are compared without regard to case. A second run therefore reports no change.
+  - A value the server would refuse in an option file (C(2 G), C(1.5G)), or a number outside the
+    variable's range, fails the task naming the variable, before anything is changed.
   - C(innodb_buffer_pool_size) is compared with the size the server will really run with (rounded up to a
-    multiple of C(innodb_buffer_pool_chunk_size) times C(innodb_buffer_pool_instances)).
+    multiple of C(innodb_buffer_pool_chunk_size) times C(innodb_buffer_pool_instances)). A size below one
+    chunk times instances is refused (a running server rounds it up; only a restart runs it).
   - Variable names are resolved for the server's flavor and version
     (for example C(innodb_adaptive_hash_index_parts) and C(innodb_adaptive_hash_index_partitions)).
   - After each change the module reads the value back. A SET that the server accepted but did not apply

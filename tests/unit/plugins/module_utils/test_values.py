@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values as v
 
@@ -240,3 +241,17 @@ def test_describe_prefers_the_tables_then_the_server():
     assert guessed.kind == 'float' and guessed.dynamic is None
     aurora = flavors.ServerIdentity(flavors.AURORA, (8, 0, 32), '8.0.32', True)
     assert v.describe('innodb_adaptive_hash_index', aurora, 'OFF').settable is False
+
+
+# ---------------------------------------------------------------- desired state reads booleans here too
+@pytest.mark.parametrize('word', v.INPUT_TRUE + v.INPUT_FALSE + tuple(w.upper() for w in v.INPUT_TRUE + v.INPUT_FALSE))
+def test_role_booleans_are_the_same_words(word):
+    checker = desired.Checker({'x_enabled': word}, {}, {})
+    assert checker.boolean('x_enabled') is v.parse_bool(word)
+    assert checker.errors == []
+
+
+def test_role_booleans_refuse_what_values_refuses():
+    checker = desired.Checker({'x_enabled': 'enabled'}, {}, {})
+    assert checker.boolean('x_enabled') is None
+    assert checker.errors == ["x_enabled must be true or false; got 'enabled'"]
