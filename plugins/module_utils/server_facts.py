@@ -17,6 +17,7 @@ import socket
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
+from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     error_text, global_variables, query)
 
@@ -314,15 +315,6 @@ def persisted_variables(conn, identity, variables):
     return dict((r['VARIABLE_NAME'].lower(), r['VARIABLE_VALUE']) for r in rows), None
 
 
-def _shown(value):
-    """A default as the facts show it: text, ON/OFF for booleans, None when not known."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return 'ON' if value else 'OFF'
-    return str(value)
-
-
 def variable_details(conn, identity, variables, names):
     """Per-variable facts: {name: dict(resolved_name, exists, runtime, kind, dynamic, default, origin,
     settable, reason)}, each name resolved for the server (values.resolve) and described the way the
@@ -344,7 +336,7 @@ def variable_details(conn, identity, variables, names):
         table_row = table.get(name)
         variable = values.describe(name, identity, variables.get(name), table_row)
         out[key] = dict(resolved_name=name, exists=True, runtime=variables.get(name), kind=variable.kind,
-                        dynamic=variable.dynamic, default=_shown(variable.default),
+                        dynamic=variable.dynamic, default=values.as_text(variable.default),
                         origin=table_row.get('origin') if table_row else None,
                         settable=variable.settable, reason=variable.reason)
     return out, reason
@@ -362,3 +354,23 @@ def report(conn, identity, variables, facts, names=()):
         if reason:
             out['notes'].append(reason)
     return out
+
+
+def read_for_module(module, names=()):
+    """report() for a module: connects with the module's login options, fails the module with the
+    target named when the server cannot be identified or read, and closes the connection."""
+    conn = connection.connect(module)
+    try:
+        variables = all_global_variables(conn)
+        try:
+            facts = gather(conn, variables, module.params,
+                           fallback_option_files=module.params.get('fallback_option_files'))
+        except ValueError as e:
+            module.fail_json(msg='cannot identify the server: %s' % e)
+        return report(conn, facts['_identity'], variables, facts, names)
+    except _DB_ERRORS as e:
+        module.fail_json(msg='reading server facts from %s failed: %s'
+                         % (connection.describe_target(module.params), error_text(e)))
+    finally:
+        conn.close()
+    return None

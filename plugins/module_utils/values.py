@@ -327,6 +327,15 @@ def option_value(value, kind, choices=None):
     return '%s' % (canonical,)
 
 
+def as_text(value):
+    """A value as reports show it: text as it is, ON/OFF for booleans, numbers as text, None kept."""
+    if value is None or isinstance(value, string_types):
+        return value
+    if isinstance(value, bool):
+        return 'ON' if value else 'OFF'
+    return str(value)
+
+
 def display(value, kind):
     """Human form of a canonical value (sizes keep bytes and add a suffix)."""
     if kind == 'size' and isinstance(value, integer_types):

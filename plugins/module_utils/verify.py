@@ -9,8 +9,6 @@ the evidence over ONE connection (server_facts.gather + a few reads) and calls d
 
 from __future__ import annotations
 
-from ansible.module_utils.six import string_types
-
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
@@ -173,14 +171,6 @@ def check_settings(settings):
                          % type(settings).__name__)
 
 
-def _display(value):
-    if value is None or isinstance(value, string_types):
-        return value
-    if isinstance(value, bool):
-        return 'ON' if value else 'OFF'
-    return str(value)
-
-
 def read_blockers(conn, identity, target):
     """Upgrade blockers (storage_engines.upgrade_blockers) from the server's tables, over conn."""
     if flavors.variable_facts('information_schema_stats_expiry', identity.flavor, identity.version):
@@ -305,7 +295,7 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
             dynamic=dynamic,
             origin=origin,
             origin_path=table_row.get('path') if table_row else None,
-            default=_display(startup.default),
+            default=values.as_text(startup.default),
             persisted=persisted_value,
             configured=None if configured_entry is None else dict(
                 value=configured_value, file=configured_entry.file, line=configured_entry.line,
@@ -315,7 +305,7 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
             startup=dict(value=startup.value, source=startup.source, state=startup.state),
         )
         try:
-            item['desired_normalized'] = _display(values.normalize(desired, kind, choices))
+            item['desired_normalized'] = values.as_text(values.normalize(desired, kind, choices))
         except values.ValueError_:
             item['desired_normalized'] = None
         results[key] = item

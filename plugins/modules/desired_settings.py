@@ -136,24 +136,6 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage
 
 
-def read_facts(module, roles):
-    conn = conn_utils.connect(module)
-    try:
-        variables = server_facts.all_global_variables(conn)
-        try:
-            facts = server_facts.gather(conn, variables, module.params,
-                                        fallback_option_files=module.params['fallback_option_files'])
-        except ValueError as e:
-            module.fail_json(msg='cannot identify the server: %s' % e)
-        facts = server_facts.report(conn, facts['_identity'], variables, facts, desired.server_variable_names(roles))
-    except conn_utils.pymysql.err.MySQLError as e:
-        module.fail_json(msg='reading server facts from %s failed: %s'
-                         % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
-    finally:
-        conn.close()
-    return facts
-
-
 def main():
     argument_spec = conn_utils.login_argument_spec()
     argument_spec.update(
@@ -172,7 +154,7 @@ def main():
         for name in role_unknown:
             module.warn('%s is not a variable of the %s role (misspelt?); it is ignored' % (name, role))
         unknown.extend(role_unknown)
-    facts = read_facts(module, roles)
+    facts = server_facts.read_for_module(module, desired.server_variable_names(roles))
     probe = module.params['probe']
 
     def detect(datadir, role_probe):

@@ -201,20 +201,7 @@ def main():
         fallback_option_files=dict(type='list', elements='path', default=[]),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    conn = conn_utils.connect(module)
-    try:
-        variables = server_facts.all_global_variables(conn)
-        try:
-            facts = server_facts.gather(conn, variables, module.params,
-                                        fallback_option_files=module.params['fallback_option_files'])
-        except ValueError as e:
-            module.fail_json(msg='cannot identify the server: %s' % e)
-        facts = server_facts.report(conn, facts['_identity'], variables, facts, module.params['variables'])
-    except conn_utils.pymysql.err.MySQLError as e:
-        module.fail_json(msg='reading server facts from %s failed: %s'
-                         % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
-    finally:
-        conn.close()
+    facts = server_facts.read_for_module(module, module.params['variables'])
     module.exit_json(changed=False, server_facts=facts)
 
 
