@@ -319,14 +319,6 @@ def sql_value(value, kind, choices=None):
     return normalize(value, kind, choices)
 
 
-def option_value(value, kind, choices=None):
-    """The text to write for value in an option file, in a spelling every server version reads."""
-    canonical = normalize(value, kind, choices)
-    if kind == 'float':
-        return repr(canonical)
-    return '%s' % (canonical,)
-
-
 def as_text(value):
     """A value as reports show it: text as it is, ON/OFF for booleans, numbers as text, None kept."""
     if value is None or isinstance(value, string_types):
@@ -422,10 +414,10 @@ def describe(name, identity, runtime=None, table_row=None):
     return Variable(name, kind, choices, dynamic, default, limits, ok, why or None)
 
 
-def check(desired, variable):
-    """The canonical desired value for variable (Variable), or ValueError_ saying why it cannot be:
-    not a value of its kind, or out of its range. The setter and the auditor refuse the same values."""
-    canonical = normalize(desired, variable.kind, variable.choices)
-    if variable.kind in ('int', 'size', 'float'):
-        check_range(canonical, variable.limits, desired)
+def check(desired, kind, choices=None, limits=None):
+    """The canonical desired value of kind, or ValueError_ saying why it cannot be: not a value of its
+    kind, or out of its range (limits). The setter and the auditor refuse the same values."""
+    canonical = normalize(desired, kind, choices)
+    if kind in ('int', 'size', 'float'):
+        check_range(canonical, limits, desired)
     return canonical

@@ -70,7 +70,7 @@ def decide(desired, kind, runtime, startup, dynamic=None, choices=None, origin=N
         return ERROR, ['desired value must be a scalar (string, number or boolean), got %s'
                        % type(desired).__name__]
     try:
-        values.check(desired, values.Variable(None, kind, choices, dynamic, None, limits, True, None))
+        values.check(desired, kind, choices, limits)
     except values.ValueError_ as e:
         return ERROR, ['desired value: %s' % e]
     running_ok, note = values.compare(desired, runtime, kind, choices, rounding, limits)

@@ -136,7 +136,7 @@ def _plan(module, conn, identity, wanted):
         variable = values.describe(resolved, identity, server_vars[resolved], table.get(resolved))
         kind, choices = variable.kind, variable.choices
         try:
-            canonical = values.check(desired, variable)
+            canonical = values.check(desired, kind, choices, variable.limits)
         except values.ValueError_ as e:
             errors.append((name, '%s: %s' % (name, e)))
             continue

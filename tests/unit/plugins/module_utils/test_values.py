@@ -183,13 +183,13 @@ def test_option_file_values_are_clamped_and_rounded_as_the_server_does():
 
 
 def test_ranges_are_refused_with_the_value_as_written():
-    var = v.Variable('innodb_io_capacity', 'int', None, True, 200, v.Limits(100, 20000, None), True, None)
-    assert v.check('2K', var) == 2048
+    limits = v.Limits(100, 20000, None)
+    assert v.check('2K', 'int', None, limits) == 2048
     with pytest.raises(v.ValueError_) as e:
-        v.check(50, var)
+        v.check(50, 'int', None, limits)
     assert str(e.value) == '50 is below the minimum 100'
     with pytest.raises(v.ValueError_) as e:
-        v.check('1M', var)
+        v.check('1M', 'int', None, limits)
     assert str(e.value) == '1M is above the maximum 20000'
 
 
@@ -203,9 +203,8 @@ def test_guess_kind():
 def test_values_for_the_server():
     assert v.sql_value('y', 'bool') == 'ON'
     assert v.sql_value('2K', 'int') == 2048
-    assert v.option_value('yes', 'bool') == 'ON'
-    assert v.option_value('1G', 'size') == '1073741824'
-    assert v.option_value('o_direct', 'enum', ('fsync', 'O_DIRECT')) == 'O_DIRECT'
+    assert v.sql_value('o_direct', 'enum', ('fsync', 'O_DIRECT')) == 'O_DIRECT'
+    assert v.as_text(True) == 'ON' and v.as_text(8) == '8' and v.as_text(None) is None
 
 
 # ---------------------------------------------------------------- names and kinds
