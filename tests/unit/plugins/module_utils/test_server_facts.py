@@ -126,8 +126,7 @@ def test_report_adds_the_details_of_named_variables(monkeypatch):
     monkeypatch.setattr(si, 'variable_table', table)
     facts = {'_identity': identity, 'notes': ['n1'], 'flavor': 'mariadb'}
     out = si.report(None, identity, variables, facts,
-                              ['innodb_adaptive_hash_index_partitions', 'innodb_max_dirty_pages_pct',
-                               'innodb_dedicated_server'])
+                    ['innodb_adaptive_hash_index_partitions', 'innodb_max_dirty_pages_pct', 'innodb_dedicated_server'])
     assert '_identity' not in out and out['notes'] == ['n1', 'cannot read it all'] and facts['notes'] == ['n1']
     assert reads == [['innodb_adaptive_hash_index_parts', 'innodb_max_dirty_pages_pct']]
     parts = out['variables']['innodb_adaptive_hash_index_partitions']
