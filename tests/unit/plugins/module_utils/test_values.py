@@ -7,6 +7,7 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values as v
 
 MYSQL80 = flavors.ServerIdentity(flavors.MYSQL, (8, 0, 36), '8.0.36', None)
@@ -254,3 +255,16 @@ def test_role_booleans_refuse_what_values_refuses():
     checker = desired.Checker({'x_enabled': 'enabled'}, {}, {})
     assert checker.boolean('x_enabled') is None
     assert checker.errors == ["x_enabled must be true or false; got 'enabled'"]
+
+
+# ---------------------------------------------------------------- the restart gate compares here too
+def test_settings_check_compares_as_the_setter_and_verify_do():
+    running = {'innodb_io_capacity': '2048', 'innodb_adaptive_hash_index': 'OFF',
+               'innodb_adaptive_hash_index_parts': '8', 'innodb_flush_neighbors': '0'}
+    got = topology.settings_check(MYSQL80, running, {
+        'innodb_io_capacity': '2K', 'innodb_adaptive_hash_index': 'n',
+        'innodb_adaptive_hash_index_partitions': 16, 'innodb_flush_neighbors': 'lots'})
+    assert got == [('innodb_adaptive_hash_index', 'n', 'OFF', True),
+                   ('innodb_adaptive_hash_index_parts', 16, '8', False),
+                   ('innodb_flush_neighbors', 'lots', '0', False),
+                   ('innodb_io_capacity', '2K', '2048', True)]
