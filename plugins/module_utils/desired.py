@@ -134,8 +134,6 @@ FLUSH_NEIGHBORS_MAP = dict(ssd=0, hdd=1, mixed=1)
 IO_CAPACITY = dict(ssd=2000, hdd=200, mixed=200)
 IO_CAPACITY_MAX = dict(ssd=4000, hdd=2000, mixed=2000)
 
-_TRUE = ('true', 'yes', 'on', '1', 'y', 't')
-_FALSE = ('false', 'no', 'off', '0', 'n', 'f')
 _INT_RE = re.compile(r'^\s*[-+]?\d+\s*$')
 # What may stand in a drop-in value at all (no line breaks, comments or escapes can sneak in).
 _CONTROL_RE = re.compile(r'[\x00-\x1f\x7f]')
@@ -222,14 +220,11 @@ class Checker:
                 return None
             self.error('%s must be true or false; got null' % label)
             return None
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
-        if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
-            return value.strip().lower() in _TRUE
-        self.error('%s must be true or false; got %s' % (label, shown(value)))
-        return None
+        try:
+            return values.parse_bool(value)
+        except values.ValueError_:
+            self.error('%s must be true or false; got %s' % (label, shown(value)))
+            return None
 
     def integer(self, name, minimum=None, maximum=None, value=None, label=None, where=None):
         """An integer within [minimum, maximum]; where ('on MySQL 8.0') says whose range it is."""

@@ -17,6 +17,9 @@ import socket
 from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
+from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
+from ansible_collections.dbfleet.innodb.plugins.module_utils import values
+from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     error_text, global_status, global_variables, query)
 
@@ -330,3 +333,67 @@ def persisted_variables(conn, identity, variables):
     except _DB_ERRORS as e:
         return {}, 'cannot read performance_schema.persisted_variables: %s' % error_text(e)
     return dict((r['VARIABLE_NAME'].lower(), r['VARIABLE_VALUE']) for r in rows), None
+
+
+def variable_details(conn, identity, variables, names):
+    """Per-variable facts: {name: dict(resolved_name, exists, runtime, kind, dynamic, default, origin,
+    settable, reason)}, each name resolved for the server (values.resolve) and described the way the
+    setter and verify see it (values.describe). Second item: a reason when the server tables could
+    not be read."""
+    server_names = frozenset(variables)
+    resolved = {}
+    for name in names:
+        found = values.resolve(str(name), identity, server_names)
+        resolved[str(name)] = found.resolved if found.problem is None else None
+    table, reason = variable_table(conn, identity, [r for r in resolved.values() if r])
+    out = {}
+    for key, name in sorted(resolved.items()):
+        if name is None:
+            out[key] = dict(resolved_name=values.resolve(key, identity, server_names).resolved, exists=False,
+                            runtime=None, kind=None, dynamic=None, default=None, origin=None, settable=False,
+                            reason='%s has no such variable' % values.server_text(identity))
+            continue
+        table_row = table.get(name)
+        variable = values.describe(name, identity, variables.get(name), table_row)
+        out[key] = dict(resolved_name=name, exists=True, runtime=variables.get(name), kind=variable.kind,
+                        dynamic=variable.dynamic, default=values.as_text(variable.default),
+                        origin=table_row.get('origin') if table_row else None,
+                        settable=variable.settable, reason=variable.reason)
+    return out, reason
+
+
+def report(conn, identity, variables, facts, names=(), engines=()):
+    """The server_facts result (as the server_facts and desired_settings modules return it and the
+    roles' desired state is computed from): the public facts plus `variables`, the details of names,
+    and `engines`, whether each of engines is loaded and how many tables use it (when engines are asked for)."""
+    out = public(facts)
+    out['notes'] = list(out.get('notes') or [])
+    out['variables'] = {}
+    if names:
+        details, reason = variable_details(conn, identity, variables, names)
+        out['variables'] = details
+        if reason:
+            out['notes'].append(reason)
+    if engines:
+        out['engines'] = storage_engines.loaded_engine_facts(conn, connection.query, engines)
+    return out
+
+
+def read_for_module(module, names=(), engines=()):
+    """report() for a module: connects with the module's login options, fails the module with the
+    target named when the server cannot be identified or read, and closes the connection."""
+    conn = connection.connect(module)
+    try:
+        variables = all_global_variables(conn)
+        try:
+            facts = gather(conn, variables, module.params,
+                           fallback_option_files=module.params.get('fallback_option_files'))
+        except ValueError as e:
+            module.fail_json(msg='cannot identify the server: %s' % e)
+        return report(conn, facts['_identity'], variables, facts, names, engines)
+    except _DB_ERRORS as e:
+        module.fail_json(msg='reading server facts from %s failed: %s'
+                         % (connection.describe_target(module.params), error_text(e)))
+    finally:
+        conn.close()
+    return None

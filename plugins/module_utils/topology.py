@@ -645,13 +645,11 @@ def settings_check(identity, variables, settings):
     out = []
     for name in sorted(settings or {}):
         desired = settings[name]
-        resolved = flavors.resolve_name(name, identity.flavor, identity.version, set(variables)) or name.lower()
+        resolved = values.resolve(name, identity, variables).resolved or str(name).lower()
         actual = variables.get(resolved)
-        facts = flavors.variable_facts(resolved, identity.flavor, identity.version)
-        kind = facts.kind if facts else values.guess_kind(actual)
-        choices = facts.choices if facts else None
+        variable = values.describe(resolved, identity, actual)
         try:
-            same = values.equal(desired, actual, kind, choices)
+            same = values.equal(desired, actual, variable.kind, variable.choices, limits=variable.limits)
         except values.ValueError_:
             same = False
         out.append((resolved, desired, actual, same))

@@ -9,11 +9,6 @@ the evidence over ONE connection (server_facts.gather + a few reads) and calls d
 
 from __future__ import annotations
 
-import difflib
-import re
-
-from ansible.module_utils.six import string_types
-
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
@@ -39,15 +34,6 @@ COMPILED_ORIGINS = ('COMPILED', 'COMPILE-TIME', 'AUTO')
 # ... or a SET GLOBAL since startup (lost at restart unless also configured).
 RUNTIME_ORIGINS = ('DYNAMIC', 'SQL')
 
-_NAME_RE = re.compile(r'^[A-Za-z0-9_-]{1,64}$')
-
-# MariaDB information_schema.SYSTEM_VARIABLES.VARIABLE_TYPE -> kind
-_MARIADB_TYPES = {
-    'BOOLEAN': 'bool', 'ENUM': 'enum', 'SET': 'str', 'VARCHAR': 'str',
-    'INT': 'int', 'INT UNSIGNED': 'int', 'BIGINT': 'int', 'BIGINT UNSIGNED': 'int',
-    'TINYINT UNSIGNED': 'int', 'SMALLINT UNSIGNED': 'int', 'MEDIUMINT UNSIGNED': 'int',
-}
-
 
 class Startup(object):
     """What a restart would give a variable: value (text) and where it comes from.
@@ -63,69 +49,17 @@ class Startup(object):
         self.default = default
 
 
-# ---------------------------------------------------------------- comparing
-def number(value, kind='size'):
-    """An integer from 5, '5', '-1', '64K', '1G' (option files accept suffixes for any number).
-
-    The error names what kind of value was expected: a size, or an integer (of an int variable).
-    """
-    try:
-        return values.parse_int(value)
-    except values.ValueError_:
-        try:
-            return values.parse_size(value)
-        except values.ValueError_:
-            if kind == 'int':
-                raise values.ValueError_('%r is not an integer (digits, optionally with K, M, G or T as in '
-                                         'option files)' % (value,))
-            raise
-
-
-def canonical(value, kind, choices=None):
-    """Canonical form of value for kind (raises values.ValueError_ with a message naming the value)."""
-    if kind in ('int', 'size'):
-        return number(value, kind)
-    if kind == 'bool' and value is None:
-        return 'ON'
-    return values.normalize(value, kind, choices)
-
-
-def same(desired, actual, kind, choices=None, rounding=None):
-    """(equal, note). rounding: (chunk_size, instances) for innodb_buffer_pool_size."""
-    if actual is None:
-        return False, None
-    want = canonical(desired, kind, choices)
-    try:
-        have = canonical(actual, kind, choices)
-    except values.ValueError_:
-        return False, None
-    if kind == 'str':
-        want, have = str(want).strip(), str(have).strip()
-        if want.startswith('/') and have.startswith('/'):
-            # Directories: the server reports them with a trailing '/' (datadir, basedir, plugin_dir).
-            want, have = want.rstrip('/') or '/', have.rstrip('/') or '/'
-        return want == have, None
-    if want == have:
-        return True, None
-    if rounding and kind in ('int', 'size'):
-        # Below chunk size x instances the server shrinks the chunk instead of rounding up.
-        unit = number(rounding[0]) * max(number(rounding[1] or 1), 1)
-        effective = values.buffer_pool_effective(want, rounding[0], rounding[1]) if want >= unit else want
-        if effective == have:
-            return True, ('the server rounds %s up to %s (a multiple of innodb_buffer_pool_chunk_size %s '
-                          'x innodb_buffer_pool_instances %s)' % (want, have, rounding[0], rounding[1]))
-    return False, None
-
-
 # ---------------------------------------------------------------- the verdict
 def decide(desired, kind, runtime, startup, dynamic=None, choices=None, origin=None, rounding=None,
-           exists=True, settable=(True, '')):
+           exists=True, settable=(True, ''), limits=None):
     """(status, notes) for one variable.
 
     desired: as the user wrote it; runtime: the GLOBAL value (text) or None;
     startup: Startup (what a restart gives); dynamic: True/False/None (unknown);
     origin: where the running value came from as the server says (optional);
-    exists: the server has the variable; settable: flavors.settable() result.
+    exists: the server has the variable; settable: flavors.settable() result;
+    limits: values.Limits of the variable (a desired value outside them is an error, as for the setter).
+    Values are compared by values.compare, the same comparison the setter uses.
     """
     notes = []
     if not exists:
@@ -136,10 +70,10 @@ def decide(desired, kind, runtime, startup, dynamic=None, choices=None, origin=N
         return ERROR, ['desired value must be a scalar (string, number or boolean), got %s'
                        % type(desired).__name__]
     try:
-        canonical(desired, kind, choices)
+        values.check(desired, kind, choices, limits)
     except values.ValueError_ as e:
         return ERROR, ['desired value: %s' % e]
-    running_ok, note = same(desired, runtime, kind, choices, rounding)
+    running_ok, note = values.compare(desired, runtime, kind, choices, rounding, limits)
     if note:
         notes.append(note)
 
@@ -147,7 +81,7 @@ def decide(desired, kind, runtime, startup, dynamic=None, choices=None, origin=N
     restart_ok = None
     origin_up = str(origin or '').upper()
     if startup.state == 'known' and startup.value is not None:
-        restart_ok, note = same(desired, startup.value, kind, choices, rounding)
+        restart_ok, note = values.compare(desired, startup.value, kind, choices, rounding, limits)
         if note and note not in notes:
             notes.append(note)
     elif startup.state == 'known':
@@ -155,7 +89,7 @@ def decide(desired, kind, runtime, startup, dynamic=None, choices=None, origin=N
         if origin_up in COMPILED_ORIGINS and runtime is not None:
             restart_ok = running_ok
         elif startup.default is not None:
-            restart_ok, _note = same(desired, startup.default, kind, choices, rounding)
+            restart_ok, _note = values.compare(desired, startup.default, kind, choices, rounding, limits)
     if running_ok:
         if restart_ok is True:
             return OK, notes
@@ -237,60 +171,6 @@ def check_settings(settings):
                          % type(settings).__name__)
 
 
-def _kind_for(name, facts, table_row, runtime):
-    if facts is not None:
-        return facts.kind, facts.choices
-    if table_row and table_row.get('type'):
-        kind = _MARIADB_TYPES.get(str(table_row['type']).upper())
-        if kind:
-            return kind, None
-    if runtime is None:
-        return 'str', None
-    return values.guess_kind(runtime), None
-
-
-def _dynamic_for(facts, table_row):
-    if table_row and table_row.get('read_only') is not None:
-        return not table_row['read_only']
-    if facts is not None:
-        return facts.dynamic
-    return None
-
-
-def _default_for(facts, table_row):
-    if table_row and table_row.get('default') is not None:
-        return table_row['default']
-    if facts is not None:
-        return facts.default
-    return None
-
-
-def _display(value):
-    if value is None or isinstance(value, string_types):
-        return value
-    if isinstance(value, bool):
-        return 'ON' if value else 'OFF'
-    return str(value)
-
-
-def desired_facts(conn, identity, variables, facts, roles):
-    """The server facts the roles' desired state is computed from (as dbfleet.innodb.desired_settings
-    reads them): server_facts plus `variables` with the details of the variables the roles read."""
-    out = server_facts.public(facts)
-    out['notes'] = list(out.get('notes') or [])
-    out['variables'] = {}
-    names = desired_utils.server_variable_names(roles)
-    if names:
-        details, reason = variable_details(conn, identity, variables, names)
-        out['variables'] = details
-        if reason:
-            out['notes'].append(reason)
-    engines = desired_utils.server_engine_names(roles)
-    if engines:
-        out['engines'] = storage_engines.loaded_engine_facts(conn, connection.query, engines)
-    return out
-
-
 def read_blockers(conn, identity, target):
     """Upgrade blockers (storage_engines.upgrade_blockers) from the server's tables, over conn."""
     if flavors.variable_facts('information_schema_stats_expiry', identity.flavor, identity.version):
@@ -320,7 +200,9 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
     states, unknown = {}, []
     if desired_from:
         role_settings, states, unknown = desired_utils.for_roles(
-            desired_from, role_variables, desired_facts(conn, identity, variables, facts, desired_from),
+            desired_from, role_variables,
+            server_facts.report(conn, identity, variables, facts, desired_utils.server_variable_names(desired_from),
+                                desired_utils.server_engine_names(desired_from)),
             detect_storage)
         merged = dict(role_settings)
         merged.update(settings)
@@ -328,7 +210,7 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
 
     host_errors = []
     # Resolve names first (bad names are per-variable errors, not host failures).
-    wanted = {}
+    wanted, found_reason = {}, {}
     results = {}
     skipped = []
     for name in sorted(settings, key=str):
@@ -337,25 +219,16 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
         if desired is None:
             skipped.append(key)
             continue
-        if not _NAME_RE.match(key):
-            results[key] = _error_item(desired, 'invalid variable name %r: use letters, digits and _' % key)
-            continue
-        resolved = flavors.resolve_name(key.replace('-', '_'), identity.flavor, identity.version,
-                                        server_names)
-        if resolved is None:
-            candidates = flavors.ALIASES.get(key.lower().replace('-', '_'), (key.lower().replace('-', '_'),))
-            if any(flavors.exists_anywhere(c) for c in candidates):
-                results[key] = _item(desired, None, UNSUPPORTED, [
-                    '%s has no such variable (known on other flavors or versions)'
-                    % _server_text(identity)])
+        found = values.resolve(key, identity, server_names)
+        if found.resolved is None:
+            if found.problem == values.UNSUPPORTED:
+                results[key] = _item(desired, None, UNSUPPORTED, [found.reason])
             else:
-                close = difflib.get_close_matches(key.lower().replace('-', '_'), sorted(server_names), 3, 0.8)
-                hint = ' (did you mean %s?)' % ', '.join(close) if close else ''
-                results[key] = _error_item(desired, 'unknown variable %r: %s has no such variable and the '
-                                                    'collection knows none by that name%s'
-                                           % (key, _server_text(identity), hint))
+                results[key] = _error_item(desired, found.reason)
             continue
+        resolved = found.resolved
         wanted[key] = (resolved, desired)
+        found_reason[key] = found.reason
 
     # One read each for the per-variable tables and persisted values.
     table, reason = server_facts.variable_table(conn, identity, [r for r, _d in wanted.values()])
@@ -387,10 +260,9 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
 
     for key, (resolved, desired) in sorted(wanted.items()):
         runtime = variables.get(resolved)
-        facts_row = flavors.variable_facts(resolved, identity.flavor, identity.version)
         table_row = table.get(resolved)
-        kind, choices = _kind_for(resolved, facts_row, table_row, runtime)
-        dynamic = _dynamic_for(facts_row, table_row)
+        variable = values.describe(resolved, identity, runtime, table_row)
+        kind, choices, dynamic = variable.kind, variable.choices, variable.dynamic
         configured_value, configured_entry = optionfiles.lookup(parsed.entries, resolved)
         command_value, command_entry = optionfiles.lookup(command_options, resolved)
         persisted_value = persisted.get(resolved)
@@ -403,7 +275,7 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
                                                                 configured_entry.group))
         else:
             startup = Startup(None, None, startup_state, startup_reason)
-        startup.default = _default_for(facts_row, table_row)
+        startup.default = variable.default
         if startup.state == 'known' and startup_state != 'known' and persisted_value is None \
                 and command_entry is None:
             startup.state, startup.reason = startup_state, startup_reason
@@ -414,10 +286,9 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
         exists = resolved in server_names
         rounding_here = rounding if resolved == 'innodb_buffer_pool_size' else None
         status, notes = decide(desired, kind, runtime, startup, dynamic, choices, origin, rounding_here,
-                               exists, flavors.settable(resolved, identity))
+                               exists, (variable.settable, variable.reason or ''), variable.limits)
         if not exists:
-            notes = ['%s has no variable %s (a plugin that is not loaded, or not in this build)'
-                     % (_server_text(identity), resolved)]
+            notes = [found_reason[key]]
         item = _item(desired, resolved, status, notes)
         item.update(
             runtime=runtime,
@@ -425,7 +296,7 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
             dynamic=dynamic,
             origin=origin,
             origin_path=table_row.get('path') if table_row else None,
-            default=_display(startup.default),
+            default=values.as_text(startup.default),
             persisted=persisted_value,
             configured=None if configured_entry is None else dict(
                 value=configured_value, file=configured_entry.file, line=configured_entry.line,
@@ -435,7 +306,7 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
             startup=dict(value=startup.value, source=startup.source, state=startup.state),
         )
         try:
-            item['desired_normalized'] = _display(canonical(desired, kind, choices))
+            item['desired_normalized'] = values.as_text(values.normalize(desired, kind, choices))
         except values.ValueError_:
             item['desired_normalized'] = None
         results[key] = item
@@ -469,10 +340,6 @@ def _desired_summary(state):
     return out
 
 
-def _server_text(identity):
-    return '%s %s' % (identity.flavor, flavors.format_version(identity.version))
-
-
 def _item(desired, resolved, status, notes):
     return dict(desired=desired, desired_normalized=None, resolved_name=resolved,
                 runtime=None, configured=None, persisted=None, command_line=None, startup=None,
@@ -482,32 +349,3 @@ def _item(desired, resolved, status, notes):
 
 def _error_item(desired, reason):
     return _item(desired, None, ERROR, [reason])
-
-
-def variable_details(conn, identity, variables, names):
-    """Per-variable facts for server_facts: {name: dict(resolved_name, exists, runtime, kind, dynamic,
-    default, origin, settable, reason)}. Second item: a reason when the server tables could not be read."""
-    server_names = frozenset(variables)
-    resolved = {}
-    for name in names:
-        key = str(name)
-        resolved[key] = flavors.resolve_name(key.lower().replace('-', '_'), identity.flavor,
-                                             identity.version, server_names)
-    table, reason = server_facts.variable_table(conn, identity, [r for r in resolved.values() if r])
-    out = {}
-    for key, name in sorted(resolved.items()):
-        if name is None or name not in server_names:
-            out[key] = dict(resolved_name=name, exists=False, runtime=None, kind=None, dynamic=None,
-                            default=None, origin=None, settable=False,
-                            reason='%s has no such variable' % _server_text(identity))
-            continue
-        facts_row = flavors.variable_facts(name, identity.flavor, identity.version)
-        table_row = table.get(name)
-        kind, _choices = _kind_for(name, facts_row, table_row, variables.get(name))
-        ok, why = flavors.settable(name, identity)
-        out[key] = dict(resolved_name=name, exists=True, runtime=variables.get(name), kind=kind,
-                        dynamic=_dynamic_for(facts_row, table_row),
-                        default=_display(_default_for(facts_row, table_row)),
-                        origin=table_row.get('origin') if table_row else None,
-                        settable=ok, reason=why or None)
-    return out, reason

@@ -590,12 +590,18 @@ def write_report_set(report, directory, mode=DEFAULT_FILE_MODE):
     mode = parse_mode(mode)
     dmode = directory_mode(mode)
     rendered = [(name, _RENDER[name](report)) for name in REPORT_FILES]   # before anything is written
+    # Two runs may make the directories at the same moment: whoever comes second finds them made.
     if not os.path.isdir(directory):
-        os.makedirs(directory, dmode)
-        os.chmod(directory, dmode)
+        try:
+            os.makedirs(directory, dmode)
+            os.chmod(directory, dmode)
+        except FileExistsError:
+            pass
     sets = os.path.join(directory, SETS_DIR)
-    if not os.path.isdir(sets):
+    try:
         os.mkdir(sets, dmode)
+    except FileExistsError:
+        pass
     os.chmod(sets, dmode)
     stage = tempfile.mkdtemp(prefix='stage-', dir=sets)
     done = os.path.join(sets, 'set-' + os.path.basename(stage)[len('stage-'):])

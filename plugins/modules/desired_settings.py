@@ -176,28 +176,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import connection a
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 
 OS_RELEASE = '/etc/os-release'
-
-
-def read_facts(module, roles):
-    conn = conn_utils.connect(module)
-    try:
-        variables = server_facts.all_global_variables(conn)
-        try:
-            facts = server_facts.gather(conn, variables, module.params,
-                                        fallback_option_files=module.params['fallback_option_files'])
-        except ValueError as e:
-            module.fail_json(msg='cannot identify the server: %s' % e)
-        # The same facts verify and verify_fleet compute the roles' desired state from.
-        facts = verify.desired_facts(conn, facts['_identity'], variables, facts, roles)
-    except conn_utils.pymysql.err.MySQLError as e:
-        module.fail_json(msg='reading server facts from %s failed: %s'
-                         % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
-    finally:
-        conn.close()
-    return facts
 
 
 def read_os_family():
@@ -237,7 +217,7 @@ def main():
         if errors:
             module.fail_json(msg='%s: invalid input, nothing changed: %s' % (', '.join(restarting), '; '.join(errors)),
                              errors=errors, unknown_variables=unknown)
-    facts = read_facts(module, roles)
+    facts = server_facts.read_for_module(module, desired.server_variable_names(roles), desired.server_engine_names(roles))
     probe = module.params['probe']
 
     def detect(datadir, role_probe):

@@ -13,11 +13,16 @@ version_added: 0.1.0
 description:
   - Sets GLOBAL (never session) values of dynamic server variables, only where the running value differs
     from the desired one.
-  - Values are compared by meaning, not spelling. C(ON), C(on), C(true), V(true) and C(1) are the same
-    boolean; C(1G) and C(1073741824) the same size; enum names are compared without regard to case.
-    A second run therefore reports no change.
+  - Values are compared by meaning, not spelling, exactly as M(dbfleet.innodb.verify) compares them
+    (one implementation). C(ON), C(on), C(true), V(true), C(yes), C(y) and C(1) are the same boolean (the
+    server is always sent C(ON) or C(OFF)); C(1G) and C(1073741824) the same size; any number may carry
+    one of the suffixes K, M, G, T, P, E that the server reads in option files (C(innodb_io_capacity=2K) is
+    2048); enum names are compared without regard to case. A second run therefore reports no change.
+  - A value the server would refuse in an option file (C(2 G), C(1.5G)), or a number outside the
+    variable's range, fails the task naming the variable, before anything is changed.
   - C(innodb_buffer_pool_size) is compared with the size the server will really run with (rounded up to a
-    multiple of C(innodb_buffer_pool_chunk_size) times C(innodb_buffer_pool_instances)).
+    multiple of C(innodb_buffer_pool_chunk_size) times C(innodb_buffer_pool_instances)). A size below one
+    chunk times instances is refused (a running server rounds it up; only a restart runs it).
   - Variable names are resolved for the server's flavor and version
     (for example C(innodb_adaptive_hash_index_parts) and C(innodb_adaptive_hash_index_partitions)).
   - After each change the module reads the value back. A SET that the server accepted but did not apply
@@ -94,6 +99,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 
@@ -103,55 +109,62 @@ def _persisted(conn):
 
 
 def _plan(module, conn, identity, wanted):
-    """Validate everything and work out the changes before touching the server."""
+    """Validate everything and work out the changes before touching the server.
+
+    Names, kinds, ranges and settability are decided by values.resolve/describe/check, values compared
+    by values.compare: the same answers dbfleet.innodb.verify gives for the same server."""
     server_vars = conn_utils.global_variables(conn)
     persisted = _persisted(conn) if module.params['persist'] else {}
-    names = set(server_vars)
-    plan, errors = [], []
+    names = frozenset(server_vars)
+    plan, errors, found = [], [], {}
     for name, desired in sorted(wanted.items()):
         if desired is None:
             continue
-        resolved = flavors.resolve_name(name, identity.flavor, identity.version, names)
-        if resolved is None or resolved not in names:
-            errors.append('%s: no such variable on %s %s' % (
-                name, identity.flavor, flavors.format_version(identity.version)))
+        found[name] = values.resolve(name, identity, names)
+        if found[name].problem is not None:
+            errors.append((name, '%s: %s' % (name, found[name].reason)))
+    table, _reason = server_facts.variable_table(conn, identity, [f.resolved for f in found.values()
+                                                                  if f.problem is None])
+    rounding = None
+    if flavors.capability('buffer_pool_chunk_rounding', identity.flavor, identity.version):
+        rounding = (server_vars.get('innodb_buffer_pool_chunk_size'), server_vars.get('innodb_buffer_pool_instances'))
+    for name, resolved in sorted(found.items()):
+        if resolved.problem is not None:
             continue
-        facts = flavors.variable_facts(resolved, identity.flavor, identity.version)
-        kind = facts.kind if facts else values.guess_kind(server_vars[resolved])
-        choices = facts.choices if facts else None
+        resolved = resolved.resolved
+        desired = wanted[name]
+        variable = values.describe(resolved, identity, server_vars[resolved], table.get(resolved))
+        kind, choices = variable.kind, variable.choices
         try:
-            canonical = values.normalize(desired, kind, choices)
+            canonical = values.check(desired, kind, choices, variable.limits)
         except values.ValueError_ as e:
-            errors.append('%s: %s' % (name, e))
+            errors.append((name, '%s: %s' % (name, e)))
             continue
-        if facts and kind in ('int', 'size'):
-            if facts.minimum is not None and canonical < facts.minimum:
-                errors.append('%s: %s is below the minimum %s' % (name, desired, facts.minimum))
-                continue
-            if facts.maximum is not None and canonical > facts.maximum:
-                errors.append('%s: %s is above the maximum %s' % (name, desired, facts.maximum))
-                continue
-        ok, why = flavors.settable(resolved, identity)
-        if not ok:
-            errors.append('%s: %s' % (name, why))
+        if not variable.settable:
+            errors.append((name, '%s: %s' % (name, variable.reason)))
             continue
-        if resolved == 'innodb_buffer_pool_size' and flavors.capability(
-                'buffer_pool_chunk_rounding', identity.flavor, identity.version):
+        rounding_here = rounding if resolved == 'innodb_buffer_pool_size' and rounding and rounding[0] else None
+        if rounding_here:
+            try:
+                values.check_buffer_pool_runtime(canonical, *rounding_here)
+            except values.ValueError_ as e:
+                errors.append((name, '%s: %s' % (name, e)))
+                continue
             # The server rounds up to a multiple of chunk size x instances: compare with what it will run.
-            canonical = values.buffer_pool_effective(
-                canonical, server_vars.get('innodb_buffer_pool_chunk_size'),
-                server_vars.get('innodb_buffer_pool_instances'))
+            canonical = values.buffer_pool_effective(canonical, *rounding_here)
         before = server_vars[resolved]
-        same = values.equal(canonical, before, kind, choices)
-        if module.params['persist'] and not values.equal(canonical, persisted.get(resolved), kind, choices):
+        same = values.equal(canonical, before, kind, choices, rounding_here, variable.limits)
+        if module.params['persist'] and not values.equal(canonical, persisted.get(resolved), kind, choices,
+                                                         rounding_here, variable.limits):
             same = False
-        if not same and facts is not None and facts.dynamic is False:
-            errors.append('%s is read-only at runtime on %s %s: write it to an option file and restart '
-                          'the server' % (resolved, identity.flavor, flavors.format_version(identity.version)))
+        if not same and variable.dynamic is False:
+            errors.append((name, '%s is read-only at runtime on %s: write it to an option file and restart '
+                                 'the server' % (resolved, values.server_text(identity))))
             continue
         plan.append(dict(name=name, resolved=resolved, kind=kind, choices=choices, desired=desired,
-                         canonical=canonical, before=before, change=not same))
-    return plan, errors
+                         canonical=canonical, before=before, change=not same, limits=variable.limits))
+    # One message per variable, in the order of the names.
+    return plan, [text for _name, text in sorted(errors, key=lambda e: e[0])]
 
 
 def main():
@@ -193,7 +206,7 @@ def main():
                     module.fail_json(msg='SET %s %s failed: %s' % (verb, item['resolved'], conn_utils.error_text(e)),
                                      variables=result_vars, server=identity.to_dict())
                 after = conn_utils.global_variables(conn, [item['resolved']]).get(item['resolved'])
-                if not values.equal(item['canonical'], after, item['kind'], item['choices']):
+                if not values.equal(item['canonical'], after, item['kind'], item['choices'], limits=item['limits']):
                     module.fail_json(
                         msg='SET %s %s = %s was accepted but the server still runs with %s (for '
                             'innodb_adaptive_hash_index this happens during a buffer pool resize); '

@@ -276,11 +276,9 @@ def pending(conn, identity, settings):
     for name in sorted(wanted):
         if name not in running:
             continue
-        facts = flavors.variable_facts(name, identity.flavor, identity.version)
-        kind = facts.kind if facts else values.guess_kind(running[name])
-        choices = facts.choices if facts else None
+        variable = values.describe(name, identity, running[name])
         try:
-            same = values.equal(wanted[name], running[name], kind, choices)
+            same = values.equal(wanted[name], running[name], variable.kind, variable.choices, limits=variable.limits)
         except values.ValueError_ as e:
             raise ValueError('static_settings.%s: %s' % (name, e))
         if not same:

@@ -199,7 +199,6 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 
 
 def main():
@@ -209,28 +208,7 @@ def main():
         fallback_option_files=dict(type='list', elements='path', default=[]),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    conn = conn_utils.connect(module)
-    try:
-        variables = server_facts.all_global_variables(conn)
-        try:
-            facts = server_facts.gather(conn, variables, module.params,
-                                        fallback_option_files=module.params['fallback_option_files'])
-        except ValueError as e:
-            module.fail_json(msg='cannot identify the server: %s' % e)
-        identity = facts['_identity']
-        facts = server_facts.public(facts)
-        facts['variables'] = {}
-        if module.params['variables']:
-            details, reason = verify.variable_details(conn, identity, variables,
-                                                      module.params['variables'])
-            facts['variables'] = details
-            if reason:
-                facts['notes'].append(reason)
-    except conn_utils.pymysql.err.MySQLError as e:
-        module.fail_json(msg='reading server facts from %s failed: %s'
-                         % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
-    finally:
-        conn.close()
+    facts = server_facts.read_for_module(module, module.params['variables'])
     module.exit_json(changed=False, server_facts=facts)
 
 

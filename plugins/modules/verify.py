@@ -22,11 +22,13 @@ description:
   - C(pending_restart) - a read-only variable is configured right but the server still runs the old value.
   - C(unsupported) - the server has no such variable (flavor, version, or a plugin that is not loaded).
   - C(not_settable) - the server ignores the setting (for example the adaptive hash index on an Aurora reader).
-  - C(error) - the status cannot be decided; the notes say why (bad desired value, unknown name, an option
-    file that cannot be read).
-  - Values are compared by meaning - booleans in any spelling or YAML type, sizes with K/M/G suffixes,
-    enums without regard to case - and C(innodb_buffer_pool_size) rounded up by the server to whole
-    chunks is C(ok) with a note.
+  - C(error) - the status cannot be decided; the notes say why (bad desired value, a number outside the
+    variable's range, unknown name, an option file that cannot be read).
+  - Values are compared by meaning, with the same code as M(dbfleet.innodb.global_variables) - booleans
+    in any spelling or YAML type, numbers with the K/M/G/T/P/E suffixes the server reads, floats, enums
+    without regard to case - and C(innodb_buffer_pool_size) rounded up by the server to whole chunks is
+    C(ok) with a note. Option-file values are read as the server reads them (a boolean written C(yes) in
+    a file is C(OFF) to the server; a number outside the range is clamped), with a note.
   - Names are resolved per flavor and version (C(innodb_adaptive_hash_index_parts) and
     C(innodb_adaptive_hash_index_partitions) are the same setting).
   - Without O(option_files), the module reads the files the running server reads, found from its command

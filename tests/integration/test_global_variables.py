@@ -23,12 +23,12 @@ def login(hv):
                 login_password=hv['dbfleet_login_password'])
 
 
-def run_module(host, args, check=False, verbosity=0):
+def run_module(host, args, check=False, verbosity=0, module='dbfleet.innodb.global_variables'):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
                ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'),
                ANSIBLE_CALLBACK_RESULT_FORMAT='json', ANSIBLE_NOCOLOR='1')
     cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible'), host, '-i', INVENTORY,
-           '-o', '-m', 'dbfleet.innodb.global_variables', '-a', json.dumps(args)]
+           '-o', '-m', module, '-a', json.dumps(args)]
     if check:
         cmd.append('--check')
     if verbosity:
@@ -112,3 +112,32 @@ def test_password_never_in_output(lab_host):
     name, hv = lab_host
     _result, proc = run_module(name, dict(login(hv), variables={'innodb_flush_neighbors': 1}), verbosity=4)
     assert hv['dbfleet_login_password'] not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize('host', sorted(h for h in HOSTS if h in ('mysql80', 'mariadb1011')) or ['none'])
+def test_setter_and_verify_agree_on_suffixes_and_ranges(host):
+    """innodb_io_capacity written 1K: global_variables sets 1024 and verify finds 1024 in place; 50 (below
+    the minimum 100) is refused by both with the same message, and nothing is changed."""
+    hv = HOSTS[host]
+    original = global_value(hv, 'innodb_io_capacity')
+    try:
+        result, _proc = run_module(host, dict(login(hv), variables={'innodb_io_capacity': '1K'}))
+        assert not result['failed'], result.get('msg')
+        assert global_value(hv, 'innodb_io_capacity') == '1024'
+        audit, _proc = run_module(host, dict(login(hv), settings={'innodb_io_capacity': '1K'}),
+                                  module='dbfleet.innodb.verify')
+        item = audit['variables']['innodb_io_capacity']
+        # Running right; only set at runtime, so a restart would lose it.
+        assert item['desired_normalized'] == '1024' and item['status'] in ('ok', 'drift_config'), item
+
+        refused, _proc = run_module(host, dict(login(hv), variables={'innodb_io_capacity': 50}))
+        assert refused['failed'] is True
+        assert 'innodb_io_capacity: 50 is below the minimum 100' in refused['msg']
+        assert global_value(hv, 'innodb_io_capacity') == '1024'
+        audit, _proc = run_module(host, dict(login(hv), settings={'innodb_io_capacity': 50}),
+                                  module='dbfleet.innodb.verify')
+        item = audit['variables']['innodb_io_capacity']
+        assert item['status'] == 'error' and '50 is below the minimum 100' in item['notes'][0], item
+    finally:
+        run_module(host, dict(login(hv), variables={'innodb_io_capacity': int(original)}))
+    assert global_value(hv, 'innodb_io_capacity') == original

@@ -246,7 +246,7 @@ def test_unreadable_option_files_are_reported_not_raised(tmp_path):
     host = 'mariadb1011'
     missing = str(tmp_path / 'absent.cnf')
     result = verify(host, {'innodb_io_capacity': global_value(host, 'innodb_io_capacity'),
-                           'innodb_lru_scan_depth': 1},
+                           'innodb_lru_scan_depth': int(global_value(host, 'innodb_lru_scan_depth')) + 64},
                     option_files=[str(tmp_path), missing])
     assert any('is a directory' in e for e in result['errors'])
     assert any('absent.cnf: no such file' in e for e in result['errors'])

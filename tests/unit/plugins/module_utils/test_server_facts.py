@@ -110,3 +110,30 @@ def test_added_variable_facts():
     assert flavors.variable_facts('innodb_dedicated_server', 'mysql', (5, 7, 22)) is None
     assert flavors.variable_facts('innodb_dedicated_server', 'mariadb', (10, 11, 19)) is None
     assert flavors.variable_facts('innodb_buffer_pool_chunk_size', 'mysql', (8, 0, 33)).kind == 'size'
+
+
+def test_report_adds_the_details_of_named_variables(monkeypatch):
+    """si.report: public facts plus each named variable resolved and described the way the
+    setter and verify see it; one table read for all of them; its failure is a note, not an error."""
+    identity = flavors.ServerIdentity(flavors.MARIADB, (10, 11, 9), '10.11.9-MariaDB', None)
+    variables = {'innodb_adaptive_hash_index_parts': '8', 'innodb_max_dirty_pages_pct': '90.000000'}
+    reads = []
+
+    def table(conn, ident, names):
+        reads.append(sorted(names))
+        return {'innodb_max_dirty_pages_pct': dict(type='DOUBLE', read_only=False, default='90.000000',
+                                                   origin='COMPILE-TIME')}, 'cannot read it all'
+    monkeypatch.setattr(si, 'variable_table', table)
+    facts = {'_identity': identity, 'notes': ['n1'], 'flavor': 'mariadb'}
+    out = si.report(None, identity, variables, facts,
+                    ['innodb_adaptive_hash_index_partitions', 'innodb_max_dirty_pages_pct', 'innodb_dedicated_server'])
+    assert '_identity' not in out and out['notes'] == ['n1', 'cannot read it all'] and facts['notes'] == ['n1']
+    assert reads == [['innodb_adaptive_hash_index_parts', 'innodb_max_dirty_pages_pct']]
+    parts = out['variables']['innodb_adaptive_hash_index_partitions']
+    assert parts['resolved_name'] == 'innodb_adaptive_hash_index_parts' and parts['exists'] is True
+    assert (parts['kind'], parts['dynamic'], parts['default']) == ('int', False, '8')
+    pct = out['variables']['innodb_max_dirty_pages_pct']
+    assert (pct['kind'], pct['dynamic'], pct['origin'], pct['settable']) == ('float', True, 'COMPILE-TIME', True)
+    absent = out['variables']['innodb_dedicated_server']
+    assert absent['exists'] is False and absent['reason'] == 'mariadb 10.11.9 has no such variable'
+    assert si.report(None, identity, variables, facts)['variables'] == {}

@@ -103,22 +103,6 @@ def test_table_covers_every_status():
     assert set(t[2] for t in TABLE) == set(v.STATUSES)
 
 
-@pytest.mark.parametrize('desired, actual, kind, equal', [
-    ('64K', '65536', 'int', True),
-    (-1, '-1', 'int', True),
-    ('1G', '1073741823', 'size', False),
-    ('yes', 'ON', 'bool', True),
-    (0, 'OFF', 'bool', True),
-    ('a  ', 'a', 'str', True),
-    ('/var/lib/mysql', '/var/lib/mysql/', 'str', True),
-    ('/var/lib/mysql', '/var/lib/mysql2/', 'str', False),
-    ('on', None, 'bool', False),
-    ('1', 'garbage', 'int', False),
-])
-def test_same(desired, actual, kind, equal):
-    assert v.same(desired, actual, kind)[0] is equal
-
-
 def test_summarize_counts_every_status_and_flags_drift():
     summary, drift = v.summarize({'a': {'status': 'ok'}, 'b': {'status': 'unsupported'}})
     assert summary['ok'] == 1 and summary['unsupported'] == 1 and summary['error'] == 0
