@@ -414,23 +414,30 @@ def test_the_fleet_report_says_whether_the_password_was_sent(lab, tmp_path):
             'remote-chosen': dict(template, dbfleet_login_port=forwarders['remote-chosen'].port,
                                   dbfleet_login_ssl_mode='required'),
             # mysql80's certificate is for 127.0.0.1: through another address only the chain verifies.
+            # The controller's own CA (verify_controller_ca_cert): a host's dbfleet_login_ca_cert names a
+            # file on that host, never read on the controller.
             'remote-verified': dict(template, dbfleet_login_port=forwarders['remote-verified'].port,
-                                    dbfleet_login_ca_cert=ca, dbfleet_login_ssl_mode='verify_ca'),
+                                    dbfleet_login_ssl_mode='verify_ca'),
         }}}))
         env = dict(os.environ, PATH=BIN + os.pathsep + os.environ.get('PATH', ''), ANSIBLE_NOCOLOR='1',
                    ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
                    ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'))
-        reports = tmp_path / 'reports'
-        proc = subprocess.run([os.path.join(BIN, 'ansible-playbook'), '-i', str(inventory),
-                               os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e',
-                               json.dumps({'verify_mode': 'controller', 'verify_report_dir': str(reports),
-                                           'verify_timeout': 5})],
-                              capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
-        out = proc.stdout + proc.stderr
-        assert lab.admin_password not in out
-        report_text = (reports / 'verify.json').read_text()
-        assert lab.admin_password not in report_text
-        report = json.loads(report_text)['hosts']
+        def audit(name, **extra):
+            """verify.yml in controller mode; the hosts' entries of its report."""
+            reports = tmp_path / name
+            proc = subprocess.run([os.path.join(BIN, 'ansible-playbook'), '-i', str(inventory),
+                                   os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e',
+                                   json.dumps(dict({'verify_mode': 'controller', 'verify_report_dir': str(reports),
+                                                    'verify_timeout': 5}, **extra))],
+                                  capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
+            out = proc.stdout + proc.stderr
+            assert lab.admin_password not in out
+            report_text = (reports / 'verify.json').read_text()
+            assert lab.admin_password not in report_text
+            return json.loads(report_text)['hosts']
+
+        # No CA on the controller: the first host cannot be verified, the second chose not to verify.
+        report = audit('reports', verify_hosts='remote-unverified:remote-chosen')
         unverified = json.dumps(report['remote-unverified'])
         assert report['remote-unverified']['status'] == 'error', unverified
         assert 'its identity cannot be verified' in unverified and 'dbfleet_login_ssl_mode' in unverified
@@ -438,7 +445,8 @@ def test_the_fleet_report_says_whether_the_password_was_sent(lab, tmp_path):
         chosen = report['remote-chosen']
         assert chosen['status'] != 'error', json.dumps(chosen)[:2000]
         assert "the server's identity was not verified: login_ssl_mode required was chosen" in json.dumps(chosen)
-        verified = report['remote-verified']
+        # The controller's own CA verifies the third.
+        verified = audit('reports-ca', verify_hosts='remote-verified', verify_controller_ca_cert=ca)['remote-verified']
         assert verified['status'] != 'error', json.dumps(verified)[:2000]
         assert 'not verified' not in json.dumps(verified)
         assert forwarders['remote-chosen'].connections >= 1 and forwarders['remote-verified'].connections >= 1
