@@ -186,3 +186,49 @@ def test_async_replica_follows_as_before(monkeypatch):
     run, calls = _follower(monkeypatch, g.ServerScope())
     run.run_follow([('shop', 'big')])
     assert calls == ['ahi off'] and run.tables[0]['result'] == 'dropped_by_replication'
+
+
+# ---------------------------------------------------------------- members that disagree (verify)
+def test_members_that_disagree_on_a_cluster_wide_setting_are_flagged_and_per_member_ones_shown():
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters  # pylint: disable=import-outside-toplevel
+    lab = dict(kind=clusters.GALERA, name='uuid-1', label='lab')
+    members = dict(
+        galera1=dict(cluster=lab, values=dict(WSREP_OSU_METHOD='TOI', binlog_format='ROW', innodb_adaptive_hash_index='ON')),
+        galera2=dict(cluster=lab, values=dict(wsrep_osu_method='RSU', binlog_format='ROW', innodb_adaptive_hash_index='OFF')),
+        galera3=dict(cluster=lab, values=dict(wsrep_osu_method='toi', binlog_format='ROW')),
+        solo=dict(cluster=None, values=dict(wsrep_osu_method='RSU')),
+        other=dict(cluster=dict(kind=clusters.GALERA, name='uuid-2', label='alone'), values=dict(binlog_format='MIXED')))
+    found = clusters.member_disagreements(members)
+    assert [(f['setting'], f['must_match']) for f in found] == [('wsrep_osu_method', True),
+                                                                  ('innodb_adaptive_hash_index', False)]
+    assert found[0]['values'] == dict(galera1='TOI', galera2='RSU', galera3='toi')
+    assert found[0]['text'] == ('Galera cluster lab: wsrep_osu_method differs between members: '
+                                'galera1=TOI, galera2=RSU, galera3=toi')
+    assert found[1]['text'].endswith('per member: galera1=ON, galera2=OFF')
+
+
+def test_group_members_agreeing_give_nothing():
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters  # pylint: disable=import-outside-toplevel
+    grp = dict(kind=clusters.GROUP_REPLICATION, name='g', label='g')
+    same = dict(gtid_mode='ON', group_replication_single_primary_mode='ON')
+    assert clusters.member_disagreements(dict(gr1=dict(cluster=grp, values=same), gr2=dict(cluster=grp, values=same))) == []
+    found = clusters.member_disagreements(dict(gr1=dict(cluster=grp, values=same),
+                                               gr2=dict(cluster=grp, values=dict(same, gtid_mode='OFF_PERMISSIVE'))))
+    assert [f['setting'] for f in found] == ['gtid_mode'] and found[0]['must_match'] is True
+
+
+def test_verify_report_summary_lists_cluster_disagreements():
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report  # pylint: disable=import-outside-toplevel
+
+    def outcome(method, ahi):
+        return dict(variables=dict(
+            wsrep_osu_method=dict(status='ok', desired=None, runtime=method),
+            innodb_adaptive_hash_index=dict(status='ok', desired=None, runtime=ahi)),
+            server=dict(flavor='mariadb', replication=dict(role='primary', cluster=dict(kind='galera', name='u', label='lab'))))
+
+    report = verify_report.verify_report(dict(galera1=outcome('TOI', 'ON'), galera2=outcome('RSU', 'ON')), generated='x')
+    assert [d['setting'] for d in report['summary']['cluster_disagreements']] == ['wsrep_osu_method']
+    assert report['summary']['per_member_settings'] == []
+    report = verify_report.verify_report(dict(galera1=outcome('TOI', 'ON'), galera2=outcome('TOI', 'OFF')), generated='x')
+    assert report['summary']['cluster_disagreements'] == []
+    assert report['summary']['per_member_settings'][0]['values'] == dict(galera1='ON', galera2='OFF')
