@@ -348,9 +348,10 @@ class Drop(GuardedChange):
         started = self.clock()
         self.inspect_tables(pairs, must_exist=False)
         present = [t for t in self.tables if t['exists']]
-        if self.scope.ddl_reaches_members and present:
+        if self.scope.ddl_reaches_members and present and not self.own_run_alive:
             # A cluster member: the statement run on another member reaches this one by itself (Galera: in total
-            # order isolation, aborting what holds a lock here), so the metadata-lock check applies here too.
+            # order isolation, aborting what holds a lock here), so the metadata-lock check applies here too (not in
+            # the readiness probe, which would see this run's own follower looking at the table).
             self.find_blockers([(t['schema'], t['table']) for t in present])
             self.step('check tables and metadata locks (the %s cluster\'s drop reaches this member)' % self.scope.name,
                       started)

@@ -597,6 +597,7 @@ class GuardedChange(object):
         self.replica_hosts = None
         self._old_handlers = {}
         self._ahi_off_at = None
+        self.own_run_alive = False  # this run's own follower runs on this server (check_interrupted)
 
     # ------------------------------------------------------------ helpers
     def step(self, name, started, ok=True, detail=None, target=None):
@@ -700,6 +701,7 @@ class GuardedChange(object):
                     started=data.get('started'), tables=data.get('tables'), done=sorted(data.get('done') or []),
                     ahi_before=data.get('ahi_before'), process_alive=alive, outcome=None, actions=[], findings=[])
         if alive and self.p.get('run_id') and data.get('run_id') == self.p.get('run_id'):
+            self.own_run_alive = True
             return None  # this run's own follower (the readiness probe sees it)
         self.interrupted_run = info
         if alive:

@@ -232,3 +232,14 @@ def test_verify_report_summary_lists_cluster_disagreements():
     report = verify_report.verify_report(dict(galera1=outcome('TOI', 'ON'), galera2=outcome('TOI', 'OFF')), generated='x')
     assert report['summary']['cluster_disagreements'] == []
     assert report['summary']['per_member_settings'][0]['values'] == dict(galera1='ON', galera2='OFF')
+
+
+def test_readiness_probe_beside_its_own_follower_skips_the_lock_check(monkeypatch):
+    # the probe would see this run's follower (polling the table) as a lock holder
+    blocker = dict(table='shop.big', connection_id=7, user='dbfleet', host='localhost', command='Query', seconds=0,
+                   lock='SHARED_HIGH_PRIO', status='GRANTED')
+    run, calls = _follower(monkeypatch, g.ClusterScope('galera'), blockers=[blocker])
+    run.check_mode = True
+    run.own_run_alive = True
+    run.run_follow([('shop', 'big')])
+    assert calls == [] and run.follow['outcome'] == 'check_mode'
