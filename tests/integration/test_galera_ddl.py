@@ -50,7 +50,7 @@ def make_table(cl):
     cl.query('galera1', 'DROP TABLE IF EXISTS %s.%s' % (SCHEMA, TABLE))
     cl.query('galera1', 'CREATE TABLE %s.%s (id INT PRIMARY KEY AUTO_INCREMENT, v VARCHAR(64)) ENGINE=InnoDB'
              % (SCHEMA, TABLE))
-    cl.query('galera1', 'INSERT INTO %s.%s (v) SELECT REPEAT(\'x\', 64) FROM seq_1_to_2000' % (SCHEMA, TABLE))
+    cl.query('galera1', 'INSERT INTO %s.%s (v) SELECT REPEAT(\'x\', 64) FROM %s.seq_1_to_2000' % (SCHEMA, TABLE, SCHEMA))
     deadline = time.time() + 60
     while not all(table_on(cl, n) for n in NODES + (REPLICA,)):
         assert time.time() < deadline, 'the table did not reach every node'
