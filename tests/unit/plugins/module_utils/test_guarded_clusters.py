@@ -199,8 +199,7 @@ def test_members_that_disagree_on_a_cluster_wide_setting_are_flagged_and_per_mem
         solo=dict(cluster=None, values=dict(wsrep_osu_method='RSU')),
         other=dict(cluster=dict(kind=clusters.GALERA, name='uuid-2', label='alone'), values=dict(binlog_format='MIXED')))
     found = clusters.member_disagreements(members)
-    assert [(f['setting'], f['must_match']) for f in found] == [('wsrep_osu_method', True),
-                                                                  ('innodb_adaptive_hash_index', False)]
+    assert [(f['setting'], f['must_match']) for f in found] == [('wsrep_osu_method', True), ('innodb_adaptive_hash_index', False)]
     assert found[0]['values'] == dict(galera1='TOI', galera2='RSU', galera3='toi')
     assert found[0]['text'] == ('Galera cluster lab: wsrep_osu_method differs between members: '
                                 'galera1=TOI, galera2=RSU, galera3=toi')
