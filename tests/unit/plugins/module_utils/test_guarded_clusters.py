@@ -38,7 +38,7 @@ def test_group_replication_member_is_a_cluster_scope_without_session_settings():
 ])
 def test_other_servers_keep_the_server_scope(variables):
     scope = g.scope_for(None, variables)
-    assert type(scope) is g.ServerScope and scope.ddl_reaches_members is False
+    assert not isinstance(scope, g.ClusterScope) and scope.ddl_reaches_members is False
     assert scope.followed_result == 'dropped_by_replication' and scope.session_sql == ()
 
 
