@@ -432,3 +432,57 @@ def stop_problems(clusters, host, max_queue=None):
     if not quorum_after_stop(size):
         problems.append('stopping %s leaves %d of %d members: no majority' % (host, max(size - 1, 0), size))
     return problems
+
+
+# ---------------------------------------------------------------- members that disagree
+# Settings every member of a cluster must share; a member that differs is a cluster misconfigured (verify flags it).
+# Galera (MariaDB Galera Cluster "Configuring" / "Known limitations"): one cluster name, DDL in one method, ROW
+# binary log format and interleaved auto-increment locks on every node, one write-set limit and one table-name rule.
+# Group Replication (MySQL manual "Group Replication Requirements" / "Group Replication System Variables": the
+# settings a joining member is checked against, or that must be the same on all members).
+MUST_MATCH = {
+    GALERA: ('wsrep_cluster_name', 'wsrep_osu_method', 'binlog_format', 'innodb_autoinc_lock_mode',
+             'wsrep_certify_nonpk', 'wsrep_max_ws_rows', 'wsrep_max_ws_size', 'lower_case_table_names'),
+    GROUP_REPLICATION: ('group_replication_group_name', 'group_replication_single_primary_mode',
+                        'group_replication_enforce_update_everywhere_checks', 'group_replication_gtid_assignment_block_size',
+                        'group_replication_view_change_uuid', 'group_replication_paxos_single_leader', 'gtid_mode',
+                        'enforce_gtid_consistency', 'binlog_checksum', 'transaction_write_set_extraction',
+                        'lower_case_table_names', 'default_table_encryption'),
+}
+# Settings that stay each member's own (AHI, its partitions, flush_neighbors, the memcached plugin): reported per
+# member where they differ, never flagged.
+PER_MEMBER = ('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts', 'innodb_adaptive_hash_index_partitions',
+              'innodb_flush_neighbors', 'daemon_memcached_option', 'innodb_api_enable_binlog')
+
+
+def member_disagreements(members):
+    """The settings the members of one cluster disagree on.
+
+    members: {host: dict(cluster=<the host's cluster dict or summary: kind, name, label>, values={name: value})}
+    (values: what the host runs, any case of the names; hosts without a cluster are ignored).
+    Returns [dict(cluster, kind, setting, must_match, values={host: value}, text)], sorted: the settings of MUST_MATCH
+    whose values differ between members that report them (must_match True), then the PER_MEMBER ones that
+    differ (must_match False: each member's own)."""
+    groups = {}
+    for host, info in (members or {}).items():
+        cluster = (info or {}).get('cluster') or {}
+        if not cluster.get('name'):
+            continue
+        key = (cluster.get('kind'), cluster['name'])
+        groups.setdefault(key, dict(label=cluster.get('label') or cluster['name'], hosts={}))
+        groups[key]['hosts'][host] = dict((str(k).lower(), v) for k, v in ((info or {}).get('values') or {}).items())
+    out = []
+    for (kind, _name), group in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), str(kv[1]['label']))):
+        if len(group['hosts']) < 2:
+            continue
+        for must, names in ((True, MUST_MATCH.get(kind, ())), (False, PER_MEMBER)):
+            for setting in names:
+                values = dict((h, v[setting]) for h, v in group['hosts'].items() if v.get(setting) is not None)
+                if len(set(str(v).upper() for v in values.values())) > 1:
+                    values = dict(sorted(values.items()))
+                    out.append(dict(cluster=group['label'], kind=kind, setting=setting, must_match=must, values=values,
+                                    text='%s %s: %s %s: %s' % (
+                                        'Galera cluster' if kind == GALERA else 'Group Replication group', group['label'],
+                                        setting, 'differs between members' if must else 'per member',
+                                        ', '.join('%s=%s' % hv for hv in values.items()))))
+    return out

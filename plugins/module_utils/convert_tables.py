@@ -268,9 +268,10 @@ class Conversion(GuardedChange):
         self.engines = loaded_engines(query(self.conn, 'SELECT ENGINE, SUPPORT FROM information_schema.ENGINES'))
         if p.get('verify'):
             return self.run_verify(pairs)
-        if p.get('follow') and self.role != topology.REPLICA:
-            raise ConvertError('refusing: follow is for replicas, and this server is a %s; convert here without '
-                               'follow' % self.role)
+        cluster = self.scope.ddl_reaches_members  # a Galera / Group Replication member: the ALTER reaches it by itself
+        if p.get('follow') and self.role != topology.REPLICA and not cluster:
+            raise ConvertError('refusing: follow is for replicas and cluster members, and this server is a %s; convert '
+                               'here without follow' % self.role)
         if self.role == topology.REPLICA and not p.get('follow'):
             raise ConvertError('refusing: this server is a replica; a conversion here would be a transaction of its '
                                'own (an errant GTID) and the tables would differ from its source. Convert on the '
@@ -288,11 +289,19 @@ class Conversion(GuardedChange):
             raise ConvertError('refusing to convert anything: ' + '; '.join(problems))
         todo = [t for t in self.tables if t['action'] == 'convert']
         if p.get('follow'):
+            if cluster and todo:
+                # the ALTER of another member reaches this one (Galera: in total order isolation): its locks here count
+                self.find_blockers([(t['schema'], t['table']) for t in todo])
+                if self.blockers:
+                    raise ConvertError('refusing to convert anything: the ALTER reaches this %s member with the cluster, '
+                                       'and open transactions or locks hold the tables here: %s'
+                                       % (self.scope.name, self.blocker_text()))
             for t in self.tables:
                 if t['action'] == 'convert':
-                    t['result'] = 'follows_source'
+                    t['result'] = 'follows_cluster' if cluster else 'follows_source'
                 self.plan.append('%s: %s' % (describe_plan_entry(t), 'already %s' % t['to_engine']
-                                             if t['action'] == 'already' else 'the ALTER arrives from the source'))
+                                             if t['action'] == 'already' else 'the ALTER arrives %s' % (
+                                                 'with the cluster' if cluster else 'from the source')))
             return
         self.find_blockers([(t['schema'], t['table']) for t in todo])
         self.step('check tables, engines and metadata locks', started)

@@ -30,7 +30,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     execute, is_plain_identifier, query, query_one)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
-    AHI, PROTECTED_SCHEMAS, GuardedChange, GuardedError, human_size, now_stamp, onoff, parse_table_names as _names,
+    AHI, PROTECTED_SCHEMAS, GuardedChange, GuardedError, now_stamp, onoff, parse_table_names as _names, plan_size,
     qualified_name, quote_name)
 
 try:
@@ -144,12 +144,12 @@ class Drop(GuardedChange):
             if row['TABLE_TYPE'] != 'BASE TABLE':
                 problems.append('%s is a %s, not a base table; this module drops base tables only'
                                 % (name, row['TABLE_TYPE']))
-            size = sum(int(row[k] or 0) for k in ('DATA_LENGTH', 'INDEX_LENGTH'))
+            stats = sum(int(row[k] or 0) for k in ('DATA_LENGTH', 'INDEX_LENGTH'))
             entry = dict(name=name, schema=row['TABLE_SCHEMA'], table=row['TABLE_NAME'], exists=True,
-                         engine=row['ENGINE'], rows_estimate=int(row['TABLE_ROWS'] or 0),
-                         size_bytes=size, size=human_size(size),
+                         engine=row['ENGINE'], rows_estimate=int(row['TABLE_ROWS'] or 0), stats_bytes=stats,
                          free_bytes=int(row['DATA_FREE'] or 0), result='pending', attempts=0)
             entry.update(self.file_size(row['TABLE_SCHEMA'], row['TABLE_NAME']))
+            entry.update(plan_size(stats, entry.get('file_bytes')))
             self.tables.append(entry)
         present = [(t['schema'], t['table']) for t in self.tables if t['exists']]
         problems.extend(self._memcached_mapped(present))
@@ -348,7 +348,18 @@ class Drop(GuardedChange):
         started = self.clock()
         self.inspect_tables(pairs, must_exist=False)
         present = [t for t in self.tables if t['exists']]
-        self.step('check tables', started)
+        if self.scope.ddl_reaches_members and present and not self.own_run_alive:
+            # A cluster member: the statement run on another member reaches this one by itself (Galera: in total
+            # order isolation, aborting what holds a lock here), so the metadata-lock check applies here too (not in
+            # the readiness probe, which would see this run's own follower looking at the table).
+            self.find_blockers([(t['schema'], t['table']) for t in present])
+            self.step('check tables and metadata locks (the %s cluster\'s drop reaches this member)' % self.scope.name,
+                      started)
+            if self.blockers:
+                raise DropError('refusing to drop anything: the drop reaches this %s member with the cluster, and open '
+                                'transactions or locks hold the tables here: %s' % (self.scope.name, self.blocker_text()))
+        else:
+            self.step('check tables', started)
         ahi_now = onoff(self.server_vars.get(AHI))
         self.ahi['before'] = self.ahi['after'] = ahi_now
         innodb = sum(1 for t in present if (t.get('engine') or '').lower() == 'innodb')
@@ -364,8 +375,9 @@ class Drop(GuardedChange):
             return
         if toggle:
             self.plan.append('SET GLOBAL innodb_adaptive_hash_index = OFF (it is ON)')
-        self.plan.append('wait until replication has dropped %s (at most %ss)' % (
-            ', '.join(t['name'] for t in present), int(timeout)))
+        self.plan.append('wait until %s has dropped %s (at most %ss)' % (
+            'the cluster' if self.scope.ddl_reaches_members else 'replication', ', '.join(t['name'] for t in present),
+            int(timeout)))
         if toggle:
             self.plan.append('SET GLOBAL innodb_adaptive_hash_index = ON (always)')
         if self.check_mode:
@@ -400,7 +412,7 @@ class Drop(GuardedChange):
                            'TABLE_NAME = %s', (t['schema'], t['table'])) is not None]
             for t in present:
                 if t not in remaining:
-                    t['result'] = 'dropped_by_replication'
+                    t['result'] = self.scope.followed_result
             if not remaining:
                 self.follow['outcome'] = 'applied'
                 return None

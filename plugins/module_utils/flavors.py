@@ -275,6 +275,14 @@ CAPABILITIES = {
     # SELECT group_replication_set_as_primary(uuid): hands a single-primary group's primary role to a member
     # (MySQL 8.0.13+ on every member; Group Replication exists in MySQL and Percona Server, not Aurora or MariaDB).
     'group_replication_set_as_primary': [_span((MYSQL, PERCONA), (8, 0, 13), None, True)],
+    # Where the real size of a file-per-table tablespace is read (FILE_SIZE: apparent size of the .ibd,
+    # ALLOCATED_SIZE: bytes allocated on disk), not the statistics of information_schema.TABLES (DATA_LENGTH,
+    # INDEX_LENGTH), which lag behind until ANALYZE TABLE or the statistics refresh: MySQL 8.0
+    # information_schema.INNODB_TABLESPACES; MySQL 5.7 and MariaDB 10.2+ information_schema.INNODB_SYS_TABLESPACES
+    # (MySQL 5.7.8 added FILE_SIZE / ALLOCATED_SIZE; MariaDB carries them from 10.2 on). Name -> 'db/table'.
+    'tablespace_size_table': [_span(MYSQL_LIKE, (8, 0, 0), None, 'information_schema.INNODB_TABLESPACES'),
+                              _span(MYSQL_LIKE, (5, 7, 8), (8, 0, 0), 'information_schema.INNODB_SYS_TABLESPACES'),
+                              _span((MARIADB,), (10, 2, 0), None, 'information_schema.INNODB_SYS_TABLESPACES')],
 }
 
 CAPABILITY_DEFAULTS = {
@@ -297,6 +305,7 @@ CAPABILITY_DEFAULTS = {
     'system_variables_table': False,
     'gtid_model': None,
     'group_replication_set_as_primary': False,
+    'tablespace_size_table': None,
 }
 
 # Why a capability is missing, for messages.

@@ -40,6 +40,7 @@ import stat
 import time
 import traceback
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters as cluster_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
@@ -197,6 +198,15 @@ def human_size(n):
         if n < 1024 or unit == 'TiB':
             return ('%d %s' % (n, unit)) if unit == 'B' else ('%.1f %s' % (n, unit))
         n /= 1024.0
+
+
+def plan_size(stats_bytes, file_bytes):
+    """The size the drop plan shows: the tablespace file's real size where the server tells it (the .ibd the
+    DROP removes), else the statistics of information_schema.TABLES (DATA_LENGTH + INDEX_LENGTH), which lag
+    behind after bulk inserts until the statistics refresh. size_source says which."""
+    if file_bytes is not None and file_bytes >= (stats_bytes or 0):
+        return dict(size_bytes=file_bytes, size=human_size(file_bytes), size_source='tablespace file')
+    return dict(size_bytes=stats_bytes or 0, size=human_size(stats_bytes or 0), size_source='table statistics')
 
 
 def now_stamp(now=None):
@@ -426,23 +436,82 @@ class Marker(object):
 # ---------------------------------------------------------------- scope: where global settings reach
 class ServerScope(object):
     """A change on one server: global settings are switched on this server only, and the statements
-    (DROP, ALTER) reach the others by replication, which the playbooks orchestrate.
-
-    The cluster rule goes in a scope of its own (see scope_for): for Galera, where DROP and ALTER run in
-    total order isolation on every member, members() returns a connection to each member, so AHI is
-    switched off on every member before the statement and back on all of them after, and restore() puts
-    each member back."""
+    (DROP, ALTER) reach the others by replication, which the playbooks orchestrate."""
 
     name = 'server'
+    # Whether a DDL statement run here reaches the other members of its cluster by itself.
+    ddl_reaches_members = False
+    # The result of a table the member sees gone while it follows (the replica side).
+    followed_result = 'dropped_by_replication'
+    session_sql = ()
 
     def members(self, engine, conn=None):
-        """The connections a global setting is applied on."""
+        """The connections a global setting is applied on (this server's: each member of a cluster runs
+        its own part, switching AHI off before the statement and back after)."""
         return [conn or engine.conn]
 
 
+class ClusterScope(ServerScope):
+    """A member of a cluster where DDL reaches every member by itself: Galera (the statement runs in total
+    order isolation on every node at once, session wsrep_OSU_method=TOI; RSU, one node at a time out of the
+    cluster, is never used) and Group Replication (the statement runs on the primary and reaches every
+    secondary through the group). The playbooks run the statement once per cluster, on one member
+    (cluster_parts), and every other member follows it: AHI off there before the statement (where the flavor
+    needs it, decided per member as on any server), the window and the metadata-lock check there too, AHI back
+    on all after; their tables are 'dropped_by_cluster'."""
+
+    ddl_reaches_members = True
+    followed_result = 'dropped_by_cluster'
+
+    def __init__(self, kind):
+        self.name = kind
+        # Galera: this session's DDL in total order isolation, whatever the global method is.
+        self.session_sql = ("SET SESSION wsrep_OSU_method = 'TOI'",) if kind == GALERA_SCOPE else ()
+
+
+GALERA_SCOPE = 'galera'
+GROUP_REPLICATION_SCOPE = 'group_replication'
+
+
 def scope_for(identity, variables):
-    """The scope of a guarded change on this server (the one place a cluster rule is added)."""
+    """The scope of a guarded change on this server (the one place a cluster rule is added): a Galera node
+    (wsrep_on with a provider) or a Group Replication member (a group name with the plugin running) is a
+    ClusterScope; any other server a ServerScope."""
+    lower = dict((str(k).lower(), v) for k, v in (variables or {}).items())
+    if cluster_utils.galera_enabled(lower):
+        return ClusterScope(GALERA_SCOPE)
+    if cluster_utils.group_replication_enabled(lower) and onoff(lower.get('group_replication_single_primary_mode')) is not None:
+        return ClusterScope(GROUP_REPLICATION_SCOPE)
     return ServerScope()
+
+
+# Variables open() reads for scope_for.
+SCOPE_VARIABLES = ('wsrep_on', 'wsrep_provider', 'group_replication_group_name', 'group_replication_single_primary_mode')
+
+
+def cluster_parts(plan_hosts, run_hosts):
+    """{host: dict(part, cluster, by)} for the hosts of a run that are cluster members (others are absent):
+    the statement runs once per cluster, on one member ('drop'), and reaches every other member by itself,
+    which follows it ('follow', by: the member that runs it). The member that runs it: a Group Replication
+    group's primary (a secondary refuses writes); in a Galera cluster the first member of the run.
+
+    plan_hosts: topology_plan's plan.hosts (cluster: kind, name, role per host); run_hosts: the run's hosts in
+    play order."""
+    plan_hosts = plan_hosts or {}
+    groups = {}
+    for h in run_hosts or []:
+        cluster = (plan_hosts.get(h) or {}).get('cluster') or {}
+        if cluster.get('name'):
+            groups.setdefault((cluster.get('kind'), cluster['name']), []).append(h)
+    out = {}
+    for (kind, name), members in groups.items():
+        runner = members[0]
+        if kind == cluster_utils.GROUP_REPLICATION:
+            primaries = [m for m in members if (plan_hosts[m].get('cluster') or {}).get('role') == cluster_utils.GR_PRIMARY]
+            runner = primaries[0] if primaries else None
+        for m in members:
+            out[m] = dict(part='drop' if m == runner else 'follow', cluster=name, kind=kind, by=runner)
+    return out
 
 
 # ---------------------------------------------------------------- a run over a topology (the playbooks' checks)
@@ -528,6 +597,7 @@ class GuardedChange(object):
         self.replica_hosts = None
         self._old_handlers = {}
         self._ahi_off_at = None
+        self.own_run_alive = False  # this run's own follower runs on this server (check_interrupted)
 
     # ------------------------------------------------------------ helpers
     def step(self, name, started, ok=True, detail=None, target=None):
@@ -545,10 +615,12 @@ class GuardedChange(object):
         except ConnectError as e:
             raise GuardedError(str(e))
         rows = global_variables(self.conn, list(flavors.DETECT_VARIABLES) + [
-            AHI, SUPER_READ_ONLY, 'log_bin', 'hostname', 'port', 'datadir', 'server_uuid', 'server_id'])
+            AHI, SUPER_READ_ONLY, 'log_bin', 'hostname', 'port', 'datadir', 'server_uuid', 'server_id'] + list(SCOPE_VARIABLES))
         self.identity = flavors.identity_from_variables(rows)
         self.server_vars = rows
         self.scope = scope_for(self.identity, rows)
+        for sql in self.scope.session_sql:
+            execute(self.conn, sql)
         self.ident = read_identity(self.conn)
         if self.marker is None:
             self.marker = Marker(self.p.get('state_dir') or self.default_state_dir, marker_key(rows), self.marker_prefix)
@@ -629,6 +701,7 @@ class GuardedChange(object):
                     started=data.get('started'), tables=data.get('tables'), done=sorted(data.get('done') or []),
                     ahi_before=data.get('ahi_before'), process_alive=alive, outcome=None, actions=[], findings=[])
         if alive and self.p.get('run_id') and data.get('run_id') == self.p.get('run_id'):
+            self.own_run_alive = True
             return None  # this run's own follower (the readiness probe sees it)
         self.interrupted_run = info
         if alive:
@@ -753,18 +826,21 @@ class GuardedChange(object):
                          'WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s', (db, table))
 
     def file_size(self, db, table):
-        """Tablespace file size where the server tells (file-per-table tablespaces)."""
-        like = '%s/%s' % (db, table)
-        for sql in ('SELECT FILE_SIZE, ALLOCATED_SIZE FROM information_schema.INNODB_TABLESPACES WHERE NAME = %s',
-                    'SELECT FILE_SIZE, ALLOCATED_SIZE FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = %s'):
-            try:
-                row = query_one(self.conn, sql, (like,))
-            except pymysql.err.MySQLError:
-                continue
-            if row:
-                return dict(file_bytes=int(row['FILE_SIZE'] or 0), file_size=human_size(row['FILE_SIZE']))
+        """The tablespace's real size where the server tells (file-per-table tablespaces; flavors.py
+        tablespace_size_table names the table): file_bytes (the .ibd's size), allocated_bytes (on disk).
+        {} where it cannot be read (a shared or general tablespace, no such table on this flavor)."""
+        source = flavors.capability('tablespace_size_table', self.identity.flavor, self.identity.version)
+        if not source:
             return {}
-        return {}
+        try:
+            row = query_one(self.conn, 'SELECT FILE_SIZE, ALLOCATED_SIZE FROM %s WHERE NAME = %%s' % source,
+                            ('%s/%s' % (db, table),))
+        except pymysql.err.MySQLError:
+            return {}
+        if not row or row.get('FILE_SIZE') is None:
+            return {}
+        return dict(file_bytes=int(row['FILE_SIZE'] or 0), file_size=human_size(row['FILE_SIZE']),
+                    allocated_bytes=int(row.get('ALLOCATED_SIZE') or 0))
 
     # ------------------------------------------------------------ metadata locks
     def find_blockers(self, present):

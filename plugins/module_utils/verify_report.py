@@ -26,6 +26,8 @@ import shutil
 import tempfile
 from xml.sax.saxutils import quoteattr
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
+
 
 class ReportError(ValueError):
     """Input that is not a report (or not outcomes); the message says what was expected."""
@@ -227,6 +229,13 @@ def verify_report(outcomes, hostvars=None, key='__verify_result', generated=None
         blockers=sum(len(e.get('blockers') or []) for e in hosts.values()),
         blocked_hosts=sorted(h for h, e in hosts.items() if e.get('blockers')),
     )
+    # Clusters: settings every member must share that differ (flagged), and per-member ones that differ (shown).
+    disagree = clusters.member_disagreements(dict(
+        (h, dict(cluster=(e.get('server') or {}).get('cluster'),
+                 values=dict((n, i.get('runtime')) for n, i in (e.get('variables') or {}).items() if isinstance(i, dict))))
+        for h, e in hosts.items()))
+    summary['cluster_disagreements'] = [d for d in disagree if d['must_match']]
+    summary['per_member_settings'] = [d for d in disagree if not d['must_match']]
     if generated is None:
         generated = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
     return dict(format=REPORT_FORMAT, generated=generated, summary=summary, variables=variables, hosts=hosts)

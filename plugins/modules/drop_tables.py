@@ -235,7 +235,13 @@ sizes:
   type: dict
   sample: {shop.orders_2019: 1.2 GiB, shop.orders_2018: null}
 tables:
-  description: One entry per table with what was found and what happened.
+  description:
+    - One entry per table with what was found and what happened.
+    - V(size_bytes) / V(size) is the tablespace file's size where the server reports it (V(size_source) says
+      C(tablespace file) or C(table statistics)); V(stats_bytes) is DATA_LENGTH + INDEX_LENGTH of
+      information_schema.TABLES, which lags behind until the statistics refresh.
+    - V(result) of a follower is C(dropped_by_replication) on a replica and C(dropped_by_cluster) on a Galera or
+      Group Replication member whose cluster got the drop from another member.
   returned: always
   type: list
   elements: dict
@@ -246,10 +252,13 @@ tables:
       exists: true
       engine: InnoDB
       rows_estimate: 1250000
-      size_bytes: 402653184
-      size: 384.0 MiB
+      stats_bytes: 402653184
+      size_bytes: 415236096
+      size: 396.0 MiB
+      size_source: tablespace file
       file_bytes: 415236096
       file_size: 396.0 MiB
+      allocated_bytes: 415236096
       result: dropped
       attempts: 1
       seconds: 0.0412

@@ -400,3 +400,14 @@ def test_conversion_killed_mid_alter_leaves_a_marker_and_the_next_run_checks_its
     again, err = run(server, tables=['shop.a'])
     assert 'differ after the interrupted run' in err and 'rows 10 before, 9 after' in err
     assert guarded.MARKER_VERSION == data['version']
+
+
+def test_cluster_member_follows_the_alter_of_another_member(monkeypatch):
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import guarded  # pylint: disable=import-outside-toplevel
+    monkeypatch.setattr(guarded, 'scope_for', lambda identity, variables: guarded.ClusterScope('galera'))
+    server = FakeServer({'shop.a': 'Aria', 'shop.m': 'MyISAM'})  # a primary-like member, not a replica
+    conv, err = run(server, follow=True)
+    assert err is None and not conv.changed
+    assert [w for w in server.writes if not w.startswith('SET SESSION')] == []
+    assert [t['result'] for t in conv.tables] == ['follows_cluster', 'follows_cluster']
+    assert any(line.endswith('the ALTER arrives with the cluster') for line in conv.plan)
