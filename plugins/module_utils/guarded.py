@@ -35,12 +35,12 @@ import datetime
 import hashlib
 import json
 import os
-import signal
 import stat
 import time
 import traceback
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.signals import Interrupted, Interruptible
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     ConnectError, error_text, execute, global_variables, is_plain_identifier, open_connection, query, query_one)
@@ -92,20 +92,6 @@ MDL_SOURCES = {
 
 class GuardedError(Exception):
     """An expected failure of a guarded change; the message is for the user."""
-
-
-class Interrupted(BaseException):
-    """The module process got a signal; raised from the handler so finally blocks run."""
-
-    def __init__(self, signum):
-        BaseException.__init__(self, signum)
-        self.signum = signum
-
-    def __str__(self):
-        try:
-            return 'interrupted by %s' % signal.Signals(self.signum).name
-        except ValueError:  # pragma: no cover
-            return 'interrupted by signal %s' % self.signum
 
 
 # ---------------------------------------------------------------- input rules (no connection)
@@ -526,7 +512,7 @@ class GuardedChange(object):
         self.marker_data = None
         self.now = None  # the window check's clock (ISO text or datetime); None: the real time
         self.replica_hosts = None
-        self._old_handlers = {}
+        self._signals = None  # the signals.Interruptible of the guarded part, while it runs
         self._ahi_off_at = None
 
     # ------------------------------------------------------------ helpers
@@ -812,35 +798,20 @@ class GuardedChange(object):
                                  lock=r['lock_type'], status=r['lock_status'], source=source))
         return rows
 
-    # ------------------------------------------------------------ signals
-    def _on_signal(self, signum, frame):
-        raise Interrupted(signum)
-
+    # ------------------------------------------------------------ signals (module_utils/signals.py)
     def install_signal_handlers(self):
-        for name in SIGNALS:
-            sig = getattr(signal, name, None)
-            if sig is None:
-                continue
-            try:
-                self._old_handlers[sig] = signal.signal(sig, self._on_signal)
-            except (ValueError, OSError):  # pragma: no cover - not the main thread
-                pass
+        self.restore_signal_handlers()
+        self._signals = Interruptible(SIGNALS).__enter__()
 
     def restore_signal_handlers(self):
-        for sig, old in self._old_handlers.items():
-            try:
-                signal.signal(sig, old)
-            except (ValueError, OSError, TypeError):  # pragma: no cover
-                pass
-        self._old_handlers = {}
+        if self._signals is not None:
+            self._signals.__exit__(None, None, None)
+        self._signals = None
 
     def block_signals(self):
         """While restoring: a second signal must not abort the restore itself."""
-        for sig in self._old_handlers:
-            try:
-                signal.signal(sig, signal.SIG_IGN)
-            except (ValueError, OSError):  # pragma: no cover
-                pass
+        if self._signals is not None:
+            self._signals.hold()
 
     # ------------------------------------------------------------ AHI and super_read_only
     def read_ahi(self, conn=None):
