@@ -175,6 +175,18 @@ def window_gate(window, timezone, force=False, applies=True, now=None):
     return st, 'refusing: %s (set force_window to run anyway)' % st['message'], None
 
 
+def module_window_gate(module, nothing, applies=True):
+    """window_gate() for a module from its window / timezone / force_window options: fails the module with
+    the refusal (and the nothing-done result), warns when forced. Returns the window status (or None)."""
+    p = module.params
+    st, refusal, warning = window_gate(p['window'], p['timezone'], p['force_window'], applies=applies)
+    if refusal:
+        module.fail_json(msg=refusal, window=st, **nothing)
+    if warning:
+        module.warn(warning)
+    return st
+
+
 def human_size(n):
     if n is None:
         return None

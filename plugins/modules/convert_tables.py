@@ -250,7 +250,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import (
     DEFAULT_STATE_DIR, Conversion, ConvertError, parse_tables, target_engine)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
-    range_problems, run_for_module, window_gate)
+    module_window_gate, range_problems, run_for_module)
 
 
 def argument_spec():
@@ -288,13 +288,7 @@ def pure_checks(module):
             problems.append(str(e))
     if problems:
         module.fail_json(msg='refusing to convert anything: ' + '; '.join(problems), **nothing)
-    st, refusal, warning = window_gate(p['window'], p['timezone'], p['force_window'],
-                                       applies=not (p['verify'] or p['follow']))
-    if refusal:
-        module.fail_json(msg=refusal, window=st, **nothing)
-    if warning:
-        module.warn(warning)
-    return st
+    return module_window_gate(module, nothing, applies=not (p['verify'] or p['follow']))
 
 
 def main():

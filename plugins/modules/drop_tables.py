@@ -343,7 +343,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
     LIFT_NEEDS_NO_BINLOG, Drop, parse_table_names)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
-    DEFAULT_STATE_DIR, GuardedError, cancel_file_problem, range_problems, run_for_module, window_gate)
+    DEFAULT_STATE_DIR, GuardedError, cancel_file_problem, module_window_gate, range_problems, run_for_module)
 
 
 def argument_spec():
@@ -392,11 +392,7 @@ def pure_checks(module):
     problem = cancel_file_problem(p['cancel_file'])
     if problem:
         module.fail_json(msg='refusing: ' + problem, **nothing)
-    st, refusal, warning = window_gate(p['window'], p['timezone'], p['force_window'])
-    if refusal:
-        module.fail_json(msg=refusal, window=st, **nothing)
-    if warning:
-        module.warn(warning)
+    st = module_window_gate(module, nothing)
     if not p['confirm'] and not p['follow'] and not module.check_mode:
         module.fail_json(msg='confirm is not set: nothing is dropped without confirm=true', window=st, **nothing)
     return st
