@@ -1019,10 +1019,13 @@ class GuardedChange(object):
         return False  # pragma: no cover
 
 
-def run_for_module(module, change):
-    """Run a guarded change (the drop or a conversion) for its module: every failure fails the module with
-    the change's report (what was done so far), no traceback reaches the user, and the connection is
-    closed in all cases. Returns the report."""
+def run_for_module(module, change_class, window=None):
+    """Run a guarded change (the drop or a conversion) for its module: change_class built from the module's
+    params and check mode, with window (the status of the module's window gate). Every failure fails the
+    module with the change's report (what was done so far), no traceback reaches the user, and the
+    connection is closed in all cases. Returns (the change, its report)."""
+    change = change_class(module.params, check_mode=module.check_mode, warn=module.warn)
+    change.window = window
     try:
         change.run()
     except GuardedError as e:  # the guard rails' refusals, and the clients' own errors
@@ -1038,4 +1041,4 @@ def run_for_module(module, change):
                 change.conn.close()
             except Exception:  # pylint: disable=broad-except
                 pass
-    return change.report()
+    return change, change.report()

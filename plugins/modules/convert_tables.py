@@ -294,10 +294,7 @@ def pure_checks(module):
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     require_pymysql(module)
-    window = pure_checks(module)
-    conv = Conversion(module.params, check_mode=module.check_mode, warn=module.warn)
-    conv.window = window
-    result = run_for_module(module, conv)
+    conv, result = run_for_module(module, Conversion, pure_checks(module))
     if module.params['verify']:
         msg = 'verified %s' % ', '.join(conv.verified)
     elif module.params['follow']:

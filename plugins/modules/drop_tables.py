@@ -401,10 +401,7 @@ def pure_checks(module):
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     require_pymysql(module)
-    window = pure_checks(module)
-    seq = Drop(module.params, check_mode=module.check_mode, warn=module.warn)
-    seq.window = window
-    result = run_for_module(module, seq)
+    seq, result = run_for_module(module, Drop, pure_checks(module))
     if module.check_mode:
         msg = 'check mode: ' + '; '.join(seq.plan)
     elif module.params['follow']:
