@@ -190,6 +190,22 @@ def container_row(spec):
     )
 
 
+# The columns of innodb_memcache.containers, in the order of the stock config file.
+CONTAINER_COLUMNS = ('name', 'db_schema', 'db_table', 'key_columns', 'value_columns', 'flags', 'cas_column',
+                     'expire_time_column', 'unique_idx_name_on_key')
+
+
+def container_statement(row, exists):
+    """(sql, args) writing a container_row(): INSERT for a new container, UPDATE by name for one that exists."""
+    table = '`%s`.`containers`' % CONFIG_SCHEMA
+    if not exists:
+        return ('INSERT INTO %s (%s) VALUES (%s)' % (table, ', '.join(CONTAINER_COLUMNS), ', '.join(['%s'] * len(CONTAINER_COLUMNS))),
+                tuple(row[c] for c in CONTAINER_COLUMNS))
+    others = CONTAINER_COLUMNS[1:]
+    return ('UPDATE %s SET %s WHERE name = %%s' % (table, ', '.join('%s = %%s' % c for c in others)),
+            tuple(row[c] for c in others) + (row['name'],))
+
+
 def row_to_spec(row):
     """A container spec (the module's option shape) from a containers row."""
     def col(value):

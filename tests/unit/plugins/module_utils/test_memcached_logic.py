@@ -260,3 +260,17 @@ def test_extra_option_problems(extra, found):
         assert problems == []
     else:
         assert any(found in p for p in problems), problems
+
+
+def test_container_statement_inserts_a_new_container_and_updates_one_by_name():
+    row = m.container_row(dict(name='c', schema='s', table='t', key_column='k', value_columns=['v1', 'v2'],
+                               unique_index='PRIMARY'))
+    sql, args = m.container_statement(row, exists=False)
+    assert sql == ('INSERT INTO `innodb_memcache`.`containers` (name, db_schema, db_table, key_columns, value_columns, '
+                   'flags, cas_column, expire_time_column, unique_idx_name_on_key) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)')
+    assert args == ('c', 's', 't', 'k', 'v1,v2', '0', '0', '0', 'PRIMARY')
+    sql, args = m.container_statement(row, exists=True)
+    assert sql == ('UPDATE `innodb_memcache`.`containers` SET db_schema = %s, db_table = %s, key_columns = %s, '
+                   'value_columns = %s, flags = %s, cas_column = %s, expire_time_column = %s, '
+                   'unique_idx_name_on_key = %s WHERE name = %s')
+    assert args == ('s', 't', 'k', 'v1,v2', '0', '0', '0', 'PRIMARY', 'c')
