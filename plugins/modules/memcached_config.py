@@ -228,7 +228,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcached import (
     CONFIG_SCHEMA, CONFIG_TABLES, DELIMITER_MAX, check_container_against_table, check_container_specs,
-    CONTAINER_COLUMNS, container_row, container_statement, find_config_sql, plan_config_sql, row_to_spec, same_container)
+    CONTAINER_COLUMNS, container_row, container_statement, find_config_sql, plan_config_sql, policy_statement, row_statement,
+    row_to_spec, same_container)
 
 CONTAINER_SPEC = dict(
     name=dict(type='str', required=True),
@@ -457,19 +458,12 @@ def present(module, conn, result):
                 statements.append(('DELETE FROM `innodb_memcache`.`cache_policies` WHERE policy_name = %s', (name,)))
                 result['changes'].append('remove cache policy %s (the plugin reads only one)' % name)
                 reload_needed = True
-        if want['name'] not in have:
-            statements.append(('INSERT INTO `innodb_memcache`.`cache_policies` (policy_name, get_policy, set_policy, '
-                               'delete_policy, flush_policy) VALUES (%s, %s, %s, %s, %s)',
-                               (want['name'], want['get'], want['set'], want['delete'], want['flush'])))
-            result['changes'].append('add cache policy %s (get %s, set %s, delete %s, flush %s)' % (
-                want['name'], want['get'], want['set'], want['delete'], want['flush']))
-            reload_needed = True
-        elif policy_view(have[want['name']]) != want_view:
-            statements.append(('UPDATE `innodb_memcache`.`cache_policies` SET get_policy = %s, set_policy = %s, '
-                               'delete_policy = %s, flush_policy = %s WHERE policy_name = %s',
-                               (want['get'], want['set'], want['delete'], want['flush'], want['name'])))
-            result['changes'].append('set cache policy %s to get %s, set %s, delete %s, flush %s' % (
-                want['name'], want['get'], want['set'], want['delete'], want['flush']))
+        if want['name'] not in have or policy_view(have[want['name']]) != want_view:
+            new = want['name'] not in have
+            statements.append(policy_statement(want, exists=not new))
+            change = 'add cache policy %s (get %s, set %s, delete %s, flush %s)' if new else \
+                'set cache policy %s to get %s, set %s, delete %s, flush %s'
+            result['changes'].append(change % (want['name'], want['get'], want['set'], want['delete'], want['flush']))
             reload_needed = True
         after_policies = [want_view]
 
@@ -479,11 +473,8 @@ def present(module, conn, result):
         value = p[opt]
         if value is None or options.get(opt) == value:
             continue
-        if opt in options:
-            statements.append(('UPDATE `innodb_memcache`.`config_options` SET value = %s WHERE name = %s', (value, opt)))
-        else:
-            statements.append(('INSERT INTO `innodb_memcache`.`config_options` (name, value) VALUES (%s, %s)',
-                               (opt, value)))
+        statements.append(row_statement('config_options', ('name', 'value'), dict(name=opt, value=value),
+                                        exists=opt in options))
         result['changes'].append('set config option %s to %r' % (opt, value))
         after_options[opt] = value
         reload_needed = True

@@ -274,3 +274,18 @@ def test_container_statement_inserts_a_new_container_and_updates_one_by_name():
                    'value_columns = %s, flags = %s, cas_column = %s, expire_time_column = %s, '
                    'unique_idx_name_on_key = %s WHERE name = %s')
     assert args == ('s', 't', 'k', 'v1,v2', '0', '0', '0', 'PRIMARY', 'c')
+
+
+def test_policy_and_option_statements_keep_the_stock_tables_columns():
+    policy = dict(name='cache_policy', get='innodb_only', set='caching', delete='disabled', flush='innodb_only')
+    assert m.policy_statement(policy, exists=False) == (
+        'INSERT INTO `innodb_memcache`.`cache_policies` (policy_name, get_policy, set_policy, delete_policy, flush_policy) '
+        'VALUES (%s, %s, %s, %s, %s)', ('cache_policy', 'innodb_only', 'caching', 'disabled', 'innodb_only'))
+    assert m.policy_statement(policy, exists=True) == (
+        'UPDATE `innodb_memcache`.`cache_policies` SET get_policy = %s, set_policy = %s, delete_policy = %s, '
+        'flush_policy = %s WHERE policy_name = %s', ('innodb_only', 'caching', 'disabled', 'innodb_only', 'cache_policy'))
+    option = dict(name='separator', value='|')
+    assert m.row_statement('config_options', ('name', 'value'), option, exists=True) == (
+        'UPDATE `innodb_memcache`.`config_options` SET value = %s WHERE name = %s', ('|', 'separator'))
+    assert m.row_statement('config_options', ('name', 'value'), option, exists=False) == (
+        'INSERT INTO `innodb_memcache`.`config_options` (name, value) VALUES (%s, %s)', ('separator', '|'))
