@@ -43,7 +43,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.signals import Interrupted, Interruptible
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
-    ConnectError, error_text, execute, global_variables, is_plain_identifier, open_connection, query, query_one)
+    ConnectError, error_text, execute, global_variables, is_plain_identifier, login_argument_spec, open_connection, query,
+    query_one)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import WindowError
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import status as window_status
 
@@ -1017,6 +1018,30 @@ class GuardedChange(object):
             entry.pop('error', None)
             return True
         return False  # pragma: no cover
+
+
+# Ranges of the options every guarded-change module takes (module_argument_spec), checked by range_problems.
+MODULE_RANGES = dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300), restore_timeout=(1, 3600))
+
+
+def module_argument_spec(change_class, **own):
+    """The argument spec of a guarded-change module: login, the options every guarded change takes (the
+    state directory defaulting to change_class's own) and the module's own options."""
+    spec = login_argument_spec()
+    spec.update(
+        tables=dict(type='list', elements='str', required=True),
+        lock_wait_timeout=dict(type='int', default=2),
+        retries=dict(type='int', default=3),
+        retry_delay=dict(type='float', default=1.0),
+        window=dict(type='str'),
+        timezone=dict(type='str', default='UTC'),
+        force_window=dict(type='bool', default=False),
+        follow=dict(type='bool', default=False),
+        state_dir=dict(type='path', default=change_class.default_state_dir),
+        restore_timeout=dict(type='int', default=60),
+    )
+    spec.update(own)
+    return spec
 
 
 def run_for_module(module, change_class, window=None):

@@ -245,35 +245,23 @@ server:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
-    login_argument_spec, require_pymysql)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import require_pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import (
-    DEFAULT_STATE_DIR, Conversion, ConvertError, parse_tables, target_engine)
+    Conversion, ConvertError, parse_tables, target_engine)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
-    module_window_gate, range_problems, run_for_module)
+    MODULE_RANGES, module_argument_spec, module_window_gate, range_problems, run_for_module)
 
 
 def argument_spec():
-    spec = login_argument_spec()
-    spec.update(
-        tables=dict(type='list', elements='str', required=True),
+    return module_argument_spec(
+        Conversion,
         engine=dict(type='str', default='InnoDB'),
-        lock_wait_timeout=dict(type='int', default=2),
-        retries=dict(type='int', default=3),
-        retry_delay=dict(type='float', default=1.0),
-        window=dict(type='str'),
-        timezone=dict(type='str', default='UTC'),
-        force_window=dict(type='bool', default=False),
         verify=dict(type='bool', default=False),
-        follow=dict(type='bool', default=False),
         expect=dict(type='dict', default={}),
-        state_dir=dict(type='path', default=DEFAULT_STATE_DIR),
-        restore_timeout=dict(type='int', default=60),
     )
-    return spec
 
 
-RANGES = dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300), restore_timeout=(1, 3600))
+RANGES = MODULE_RANGES
 
 
 def pure_checks(module):

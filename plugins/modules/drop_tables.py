@@ -338,42 +338,29 @@ server:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
-    login_argument_spec, require_pymysql)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import require_pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
     LIFT_NEEDS_NO_BINLOG, Drop, parse_table_names)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
-    DEFAULT_STATE_DIR, GuardedError, cancel_file_problem, module_window_gate, range_problems, run_for_module)
+    MODULE_RANGES, GuardedError, cancel_file_problem, module_argument_spec, module_window_gate, range_problems, run_for_module)
 
 
 def argument_spec():
-    spec = login_argument_spec()
-    spec.update(
-        tables=dict(type='list', elements='str', required=True),
+    return module_argument_spec(
+        Drop,
         confirm=dict(type='bool', default=False),
         ahi_strategy=dict(type='str', choices=['auto', 'toggle', 'keep'], default='auto'),
-        lock_wait_timeout=dict(type='int', default=2),
-        retries=dict(type='int', default=3),
-        retry_delay=dict(type='float', default=1.0),
         rename_first=dict(type='bool', default=False),
         holding_schema=dict(type='str', default='dbfleet_holding'),
         disable_binlog=dict(type='bool', default=False),
         lift_super_read_only=dict(type='bool', default=False),
-        window=dict(type='str'),
-        timezone=dict(type='str', default='UTC'),
-        force_window=dict(type='bool', default=False),
-        follow=dict(type='bool', default=False),
         follow_timeout=dict(type='int', default=600),
         cancel_file=dict(type='path'),
         run_id=dict(type='str'),
-        state_dir=dict(type='path', default=DEFAULT_STATE_DIR),
-        restore_timeout=dict(type='int', default=60),
     )
-    return spec
 
 
-RANGES = dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300), follow_timeout=(1, 86400),
-              restore_timeout=(1, 3600))
+RANGES = dict(MODULE_RANGES, follow_timeout=(1, 86400))
 
 
 def pure_checks(module):
