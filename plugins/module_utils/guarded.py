@@ -43,8 +43,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.signals import Interrupted, Interruptible
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
-    ConnectError, error_text, execute, global_variables, is_plain_identifier, login_argument_spec, open_connection, query,
-    query_one)
+    ConnectError, error_text, execute, global_variables, is_plain_identifier, open_connection, query, query_one)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import WindowError
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import status as window_status
 
@@ -1024,10 +1023,11 @@ class GuardedChange(object):
 MODULE_RANGES = dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300), restore_timeout=(1, 3600))
 
 
-def module_argument_spec(change_class, **own):
-    """The argument spec of a guarded-change module: login, the options every guarded change takes (the
-    state directory defaulting to change_class's own) and the module's own options."""
-    spec = login_argument_spec()
+def module_argument_spec(login_spec, change_class, **own):
+    """The argument spec of a guarded-change module: login_spec (connection.login_argument_spec()), the
+    options every guarded change takes (the state directory defaulting to change_class's own) and the
+    module's own options."""
+    spec = dict(login_spec)
     spec.update(
         tables=dict(type='list', elements='str', required=True),
         lock_wait_timeout=dict(type='int', default=2),

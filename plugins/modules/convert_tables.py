@@ -245,7 +245,7 @@ server:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import require_pymysql
+from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import login_argument_spec, require_pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import (
     Conversion, ConvertError, parse_tables, target_engine)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
@@ -254,7 +254,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
 
 def argument_spec():
     return module_argument_spec(
-        Conversion,
+        login_argument_spec(), Conversion,
         engine=dict(type='str', default='InnoDB'),
         verify=dict(type='bool', default=False),
         expect=dict(type='dict', default={}),

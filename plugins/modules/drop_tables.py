@@ -338,7 +338,7 @@ server:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import require_pymysql
+from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import login_argument_spec, require_pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
     LIFT_NEEDS_NO_BINLOG, Drop, parse_table_names)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
@@ -347,7 +347,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
 
 def argument_spec():
     return module_argument_spec(
-        Drop,
+        login_argument_spec(), Drop,
         confirm=dict(type='bool', default=False),
         ahi_strategy=dict(type='str', choices=['auto', 'toggle', 'keep'], default='auto'),
         rename_first=dict(type='bool', default=False),
