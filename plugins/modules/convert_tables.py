@@ -35,6 +35,7 @@ description:
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.guarded
   - dbfleet.innodb.login
 attributes:
   check_mode:
@@ -71,24 +72,6 @@ options:
     description: Further attempts to lock a table after a lock wait timeout or deadlock (0-10).
     type: int
     default: 3
-  retry_delay:
-    description: Seconds to wait between attempts.
-    type: float
-    default: 1.0
-  window:
-    description:
-      - Off-peak window C(HH:MM-HH:MM) in O(timezone); may cross midnight. Outside it the module fails (also in
-        check mode) with the time the next window opens, unless O(force_window). Checked again before each table.
-      - Not set means no window check.
-    type: str
-  timezone:
-    description: IANA time zone of O(window), for example C(Europe/Berlin).
-    type: str
-    default: UTC
-  force_window:
-    description: Run even outside O(window).
-    type: bool
-    default: false
   verify:
     description:
       - Change nothing; check that each table is in the target engine here and, with O(expect), has those rows

@@ -42,6 +42,7 @@ description:
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.guarded
   - dbfleet.innodb.login
 attributes:
   check_mode:
@@ -92,10 +93,6 @@ options:
     description: Further attempts after a lock wait timeout or deadlock (0-10).
     type: int
     default: 3
-  retry_delay:
-    description: Seconds to wait between attempts.
-    type: float
-    default: 1.0
   rename_first:
     description:
       - Move each table to O(holding_schema) with C(RENAME TABLE) instead of dropping it, for a
@@ -121,20 +118,6 @@ options:
       - Only together with O(disable_binlog=true), else refused before connecting, because a drop on a replica
         with the binary log on would be a transaction of its own there (an errant GTID) and stop
         replication with error 1051 when the source's drop arrives.
-    type: bool
-    default: false
-  window:
-    description:
-      - Off-peak window C(HH:MM-HH:MM) in O(timezone); may cross midnight. Outside it the module
-        fails (also in check mode) with the time the next window opens, unless O(force_window).
-      - Not set means no window check.
-    type: str
-  timezone:
-    description: IANA time zone of O(window), for example C(Europe/Berlin).
-    type: str
-    default: UTC
-  force_window:
-    description: Run even outside O(window).
     type: bool
     default: false
   follow:
