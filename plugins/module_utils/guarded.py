@@ -40,12 +40,12 @@ import time
 import traceback
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
-from ansible_collections.dbfleet.innodb.plugins.module_utils.signals import Interrupted, Interruptible
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     ConnectError, error_text, execute, global_variables, is_plain_identifier, open_connection, query, query_one)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import WindowError
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import status as window_status
+from ansible_collections.dbfleet.innodb.plugins.module_utils.signals import Interrupted, Interruptible
 
 try:
     import pymysql
@@ -813,11 +813,11 @@ class GuardedChange(object):
     # ------------------------------------------------------------ signals (module_utils/signals.py)
     def install_signal_handlers(self):
         self.restore_signal_handlers()
-        self._signals = Interruptible(SIGNALS).__enter__()
+        self._signals = Interruptible(SIGNALS).install()
 
     def restore_signal_handlers(self):
         if self._signals is not None:
-            self._signals.__exit__(None, None, None)
+            self._signals.restore()
         self._signals = None
 
     def block_signals(self):
