@@ -461,8 +461,8 @@ def present(module, conn, result):
         if want['name'] not in have or policy_view(have[want['name']]) != want_view:
             new = want['name'] not in have
             statements.append(policy_statement(want, exists=not new))
-            change = 'add cache policy %s (get %s, set %s, delete %s, flush %s)' if new else \
-                'set cache policy %s to get %s, set %s, delete %s, flush %s'
+            change = ('add cache policy %s (get %s, set %s, delete %s, flush %s)' if new
+                      else 'set cache policy %s to get %s, set %s, delete %s, flush %s')
             result['changes'].append(change % (want['name'], want['get'], want['set'], want['delete'], want['flush']))
             reload_needed = True
         after_policies = [want_view]
