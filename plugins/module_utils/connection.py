@@ -519,25 +519,25 @@ def execute(conn, sql, args=None):
         return cur.execute(sql, args)
 
 
-def global_variables(conn, names=None):
-    """GLOBAL values (never session values) as {lower-case name: str value}."""
+def _show_global(conn, what, names):
+    """SHOW GLOBAL <what> (VARIABLES or STATUS) as {lower-case name: str value}, only names when given."""
     if names:
         names = sorted(set(n.lower() for n in names))
         placeholders = ', '.join(['%s'] * len(names))
-        rows = query(conn, 'SHOW GLOBAL VARIABLES WHERE Variable_name IN (%s)' % placeholders, names)
+        rows = query(conn, 'SHOW GLOBAL %s WHERE Variable_name IN (%s)' % (what, placeholders), names)
     else:
-        rows = query(conn, 'SHOW GLOBAL VARIABLES')
+        rows = query(conn, 'SHOW GLOBAL %s' % what)
     return dict((r['Variable_name'].lower(), r['Value']) for r in rows)
+
+
+def global_variables(conn, names=None):
+    """GLOBAL values (never session values) as {lower-case name: str value}."""
+    return _show_global(conn, 'VARIABLES', names)
 
 
 def global_status(conn, names=None):
-    if names:
-        names = sorted(set(n.lower() for n in names))
-        placeholders = ', '.join(['%s'] * len(names))
-        rows = query(conn, 'SHOW GLOBAL STATUS WHERE Variable_name IN (%s)' % placeholders, names)
-    else:
-        rows = query(conn, 'SHOW GLOBAL STATUS')
-    return dict((r['Variable_name'].lower(), r['Value']) for r in rows)
+    """GLOBAL status counters as {lower-case name: str value}."""
+    return _show_global(conn, 'STATUS', names)
 
 
 _IDENT_OK = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$')

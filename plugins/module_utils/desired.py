@@ -446,6 +446,12 @@ def _restart_inputs(check, role):
     check.integer(role + '_restart_max_lag', 0)
 
 
+def restart_state(pending, settings, reason):
+    """The restart part of a role's desired state: pending_restart, and while a restart is pending the
+    settings it applies (restart_settings) and why (restart_reason)."""
+    return dict(pending_restart=pending, restart_settings=settings if pending else {}, restart_reason=reason if pending else '')
+
+
 # ---------------------------------------------------------------- adaptive_hash
 ADAPTIVE_HASH_COMMENTS = (
     'Managed by the dbfleet.innodb.adaptive_hash role: local changes are overwritten.',
@@ -514,17 +520,9 @@ def adaptive_hash(variables, facts):
         notes.append('%s=%s waits for a restart' % (parts_var, parts))
     return with_option_file(
         ADAPTIVE_HASH_COMMENTS, lines,
-        settings=settings,
-        runtime=runtime,
-        partition_variable=parts_var,
-        parts_running=running_parts,
-        pending_restart=pending,
-        restart_settings={parts_var: parts} if pending else {},
-        restart_reason=('%s=%s' % (parts_var, parts)) if pending else '',
-        unsupported=unsupported,
-        not_settable=not_settable,
-        issues=issues + unsupported + not_settable,
-        notes=notes,
+        settings=settings, runtime=runtime, partition_variable=parts_var, parts_running=running_parts,
+        unsupported=unsupported, not_settable=not_settable, issues=issues + unsupported + not_settable, notes=notes,
+        **restart_state(pending, {parts_var: parts}, '%s=%s' % (parts_var, parts))
     )
 
 
@@ -862,13 +860,8 @@ def myrocks(variables, facts):
     return with_option_file(
         MYROCKS_COMMENTS, lines,
         enabled=enabled, supported=supported, reason=reason, plugin=plugin, loaded=loaded, tables=tables,
-        refusals=refusals,
-        settings=settings,
-        runtime=runtime,
-        pending_restart=pending,
-        restart_settings=restart_settings,
-        restart_reason=restart_reason,
-        notes=notes,
+        refusals=refusals, settings=settings, runtime=runtime, notes=notes,
+        **restart_state(pending, restart_settings, restart_reason)
     )
 
 

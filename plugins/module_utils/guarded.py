@@ -35,7 +35,6 @@ import datetime
 import hashlib
 import json
 import os
-import signal
 import stat
 import time
 import traceback
@@ -47,6 +46,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     ConnectError, error_text, execute, global_variables, is_plain_identifier, open_connection, query, query_one)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import WindowError
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import status as window_status
+from ansible_collections.dbfleet.innodb.plugins.module_utils.signals import Interrupted, Interruptible
 
 try:
     import pymysql
@@ -93,20 +93,6 @@ MDL_SOURCES = {
 
 class GuardedError(Exception):
     """An expected failure of a guarded change; the message is for the user."""
-
-
-class Interrupted(BaseException):
-    """The module process got a signal; raised from the handler so finally blocks run."""
-
-    def __init__(self, signum):
-        BaseException.__init__(self, signum)
-        self.signum = signum
-
-    def __str__(self):
-        try:
-            return 'interrupted by %s' % signal.Signals(self.signum).name
-        except ValueError:  # pragma: no cover
-            return 'interrupted by signal %s' % self.signum
 
 
 # ---------------------------------------------------------------- input rules (no connection)
@@ -188,6 +174,18 @@ def window_gate(window, timezone, force=False, applies=True, now=None):
     if force:
         return st, None, 'forced outside the window: %s' % st['message']
     return st, 'refusing: %s (set force_window to run anyway)' % st['message'], None
+
+
+def module_window_gate(module, nothing, applies=True):
+    """window_gate() for a module from its window / timezone / force_window options: fails the module with
+    the refusal (and the nothing-done result), warns when forced. Returns the window status (or None)."""
+    p = module.params
+    st, refusal, warning = window_gate(p['window'], p['timezone'], p['force_window'], applies=applies)
+    if refusal:
+        module.fail_json(msg=refusal, window=st, **nothing)
+    if warning:
+        module.warn(warning)
+    return st
 
 
 def human_size(n):
@@ -595,7 +593,7 @@ class GuardedChange(object):
         self.marker_data = None
         self.now = None  # the window check's clock (ISO text or datetime); None: the real time
         self.replica_hosts = None
-        self._old_handlers = {}
+        self._signals = None  # the signals.Interruptible of the guarded part, while it runs
         self._ahi_off_at = None
         self.own_run_alive = False  # this run's own follower runs on this server (check_interrupted)
 
@@ -888,35 +886,20 @@ class GuardedChange(object):
                                  lock=r['lock_type'], status=r['lock_status'], source=source))
         return rows
 
-    # ------------------------------------------------------------ signals
-    def _on_signal(self, signum, frame):
-        raise Interrupted(signum)
-
+    # ------------------------------------------------------------ signals (module_utils/signals.py)
     def install_signal_handlers(self):
-        for name in SIGNALS:
-            sig = getattr(signal, name, None)
-            if sig is None:
-                continue
-            try:
-                self._old_handlers[sig] = signal.signal(sig, self._on_signal)
-            except (ValueError, OSError):  # pragma: no cover - not the main thread
-                pass
+        self.restore_signal_handlers()
+        self._signals = Interruptible(SIGNALS).install()
 
     def restore_signal_handlers(self):
-        for sig, old in self._old_handlers.items():
-            try:
-                signal.signal(sig, old)
-            except (ValueError, OSError, TypeError):  # pragma: no cover
-                pass
-        self._old_handlers = {}
+        if self._signals is not None:
+            self._signals.restore()
+        self._signals = None
 
     def block_signals(self):
         """While restoring: a second signal must not abort the restore itself."""
-        for sig in self._old_handlers:
-            try:
-                signal.signal(sig, signal.SIG_IGN)
-            except (ValueError, OSError):  # pragma: no cover
-                pass
+        if self._signals is not None:
+            self._signals.hold()
 
     # ------------------------------------------------------------ AHI and super_read_only
     def read_ahi(self, conn=None):
@@ -1112,10 +1095,38 @@ class GuardedChange(object):
         return False  # pragma: no cover
 
 
-def run_for_module(module, change):
-    """Run a guarded change (the drop or a conversion) for its module: every failure fails the module with
-    the change's report (what was done so far), no traceback reaches the user, and the connection is
-    closed in all cases. Returns the report."""
+# Ranges of the options every guarded-change module takes (module_argument_spec), checked by range_problems.
+MODULE_RANGES = dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300), restore_timeout=(1, 3600))
+
+
+def module_argument_spec(login_spec, change_class, **own):
+    """The argument spec of a guarded-change module: login_spec (connection.login_argument_spec()), the
+    options every guarded change takes (the state directory defaulting to change_class's own) and the
+    module's own options."""
+    spec = dict(login_spec)
+    spec.update(
+        tables=dict(type='list', elements='str', required=True),
+        lock_wait_timeout=dict(type='int', default=2),
+        retries=dict(type='int', default=3),
+        retry_delay=dict(type='float', default=1.0),
+        window=dict(type='str'),
+        timezone=dict(type='str', default='UTC'),
+        force_window=dict(type='bool', default=False),
+        follow=dict(type='bool', default=False),
+        state_dir=dict(type='path', default=change_class.default_state_dir),
+        restore_timeout=dict(type='int', default=60),
+    )
+    spec.update(own)
+    return spec
+
+
+def run_for_module(module, change_class, window=None):
+    """Run a guarded change (the drop or a conversion) for its module: change_class built from the module's
+    params and check mode, with window (the status of the module's window gate). Every failure fails the
+    module with the change's report (what was done so far), no traceback reaches the user, and the
+    connection is closed in all cases. Returns (the change, its report)."""
+    change = change_class(module.params, check_mode=module.check_mode, warn=module.warn)
+    change.window = window
     try:
         change.run()
     except GuardedError as e:  # the guard rails' refusals, and the clients' own errors
@@ -1131,4 +1142,4 @@ def run_for_module(module, change):
                 change.conn.close()
             except Exception:  # pylint: disable=broad-except
                 pass
-    return change.report()
+    return change, change.report()

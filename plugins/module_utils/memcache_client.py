@@ -154,21 +154,27 @@ class MemcacheClient(object):
             raise MemcacheError('unexpected answer to version: %r' % (line,))
         return line[8:].decode('utf-8', 'replace')
 
+    def _lines_until_end(self):
+        """The lines of a multi-line answer up to its END line; an error line raises MemcacheError."""
+        while True:
+            line = self._readline()
+            if line == b'END':
+                return
+            self._raise_for_error(line)
+            yield line
+
     def stats(self, group=None):
         """{name: value} from 'stats' (or 'stats <group>'); values stay strings."""
         cmd = b'stats\r\n' if not group else b'stats ' + check_key(group) + b'\r\n'
         self._send(cmd)
         result = {}
-        while True:
-            line = self._readline()
-            if line == b'END':
-                return result
-            self._raise_for_error(line)
+        for line in self._lines_until_end():
             parts = line.split(b' ', 2)
             if len(parts) < 2 or parts[0] != b'STAT':
                 raise MemcacheError('unexpected line in stats: %r' % (line,))
             result[parts[1].decode('utf-8', 'replace')] = (
                 parts[2].decode('utf-8', 'replace') if len(parts) > 2 else '')
+        return result
 
     def _retrieve(self, command, keys):
         raw_keys = [check_key(k) for k in keys]
@@ -176,11 +182,7 @@ class MemcacheClient(object):
             return {}
         self._send(command + b' ' + b' '.join(raw_keys) + b'\r\n')
         found = {}
-        while True:
-            line = self._readline()
-            if line == b'END':
-                return found
-            self._raise_for_error(line)
+        for line in self._lines_until_end():
             parts = line.split(b' ')
             if parts[0] != b'VALUE' or len(parts) not in (4, 5):
                 raise MemcacheError('unexpected line in %s answer: %r' % (command.decode(), line))
@@ -192,6 +194,7 @@ class MemcacheClient(object):
                 raise MemcacheError('unexpected line in %s answer: %r' % (command.decode(), line))
             data = self._readexact(length)
             found[parts[1].decode('utf-8', 'replace')] = dict(value=data, flags=flags, cas=cas)
+        return found
 
     def get(self, keys):
         """{key: {'value': bytes, 'flags': int, 'cas': None}} for the keys found."""

@@ -190,6 +190,38 @@ def container_row(spec):
     )
 
 
+# The columns of innodb_memcache.containers, in the order of the stock config file.
+CONTAINER_COLUMNS = ('name', 'db_schema', 'db_table', 'key_columns', 'value_columns', 'flags', 'cas_column',
+                     'expire_time_column', 'unique_idx_name_on_key')
+
+
+POLICY_COLUMNS = ('policy_name', 'get_policy', 'set_policy', 'delete_policy', 'flush_policy')
+
+
+def row_statement(table, columns, row, exists):
+    """(sql, args) writing row (column -> value) into innodb_memcache.<table>: INSERT, or, where the row
+    exists, UPDATE by the first of columns (the table's key)."""
+    table = '`%s`.`%s`' % (CONFIG_SCHEMA, table)
+    if not exists:
+        return ('INSERT INTO %s (%s) VALUES (%s)' % (table, ', '.join(columns), ', '.join(['%s'] * len(columns))),
+                tuple(row[c] for c in columns))
+    key, others = columns[0], columns[1:]
+    return ('UPDATE %s SET %s WHERE %s = %%s' % (table, ', '.join('%s = %%s' % c for c in others), key),
+            tuple(row[c] for c in others) + (row[key],))
+
+
+def container_statement(row, exists):
+    """(sql, args) writing a container_row(): INSERT for a new container, UPDATE by name for one that exists."""
+    return row_statement('containers', CONTAINER_COLUMNS, row, exists)
+
+
+def policy_statement(policy, exists):
+    """(sql, args) writing the cache policy {name, get, set, delete, flush}: INSERT, or UPDATE by name."""
+    row = dict(policy_name=policy['name'], get_policy=policy['get'], set_policy=policy['set'],
+               delete_policy=policy['delete'], flush_policy=policy['flush'])
+    return row_statement('cache_policies', POLICY_COLUMNS, row, exists)
+
+
 def row_to_spec(row):
     """A container spec (the module's option shape) from a containers row."""
     def col(value):

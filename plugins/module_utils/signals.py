@@ -42,6 +42,10 @@ class Interruptible(object):
         raise Interrupted(signum)
 
     def __enter__(self):
+        return self.install()
+
+    def install(self):
+        """What entering the block does, for a user that cannot hold a with block open: returns self."""
         for name in self.names:
             sig = getattr(signal, name, None)
             if sig is None:
@@ -61,10 +65,14 @@ class Interruptible(object):
                 pass
 
     def __exit__(self, *exc):
+        self.restore()
+        return False
+
+    def restore(self):
+        """What leaving the block does: the previous handlers back."""
         for sig, old in self._old.items():
             try:
                 signal.signal(sig, old)
             except (ValueError, OSError, TypeError):  # pragma: no cover
                 pass
         self._old = {}
-        return False

@@ -212,6 +212,22 @@ def check_range(canonical, limits, shown=None):
         raise ValueError_('%s is above the maximum %s' % (shown, limits.maximum))
 
 
+def bound_problems(params, bounds):
+    """Messages for a module's options outside their bounds, in the order of bounds.
+
+    bounds: ((name, low, high, wording), ...) with low or high None for no bound; an option that is None is
+    not checked. Each message is '<name> <wording>, got <value>' (the wording says the bound, for example
+    'must be between 1 and 3600')."""
+    problems = []
+    for name, low, high, wording in bounds:
+        value = params.get(name)
+        if value is None:
+            continue
+        if not (low is None or low <= value) or not (high is None or value <= high):
+            problems.append('%s %s, got %s' % (name, wording, value))
+    return problems
+
+
 def effective(number, limits):
     """(value, note): the value the server runs for a number read from an option file (or set):
     above the maximum it is the maximum, it is rounded down to a multiple of block_size, and below

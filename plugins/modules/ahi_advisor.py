@@ -257,6 +257,16 @@ def _describe(failed):
     return ', '.join('%s (%s)' % (name, error) for name, error in sorted(failed.items()))
 
 
+BOUNDS = (
+    ('sample_seconds', 1, 3600, 'must be between 1 and 3600'),
+    ('min_lookups', 1, None, 'must be at least 1'),
+    ('min_hit_ratio', 0.0, 1.0, 'must be between 0 and 1'),
+    ('max_buffer_pool_miss_ratio', 0.0, 1.0, 'must be between 0 and 1'),
+    ('max_write_share', 0.0, 1.0, 'must be between 0 and 1'),
+    ('max_maintenance_per_hit', 0, None, 'must not be negative'),
+)
+
+
 def main():
     argument_spec = conn_utils.login_argument_spec()
     argument_spec.update(
@@ -271,16 +281,7 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
 
-    errors = []
-    if not 1 <= p['sample_seconds'] <= 3600:
-        errors.append('sample_seconds must be between 1 and 3600, got %s' % p['sample_seconds'])
-    if p['min_lookups'] < 1:
-        errors.append('min_lookups must be at least 1, got %s' % p['min_lookups'])
-    for name in ('min_hit_ratio', 'max_buffer_pool_miss_ratio', 'max_write_share'):
-        if not 0.0 <= p[name] <= 1.0:
-            errors.append('%s must be between 0 and 1, got %s' % (name, p[name]))
-    if p['max_maintenance_per_hit'] < 0:
-        errors.append('max_maintenance_per_hit must not be negative, got %s' % p['max_maintenance_per_hit'])
+    errors = values.bound_problems(p, BOUNDS)
     if errors:
         module.fail_json(msg='; '.join(errors))
 

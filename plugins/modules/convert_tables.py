@@ -35,6 +35,7 @@ description:
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.guarded
   - dbfleet.innodb.login
 attributes:
   check_mode:
@@ -71,24 +72,6 @@ options:
     description: Further attempts to lock a table after a lock wait timeout or deadlock (0-10).
     type: int
     default: 3
-  retry_delay:
-    description: Seconds to wait between attempts.
-    type: float
-    default: 1.0
-  window:
-    description:
-      - Off-peak window C(HH:MM-HH:MM) in O(timezone); may cross midnight. Outside it the module fails (also in
-        check mode) with the time the next window opens, unless O(force_window). Checked again before each table.
-      - Not set means no window check.
-    type: str
-  timezone:
-    description: IANA time zone of O(window), for example C(Europe/Berlin).
-    type: str
-    default: UTC
-  force_window:
-    description: Run even outside O(window).
-    type: bool
-    default: false
   verify:
     description:
       - Change nothing; check that each table is in the target engine here and, with O(expect), has those rows
@@ -245,35 +228,23 @@ server:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
-    login_argument_spec, require_pymysql)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import login_argument_spec, require_pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import (
-    DEFAULT_STATE_DIR, Conversion, ConvertError, parse_tables, target_engine)
+    Conversion, ConvertError, parse_tables, target_engine)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
-    range_problems, run_for_module, window_gate)
+    MODULE_RANGES, module_argument_spec, module_window_gate, range_problems, run_for_module)
 
 
 def argument_spec():
-    spec = login_argument_spec()
-    spec.update(
-        tables=dict(type='list', elements='str', required=True),
+    return module_argument_spec(
+        login_argument_spec(), Conversion,
         engine=dict(type='str', default='InnoDB'),
-        lock_wait_timeout=dict(type='int', default=2),
-        retries=dict(type='int', default=3),
-        retry_delay=dict(type='float', default=1.0),
-        window=dict(type='str'),
-        timezone=dict(type='str', default='UTC'),
-        force_window=dict(type='bool', default=False),
         verify=dict(type='bool', default=False),
-        follow=dict(type='bool', default=False),
         expect=dict(type='dict', default={}),
-        state_dir=dict(type='path', default=DEFAULT_STATE_DIR),
-        restore_timeout=dict(type='int', default=60),
     )
-    return spec
 
 
-RANGES = dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300), restore_timeout=(1, 3600))
+RANGES = MODULE_RANGES
 
 
 def pure_checks(module):
@@ -288,22 +259,13 @@ def pure_checks(module):
             problems.append(str(e))
     if problems:
         module.fail_json(msg='refusing to convert anything: ' + '; '.join(problems), **nothing)
-    st, refusal, warning = window_gate(p['window'], p['timezone'], p['force_window'],
-                                       applies=not (p['verify'] or p['follow']))
-    if refusal:
-        module.fail_json(msg=refusal, window=st, **nothing)
-    if warning:
-        module.warn(warning)
-    return st
+    return module_window_gate(module, nothing, applies=not (p['verify'] or p['follow']))
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     require_pymysql(module)
-    window = pure_checks(module)
-    conv = Conversion(module.params, check_mode=module.check_mode, warn=module.warn)
-    conv.window = window
-    result = run_for_module(module, conv)
+    conv, result = run_for_module(module, Conversion, pure_checks(module))
     if module.params['verify']:
         msg = 'verified %s' % ', '.join(conv.verified)
     elif module.params['follow']:

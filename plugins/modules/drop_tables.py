@@ -42,6 +42,7 @@ description:
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.guarded
   - dbfleet.innodb.login
 attributes:
   check_mode:
@@ -92,10 +93,6 @@ options:
     description: Further attempts after a lock wait timeout or deadlock (0-10).
     type: int
     default: 3
-  retry_delay:
-    description: Seconds to wait between attempts.
-    type: float
-    default: 1.0
   rename_first:
     description:
       - Move each table to O(holding_schema) with C(RENAME TABLE) instead of dropping it, for a
@@ -121,20 +118,6 @@ options:
       - Only together with O(disable_binlog=true), else refused before connecting, because a drop on a replica
         with the binary log on would be a transaction of its own there (an errant GTID) and stop
         replication with error 1051 when the source's drop arrives.
-    type: bool
-    default: false
-  window:
-    description:
-      - Off-peak window C(HH:MM-HH:MM) in O(timezone); may cross midnight. Outside it the module
-        fails (also in check mode) with the time the next window opens, unless O(force_window).
-      - Not set means no window check.
-    type: str
-  timezone:
-    description: IANA time zone of O(window), for example C(Europe/Berlin).
-    type: str
-    default: UTC
-  force_window:
-    description: Run even outside O(window).
     type: bool
     default: false
   follow:
@@ -347,42 +330,29 @@ server:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
-    login_argument_spec, require_pymysql)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import login_argument_spec, require_pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
     LIFT_NEEDS_NO_BINLOG, Drop, parse_table_names)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
-    DEFAULT_STATE_DIR, GuardedError, cancel_file_problem, range_problems, run_for_module, window_gate)
+    MODULE_RANGES, GuardedError, cancel_file_problem, module_argument_spec, module_window_gate, range_problems, run_for_module)
 
 
 def argument_spec():
-    spec = login_argument_spec()
-    spec.update(
-        tables=dict(type='list', elements='str', required=True),
+    return module_argument_spec(
+        login_argument_spec(), Drop,
         confirm=dict(type='bool', default=False),
         ahi_strategy=dict(type='str', choices=['auto', 'toggle', 'keep'], default='auto'),
-        lock_wait_timeout=dict(type='int', default=2),
-        retries=dict(type='int', default=3),
-        retry_delay=dict(type='float', default=1.0),
         rename_first=dict(type='bool', default=False),
         holding_schema=dict(type='str', default='dbfleet_holding'),
         disable_binlog=dict(type='bool', default=False),
         lift_super_read_only=dict(type='bool', default=False),
-        window=dict(type='str'),
-        timezone=dict(type='str', default='UTC'),
-        force_window=dict(type='bool', default=False),
-        follow=dict(type='bool', default=False),
         follow_timeout=dict(type='int', default=600),
         cancel_file=dict(type='path'),
         run_id=dict(type='str'),
-        state_dir=dict(type='path', default=DEFAULT_STATE_DIR),
-        restore_timeout=dict(type='int', default=60),
     )
-    return spec
 
 
-RANGES = dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300), follow_timeout=(1, 86400),
-              restore_timeout=(1, 3600))
+RANGES = dict(MODULE_RANGES, follow_timeout=(1, 86400))
 
 
 def pure_checks(module):
@@ -401,11 +371,7 @@ def pure_checks(module):
     problem = cancel_file_problem(p['cancel_file'])
     if problem:
         module.fail_json(msg='refusing: ' + problem, **nothing)
-    st, refusal, warning = window_gate(p['window'], p['timezone'], p['force_window'])
-    if refusal:
-        module.fail_json(msg=refusal, window=st, **nothing)
-    if warning:
-        module.warn(warning)
+    st = module_window_gate(module, nothing)
     if not p['confirm'] and not p['follow'] and not module.check_mode:
         module.fail_json(msg='confirm is not set: nothing is dropped without confirm=true', window=st, **nothing)
     return st
@@ -414,10 +380,7 @@ def pure_checks(module):
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     require_pymysql(module)
-    window = pure_checks(module)
-    seq = Drop(module.params, check_mode=module.check_mode, warn=module.warn)
-    seq.window = window
-    result = run_for_module(module, seq)
+    seq, result = run_for_module(module, Drop, pure_checks(module))
     if module.check_mode:
         msg = 'check mode: ' + '; '.join(seq.plan)
     elif module.params['follow']:

@@ -228,7 +228,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcached import (
     CONFIG_SCHEMA, CONFIG_TABLES, DELIMITER_MAX, check_container_against_table, check_container_specs,
-    container_row, find_config_sql, plan_config_sql, row_to_spec, same_container)
+    CONTAINER_COLUMNS, container_row, container_statement, find_config_sql, plan_config_sql, policy_statement, row_statement,
+    row_to_spec, same_container)
 
 CONTAINER_SPEC = dict(
     name=dict(type='str', required=True),
@@ -284,9 +285,7 @@ def schema_exists(conn):
 
 
 def read_state(conn):
-    containers = query(conn, 'SELECT name, db_schema, db_table, key_columns, value_columns, flags, cas_column, '
-                             'expire_time_column, unique_idx_name_on_key FROM `innodb_memcache`.`containers` '
-                             'ORDER BY name')
+    containers = query(conn, 'SELECT %s FROM `innodb_memcache`.`containers` ORDER BY name' % ', '.join(CONTAINER_COLUMNS))
     policies = query(conn, 'SELECT policy_name, get_policy, set_policy, delete_policy, flush_policy '
                            'FROM `innodb_memcache`.`cache_policies` ORDER BY policy_name')
     options = query(conn, 'SELECT name, value FROM `innodb_memcache`.`config_options` ORDER BY name')
@@ -431,23 +430,11 @@ def present(module, conn, result):
     for spec in specs:
         row = current.get(spec['name'])
         new = container_row(spec)
-        if row is None:
-            statements.append(('INSERT INTO `innodb_memcache`.`containers` (name, db_schema, db_table, key_columns, '
-                               'value_columns, flags, cas_column, expire_time_column, unique_idx_name_on_key) '
-                               'VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)',
-                               (new['name'], new['db_schema'], new['db_table'], new['key_columns'],
-                                new['value_columns'], new['flags'], new['cas_column'],
-                                new['expire_time_column'], new['unique_idx_name_on_key'])))
-            result['changes'].append('add container %s' % spec['name'])
-        elif not same_container(spec, row):
-            statements.append(('UPDATE `innodb_memcache`.`containers` SET db_schema = %s, db_table = %s, '
-                               'key_columns = %s, value_columns = %s, flags = %s, cas_column = %s, '
-                               'expire_time_column = %s, unique_idx_name_on_key = %s WHERE name = %s',
-                               (new['db_schema'], new['db_table'], new['key_columns'], new['value_columns'],
-                                new['flags'], new['cas_column'], new['expire_time_column'],
-                                new['unique_idx_name_on_key'], new['name'])))
-            result['changes'].append('update container %s' % spec['name'])
-            reload_needed = True
+        if row is None or not same_container(spec, row):
+            statements.append(container_statement(new, exists=row is not None))
+            result['changes'].append('%s container %s' % ('add' if row is None else 'update', spec['name']))
+            if row is not None:
+                reload_needed = True
     wanted = set(s['name'] for s in specs)
     after_rows = dict(current)
     for spec in specs:
@@ -471,19 +458,12 @@ def present(module, conn, result):
                 statements.append(('DELETE FROM `innodb_memcache`.`cache_policies` WHERE policy_name = %s', (name,)))
                 result['changes'].append('remove cache policy %s (the plugin reads only one)' % name)
                 reload_needed = True
-        if want['name'] not in have:
-            statements.append(('INSERT INTO `innodb_memcache`.`cache_policies` (policy_name, get_policy, set_policy, '
-                               'delete_policy, flush_policy) VALUES (%s, %s, %s, %s, %s)',
-                               (want['name'], want['get'], want['set'], want['delete'], want['flush'])))
-            result['changes'].append('add cache policy %s (get %s, set %s, delete %s, flush %s)' % (
-                want['name'], want['get'], want['set'], want['delete'], want['flush']))
-            reload_needed = True
-        elif policy_view(have[want['name']]) != want_view:
-            statements.append(('UPDATE `innodb_memcache`.`cache_policies` SET get_policy = %s, set_policy = %s, '
-                               'delete_policy = %s, flush_policy = %s WHERE policy_name = %s',
-                               (want['get'], want['set'], want['delete'], want['flush'], want['name'])))
-            result['changes'].append('set cache policy %s to get %s, set %s, delete %s, flush %s' % (
-                want['name'], want['get'], want['set'], want['delete'], want['flush']))
+        if want['name'] not in have or policy_view(have[want['name']]) != want_view:
+            new = want['name'] not in have
+            statements.append(policy_statement(want, exists=not new))
+            change = ('add cache policy %s (get %s, set %s, delete %s, flush %s)' if new
+                      else 'set cache policy %s to get %s, set %s, delete %s, flush %s')
+            result['changes'].append(change % (want['name'], want['get'], want['set'], want['delete'], want['flush']))
             reload_needed = True
         after_policies = [want_view]
 
@@ -493,11 +473,8 @@ def present(module, conn, result):
         value = p[opt]
         if value is None or options.get(opt) == value:
             continue
-        if opt in options:
-            statements.append(('UPDATE `innodb_memcache`.`config_options` SET value = %s WHERE name = %s', (value, opt)))
-        else:
-            statements.append(('INSERT INTO `innodb_memcache`.`config_options` (name, value) VALUES (%s, %s)',
-                               (opt, value)))
+        statements.append(row_statement('config_options', ('name', 'value'), dict(name=opt, value=value),
+                                        exists=opt in options))
         result['changes'].append('set config option %s to %r' % (opt, value))
         after_options[opt] = value
         reload_needed = True

@@ -145,6 +145,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 
 def look(params, settings):
@@ -194,6 +195,15 @@ def hopeless(facts, params=None):
     return out
 
 
+BOUNDS = (
+    ('timeout', 1, 86400, 'must be between 1 and 86400 seconds'),
+    ('max_lag', 0, None, 'must be 0 or more seconds'),
+    ('max_queue', 0, None, 'must be 0 or more transactions'),
+    ('expect_cluster_size', 1, None, 'must be 1 or more'),
+    ('interval', 1, 60, 'must be between 1 and 60 seconds'),
+)
+
+
 def main():
     argument_spec = conn_utils.login_argument_spec()
     argument_spec.update(
@@ -211,17 +221,7 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
-    errors = []
-    if not 1 <= p['timeout'] <= 86400:
-        errors.append('timeout must be between 1 and 86400 seconds, got %s' % p['timeout'])
-    if p['max_lag'] < 0:
-        errors.append('max_lag must be 0 or more seconds, got %s' % p['max_lag'])
-    if p['max_queue'] < 0:
-        errors.append('max_queue must be 0 or more transactions, got %s' % p['max_queue'])
-    if p['expect_cluster_size'] is not None and p['expect_cluster_size'] < 1:
-        errors.append('expect_cluster_size must be 1 or more, got %s' % p['expect_cluster_size'])
-    if not 1 <= p['interval'] <= 60:
-        errors.append('interval must be between 1 and 60 seconds, got %s' % p['interval'])
+    errors = values.bound_problems(p, BOUNDS)
     if errors:
         module.fail_json(msg='; '.join(errors))
     conn_utils.require_pymysql(module)

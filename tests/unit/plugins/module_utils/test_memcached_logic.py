@@ -260,3 +260,32 @@ def test_extra_option_problems(extra, found):
         assert problems == []
     else:
         assert any(found in p for p in problems), problems
+
+
+def test_container_statement_inserts_a_new_container_and_updates_one_by_name():
+    row = m.container_row(dict(name='c', schema='s', table='t', key_column='k', value_columns=['v1', 'v2'],
+                               unique_index='PRIMARY'))
+    sql, args = m.container_statement(row, exists=False)
+    assert sql == ('INSERT INTO `innodb_memcache`.`containers` (name, db_schema, db_table, key_columns, value_columns, '
+                   'flags, cas_column, expire_time_column, unique_idx_name_on_key) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)')
+    assert args == ('c', 's', 't', 'k', 'v1,v2', '0', '0', '0', 'PRIMARY')
+    sql, args = m.container_statement(row, exists=True)
+    assert sql == ('UPDATE `innodb_memcache`.`containers` SET db_schema = %s, db_table = %s, key_columns = %s, '
+                   'value_columns = %s, flags = %s, cas_column = %s, expire_time_column = %s, '
+                   'unique_idx_name_on_key = %s WHERE name = %s')
+    assert args == ('s', 't', 'k', 'v1,v2', '0', '0', '0', 'PRIMARY', 'c')
+
+
+def test_policy_and_option_statements_keep_the_stock_tables_columns():
+    policy = dict(name='cache_policy', get='innodb_only', set='caching', delete='disabled', flush='innodb_only')
+    assert m.policy_statement(policy, exists=False) == (
+        'INSERT INTO `innodb_memcache`.`cache_policies` (policy_name, get_policy, set_policy, delete_policy, flush_policy) '
+        'VALUES (%s, %s, %s, %s, %s)', ('cache_policy', 'innodb_only', 'caching', 'disabled', 'innodb_only'))
+    assert m.policy_statement(policy, exists=True) == (
+        'UPDATE `innodb_memcache`.`cache_policies` SET get_policy = %s, set_policy = %s, delete_policy = %s, '
+        'flush_policy = %s WHERE policy_name = %s', ('innodb_only', 'caching', 'disabled', 'innodb_only', 'cache_policy'))
+    option = dict(name='separator', value='|')
+    assert m.row_statement('config_options', ('name', 'value'), option, exists=True) == (
+        'UPDATE `innodb_memcache`.`config_options` SET value = %s WHERE name = %s', ('|', 'separator'))
+    assert m.row_statement('config_options', ('name', 'value'), option, exists=False) == (
+        'INSERT INTO `innodb_memcache`.`config_options` (name, value) VALUES (%s, %s)', ('separator', '|'))

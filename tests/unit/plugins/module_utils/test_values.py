@@ -268,3 +268,13 @@ def test_settings_check_compares_as_the_setter_and_verify_do():
                    ('innodb_adaptive_hash_index_parts', 16, '8', False),
                    ('innodb_flush_neighbors', 'lots', '0', False),
                    ('innodb_io_capacity', '2K', '2048', True)]
+
+
+def test_bound_problems_names_the_option_and_the_value_in_the_order_given():
+    bounds = (('timeout', 1, 86400, 'must be between 1 and 86400 seconds'), ('max_lag', 0, None, 'must be 0 or more'),
+              ('ratio', 0.0, 1.0, 'must be between 0 and 1'), ('size', 1, None, 'must be 1 or more'))
+    assert v.bound_problems(dict(timeout=300, max_lag=0, ratio=1.0, size=None), bounds) == []
+    assert v.bound_problems(dict(timeout=0, max_lag=-1, ratio=float('nan'), size=0), bounds) == [
+        'timeout must be between 1 and 86400 seconds, got 0', 'max_lag must be 0 or more, got -1',
+        'ratio must be between 0 and 1, got nan', 'size must be 1 or more, got 0']
+    assert v.bound_problems(dict(timeout=86401), bounds) == ['timeout must be between 1 and 86400 seconds, got 86401']
