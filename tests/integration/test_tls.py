@@ -422,6 +422,7 @@ def test_the_fleet_report_says_whether_the_password_was_sent(lab, tmp_path):
         env = dict(os.environ, PATH=BIN + os.pathsep + os.environ.get('PATH', ''), ANSIBLE_NOCOLOR='1',
                    ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
                    ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'))
+
         def audit(name, **extra):
             """verify.yml in controller mode; the hosts' entries of its report."""
             reports = tmp_path / name
