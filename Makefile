@@ -33,12 +33,9 @@ help:
 	@echo "make ee      build the execution environment image (podman, ansible-builder; docs/awx.md)"
 
 # ---------------------------------------------------------------- set-up
-deps: apt venv collections
-
-apt: .cache/apt.stamp
-.cache/apt.stamp: Makefile
-	@mkdir -p .cache
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+# install_debs LIST: install the Debian packages of LIST that are missing, then check each one installed.
+define install_debs
+@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages: $$missing"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
@@ -48,6 +45,14 @@ apt: .cache/apt.stamp
 	  for p in $$missing; do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
 	    || { echo "ERROR: Debian package $$p did not install" >&2; exit 1; }; done; \
 	fi
+endef
+
+deps: apt venv collections
+
+apt: .cache/apt.stamp
+.cache/apt.stamp: Makefile
+	@mkdir -p .cache
+	$(call install_debs,$(APT_PACKAGES))
 	@touch $@
 
 venv: $(VENV)/.stamp
@@ -76,16 +81,7 @@ $(COLLECTIONS)/.stamp: $(VENV)/.stamp Makefile
 ee-apt: .cache/ee-apt.stamp
 .cache/ee-apt.stamp: Makefile
 	@mkdir -p .cache
-	@missing=$$(for p in $(EE_APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "installing Debian packages: $$missing"; \
-	  export DEBIAN_FRONTEND=noninteractive; \
-	  apt-get update -qq; \
-	  for try in 1 2 3; do apt-get install -y -qq $$missing >/dev/null && break; \
-	    echo "apt-get install failed (try $$try); retrying"; sleep 2; done; \
-	  for p in $$missing; do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
-	    || { echo "ERROR: Debian package $$p did not install" >&2; exit 1; }; done; \
-	fi
+	$(call install_debs,$(EE_APT_PACKAGES))
 	@touch $@
 
 # The image, from execution-environment.yml (ee/build.sh): EE_IMAGE names it, EE_BASE_IMAGE a registry's
