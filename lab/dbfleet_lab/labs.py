@@ -292,21 +292,24 @@ class Lab:
             clusters.form_group(self, members)
         creds = self.secrets()
         for host in hosts:
-            if not host.source:
-                continue
-            conn = self.instance(host.name).connect_root()
-            try:
-                state = host.kind.replica_state(conn)
-                with conn.cursor() as cur:
-                    if state is None:
-                        for statement, args in host.kind.replica_sql("127.0.0.1", self.port(self.hosts[host.source]),
-                                                                     creds["admin_user"], creds["admin_password"]):
-                            cur.execute(statement, args)
-                    elif state[:2] != ("Yes", "Yes"):
-                        cur.execute(host.kind.start_replica)
-                self._wait_replicating(host, conn)
-            finally:
-                conn.close()
+            if host.source:
+                self._replicate(host, "127.0.0.1", self.port(self.hosts[host.source]), creds["admin_user"],
+                                creds["admin_password"])
+
+    def _replicate(self, host, source_host, source_port, user, password):
+        """Point a replica at its source (once; started again when stopped) and wait until both threads run."""
+        conn = self.instance(host.name).connect_root()
+        try:
+            state = host.kind.replica_state(conn)
+            with conn.cursor() as cur:
+                if state is None:
+                    for statement, args in host.kind.replica_sql(source_host, source_port, user, password):
+                        cur.execute(statement, args)
+                elif state[:2] != ("Yes", "Yes"):
+                    cur.execute(host.kind.start_replica)
+            self._wait_replicating(host, conn)
+        finally:
+            conn.close()
 
     def _wait_replicating(self, host, conn):
         deadline = time.monotonic() + REPLICATION_TIMEOUT
@@ -572,23 +575,9 @@ class Fleet(Lab):
         """Point each replica at its primary (once) and wait until both replication threads run."""
         creds = self.secrets()
         for host in hosts:
-            if not host.source:
-                continue
-            instance = self.instance(host.name)
-            source = self.hosts[host.source]
-            conn = instance.connect_root()
-            try:
-                state = host.kind.replica_state(conn)
-                with conn.cursor() as cur:
-                    if state is None:
-                        for statement, args in host.kind.replica_sql(source.address, self.PORT, REPL_USER,
-                                                                     creds["replication_password"]):
-                            cur.execute(statement, args)
-                    elif state[:2] != ("Yes", "Yes"):
-                        cur.execute(host.kind.start_replica)
-                self._wait_replicating(host, conn)
-            finally:
-                conn.close()
+            if host.source:
+                self._replicate(host, self.hosts[host.source].address, self.PORT, REPL_USER,
+                                creds["replication_password"])
 
     def _replicas_of(self, hosts):
         """Running replicas whose primary is among hosts."""
