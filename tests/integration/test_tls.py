@@ -142,19 +142,15 @@ def _greeting(capabilities):
                    + b'mysql_native_password\x00')
 
 
-class FakeServer:
-    """A MySQL greeting, then an auth switch to mysql_clear_password; records every byte a client sends.
+class Listener:
+    """A TCP listener on address that hands each connection, one at a time, to handle() until closed."""
 
-    Serves one connection at a time until closed; received[i] holds the bytes of connection i."""
-
-    def __init__(self, address='127.0.0.1', capabilities=CAPABILITIES):
-        self.capabilities = capabilities
+    def __init__(self, address='127.0.0.1'):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.bind((address, 0))
         self.sock.listen(5)
         self.sock.settimeout(0.5)
         self.address, self.port = self.sock.getsockname()
-        self.received = []
         self.stopped = False
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -167,17 +163,39 @@ class FakeServer:
                 continue
             except OSError:
                 return
-            data = bytearray()
-            self.received.append(data)
-            try:
-                client.settimeout(5)
-                client.sendall(_greeting(self.capabilities))
-                first = self._read(client, data)
-                if first:
-                    client.sendall(_packet(2, b'\xfe' + b'mysql_clear_password\x00'))
-                    self._read(client, data)
-            finally:
-                client.close()
+            self.handle(client)
+
+    def handle(self, client):
+        raise NotImplementedError
+
+    def close(self):
+        self.stopped = True
+        self.sock.close()
+        self.thread.join(5)
+
+
+class FakeServer(Listener):
+    """A MySQL greeting, then an auth switch to mysql_clear_password; records every byte a client sends.
+
+    Serves one connection at a time until closed; received[i] holds the bytes of connection i."""
+
+    def __init__(self, address='127.0.0.1', capabilities=CAPABILITIES):
+        self.capabilities = capabilities
+        self.received = []
+        super().__init__(address)
+
+    def handle(self, client):
+        data = bytearray()
+        self.received.append(data)
+        try:
+            client.settimeout(5)
+            client.sendall(_greeting(self.capabilities))
+            first = self._read(client, data)
+            if first:
+                client.sendall(_packet(2, b'\xfe' + b'mysql_clear_password\x00'))
+                self._read(client, data)
+        finally:
+            client.close()
 
     @staticmethod
     def _read(client, data):
@@ -189,11 +207,6 @@ class FakeServer:
             return b''
         data.extend(chunk)
         return chunk
-
-    def close(self):
-        self.stopped = True
-        self.sock.close()
-        self.thread.join(5)
 
 
 @pytest.fixture
@@ -247,36 +260,29 @@ class FullAuthServer(FakeServer):
         self.password = None
         super().__init__(address=address)
 
-    def _serve(self):
+    def handle(self, client):
         from cryptography.hazmat.primitives import hashes  # pylint: disable=import-outside-toplevel
         from cryptography.hazmat.primitives.asymmetric import padding  # pylint: disable=import-outside-toplevel
         salt = b'0123456789abcdefghij'
-        while not self.stopped:
-            try:
-                client, _peer = self.sock.accept()
-            except socket.timeout:
-                continue
-            except OSError:
+        data = bytearray()
+        self.received.append(data)
+        try:
+            client.settimeout(5)
+            client.sendall(_greeting(CAPABILITIES).replace(b'mysql_native_password', b'caching_sha2_password'))
+            if not self._read(client, data):
                 return
-            data = bytearray()
-            self.received.append(data)
-            try:
-                client.settimeout(5)
-                client.sendall(_greeting(CAPABILITIES).replace(b'mysql_native_password', b'caching_sha2_password'))
-                if not self._read(client, data):
-                    continue
-                client.sendall(_packet(2, b'\x01\x04'))           # perform full authentication
-                request = self._read(client, data)
-                if request[4:] != b'\x02':
-                    continue
-                client.sendall(_packet(4, b'\x01' + self.public_pem))
-                encrypted = self._read(client, data)[4:]
-                if encrypted:
-                    message = self.key.decrypt(encrypted, padding.OAEP(mgf=padding.MGF1(algorithm=hashes.SHA1()),
-                                                                       algorithm=hashes.SHA1(), label=None))
-                    self.password = bytes(b ^ salt[i % len(salt)] for i, b in enumerate(message)).rstrip(b'\0')
-            finally:
-                client.close()
+            client.sendall(_packet(2, b'\x01\x04'))           # perform full authentication
+            request = self._read(client, data)
+            if request[4:] != b'\x02':
+                return
+            client.sendall(_packet(4, b'\x01' + self.public_pem))
+            encrypted = self._read(client, data)[4:]
+            if encrypted:
+                message = self.key.decrypt(encrypted, padding.OAEP(mgf=padding.MGF1(algorithm=hashes.SHA1()),
+                                                                   algorithm=hashes.SHA1(), label=None))
+                self.password = bytes(b ^ salt[i % len(salt)] for i, b in enumerate(message)).rstrip(b'\0')
+        finally:
+            client.close()
 
 
 def test_an_unverified_remote_server_gets_no_password_by_full_authentication():
@@ -347,34 +353,20 @@ def test_a_task_naming_another_server_reaches_that_server(lab):
     assert uuid in json.dumps(facts) or facts['version_text'] == hosts['mysql80']['version'], facts
 
 
-class Forwarder:
+class Forwarder(Listener):
     """A TCP forwarder on an address of this machine to a lab server on 127.0.0.1: a remote server as the
     controller sees it. connections counts the clients that reached it."""
 
     def __init__(self, address, port):
         self.target = ('127.0.0.1', port)
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind((address, 0))
-        self.sock.listen(5)
-        self.sock.settimeout(0.5)
-        self.address, self.port = self.sock.getsockname()
         self.connections = 0
-        self.stopped = False
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
+        super().__init__(address)
 
-    def _serve(self):
-        while not self.stopped:
-            try:
-                client, _peer = self.sock.accept()
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            self.connections += 1
-            upstream = socket.create_connection(self.target, timeout=10)
-            for src, dst in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+    def handle(self, client):
+        self.connections += 1
+        upstream = socket.create_connection(self.target, timeout=10)
+        for src, dst in ((client, upstream), (upstream, client)):
+            threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
 
     @staticmethod
     def _pump(src, dst):
@@ -392,11 +384,6 @@ class Forwarder:
                     end.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
-
-    def close(self):
-        self.stopped = True
-        self.sock.close()
-        self.thread.join(5)
 
 
 def test_the_fleet_report_says_whether_the_password_was_sent(lab, tmp_path):
