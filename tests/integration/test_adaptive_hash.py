@@ -116,11 +116,15 @@ def run_role(inventory, limit, extra, check=False, diff=False):
         cmd.append('--check')
     if diff:
         cmd.append('--diff')
-    proc = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
-    reports = {}
-    for name in os.listdir(report_dir):
-        if name.endswith('.json'):
-            reports[name[:-5]] = json.load(open(os.path.join(report_dir, name)))
+    try:
+        proc = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
+        reports = {}
+        for name in os.listdir(report_dir):
+            if name.endswith('.json'):
+                with open(os.path.join(report_dir, name), encoding='utf-8') as handle:
+                    reports[name[:-5]] = json.load(handle)
+    finally:
+        shutil.rmtree(report_dir, ignore_errors=True)
     return recap(proc.stdout), reports, proc.stdout + proc.stderr
 
 
