@@ -6,7 +6,7 @@
 No module goes to any host. For each host of `hosts`, the login comes from that host's own inventory
 variables through the collection's one login path (plugin_utils/login.py, connection.login_args_from_host),
 and only the variables the audit needs are templated (the login ones, ansible_host, the roles' inputs and
-the settings variable). The audits run in a bounded thread pool (plugins/module_utils/fleet_audit.py).
+the settings variable). The audits run in a bounded thread pool (plugins/module_utils/verify_fleet.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
-from ansible_collections.dbfleet.innodb.plugins.module_utils import fleet_audit
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_fleet
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as report_utils
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import login_variables
@@ -29,9 +29,9 @@ ARGUMENT_SPEC = dict(
     desired_from=dict(type='list', elements='str', default=[], choices=list(desired.ROLES)),
     role_hosts=dict(type='dict', default={}),
     settings_variable=dict(type='str', default='verify_extra_settings'),
-    pool=dict(type='int', default=fleet_audit.DEFAULT_POOL),
-    timeout=dict(type='int', default=fleet_audit.DEFAULT_TIMEOUT),
-    deadline=dict(type='int', default=fleet_audit.DEFAULT_DEADLINE),
+    pool=dict(type='int', default=verify_fleet.DEFAULT_POOL),
+    timeout=dict(type='int', default=verify_fleet.DEFAULT_TIMEOUT),
+    deadline=dict(type='int', default=verify_fleet.DEFAULT_DEADLINE),
     controller_ca_cert=dict(type='path'),
     controller_client_cert=dict(type='path'),
     controller_client_key=dict(type='path'),
@@ -59,7 +59,7 @@ class ActionModule(ActionBase):
         if validation.error_messages:
             raise AnsibleActionFail('verify_fleet: %s' % '; '.join(validation.error_messages))
         args = validation.validated_parameters
-        limits = fleet_audit.check_limits(args['pool'], args['timeout'], args['deadline'])
+        limits = verify_fleet.check_limits(args['pool'], args['timeout'], args['deadline'])
         if limits:
             raise AnsibleActionFail('verify_fleet: %s' % '; '.join(limits))
         bad = sorted(str(k) for k in args['role_hosts'] if k not in desired.ROLES)
@@ -87,9 +87,9 @@ class ActionModule(ActionBase):
         template = templar.template
         host_vars, _templar = login_variables(_HostTask(), raw, templar)
         params = connection.login_args_from_host({}, host_vars, template)
-        target_vars = dict((k, template(host_vars[k])) for k in fleet_audit.TARGET_VARIABLES if k in host_vars)
-        params, notes = fleet_audit.controller_login(params, target_vars, name)
-        for option in fleet_audit.HOST_FILE_OPTIONS:
+        target_vars = dict((k, template(host_vars[k])) for k in verify_fleet.TARGET_VARIABLES if k in host_vars)
+        params, notes = verify_fleet.controller_login(params, target_vars, name)
+        for option in verify_fleet.HOST_FILE_OPTIONS:
             if args['controller_%s' % option]:
                 params[option] = args['controller_%s' % option]
         roles = [r for r in args['desired_from']
@@ -135,12 +135,12 @@ class ActionModule(ActionBase):
         timeout = args['timeout']
 
         def worker(job):
-            roles, notes = fleet_audit.controller_roles(job['roles'], job['inputs'])
-            return fleet_audit.audit_host(job['params'], job['extra'], roles, job['inputs'],
+            roles, notes = verify_fleet.controller_roles(job['roles'], job['inputs'])
+            return verify_fleet.audit_host(job['params'], job['extra'], roles, job['inputs'],
                                           job['notes'] + notes, timeout, upgrade_target=args['target'],
                                           deadline=args['deadline'])
 
-        results.update(fleet_audit.run_pool(jobs, worker, args['pool']))
+        results.update(verify_fleet.run_pool(jobs, worker, args['pool']))
         warnings = []
         for name in sorted(jobs):
             if jobs[name]['unknown'] and not results[name].get('failed'):
@@ -155,7 +155,7 @@ class ActionModule(ActionBase):
         secrets = set(str(job['params']['login_password']) for job in jobs.values()
                       if job['params'].get('login_password'))
         results = report_utils.mask_login_secrets(results, secrets)
-        result.update(changed=False, summary=fleet_audit.summarize(results))
+        result.update(changed=False, summary=verify_fleet.summarize(results))
         if not args['report_dir']:
             result['hosts'] = results
             return result

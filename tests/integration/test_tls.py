@@ -21,7 +21,7 @@ import threading
 import pymysql
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection, fleet_audit
+from ansible_collections.dbfleet.innodb.plugins.module_utils import connection, verify_fleet
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 BIN = os.path.join(ROOT, '.venv', 'bin')
@@ -324,14 +324,14 @@ def test_the_controller_sends_no_password_to_a_server_it_cannot_verify():
     server = FakeServer(address=_address_of_this_machine(), capabilities=CAPABILITIES | CLIENT_SSL)
     try:
         params = dict(login_host=server.address, login_port=server.port, login_user='dbfleet', login_password=MARKER)
-        params, notes = fleet_audit.controller_login(params, dict(ansible_host=server.address), 'remote1')
+        params, notes = verify_fleet.controller_login(params, dict(ansible_host=server.address), 'remote1')
         assert notes == []
-        result = fleet_audit.audit_host(params, {}, timeout=5)
+        result = verify_fleet.audit_host(params, {}, timeout=5)
         assert result['failed'] and 'its identity cannot be verified' in result['msg'], result
         assert 'dbfleet_login_ssl_mode' in result['msg'] and MARKER not in result['msg']
         assert server.received == []        # not even a TCP connection
         # Chosen explicitly: the controller connects, and its result says the server was not verified.
-        chosen, notes = fleet_audit.controller_login(dict(params, login_ssl_mode='preferred'),
+        chosen, notes = verify_fleet.controller_login(dict(params, login_ssl_mode='preferred'),
                                                      dict(ansible_host=server.address), 'remote1')
         assert notes == ["the server's identity was not verified: login_ssl_mode preferred was chosen for "
                          "dbfleet@%s:%d" % (server.address, server.port)]

@@ -1,5 +1,5 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""fleet_audit: the controller's login per host, the bounded pool, the per-host timeout, errors isolated."""
+"""verify_fleet: the controller's login per host, the bounded pool, the per-host timeout, errors isolated."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
-from ansible_collections.dbfleet.innodb.plugins.module_utils import fleet_audit as fa
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_fleet as fa
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 
