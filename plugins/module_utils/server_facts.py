@@ -87,14 +87,25 @@ CLUSTER_KEYS = ('kind', 'name', 'label', 'size', 'state', 'status', 'ready', 'qu
 
 def cluster_info(conn, identity):
     """What a report shows of the server's cluster membership: kind, name, label, size, this member's state,
-    ready, quorum, role, queue (clusters.py); None for a server that is no cluster member."""
+    ready, quorum, role, queue (clusters.py), and settings: the running values of the settings every member must
+    share (clusters.MUST_MATCH); None for a server that is no cluster member."""
     try:
         cluster = clusters.read_cluster(conn, identity.flavor, query, global_variables, global_status)
     except _DB_ERRORS as e:
         return dict(error='reading the cluster state failed: %s' % error_text(e))
     if cluster is None:
         return None
-    return dict((k, cluster.get(k)) for k in CLUSTER_KEYS)
+    info = dict((k, cluster.get(k)) for k in CLUSTER_KEYS)
+    # The settings every member of this kind of cluster must share (clusters.MUST_MATCH), for the fleet report's
+    # check that the members agree (clusters.member_disagreements).
+    names = clusters.MUST_MATCH.get(cluster.get('kind'), ())
+    try:
+        running = global_variables(conn, names) if names else {}
+    except _DB_ERRORS as e:
+        info['settings_error'] = 'reading the settings every member must share failed: %s' % error_text(e)
+        running = {}
+    info['settings'] = dict((n, running[n]) for n in names if n in running)
+    return info
 
 
 def _onoff(value):

@@ -230,9 +230,12 @@ def verify_report(outcomes, hostvars=None, key='__verify_result', generated=None
         blocked_hosts=sorted(h for h, e in hosts.items() if e.get('blockers')),
     )
     # Clusters: settings every member must share that differ (flagged), and per-member ones that differ (shown).
+    # The values compared: what verify checked (runtime) and the settings every member must share, which the host's
+    # cluster entry carries (server_facts.cluster_info: settings).
     disagree = clusters.member_disagreements(dict(
         (h, dict(cluster=(e.get('server') or {}).get('cluster'),
-                 values=dict((n, i.get('runtime')) for n, i in (e.get('variables') or {}).items() if isinstance(i, dict))))
+                 values=dict(dict((n, i.get('runtime')) for n, i in (e.get('variables') or {}).items() if isinstance(i, dict)),
+                             **(((e.get('server') or {}).get('cluster') or {}).get('settings') or {}))))
         for h, e in hosts.items()))
     summary['cluster_disagreements'] = [d for d in disagree if d['must_match']]
     summary['per_member_settings'] = [d for d in disagree if not d['must_match']]
@@ -394,6 +397,11 @@ def verify_report_html(report, title='InnoDB fleet verification'):
         out.append('<span class="badge st-%s%s" id="count-%s" data-count="%d"><span class="n">%d</span> %s</span>'
                    % (status, '' if count else ' zero', status, count, count, _e(_LABELS[status])))
     out.append('</div>')
+    disagreements = summary.get('cluster_disagreements') or []
+    if disagreements:
+        out.append('<div class="summary" id="cluster-disagreements"><b>clusters whose members disagree on a setting '
+                   'that must match</b><ul>%s</ul></div>'
+                   % ''.join('<li class="st-drift">%s</li>' % _e(d.get('text')) for d in disagreements))
     out.append('<div class="controls"><label><input type="checkbox" id="only-problems"> '
                'only hosts with drift or errors</label></div>')
     out.append('<table class="matrix" id="matrix"><thead><tr><th class="host">host</th>')
@@ -546,10 +554,41 @@ def verify_report_junit(report, suite_name='dbfleet.innodb.verify'):
                       '%s\n  </testsuite>'
                       % (quoteattr(host), counts['tests'], counts['failures'], counts['errors'],
                          counts['skipped'], quoteattr(str(report.get('generated', ''))[:19]), '\n'.join(cases)))
+    cluster_suite = _junit_clusters(report)
+    if cluster_suite:
+        suite, counts = cluster_suite
+        suites.append(suite)
+        for k in totals:
+            totals[k] += counts[k]
     head = ('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name=%s tests="%d" failures="%d" errors="%d" '
             'skipped="%d">' % (quoteattr(suite_name), totals['tests'], totals['failures'], totals['errors'],
                                totals['skipped']))
     return '\n'.join([head] + suites + ['</testsuites>']) + '\n'
+
+
+def _junit_clusters(report):
+    """(suite, counts) of the clusters in a report: a test case per cluster, failed when its members disagree on a
+    setting that must match (summary.cluster_disagreements); None when no host is a cluster member."""
+    names = sorted(set(str(((e.get('server') or {}).get('cluster') or {}).get('label')
+                           or ((e.get('server') or {}).get('cluster') or {}).get('name'))
+                       for e in report['hosts'].values() if ((e.get('server') or {}).get('cluster') or {}).get('name')))
+    if not names:
+        return None
+    counts = dict(tests=0, failures=0, errors=0, skipped=0)
+    cases = []
+    disagreements = report['summary'].get('cluster_disagreements') or []
+    for name in names:
+        mine = [d for d in disagreements if str(d.get('cluster')) == name]
+        counts['tests'] += 1
+        case = '    <testcase classname="clusters" name=%s>' % quoteattr('%s: members agree on the settings that must match' % name)
+        if mine:
+            counts['failures'] += 1
+            text = '; '.join(d.get('text') or '' for d in mine)
+            case += '<failure message=%s type="cluster_disagreement">%s</failure>' % (quoteattr(text), html.escape(text))
+        cases.append(case + '</testcase>')
+    suite = ('  <testsuite name="clusters" tests="%d" failures="%d" errors="0" skipped="0" timestamp=%s>\n%s\n  </testsuite>'
+             % (counts['tests'], counts['failures'], quoteattr(str(report.get('generated', ''))[:19]), '\n'.join(cases)))
+    return suite, counts
 
 
 # ---------------------------------------------------------------- the files, as one set

@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.filter.verify_report import verify_report, verify_report_html
+import xml.etree.ElementTree as ET
+
+from ansible_collections.dbfleet.innodb.plugins.filter.verify_report import verify_report, verify_report_html, verify_report_junit
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 
@@ -65,5 +67,45 @@ def test_server_facts_cluster_info_of_a_galera_node_and_of_a_standalone_server()
                 dict(wsrep_cluster_state_uuid=CLUSTER['name'], wsrep_cluster_size='3', wsrep_cluster_status='Primary',
                      wsrep_local_state_comment='Synced', wsrep_ready='ON', wsrep_connected='ON', wsrep_local_recv_queue='0'))
     info = server_facts.cluster_info(conn, identity)
-    assert info == dict(CLUSTER, state='Synced', ready=True)
+    # the settings every Galera member must share that the server reports (here only the cluster name)
+    assert info == dict(CLUSTER, state='Synced', ready=True, settings=dict(wsrep_cluster_name='dbfleet_galera'))
     assert server_facts.cluster_info(Conn(dict(wsrep_on='OFF'), {}), identity) is None
+
+
+def member(name, osu, ahi='ON'):
+    cluster = dict(CLUSTER, state='Synced', ready=True, settings=dict(wsrep_cluster_name='dbfleet_galera',
+                                                                      wsrep_osu_method=osu, binlog_format='ROW'))
+    out = outcome(cluster)
+    out['variables']['innodb_adaptive_hash_index'] = dict(desired=None, runtime=ahi, status='ok', notes=[])
+    return out
+
+
+def test_members_that_disagree_on_a_setting_that_must_match_reach_the_report_html_and_junit():
+    report = verify_report({'galera1': member('galera1', 'TOI'), 'galera2': member('galera2', 'RSU', ahi='OFF'),
+                            'galera3': member('galera3', 'TOI'), 'solo': outcome(None)},
+                           generated='2026-01-01T00:00:00+00:00')
+    flagged = report['summary']['cluster_disagreements']
+    assert [(d['setting'], d['values']) for d in flagged] == [
+        ('wsrep_osu_method', dict(galera1='TOI', galera2='RSU', galera3='TOI'))]
+    assert flagged[0]['text'] == ('Galera cluster dbfleet_galera: wsrep_osu_method differs between members: '
+                                  'galera1=TOI, galera2=RSU, galera3=TOI')
+    # AHI is each member's own: shown, not flagged
+    assert [d['setting'] for d in report['summary']['per_member_settings']] == ['innodb_adaptive_hash_index']
+    html = verify_report_html(report)
+    assert 'id="cluster-disagreements"' in html and 'wsrep_osu_method differs between members' in html
+    junit = ET.fromstring(verify_report_junit(report))
+    suite = [s for s in junit.findall('testsuite') if s.get('name') == 'clusters']
+    assert len(suite) == 1 and suite[0].get('tests') == '1' and suite[0].get('failures') == '1'
+    assert 'galera2=RSU' in suite[0].find('testcase/failure').get('message')
+    assert int(junit.get('failures')) == 1
+
+
+def test_members_that_agree_pass_and_a_fleet_without_clusters_has_no_cluster_suite():
+    report = verify_report({'galera1': member('galera1', 'TOI'), 'galera2': member('galera2', 'TOI')},
+                           generated='2026-01-01T00:00:00+00:00')
+    assert report['summary']['cluster_disagreements'] == []
+    assert 'id="cluster-disagreements"' not in verify_report_html(report)
+    suite = [s for s in ET.fromstring(verify_report_junit(report)).findall('testsuite') if s.get('name') == 'clusters']
+    assert suite[0].get('tests') == '1' and suite[0].get('failures') == '0'
+    alone = ET.fromstring(verify_report_junit(verify_report({'solo': outcome(None)}, generated='2026-01-01T00:00:00+00:00')))
+    assert [s.get('name') for s in alone.findall('testsuite')] == ['solo']
