@@ -23,6 +23,7 @@ ARGUMENT_SPEC = dict(
     inventory_group=dict(type='str', default='replicas'),
     fail_closed=dict(type='bool', default=True),
     cluster_switchover=dict(type='bool', default=False),
+    restarts=dict(type='bool', default=True),
 )
 
 
@@ -118,7 +119,7 @@ class ActionModule(ActionBase):
                                  port=hv.get('dbfleet_login_port') or 3306)
         plan = topology.build_plan(entries, pending=args['pending'], reached=args['reached'],
                                    max_lag=args['max_lag'], order=hosts + [h for h in entries if h not in hosts],
-                                   cluster_switchover=args['cluster_switchover'])
+                                   cluster_switchover=args['cluster_switchover'], restarts=args['restarts'])
         result['changed'] = False
         result['plan'] = plan
         result['msg'] = plan['message']

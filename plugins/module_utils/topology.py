@@ -339,7 +339,8 @@ def group_primary_refusals(topologies, hosts, pending, switchover):
     return out
 
 
-def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG, order=None, cluster_switchover=False):
+def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG, order=None, cluster_switchover=False,
+               restarts=True):
     """The replication topologies of the hosts and the order in which to act on them.
 
     raw_entries: {host: dict(facts=<topology facts or None>, error=<why they could not be read>,
@@ -351,6 +352,8 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
     max_lag: the lag limit a replica must be under before anything in its topology restarts.
     cluster_switchover: whether the primary of a single-primary Group Replication group may restart after
     handing its role to another member (else a pending group primary is refused, naming it).
+    restarts: whether the action restarts the pending hosts; a change that restarts nothing (the guarded drop
+    and conversion) refuses no group primary for want of a switchover.
 
     Returns dict(ok, message, hosts, topologies, order, now, deferred, unknown, disagreements, unhealthy).
     """
@@ -558,7 +561,7 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
     if unhealthy:
         problems.append('replication or a cluster is not healthy in a topology with pending hosts: %s' % '; '.join(
             '%s: %s' % (u['host'], u['reason']) for u in unhealthy))
-    refused = group_primary_refusals(topologies, hosts, pending, cluster_switchover)
+    refused = group_primary_refusals(topologies, hosts, pending, cluster_switchover or not restarts)
     if refused:
         problems.append('refused: %s' % '; '.join('%s: %s' % (r['host'], r['reason']) for r in refused))
     ok = not problems

@@ -77,6 +77,15 @@ options:
         refused before anything changes (RV(plan.refused)), naming it. The primary is always ordered last.
     type: bool
     default: false
+  restarts:
+    description:
+      - Whether the action planned restarts the pending hosts (the restart path). With V(false) (the guarded
+        drop and conversion, C(playbooks/tasks/topology_preflight.yml), which restart nothing), a Group
+        Replication primary is not refused for want of a switchover (O(cluster_switchover) does not apply);
+        every other check of the plan (inventory, members in the play, Synced / ONLINE, quorum, replication
+        health) is the same.
+    type: bool
+    default: true
   fail_closed:
     description:
       - Fail the task when the plan is not safe (RV(plan.ok) is V(false)). With V(false) the plan is returned

@@ -313,6 +313,13 @@ def test_group_replication_is_one_topology_primary_last_and_refused_without_swit
     assert 'gr1: the PRIMARY of group_replication grp restarts only after a switchover' in refused['message']
     # only the secondaries pending: nothing to refuse
     assert topology.build_plan(entries, pending=['gr2', 'gr3'], order=['gr1', 'gr2', 'gr3'])['ok']
+    # a change that restarts nothing (the guarded drop and conversion's preflight): no switchover needed
+    ddl = topology.build_plan(entries, order=['gr1', 'gr2', 'gr3'], restarts=False)
+    assert ddl['ok'] and ddl['refused'] == [], ddl['message']
+    # ... and the other checks stay: a member out of the group is still a reason to stop
+    out = dict(entries, gr3=gr_entry('g3', 353, 37353))
+    out['gr3']['facts']['cluster'] = dict(out['gr3']['facts']['cluster'], state='OFFLINE')
+    assert not topology.build_plan(out, order=['gr1', 'gr2', 'gr3'], restarts=False)['ok']
 
 
 def test_group_primary_waits_for_the_secondaries_of_later_batches():
