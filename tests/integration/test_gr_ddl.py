@@ -5,7 +5,7 @@ module if it started it); the primary is read from the group.
 
 - drop_table.yml on the group with the default ``drop_ahi_strategy=auto`` (flavors.py: MySQL 8.0 toggles AHI
   around a DROP): the DROP runs once, on the primary; a thread polls every member's AHI and the table every
-  0.05 s: AHI was OFF on each secondary when the table disappeared there, ON again on every member after; the
+  0.05 s: AHI stayed OFF on each secondary from its switch until the table disappeared there, ON again on every member after; the
   secondaries are reported "dropped by the cluster (the drop ran on <primary>)", rc 0, and the report task
   says what each host did;
 - convert_tables.yml on the group: one ALTER on the primary, the secondaries verified (engine InnoDB there,
@@ -71,30 +71,35 @@ def make_table(grp, primary, table, engine='InnoDB'):
         time.sleep(0.2)
 
 
-class Poller(threading.Thread):
-    """Every member's AHI and whether the table is there, every ~0.05 s."""
+class Poller:
+    """Every member's AHI and whether the table is there, every ~0.05 s, one thread per member: {host: [(ahi, present)]}."""
 
     def __init__(self, grp, table):
-        super().__init__(daemon=True)
-        self.grp, self.table, self.samples, self.stop = grp, table, [], threading.Event()
+        self.grp, self.table, self.stop = grp, table, threading.Event()
+        self.samples = dict((h, []) for h in MEMBERS)
+        self.threads = [threading.Thread(target=self.poll, args=(h,), daemon=True) for h in MEMBERS]
 
-    def run(self):
-        conns = dict((h, self.grp.connect(h)) for h in MEMBERS)
+    def start(self):
+        for thread in self.threads:
+            thread.start()
+
+    def join(self, timeout):
+        for thread in self.threads:
+            thread.join(timeout)
+
+    def poll(self, host):
+        conn = self.grp.connect(host)
         try:
             while not self.stop.is_set():
-                row = {}
-                for h, conn in conns.items():
-                    with conn.cursor() as cur:
-                        cur.execute('SELECT @@GLOBAL.innodb_adaptive_hash_index, (SELECT COUNT(*) FROM '
-                                    'information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s)',
-                                    (SCHEMA, self.table))
-                        value, present = cur.fetchone()
-                    row[h] = (int(value), bool(present))
-                self.samples.append(row)
+                with conn.cursor() as cur:
+                    cur.execute('SELECT @@GLOBAL.innodb_adaptive_hash_index, (SELECT COUNT(*) FROM '
+                                'information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s)',
+                                (SCHEMA, self.table))
+                    value, present = cur.fetchone()
+                self.samples[host].append((int(value), bool(present)))
                 time.sleep(0.05)
         finally:
-            for conn in conns.values():
-                conn.close()
+            conn.close()
 
 
 def test_drop_on_the_group_runs_once_on_the_primary_with_ahi_off_on_every_member(group):  # noqa: F811
@@ -116,18 +121,24 @@ def test_drop_on_the_group_runs_once_on_the_primary_with_ahi_off_on_every_member
     assert rc == 0, out[-5000:]
     assert not any(table_on(group, h, 'big') for h in MEMBERS)
     assert out.count('drops once for cluster') == 1, out[-5000:]
+    flat = ' '.join(out.split())
+    assert '%s (mysql 8.0.33): member (ONLINE PRIMARY) of group_replication' % primary in flat, flat[-5000:]
+    assert all('%s (mysql 8.0.33): member (ONLINE SECONDARY) of group_replication' % h in flat for h in secondaries)
     assert out.count('the drop on %s reaches it through cluster' % primary) == 2, out[-5000:]
     assert out.count('dropped by the cluster (the drop ran on %s)' % primary) == 2, out[-5000:]
     assert 'switch AHI OFF' in out, out[-5000:]  # auto on MySQL 8.0: flavors.py says toggle
     samples = poller.samples
+    # AHI stayed OFF on each secondary from its switch until the table was gone there (the follower puts it back within
+    # its 0.2 s poll after that, so the first sample without the table may already see it ON)
     for h in secondaries:
-        gone = next(i for i, s in enumerate(samples) if not s[h][1])
-        assert gone > 0 and samples[gone - 1][h] == (0, True) and samples[gone][h][0] == 0, \
-            (h, samples[max(gone - 3, 0):gone + 3])
+        gone = next(i for i, s in enumerate(samples[h]) if not s[1])
+        off = next((i for i, s in enumerate(samples[h]) if s == (0, True)), None)
+        assert off is not None and off < gone and samples[h][gone - 1] == (0, True), (h, samples[h][max(gone - 3, 0):gone + 3])
+        assert all(s == (0, True) for s in samples[h][off:gone]), (h, samples[h][off:gone + 1])
     # the primary switches AHI off right before its DROP and back right after (too short for the poll): its report
     # says so, as the followers' do
     assert out.count('"ahi_toggled": true') == 3, out[-5000:]
-    assert all(samples[-1][h] == (1, False) for h in MEMBERS), samples[-1]
+    assert all(samples[h][-1] == (1, False) for h in MEMBERS), dict((h, samples[h][-1]) for h in MEMBERS)
     # The same GTIDs everywhere: the DROP was one transaction of the group, applied once on each member.
     wait_all_online(group)
     executed = dict((h, group.query(h, 'SELECT @@GLOBAL.gtid_executed AS g')[0]['g'].replace('\n', '')) for h in MEMBERS)
@@ -141,8 +152,8 @@ def test_drop_on_the_group_runs_once_on_the_primary_with_ahi_off_on_every_member
 def test_convert_on_the_group_alters_once_on_the_primary_and_verifies_the_secondaries(group):  # noqa: F811
     primary = primary_of(group)
     make_table(group, primary, 'legacy', engine='MyISAM')
-    rc, out = playbook(group, 'convert_tables.yml', dict(convert_tables_tables=['%s.legacy' % SCHEMA],
-                                                          convert_tables_window=window_now()))
+    args = dict(convert_tables_tables=['%s.legacy' % SCHEMA], convert_tables_window=window_now())
+    rc, out = playbook(group, 'convert_tables.yml', args)
     assert rc == 0, out[-5000:]
     engines = dict((h, group.query(h, 'SELECT ENGINE AS e FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s '
                                       'AND TABLE_NAME = %s', (SCHEMA, 'legacy'))[0]['e']) for h in MEMBERS)
