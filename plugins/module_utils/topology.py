@@ -297,8 +297,9 @@ def cluster_topology(key, members, hosts, entries, outside):
     return dict(kind=kind, name=name, label=label, size=size, members=list(members), missing=missing)
 
 
-def cluster_health(cluster, hosts):
-    """[dict(host, reason)] that stop a plan touching this cluster (empty: none)."""
+def cluster_health(cluster, hosts, restarts=True):
+    """[dict(host, reason)] that stop a plan touching this cluster (empty: none). restarts: whether the plan stops
+    members (a cluster too small to keep a majority with one member down is refused only then)."""
     out = []
     in_play = len(cluster['members'])
     if cluster['size'] > in_play:
@@ -312,7 +313,7 @@ def cluster_health(cluster, hosts):
         problems = cluster_utils.member_problems(hosts[member]['cluster'], max_queue=None)
         if problems:
             out.append(dict(host=member, reason='; '.join(problems)))
-    if not cluster_utils.quorum_after_stop(cluster['size']):
+    if restarts and not cluster_utils.quorum_after_stop(cluster['size']):
         out.append(dict(host=cluster['label'], reason='with %d member(s), stopping one leaves no majority'
                         % cluster['size']))
     return out
@@ -508,7 +509,7 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
     # Clusters: every member in the play, every member serving, a majority left while one is stopped.
     for topo in topologies:
         if topo['cluster'] and topo['name'] in touched:
-            unhealthy += cluster_health(topo['cluster'], hosts)
+            unhealthy += cluster_health(topo['cluster'], hosts, restarts)
 
     full_order = [m for t in topologies for m in t['members'] if m in pending]
     now, deferred = [], []

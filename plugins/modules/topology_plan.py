@@ -81,9 +81,10 @@ options:
     description:
       - Whether the action planned restarts the pending hosts (the restart path). With V(false) (the guarded
         drop and conversion, C(playbooks/tasks/topology_preflight.yml), which restart nothing), a Group
-        Replication primary is not refused for want of a switchover (O(cluster_switchover) does not apply);
-        every other check of the plan (inventory, members in the play, Synced / ONLINE, quorum, replication
-        health) is the same.
+        Replication primary is not refused for want of a switchover (O(cluster_switchover) does not apply), and a
+        cluster is not refused because stopping one of its members would leave no majority; every other check
+        of the plan (inventory, members in the play, Synced / ONLINE, the majority now, replication health) is
+        the same.
     type: bool
     default: true
   fail_closed:

@@ -319,7 +319,16 @@ def test_group_replication_is_one_topology_primary_last_and_refused_without_swit
     # ... and the other checks stay: a member out of the group is still a reason to stop
     out = dict(entries, gr3=gr_entry('g3', 353, 37353))
     out['gr3']['facts']['cluster'] = dict(out['gr3']['facts']['cluster'], state='OFFLINE')
-    assert not topology.build_plan(out, order=['gr1', 'gr2', 'gr3'], restarts=False)['ok']
+    stopped = topology.build_plan(out, order=['gr1', 'gr2', 'gr3'], restarts=False)
+    assert not stopped['ok'] and 'gr3: state OFFLINE, not ONLINE' in stopped['message']
+    # nothing stops in a drop or conversion: a group of two keeps its majority, only a restart would not
+    pair = dict(gr1=gr_entry('g1', 351, 37351), gr2=gr_entry('g2', 352, 37352))
+    for entry in pair.values():
+        entry['facts']['cluster'] = dict(entry['facts']['cluster'], size=2)
+    restart = topology.build_plan(pair, order=['gr1', 'gr2'], cluster_switchover=True)
+    assert not restart['ok'] and 'with 2 member(s), stopping one leaves no majority' in restart['message']
+    ddl = topology.build_plan(pair, order=['gr1', 'gr2'], restarts=False)
+    assert 'stopping one' not in ddl['message']
 
 
 def test_group_primary_waits_for_the_secondaries_of_later_batches():
