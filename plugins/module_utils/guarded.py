@@ -442,6 +442,8 @@ class ServerScope(object):
     # The result of a table the member sees gone while it follows (the replica side).
     followed_result = 'dropped_by_replication'
     session_sql = ()
+    # What a lock holder nobody can list does to a DROP or ALTER here (find_blockers' warning).
+    unlisted_lock_effect = 'a DROP or ALTER that meets one waits at most lock_wait_timeout per attempt'
 
     def members(self, engine, conn=None):
         """The connections a global setting is applied on (this server's: each member of a cluster runs
@@ -465,6 +467,17 @@ class ClusterScope(ServerScope):
         self.name = kind
         # Galera: this session's DDL in total order isolation, whatever the global method is.
         self.session_sql = ("SET SESSION wsrep_OSU_method = 'TOI'",) if kind == GALERA_SCOPE else ()
+        if kind == GALERA_SCOPE:
+            # Measured on the lab's MariaDB 10.11 Galera cluster (docs/drop_table.md "Clusters"): a transaction holding
+            # the table is aborted by the TOI statement (error 1213 for it), but a session holding FLUSH TABLES <t>
+            # WITH READ LOCK made the DROP wait for over 10 minutes, lock_wait_timeout=3 notwithstanding, KILL refused
+            # (error 1095), and every other DDL of the cluster waited behind it.
+            self.unlisted_lock_effect = (
+                'on a Galera node the DROP or ALTER runs in total order isolation: it aborts a transaction that holds '
+                'the table, but a table lock (FLUSH TABLES ... WITH READ LOCK) makes it wait without bound, '
+                'lock_wait_timeout does not apply, KILL refuses it (error 1095), and every other DDL of the cluster '
+                'waits behind it; enable performance_schema or the METADATA_LOCK_INFO plugin so that holders are '
+                'listed and the run refuses')
 
 
 GALERA_SCOPE = 'galera'
@@ -856,10 +869,10 @@ class GuardedChange(object):
             old = query_one(self.conn,
                             'SELECT COUNT(*) AS n, MAX(TIMESTAMPDIFF(SECOND, trx_started, NOW())) AS oldest '
                             'FROM information_schema.INNODB_TRX')
-            self.warn('cannot list metadata locks on this server (%s); %s open InnoDB transaction(s), oldest %s s; '
-                      'a DROP or ALTER that meets one waits at most lock_wait_timeout per attempt'
+            self.warn('cannot list metadata locks on this server (%s); %s open InnoDB transaction(s), oldest %s s; %s'
                       % (' / '.join(sources) + ' not enabled' if sources else 'no source known',
-                         old['n'] if old else '?', old['oldest'] if old and old['oldest'] is not None else '-'))
+                         old['n'] if old else '?', old['oldest'] if old and old['oldest'] is not None else '-',
+                         self.scope.unlisted_lock_effect))
         return used
 
     def blocker_text(self):

@@ -242,3 +242,20 @@ def test_readiness_probe_beside_its_own_follower_skips_the_lock_check(monkeypatc
     run.own_run_alive = True
     run.run_follow([('shop', 'big')])
     assert calls == [] and run.follow['outcome'] == 'check_mode'
+
+
+@pytest.mark.parametrize('scope, words', [
+    (g.ServerScope(), 'waits at most lock_wait_timeout per attempt'),
+    (g.ClusterScope('group_replication'), 'waits at most lock_wait_timeout per attempt'),
+    (g.ClusterScope('galera'), 'makes it wait without bound, lock_wait_timeout does not apply, KILL refuses it (error 1095)'),
+])
+def test_no_lock_listing_warns_what_a_holder_does_here(monkeypatch, scope, words):
+    warned = []
+    run = d.Drop(dict(tables=['shop.big']), warn=warned.append)
+    run.identity = type('I', (), dict(flavor=flavors.MARIADB, version=(10, 11, 6)))()
+    run.scope = scope
+    run._mdl_rows = lambda source, present: None  # no source enabled
+    monkeypatch.setattr(g, 'query_one', lambda conn, sql, args=None: dict(n=2, oldest=7))
+    assert run.find_blockers([('shop', 'big')]) is None
+    assert len(warned) == 1 and 'cannot list metadata locks on this server' in warned[0] and words in warned[0], warned
+    assert '2 open InnoDB transaction(s), oldest 7 s' in warned[0]
