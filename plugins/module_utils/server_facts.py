@@ -293,8 +293,8 @@ def variable_table(conn, identity, names):
     out = {}
     try:
         if flavors.capability('system_variables_table', identity.flavor, identity.version):
-            path_column = ('GLOBAL_VALUE_PATH' if flavors.capability('system_variables_value_path', identity.flavor,
-                                                                    identity.version) else 'NULL')
+            has_path = flavors.capability('system_variables_value_path', identity.flavor, identity.version)
+            path_column = 'GLOBAL_VALUE_PATH' if has_path else 'NULL'
             rows = query(conn, 'SELECT VARIABLE_NAME, READ_ONLY, DEFAULT_VALUE, GLOBAL_VALUE_ORIGIN, '
                                'VARIABLE_TYPE, NUMERIC_BLOCK_SIZE, VARIABLE_SCOPE, %s AS GLOBAL_VALUE_PATH '
                                'FROM information_schema.SYSTEM_VARIABLES WHERE VARIABLE_NAME IN (%s)'

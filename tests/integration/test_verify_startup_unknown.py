@@ -61,10 +61,9 @@ def runs(tmp_path_factory):
     # innodb_buffer_pool_size is in every lab option file (origin CONFIG, MariaDB: GLOBAL_VALUE_PATH);
     # innodb_io_capacity 300 is audited on RUNTIME_ONLY only.
     extra_inv = tmp / 'settings.yml'
-    extra_inv.write_text(json.dumps({'all': {
-        'vars': {'verify_extra_settings': {'innodb_buffer_pool_size': '128M'}},
-        'hosts': {RUNTIME_ONLY: {'verify_extra_settings': {'innodb_buffer_pool_size': '128M',
-                                                            'innodb_io_capacity': 300}}}}}))
+    runtime_only = {'verify_extra_settings': {'innodb_buffer_pool_size': '128M', 'innodb_io_capacity': 300}}
+    extra_inv.write_text(json.dumps({'all': {'vars': {'verify_extra_settings': {'innodb_buffer_pool_size': '128M'}},
+                                             'hosts': {RUNTIME_ONLY: runtime_only}}}))
     inventories = [INVENTORY, str(extra_inv)]
     cache = {'ANSIBLE_CACHE_PLUGIN': 'jsonfile', 'ANSIBLE_CACHE_PLUGIN_CONNECTION': str(tmp / 'facts'),
              'ANSIBLE_CACHE_PLUGIN_TIMEOUT': '86400'}
