@@ -59,24 +59,31 @@ def test_the_report_of_10000_hosts_opens_in_under_2_s_and_filters(big_report, br
     size = os.path.getsize(page)
     assert size < 8 * 1024 * 1024, size                  # compact: not every item of every host
     browser.call('POST', browser.s('/window/rect'), {'width': 1500, 'height': 1000})
-    browser.call('POST', browser.s('/goog/cdp/execute'), {'cmd': 'Performance.enable', 'params': {}})
-    # Best of three loads (other work on the machine shows in wall time); the main thread's busy time and the
-    # script's share of it (Chrome's Performance.getMetrics, per load) are printed beside it.
+    # Best of three loads, each in a new tab (a renderer of its own). The CPU time the page costs the browser (that
+    # renderer's ProcessTime, its startup included, and its main thread's ThreadTime, Chrome's
+    # Performance.getMetrics) must stay under 2 s whatever else runs on the machine;
+    # the wall time (the page's own ready mark, the load event) too, unless the machine is overloaded (more than
+    # two runnable tasks per core: the test runs beside the rest of `make test`), and then it is printed only.
     loads = []
     for _attempt in range(3):
-        before = metrics(browser)
+        handle = browser.call('POST', browser.s('/window/new'), {'type': 'tab'})['handle']
+        browser.call('POST', browser.s('/window'), {'handle': handle})
+        browser.call('POST', browser.s('/goog/cdp/execute'), {'cmd': 'Performance.enable', 'params': {}})
         browser.get(page.as_uri())
         assert browser.script("return document.body.getAttribute('data-ready')") == 'true'
         ready = int(browser.script("return document.body.getAttribute('data-ready-ms')"))
         loaded = browser.script("return performance.getEntriesByType('navigation')[0].loadEventEnd")
-        after = metrics(browser)
-        loads.append((max(ready, loaded), ready, loaded, after['TaskDuration'] - before['TaskDuration'],
-                      after['ScriptDuration'] - before['ScriptDuration']))
-        print('10000 hosts: %d bytes of HTML; ready %d ms, load event %d ms, main thread busy %.3f s, of which script '
-              '%.3f s; report built and written in %.1f s' % ((size,) + loads[-1][1:] + (big_report['seconds'],)))
+        cpu = metrics(browser)
+        load = os.getloadavg()[0] / (os.cpu_count() or 1)
+        loads.append((max(ready, loaded), ready, loaded, cpu['ProcessTime'], cpu['ThreadTime'], load))
+        print('10000 hosts: %d bytes of HTML; ready %d ms, load event %d ms; renderer CPU %.3f s, main thread CPU '
+              '%.3f s; load average per core %.1f; report built and written in %.1f s'
+              % ((size,) + loads[-1][1:] + (big_report['seconds'],)))
         if loads[-1][0] < READY_MS:
             break
-    assert min(loads)[0] < READY_MS, loads
+    best = min(loads)
+    assert min(entry[3] for entry in loads) < READY_MS / 1000.0, loads      # CPU seconds
+    assert best[0] < READY_MS or best[5] > 2, loads
     # Only what is in view is made: one page of rows, not 10,000.
     rows = rendered(browser)
     assert 100 <= len(rows) <= 400, len(rows)
