@@ -19,6 +19,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_fleet
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as report_utils
@@ -39,7 +40,12 @@ ARGUMENT_SPEC = dict(
     report_mode=dict(type='raw', default='0600'),
     results_from=dict(type='str'),
     target_version=dict(type='str'),
+    startup_cache=dict(type='bool', default=False),
+    startup_cache_max_age=dict(type='int', default=verify.DEFAULT_STARTUP_CACHE_MAX_AGE),
 )
+# The cacheable fact playbooks/verify.yml sets in the per-host mode (verify_startup_cache): what the host's
+# verify run read of what a restart brings, with read_at.
+STARTUP_FACT = 'verify_startup_state'
 
 
 class _HostTask(object):
@@ -73,6 +79,9 @@ class ActionModule(ActionBase):
             args['report_mode'] = report_utils.parse_mode(args['report_mode'])
         except report_utils.ReportError as e:
             raise AnsibleActionFail('verify_fleet: %s' % e)
+        if not 1 <= args['startup_cache_max_age'] <= 366 * 86400:
+            raise AnsibleActionFail('verify_fleet: startup_cache_max_age must be 1-%d seconds; got %r'
+                                    % (366 * 86400, args['startup_cache_max_age']))
         if args['results_from'] is not None and not args['report_dir']:
             raise AnsibleActionFail('verify_fleet: results_from needs report_dir (it only writes the report)')
         try:
@@ -102,7 +111,11 @@ class ActionModule(ActionBase):
         if not isinstance(extra, dict):
             return None, dict(failed=True, msg='%s must be a dict of variable name -> desired value, got %s'
                               % (args['settings_variable'], type(extra).__name__))
-        return dict(params=params, notes=notes, roles=roles, inputs=inputs, extra=dict(extra), unknown=unknown), None
+        cache = raw.get(STARTUP_FACT) if args['startup_cache'] else None
+        if cache is not None:
+            cache = template(cache)
+        return dict(params=params, notes=notes, roles=roles, inputs=inputs, extra=dict(extra), unknown=unknown,
+                    startup_cache=cache), None
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars if task_vars is not None else {}
@@ -136,9 +149,10 @@ class ActionModule(ActionBase):
 
         def worker(job):
             roles, notes = verify_fleet.controller_roles(job['roles'], job['inputs'])
-            return verify_fleet.audit_host(job['params'], job['extra'], roles, job['inputs'],
-                                           job['notes'] + notes, timeout, upgrade_target=args['target'],
-                                           deadline=args['deadline'])
+            return verify_fleet.audit_host(job['params'], job['extra'], roles, job['inputs'], job['notes'] + notes, timeout,
+                                           upgrade_target=args['target'], deadline=args['deadline'],
+                                           startup_cache=job['startup_cache'],
+                                           startup_cache_max_age=args['startup_cache_max_age'])
 
         results.update(verify_fleet.run_pool(jobs, worker, args['pool']))
         warnings = []
@@ -178,7 +192,8 @@ class ActionModule(ActionBase):
         """Build the report (secrets masked by variable), write its files as one set, return the outline."""
         report = report_utils.verify_report(results)
         result.update(changed=True, summary=dict((k, report['summary'][k]) for k in
-                                                 ('hosts', 'hosts_ok', 'hosts_drift', 'hosts_error')),
+                                                 ('hosts', 'hosts_ok', 'hosts_startup_unknown', 'hosts_drift',
+                                                  'hosts_error')),
                       report=report_utils.report_outline(report),
                       report_files=[os.path.join(args['report_dir'], name) for name in report_utils.REPORT_FILES])
         if not self._task.check_mode:

@@ -272,6 +272,10 @@ CAPABILITIES = {
     'variables_info_table': [_span(MYSQL_LIKE, (8, 0, 0), None, True)],
     # information_schema.SYSTEM_VARIABLES (READ_ONLY, DEFAULT_VALUE, GLOBAL_VALUE_ORIGIN).
     'system_variables_table': [_span((MARIADB,), (10, 1, 0), None, True)],
+    # Its GLOBAL_VALUE_PATH column: the option file that set a value at startup (NULL for a compiled-in default,
+    # a SET GLOBAL, the command line). Not in the 10.1.1 table (the MariaDB 10.1.1 announcement lists its
+    # columns); documented by the MariaDB KB and read on the lab's 10.11 and 11.8 (docs/innodb-facts.md).
+    'system_variables_value_path': [_span((MARIADB,), (10, 2, 0), None, True)],
     # SELECT group_replication_set_as_primary(uuid): hands a single-primary group's primary role to a member
     # (MySQL 8.0.13+ on every member; Group Replication exists in MySQL and Percona Server, not Aurora or MariaDB).
     'group_replication_set_as_primary': [_span((MYSQL, PERCONA), (8, 0, 13), None, True)],
@@ -303,6 +307,7 @@ CAPABILITY_DEFAULTS = {
     'replica_hosts_statement': 'SHOW SLAVE HOSTS',
     'variables_info_table': False,
     'system_variables_table': False,
+    'system_variables_value_path': False,
     'gtid_model': None,
     'group_replication_set_as_primary': False,
     'tablespace_size_table': None,

@@ -304,16 +304,18 @@ def variable_table(conn, identity, names):
     out = {}
     try:
         if flavors.capability('system_variables_table', identity.flavor, identity.version):
+            has_path = flavors.capability('system_variables_value_path', identity.flavor, identity.version)
+            path_column = 'GLOBAL_VALUE_PATH' if has_path else 'NULL'
             rows = query(conn, 'SELECT VARIABLE_NAME, READ_ONLY, DEFAULT_VALUE, GLOBAL_VALUE_ORIGIN, '
-                               'VARIABLE_TYPE, NUMERIC_BLOCK_SIZE, VARIABLE_SCOPE '
+                               'VARIABLE_TYPE, NUMERIC_BLOCK_SIZE, VARIABLE_SCOPE, %s AS GLOBAL_VALUE_PATH '
                                'FROM information_schema.SYSTEM_VARIABLES WHERE VARIABLE_NAME IN (%s)'
-                         % placeholders, [n.upper() for n in names])
+                         % (path_column, placeholders), [n.upper() for n in names])
             for row in rows:
                 out[row['VARIABLE_NAME'].lower()] = dict(
                     read_only=str(row['READ_ONLY']).upper() == 'YES',
                     default=row['DEFAULT_VALUE'],
                     origin=row['GLOBAL_VALUE_ORIGIN'],
-                    path=None,
+                    path=row.get('GLOBAL_VALUE_PATH') or None,
                     type=row['VARIABLE_TYPE'],
                     block_size=row['NUMERIC_BLOCK_SIZE'],
                     source='information_schema.SYSTEM_VARIABLES')

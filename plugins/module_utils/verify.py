@@ -9,6 +9,8 @@ the evidence over ONE connection (server_facts.gather + a few reads) and calls d
 
 from __future__ import annotations
 
+import datetime
+
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
@@ -16,17 +18,21 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report
 
 OK = 'ok'
+# Runs the desired value, but what a restart brings cannot be told from here (the option files are not read:
+# the controller-side audit; nothing else says it): neither ok nor drift, counted on its own.
+STARTUP_UNKNOWN = 'startup_unknown'
 DRIFT_RUNTIME = 'drift_runtime'
 DRIFT_CONFIG = 'drift_config'
 PENDING_RESTART = 'pending_restart'
 UNSUPPORTED = 'unsupported'
 NOT_SETTABLE = 'not_settable'
 ERROR = 'error'
-STATUSES = (OK, DRIFT_RUNTIME, DRIFT_CONFIG, PENDING_RESTART, UNSUPPORTED, NOT_SETTABLE, ERROR)
+STATUSES = (OK, STARTUP_UNKNOWN, DRIFT_RUNTIME, DRIFT_CONFIG, PENDING_RESTART, UNSUPPORTED, NOT_SETTABLE, ERROR)
 # Statuses that do not count as drift.
-NO_DRIFT = (OK, UNSUPPORTED)
+NO_DRIFT = (OK, STARTUP_UNKNOWN, UNSUPPORTED)
 
 # Where a running value came from, as the server says (MySQL 8 VARIABLE_SOURCE, MariaDB
 # GLOBAL_VALUE_ORIGIN): the compiled-in default (a restart gives the same value again) ...
@@ -35,18 +41,80 @@ COMPILED_ORIGINS = ('COMPILED', 'COMPILE-TIME', 'AUTO')
 RUNTIME_ORIGINS = ('DYNAMIC', 'SQL')
 
 
+# The option-file state a per-host run read (audit()'s startup_state, kept by playbooks/verify.yml as the cacheable
+# fact verify_startup_state) is used by the controller-side audit for this long by default (seconds).
+DEFAULT_STARTUP_CACHE_MAX_AGE = 86400
+# A read_at this far ahead of the controller's clock is still taken (clocks of the host and the controller differ).
+CLOCK_SKEW = 300
+
+
 class Startup(object):
     """What a restart would give a variable: value (text) and where it comes from.
 
     state: 'known' (value/source say it; value None = nothing sets it), 'unavailable' (option files
     not readable from here, nothing to go on), 'error' (a file the server reads could not be read)."""
 
-    def __init__(self, value=None, source=None, state='known', reason=None, default=None):
+    def __init__(self, value=None, source=None, state='known', reason=None, default=None, read_at=None, age=None):
         self.value = value
         self.source = source
         self.state = state
         self.reason = reason
         self.default = default
+        # Taken from an earlier per-host run (cached_startup()): when it read the option files, and how long ago.
+        self.read_at = read_at
+        self.age = age
+
+
+def parse_time(text):
+    """A timezone-aware datetime from an ISO 8601 UTC text (2026-11-25T16:00:00Z, ...+00:00), or None."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    value = text.strip()
+    if value.endswith('Z'):
+        value = value[:-1] + '+00:00'
+    try:
+        when = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return None
+    return when
+
+
+def cached_startup(cache, name, now, max_age=DEFAULT_STARTUP_CACHE_MAX_AGE):
+    """(Startup or None, note): what a restart brings for variable name, as an earlier per-host run read it.
+
+    cache: the startup_state an earlier per-host audit returned, with read_at (ISO 8601 UTC) added by the playbook
+    (the fact verify_startup_state); now: an aware datetime; max_age: seconds beyond which the state is stale.
+    None with a note when the cache is missing, stale, malformed or did not read the variable."""
+    if not cache:
+        return None, None
+    if not isinstance(cache, dict):
+        return None, 'the cached option-file state is not a mapping: not used'
+    read_at = parse_time(cache.get('read_at'))
+    if read_at is None:
+        return None, 'the cached option-file state has no read_at time (ISO 8601, UTC): not used'
+    age = (now - read_at).total_seconds()
+    stamp = read_at.astimezone(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+    if age < -CLOCK_SKEW:
+        return None, 'the cached option-file state was read at %s, later than now: not used' % stamp
+    if age > max_age:
+        return None, ('the option files as the per-host run read them at %s are %s old, beyond the bound of %s: not used'
+                      % (stamp, _duration(age), _duration(max_age)))
+    entry = (cache.get('variables') or {}).get(name)
+    if not isinstance(entry, dict) or entry.get('state') != 'known':
+        return None, 'the per-host run at %s did not read what a restart brings for %s' % (stamp, name)
+    where = entry.get('source') or 'no option file sets it'
+    return Startup(entry.get('value'), '%s (as the per-host run read it at %s, %s ago)' % (where, stamp, _duration(age)),
+                   'known', read_at=stamp, age=max(0, int(age))), None
+
+
+def _duration(seconds):
+    seconds = max(0, int(seconds))
+    for unit, size in (('d', 86400), ('h', 3600), ('min', 60)):
+        if seconds >= size:
+            return '%d%s%s' % (seconds // size, unit, (' %ds' % (seconds % size)) if unit == 'min' and seconds % size else '')
+    return '%ds' % seconds
 
 
 # ---------------------------------------------------------------- the verdict
@@ -104,13 +172,19 @@ def decide(desired, kind, runtime, startup, dynamic=None, choices=None, origin=N
                                    % startup.reason]
         if origin_up in RUNTIME_ORIGINS and startup.state == 'unavailable':
             notes.append('set at runtime (%s); option files not read (%s): whether a restart keeps it is not '
-                         'known, so it counts as drift_config' % (origin, startup.reason))
-            return DRIFT_CONFIG, notes
+                         'known' % (origin, startup.reason))
+            return STARTUP_UNKNOWN, notes
         if origin_up in RUNTIME_ORIGINS:
             notes.append('set at runtime (%s) and not configured: lost at the next restart' % origin)
             return DRIFT_CONFIG, notes
+        if startup.state == 'unavailable' and not origin_up:
+            # Nothing says where the running value came from, and the option files were not read.
+            notes.append('option files not read (%s) and the server does not say where the running value came '
+                         'from: only the running value was checked' % startup.reason)
+            return STARTUP_UNKNOWN, notes
         if startup.state == 'unavailable':
-            notes.append('option files not read (%s): only the running value was checked' % startup.reason)
+            notes.append('option files not read (%s): only the running value was checked; the server says it '
+                         'came from %s at startup' % (startup.reason, origin))
         else:
             notes.append('no option file sets it and its default is not known here: '
                          'only the running value was checked')
@@ -182,12 +256,15 @@ def read_blockers(conn, identity, target):
 
 
 def audit(conn, settings, login_params=None, option_files=None, fallback_option_files=None,
-          proc_root='/proc', desired_from=(), role_variables=None, detect_storage=None, target=None):
+          proc_root='/proc', desired_from=(), role_variables=None, detect_storage=None, target=None,
+          startup_cache=None, startup_cache_max_age=DEFAULT_STARTUP_CACHE_MAX_AGE, now=None):
     """Verify settings on the server behind conn. Returns the module result (without changed).
 
     desired_from: roles whose desired state (desired.for_roles, from role_variables and this server's
     facts) is verified too, under settings (which win). target: (flavor, version) of an upgrade
     target; the tables whose engine this server or the target lacks are returned as blockers.
+    startup_cache: where the option files cannot be read here (the controller-side audit), what an earlier per-host
+    run read (its startup_state with read_at: cached_startup()), used up to startup_cache_max_age seconds old.
     Raises desired_utils.InputError for bad role variables."""
     check_settings(settings)
     variables = server_facts.all_global_variables(conn)
@@ -252,6 +329,11 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
     else:
         startup_state, startup_reason = 'known', None
 
+    # What this run read of what a restart brings, for a later controller-side audit (no secret variable's value).
+    read_state = dict(variables={}, option_files_source=plan['source'])
+    if now is None:
+        now = datetime.datetime.now(datetime.timezone.utc)
+
     rounding = None
     if variables.get('innodb_buffer_pool_chunk_size') and flavors.capability(
             'buffer_pool_chunk_rounding', identity.flavor, identity.version):
@@ -282,6 +364,12 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
         if configured_entry is not None and startup_state == 'error':
             # A later, unreadable file could override what we found.
             startup.state, startup.reason = 'error', startup_reason
+        cache_note = None
+        if startup.state == 'unavailable' and startup_cache:
+            cached, cache_note = cached_startup(startup_cache, resolved, now, startup_cache_max_age)
+            if cached is not None:
+                cached.default = startup.default
+                startup = cached
         origin = table_row.get('origin') if table_row else None
         exists = resolved in server_names
         rounding_here = rounding if resolved == 'innodb_buffer_pool_size' else None
@@ -289,6 +377,8 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
                                exists, (variable.settable, variable.reason or ''), variable.limits)
         if not exists:
             notes = [found_reason[key]]
+        elif cache_note:
+            notes.append(cache_note)
         item = _item(desired, resolved, status, notes)
         item.update(
             runtime=runtime,
@@ -305,6 +395,10 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
                                                                  text=command_entry.text),
             startup=dict(value=startup.value, source=startup.source, state=startup.state),
         )
+        if startup.read_at:
+            item['startup'].update(read_at=startup.read_at, age_seconds=startup.age)
+        if startup.state == 'known' and not startup.read_at and not verify_report.is_secret_variable(resolved):
+            read_state['variables'][resolved] = dict(value=startup.value, source=startup.source, state='known')
         try:
             item['desired_normalized'] = values.as_text(values.normalize(desired, kind, choices))
         except values.ValueError_:
@@ -329,6 +423,7 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
         target=None if target is None else dict(flavor=target[0], version=flavors.format_version(target[1])),
         blockers=blockers,
         engine_notes=engine_notes,
+        startup_state=read_state,
     )
 
 

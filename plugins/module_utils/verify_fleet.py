@@ -267,26 +267,29 @@ def startup_notes(item):
 
 
 def audit_host(params, settings, roles=(), role_variables=None, notes=(), timeout=DEFAULT_TIMEOUT,
-               connect=None, upgrade_target=None, deadline=DEFAULT_DEADLINE):
+               connect=None, upgrade_target=None, deadline=DEFAULT_DEADLINE, startup_cache=None,
+               startup_cache_max_age=verify.DEFAULT_STARTUP_CACHE_MAX_AGE):
     """The verify result for one host, audited over one connection from the controller.
 
     settings: name -> desired value (merged over the roles' desired settings); roles: the roles whose
     desired state is worked out from role_variables and the server's facts (controller_roles()); notes:
     what the host's result says besides (its errors); upgrade_target: (flavor, version) of an upgrade target, whose
     blockers (information_schema.TABLES, SQL alone) are listed as in the per-host mode. Any failure is returned as dict(failed=True, msg=...),
-    never raised. deadline: seconds for the whole exchange with the host (Deadline), however slowly it answers."""
+    never raised. deadline: seconds for the whole exchange with the host (Deadline), however slowly it answers.
+    startup_cache, startup_cache_max_age: the option-file state of the host's last per-host run (verify.audit())."""
     start = time.monotonic()
     target = connection.describe_target(params)
     watch = Deadline(deadline).start()
     try:
         return _audit_host(params, settings, roles, role_variables, notes, timeout, connect or open_connection,
-                           upgrade_target, watch, target, start)
+                           upgrade_target, watch, target, start, dict(startup_cache=startup_cache,
+                                                                      startup_cache_max_age=startup_cache_max_age))
     finally:
         watch.cancel()
 
 
 def _audit_host(params, settings, roles, role_variables, notes, timeout, connect, upgrade_target, watch, target,
-                start):
+                start, cache):
     try:
         conn = connect(params, timeout, watch)
     except connection.ConnectError as e:
@@ -295,7 +298,7 @@ def _audit_host(params, settings, roles, role_variables, notes, timeout, connect
     try:
         result = verify.audit(conn, settings, login_params=params, proc_root=None, desired_from=list(roles),
                               role_variables=role_variables or {}, detect_storage=storage_not_inspected,
-                              target=upgrade_target)
+                              target=upgrade_target, **cache)
     except desired.InputError as e:
         return dict(failed=True, msg='invalid role input, nothing audited: %s' % '; '.join(e.messages),
                     connected_to=target, seconds=round(time.monotonic() - start, 3))
@@ -345,13 +348,16 @@ def run_pool(jobs, worker, pool=DEFAULT_POOL):
 
 
 def summarize(results):
-    """Counts of hosts: ok, drift, error."""
-    out = dict(hosts=len(results), hosts_ok=0, hosts_drift=0, hosts_error=0)
+    """Counts of hosts: ok, startup_unknown (no drift, but a variable whose restart value is not known), drift,
+    error."""
+    out = dict(hosts=len(results), hosts_ok=0, hosts_startup_unknown=0, hosts_drift=0, hosts_error=0)
     for result in results.values():
         if result.get('failed'):
             out['hosts_error'] += 1
         elif result.get('drift'):
             out['hosts_drift'] += 1
+        elif (result.get('summary') or {}).get(verify.STARTUP_UNKNOWN):
+            out['hosts_startup_unknown'] += 1
         else:
             out['hosts_ok'] += 1
     return out

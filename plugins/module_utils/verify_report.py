@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime
 import fcntl
 import fnmatch
+import functools
 import html
 import json
 import os
@@ -33,9 +34,12 @@ class ReportError(ValueError):
     """Input that is not a report (or not outcomes); the message says what was expected."""
 
 
-STATUSES = ('ok', 'drift_runtime', 'drift_config', 'pending_restart', 'unsupported', 'not_settable', 'error')
-NO_DRIFT = ('ok', 'unsupported')
-HOST_STATUSES = ('ok', 'drift', 'error')
+STATUSES = ('ok', 'startup_unknown', 'drift_runtime', 'drift_config', 'pending_restart', 'unsupported', 'not_settable',
+            'error')
+NO_DRIFT = ('ok', 'startup_unknown', 'unsupported')
+# A host: drift (any variable drifts), startup_unknown (no drift, but some variable runs the desired value with
+# what a restart brings not known), ok, error (not audited).
+HOST_STATUSES = ('ok', 'startup_unknown', 'drift', 'error')
 REPORT_FORMAT = 1
 
 # Keys of a verify result kept in the report (invocation and the like are dropped).
@@ -48,6 +52,12 @@ _SERVER_KEYS = ('flavor', 'version_text', 'version_string', 'hostname', 'port', 
 def _plain(value):
     """A copy made of plain dicts, lists and scalars (Ansible hands lazy/tagged containers)."""
     return json.loads(json.dumps(value, default=str))
+
+
+def _is_plain(report):
+    """True for a report as verify_report() builds it (plain dicts of each host's entry): no copy needed."""
+    hosts = report.get('hosts')
+    return report.__class__ is dict and hosts.__class__ is dict and all(e.__class__ is dict for e in hosts.values())
 
 
 # ---------------------------------------------------------------- secrets
@@ -68,6 +78,7 @@ _NESTED_VALUE_FIELDS = (('configured', ('value', 'text')), ('command_line', ('va
                         ('startup', ('value',)))
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_variable(name):
     """True for a variable whose value is a secret (wsrep_sst_auth, report_password, *_password, *_auth, ...)."""
     text = str(name or '').strip().lower().replace('-', '_')
@@ -78,6 +89,7 @@ def is_secret_variable(name):
     return text in SECRET_VARIABLES or text == 'password' or text.endswith(SECRET_SUFFIXES)
 
 
+@functools.lru_cache(maxsize=4096)
 def is_option_string_variable(name):
     text = str(name or '').strip().lower().replace('-', '_')
     return any(fnmatch.fnmatchcase(text, pattern) for pattern in OPTION_STRING_PATTERNS)
@@ -189,7 +201,7 @@ def _host_entry(outcome):
     entry['blockers'] = entry.get('blockers') or []
     entry['engine_notes'] = entry.get('engine_notes') or []
     drift = any(summary.get(s) for s in STATUSES if s not in NO_DRIFT)
-    entry['status'] = 'drift' if drift else 'ok'
+    entry['status'] = 'drift' if drift else 'startup_unknown' if summary.get('startup_unknown') else 'ok'
     entry['reason'] = '; '.join(entry.get('errors') or []) or None
     if outcome.get('failed') and outcome.get('msg'):
         msg = mask_text(outcome['msg'])
@@ -221,9 +233,11 @@ def verify_report(outcomes, hostvars=None, key='__verify_result', generated=None
     summary = dict(
         hosts=len(hosts),
         hosts_ok=len(by_status['ok']),
+        hosts_startup_unknown=len(by_status['startup_unknown']),
         hosts_drift=len(by_status['drift']),
         hosts_error=len(by_status['error']),
         drift_hosts=by_status['drift'],
+        startup_unknown_hosts=by_status['startup_unknown'],
         error_hosts=by_status['error'],
         variables=cells,
         blockers=sum(len(e.get('blockers') or []) for e in hosts.values()),
@@ -275,6 +289,12 @@ def cell_evidence(host, name, item):
         lines.append('command line: %s' % item['command_line'].get('text'))
     if item.get('persisted') is not None:
         lines.append('persisted: %s' % item['persisted'])
+    startup = item.get('startup') if isinstance(item.get('startup'), dict) else {}
+    if startup.get('read_at'):
+        lines.append('a restart brings: %s, from %s' % (_text(startup.get('value')) if startup.get('value') is not None
+                                                        else 'the default', startup.get('source')))
+    elif startup.get('state') == 'unavailable':
+        lines.append('a restart brings: not known here (option files not read)')
     if item.get('origin'):
         lines.append('running value from: %s%s' % (item['origin'], ' (%s)' % item['origin_path']
                                                    if item.get('origin_path') else ''))
@@ -312,6 +332,7 @@ td.cell{cursor:pointer;min-width:5.5em}
 td.cell.selected{outline:3px solid #1d2330;outline-offset:-3px}
 td.hosterror{text-align:left}
 .st-ok{background:#d7f2dc}
+.st-startup_unknown{background:#d5e8f7}
 .st-drift_runtime{background:#f8c9c4}
 .st-drift_config{background:#fde2b8}
 .st-pending_restart{background:#fff3a8}
@@ -324,41 +345,189 @@ td.hosterror{text-align:left}
  white-space:pre-wrap;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em;min-height:3em}
 .controls{margin:.5em 0}
 tr.hidden{display:none}
+.controls label{margin-right:.8em}
+#shown{color:#5b6475}
+#more{color:#5b6475;padding:.4em;font-size:.85em;cursor:pointer}
 .legend{color:#5b6475;font-size:.85em;margin-top:.6em}
 '''
 
-_JS = '''
+_JS = r'''
 (function(){
-  var data = JSON.parse(document.getElementById('verify-data').textContent);
-  var details = document.getElementById('details');
-  function show(cell){
+  var started = performance.now();
+  var D = JSON.parse(document.getElementById('verify-data').textContent);
+  var parsed = performance.now();
+  var STR = D.strings, ITEMS = D.items, VARS = D.variables, CODES = D.codes, LABELS = D.labels;
+  var HOSTS = D.hosts;            // [name, host status, sub (string index), [tag indexes], reason (string index or -1), status codes, [item indexes]]
+  var PAGE = 100;
+  var table = document.getElementById('matrix'), tbody = table.tBodies[0], headRow = table.tHead.rows[0];
+  var details = document.getElementById('details'), shown = document.getElementById('shown');
+  var fStatus = document.getElementById('filter-status'), fTag = document.getElementById('filter-group');
+  var fVar = document.getElementById('filter-var'), fHost = document.getElementById('filter-host');
+  var only = document.getElementById('only-problems');
+  var list = [], next = 0, columns = [];
+  var PROBLEMS = {drift: 1, error: 1};
+
+  function text(value) {
+    if (value === true) { return 'true'; }
+    if (value === false) { return 'false'; }
+    if (value === null || value === undefined) { return 'None'; }
+    return String(value);
+  }
+  // The evidence of one cell: the same lines as verify_report.cell_evidence() (the JUnit file's).
+  function evidence(host, name, item) {
+    var lines = [name + ' on ' + host + ': ' + item.status];
+    if (item.resolved_name && item.resolved_name !== name) { lines.push('name on this server: ' + item.resolved_name); }
+    lines.push('desired: ' + text(item.desired));
+    if (item.runtime !== null && item.runtime !== undefined) { lines.push('running (GLOBAL): ' + item.runtime); }
+    var c = item.configured;
+    if (c) { lines.push('configured: ' + text(c.value) + ' (' + c.file + ':' + c.line + ' [' + c.group + '])'); }
+    else if (item.resolved_name) { lines.push('configured: not in any option file'); }
+    if (item.command_line) { lines.push('command line: ' + text(item.command_line.text)); }
+    if (item.persisted !== null && item.persisted !== undefined) { lines.push('persisted: ' + item.persisted); }
+    var st = item.startup || {};
+    if (st.read_at) {
+      lines.push('a restart brings: ' + (st.value !== null && st.value !== undefined ? text(st.value) : 'the default') +
+                 ', from ' + st.source);
+    } else if (st.state === 'unavailable') { lines.push('a restart brings: not known here (option files not read)'); }
+    if (item.origin) { lines.push('running value from: ' + item.origin + (item.origin_path ? ' (' + item.origin_path + ')' : '')); }
+    if (item.dynamic !== null && item.dynamic !== undefined) { lines.push('dynamic: ' + (item.dynamic ? 'yes' : 'no (read-only at runtime)')); }
+    if (item.default !== null && item.default !== undefined) { lines.push('default: ' + item.default); }
+    (item.notes || []).forEach(function(n){ lines.push('note: ' + n); });
+    return lines.join('\n');
+  }
+  function option(select, value, label) {
+    var o = document.createElement('option');
+    o.value = value; o.textContent = label; select.appendChild(o);
+  }
+  // Filters: what exists in the data only.
+  (function(){
+    var tags = {};
+    HOSTS.forEach(function(h){ h[3].forEach(function(t){ tags[t] = (tags[t] || 0) + 1; }); });
+    Object.keys(tags).map(Number).sort(function(a, b){ return STR[a] < STR[b] ? -1 : 1; }).forEach(function(t){
+      option(fTag, String(t), STR[t] + ' (' + tags[t] + ')');
+    });
+    VARS.forEach(function(v, i){ option(fVar, String(i), v); });
+  })();
+
+  function matches(h) {
+    var s = fStatus.value, t = fTag.value, v = fVar.value, q = fHost.value.trim().toLowerCase();
+    if (q && h[0].toLowerCase().indexOf(q) < 0) { return false; }
+    if (t && h[3].indexOf(Number(t)) < 0) { return false; }
+    if (s) {
+      if (s.charAt(0) === 'h') { if (h[1] !== s.slice(2)) { return false; } }
+      else {
+        var code = CODES[s.slice(2)];
+        if (v) { if (h[5].charAt(Number(v)) !== code) { return false; } }
+        else if (h[5].indexOf(code) < 0) { return false; }
+      }
+    }
+    return true;
+  }
+  function header() {
+    while (headRow.cells.length > 1) { headRow.deleteCell(1); }
+    columns = fVar.value ? [Number(fVar.value)] : VARS.map(function(v, i){ return i; });
+    columns.forEach(function(i){
+      var th = document.createElement('th');
+      th.className = 'var'; th.setAttribute('data-var', VARS[i]); th.textContent = VARS[i];
+      headRow.appendChild(th);
+    });
+  }
+  function row(h) {
+    var tr = document.createElement('tr'), host = h[0], status = h[1];
+    tr.className = 'hostrow' + (only.checked && !PROBLEMS[status] ? ' hidden' : '');
+    tr.setAttribute('data-host', host); tr.setAttribute('data-status', status);
+    var th = document.createElement('th'), small = document.createElement('small');
+    th.className = 'host st-' + status; th.textContent = host; small.textContent = STR[h[2]];
+    th.appendChild(small); tr.appendChild(th);
+    if (status === 'error' && h[6].length === 0) {
+      var td = document.createElement('td'), reason = h[4] >= 0 ? STR[h[4]] : 'error';
+      td.className = 'cell hosterror st-error'; td.colSpan = Math.max(columns.length, 1);
+      td.setAttribute('data-host', host); td.setAttribute('data-status', 'error'); td.title = reason;
+      td.textContent = 'error: ' + reason; tr.appendChild(td);
+      return tr;
+    }
+    columns.forEach(function(i){
+      var td = document.createElement('td'), name = VARS[i], index = h[6][i];
+      td.setAttribute('data-host', host); td.setAttribute('data-var', name);
+      if (index === undefined || index < 0) {
+        td.className = 'cell st-none'; td.setAttribute('data-status', 'none');
+        td.title = name + ': not verified on ' + host; td.textContent = '\u2013';
+      } else {
+        var item = ITEMS[index];
+        td.className = 'cell st-' + item.status; td.setAttribute('data-status', item.status);
+        td.title = evidence(host, name, item); td.textContent = LABELS[item.status] || item.status;
+      }
+      tr.appendChild(td);
+    });
+    return tr;
+  }
+  // Rows are made as they come into view: PAGE visible rows at a time.
+  function more() {
+    var fragment = document.createDocumentFragment(), visible = 0;
+    while (next < list.length && visible < PAGE) {
+      var tr = row(HOSTS[list[next++]]);
+      if (tr.className === 'hostrow') { visible++; }
+      fragment.appendChild(tr);
+    }
+    tbody.appendChild(fragment);
+    shown.textContent = 'showing ' + tbody.rows.length + ' of ' + list.length + ' matching hosts (' + HOSTS.length + ' in all)';
+    shown.setAttribute('data-matching', String(list.length));
+  }
+  function refilter() {
+    list = [];
+    for (var i = 0; i < HOSTS.length; i++) { if (matches(HOSTS[i])) { list.push(i); } }
+    next = 0; tbody.textContent = ''; header(); more();
+  }
+  var sentinel = document.getElementById('more');
+  if ('IntersectionObserver' in window) {
+    new IntersectionObserver(function(entries){
+      if (entries[0].isIntersecting && next < list.length) { more(); }
+    }, {rootMargin: '600px'}).observe(sentinel);
+  }
+  sentinel.addEventListener('click', function(){ more(); });
+
+  function show(cell) {
     var sel = document.querySelector('td.cell.selected');
     if (sel) { sel.classList.remove('selected'); }
     cell.classList.add('selected');
     var host = cell.getAttribute('data-host'), name = cell.getAttribute('data-var');
-    var entry = data.hosts[host] || {};
-    var item = (entry.variables || {})[name];
     details.setAttribute('data-host', host);
     details.setAttribute('data-var', name || '');
-    if (!item) { details.textContent = host + ': ' + (entry.reason || 'not verified'); return; }
-    details.textContent = cell.getAttribute('title') + '\\n\\n' + JSON.stringify(item, null, 2);
+    var h = null;
+    for (var i = 0; i < HOSTS.length; i++) { if (HOSTS[i][0] === host) { h = HOSTS[i]; break; } }
+    var index = (h && name) ? h[6][VARS.indexOf(name)] : -1;
+    if (index === undefined || index < 0) {
+      details.textContent = host + ': ' + (h && h[4] >= 0 ? STR[h[4]] : 'not verified'); return;
+    }
+    details.textContent = cell.getAttribute('title') + '\n\n' + JSON.stringify(ITEMS[index], null, 2);
   }
-  document.querySelectorAll('td.cell').forEach(function(cell){
-    cell.addEventListener('click', function(){ show(cell); });
+  tbody.addEventListener('click', function(event){
+    var cell = event.target.closest('td.cell');
+    if (cell) { show(cell); }
   });
-  var only = document.getElementById('only-problems');
   only.addEventListener('change', function(){
-    document.querySelectorAll('tr.hostrow').forEach(function(row){
-      row.classList.toggle('hidden', only.checked && row.getAttribute('data-status') === 'ok');
+    Array.prototype.forEach.call(tbody.rows, function(r){
+      r.classList.toggle('hidden', only.checked && !PROBLEMS[r.getAttribute('data-status')]);
     });
+    if (only.checked) { more(); }
   });
+  [fStatus, fTag, fVar].forEach(function(f){ f.addEventListener('change', refilter); });
+  var typing = null;
+  fHost.addEventListener('input', function(){ clearTimeout(typing); typing = setTimeout(refilter, 150); });
+  refilter();
+  document.body.setAttribute('data-ready-ms', String(Math.round(performance.now())));
+  document.body.setAttribute('data-timing', JSON.stringify({script: Math.round(started), parsed: Math.round(parsed),
+                                                            rendered: Math.round(performance.now())}));
   document.body.setAttribute('data-ready', 'true');
 })();
 '''
 
-_LABELS = dict(ok='ok', drift_runtime='drift: runtime', drift_config='drift: config',
-               pending_restart='pending restart', unsupported='unsupported', not_settable='not settable',
-               error='error')
+_LABELS = dict(ok='ok', startup_unknown='runtime ok, startup unknown', drift_runtime='drift: runtime',
+               drift_config='drift: config', pending_restart='pending restart', unsupported='unsupported',
+               not_settable='not settable', error='error')
+# One letter per status in the page's data (a host's cells are one string); '-' is a variable not verified there.
+STATUS_CODES = dict(ok='o', startup_unknown='u', drift_runtime='r', drift_config='c', pending_restart='p',
+                    unsupported='s', not_settable='n', error='e')
 
 
 def _e(value):
@@ -369,15 +538,78 @@ def embedded_json(value):
     """JSON for a <script type="application/json"> element: no '<', '>' or '&' in it at all (written as \\u003c,
     \\u003e, \\u0026, which JSON.parse reads back), so no string - '</script>', '<!--<script>', ']]>' - can
     end the element or change how the HTML parser reads it."""
-    text = json.dumps(value, sort_keys=True)
+    text = json.dumps(value, sort_keys=True, separators=(',', ':'), default=str)
     return text.replace('<', '\\u003c').replace('>', '\\u003e').replace('&', '\\u0026')
 
 
+def host_tags(entry):
+    """What a host can be filtered by besides its status: its replication role and cluster fields, as data
+    (any scalar field of server.cluster: kind, label, state, role, ...), 'field: value' texts."""
+    server = entry.get('server') or {}
+    tags = []
+    if server.get('role'):
+        tags.append('role: %s' % server['role'])
+    cluster = server.get('cluster') if isinstance(server.get('cluster'), dict) else {}
+    for key in sorted(cluster):
+        if isinstance(cluster[key], (str, int, float)) and not isinstance(cluster[key], bool) and cluster[key] != '':
+            tags.append('cluster %s: %s' % (key, cluster[key]))
+    if server.get('flavor'):
+        tags.append('flavor: %s %s' % (server['flavor'], server.get('version_text') or ''))
+    return [t.strip() for t in tags]
+
+
+def page_data(report):
+    """The data of the HTML page, compact: each distinct string and each distinct verify item once, and per host
+    one row of indexes into them and one letter per variable for its status (STATUS_CODES); the page renders
+    rows from it as they come into view, and a cell's evidence when it is asked for."""
+    strings, string_index = [], {}
+    items, item_index = [], {}
+
+    def intern(text):
+        key = '%s' % (text,)
+        if key not in string_index:
+            string_index[key] = len(strings)
+            strings.append(key)
+        return string_index[key]
+
+    variables = report['variables']
+    hosts = []
+    for host in sorted(report['hosts']):
+        entry = report['hosts'][host]
+        server = entry.get('server') or {}
+        cluster = server.get('cluster') or {}
+        in_cluster = ' '.join(str(cluster[k]) for k in ('kind', 'label', 'state', 'role') if cluster.get(k))
+        sub = ' '.join(str(x) for x in (server.get('flavor'), server.get('version_text'), server.get('role'),
+                                        in_cluster) if x)
+        own = entry.get('variables') or {}
+        codes, indexes = [], []
+        for name in variables:
+            item = own.get(name)
+            if not isinstance(item, dict):
+                codes.append('-')
+                indexes.append(-1)
+                continue
+            key = json.dumps(item, sort_keys=True, default=str)
+            if key not in item_index:
+                item_index[key] = len(items)
+                items.append(item)
+            codes.append(STATUS_CODES.get(item.get('status'), 'e'))
+            indexes.append(item_index[key])
+        if not own:
+            indexes = []
+        reason = intern(entry['reason']) if entry.get('reason') else -1
+        hosts.append([host, entry.get('status'), intern(sub), [intern(t) for t in host_tags(entry)], reason,
+                      ''.join(codes), indexes])
+    return dict(variables=variables, strings=strings, items=items, hosts=hosts, codes=STATUS_CODES, labels=_LABELS)
+
+
 def verify_report_html(report, title='InnoDB fleet verification'):
-    """One self-contained HTML page (no network): summary, hosts x variables matrix, evidence on click."""
+    """One self-contained HTML page (no network): summary, filters, the hosts x variables matrix rendered as it
+    comes into view from compact embedded data (page_data()), the evidence of a cell on hover and click."""
     if not isinstance(report, dict) or 'hosts' not in report:
         raise ReportError('verify_report_html: expected the output of dbfleet.innodb.verify_report')
-    report = _plain(report)
+    if not _is_plain(report):
+        report = _plain(report)
     summary = report['summary']
     variables = report['variables']
     out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
@@ -387,8 +619,9 @@ def verify_report_html(report, title='InnoDB fleet verification'):
            '<div class="meta">generated %s &middot; %d hosts &middot; %d variables</div>'
            % (_e(report.get('generated')), summary['hosts'], len(variables))]
     out.append('<div class="summary" id="host-summary">')
-    for status, label in (('ok', 'hosts ok'), ('drift', 'hosts with drift'), ('error', 'hosts in error')):
-        count = summary['hosts_%s' % status]
+    for status, label in (('ok', 'hosts ok'), ('startup_unknown', 'hosts with startup unknown'),
+                          ('drift', 'hosts with drift'), ('error', 'hosts in error')):
+        count = summary.get('hosts_%s' % status, 0)
         out.append('<span class="badge st-%s%s" id="hosts-%s" data-count="%d"><span class="n">%d</span> %s</span>'
                    % (status, '' if count else ' zero', status, count, count, label))
     out.append('</div><div class="summary" id="variable-summary">')
@@ -402,50 +635,28 @@ def verify_report_html(report, title='InnoDB fleet verification'):
         out.append('<div class="summary" id="cluster-disagreements"><b>clusters whose members disagree on a setting '
                    'that must match</b><ul>%s</ul></div>'
                    % ''.join('<li class="st-drift">%s</li>' % _e(d.get('text')) for d in disagreements))
-    out.append('<div class="controls"><label><input type="checkbox" id="only-problems"> '
-               'only hosts with drift or errors</label></div>')
-    out.append('<table class="matrix" id="matrix"><thead><tr><th class="host">host</th>')
-    for name in variables:
-        out.append('<th class="var" data-var="%s">%s</th>' % (_e(name), _e(name)))
-    out.append('</tr></thead><tbody>')
-    for host in sorted(report['hosts']):
-        entry = report['hosts'][host]
-        server = entry.get('server') or {}
-        cluster = server.get('cluster') or {}
-        in_cluster = ' '.join(str(cluster[k]) for k in ('kind', 'label', 'state', 'role') if cluster.get(k))
-        sub = ' '.join(str(x) for x in (server.get('flavor'), server.get('version_text'), server.get('role'),
-                                        in_cluster) if x)
-        out.append('<tr class="hostrow" data-host="%s" data-status="%s"><th class="host st-%s">%s<small>%s'
-                   '</small></th>' % (_e(host), _e(entry['status']), _e(entry['status']), _e(host), _e(sub)))
-        if entry['status'] == 'error' and not entry.get('variables'):
-            reason = entry.get('reason') or 'error'
-            out.append('<td class="cell hosterror st-error" colspan="%d" data-host="%s" data-status="error" '
-                       'title="%s">error: %s</td>' % (max(len(variables), 1), _e(host), _e(reason), _e(reason)))
-            out.append('</tr>')
-            continue
-        items = entry.get('variables') or {}
-        for name in variables:
-            item = items.get(name)
-            if item is None:
-                missing = '%s: not verified on %s' % (name, host)
-                out.append('<td class="cell st-none" data-host="%s" data-var="%s" data-status="none" '
-                           'title="%s">&ndash;</td>' % (_e(host), _e(name), _e(missing)))
-                continue
-            status = item.get('status', 'error')
-            out.append('<td class="cell st-%s" data-host="%s" data-var="%s" data-status="%s" title="%s">%s</td>'
-                       % (_e(status), _e(host), _e(name), _e(status), _e(cell_evidence(host, name, item)),
-                          _e(_LABELS.get(status, status))))
-        out.append('</tr>')
-    out.append('</tbody></table>')
+    out.append('<div class="controls"><label>status <select id="filter-status"><option value="">any</option>')
+    for status in HOST_STATUSES:
+        out.append('<option value="h:%s">host: %s</option>' % (status, _e(status)))
+    for status in STATUSES:
+        out.append('<option value="v:%s">variable: %s</option>' % (status, _e(_LABELS[status])))
+    out.append('</select></label> <label>cluster / topology <select id="filter-group"><option value="">any'
+               '</option></select></label> <label>variable <select id="filter-var"><option value="">all</option>'
+               '</select></label> <label>host <input type="search" id="filter-host" placeholder="name contains">'
+               '</label> <label><input type="checkbox" id="only-problems"> only hosts with drift or errors</label>'
+               ' <span id="shown"></span></div>')
+    out.append('<table class="matrix" id="matrix"><thead><tr><th class="host">host</th></tr></thead><tbody></tbody>'
+               '</table><div id="more">more hosts</div>')
     out.extend(_blockers_html(report))
     out.append('<div id="details" aria-live="polite">Click a cell to see the evidence.</div>')
     out.append('<div class="legend">ok: runs the desired value and keeps it after a restart &middot; '
+               'runtime ok, startup unknown: runs the desired value; what a restart brings could not be read '
+               '(not drift) &middot; '
                'drift: runtime: the running value differs &middot; drift: config: a restart loses the value '
                '&middot; pending restart: configured, applied at the next restart &middot; unsupported: no '
                'such variable there &middot; not settable: the server ignores it &middot; error: see the '
                'evidence</div>')
-    data = embedded_json(report)
-    out.append('<script id="verify-data" type="application/json">%s</script>' % data)
+    out.append('<script id="verify-data" type="application/json">%s</script>' % embedded_json(page_data(report)))
     out.append('<script>%s</script></body></html>' % _JS)
     return '\n'.join(out) + '\n'
 
@@ -501,7 +712,8 @@ def verify_report_junit(report, suite_name='dbfleet.innodb.verify'):
     unsupported / not_settable are skipped."""
     if not isinstance(report, dict) or 'hosts' not in report:
         raise ReportError('verify_report_junit: expected the output of dbfleet.innodb.verify_report')
-    report = _plain(report)
+    if not _is_plain(report):
+        report = _plain(report)
     suites = []
     totals = dict(tests=0, failures=0, errors=0, skipped=0)
     for host in sorted(report['hosts']):
@@ -524,7 +736,8 @@ def verify_report_junit(report, suite_name='dbfleet.innodb.verify'):
             if status == 'error':
                 counts['errors'] += 1
                 case += '<error message=%s type="error">%s</error>' % (message, evidence)
-            elif status in ('unsupported', 'not_settable'):
+            elif status in ('unsupported', 'not_settable', 'startup_unknown'):
+                # startup_unknown: the running value passed, what a restart brings could not be checked
                 counts['skipped'] += 1
                 case += '<skipped message=%s/>' % message
             elif status != 'ok':
@@ -599,12 +812,36 @@ DEFAULT_FILE_MODE = 0o600
 SETS_DIR = '.verify-report'
 
 
+def iter_json(report):
+    """verify.json in pieces, one host at a time: the same text as render_json(), never one string of the whole
+    report (a 10,000-host report is about 100 MB of JSON)."""
+    def dumps(value):
+        return json.dumps(value, indent=2, sort_keys=True, separators=(',', ': '), default=str)
+
+    keys = sorted(report)
+    yield '{'
+    for number, key in enumerate(keys):
+        yield '%s\n  %s: ' % (',' if number else '', json.dumps(key))
+        value = report[key]
+        if key == 'hosts' and isinstance(value, dict) and value:
+            yield '{'
+            for position, host in enumerate(sorted(value)):
+                text = dumps(value[host]).replace('\n', '\n    ')
+                yield '%s\n    %s: %s' % (',' if position else '', json.dumps(host), text)
+            yield '\n  }'
+        else:
+            yield dumps(value).replace('\n', '\n  ')
+    yield '\n}\n' if keys else '}\n'
+
+
 def render_json(report):
     """verify.json: as Ansible's to_nice_json(indent=2) writes it, with a final newline."""
-    return json.dumps(report, indent=2, sort_keys=True, separators=(',', ': ')) + '\n'
+    return ''.join(iter_json(report))
 
 
-_RENDER = {'verify.json': render_json, 'verify.html': verify_report_html, 'verify-junit.xml': verify_report_junit}
+# The files of a set, each rendered as pieces of text (verify.json streamed host by host).
+_RENDER = {'verify.json': iter_json, 'verify.html': lambda r: [verify_report_html(r)],
+           'verify-junit.xml': lambda r: [verify_report_junit(r)]}
 
 
 def parse_mode(value):
@@ -637,7 +874,10 @@ def write_report_set(report, directory, mode=DEFAULT_FILE_MODE):
     others out."""
     mode = parse_mode(mode)
     dmode = directory_mode(mode)
-    rendered = [(name, _RENDER[name](report)) for name in REPORT_FILES]   # before anything is written
+    # The HTML and JUnit files before anything is written (a report they cannot render writes nothing); the JSON
+    # is streamed into its staged file.
+    rendered = [(name, _RENDER[name](report)) for name in REPORT_FILES]
+    rendered = [(name, pieces if name == 'verify.json' else list(pieces)) for name, pieces in rendered]
     # Two runs may make the directories at the same moment: whoever comes second finds them made.
     if not os.path.isdir(directory):
         try:
@@ -655,11 +895,12 @@ def write_report_set(report, directory, mode=DEFAULT_FILE_MODE):
     done = os.path.join(sets, 'set-' + os.path.basename(stage)[len('stage-'):])
     try:
         os.chmod(stage, dmode)
-        for name, text in rendered:
+        for name, pieces in rendered:
             fd = os.open(os.path.join(stage, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
             with os.fdopen(fd, 'w', encoding='utf-8') as out:
                 os.fchmod(out.fileno(), mode)   # whatever the umask
-                out.write(text)
+                for text in pieces:
+                    out.write(text)
                 out.flush()
                 os.fsync(out.fileno())
         lock = os.open(os.path.join(sets, 'lock'), os.O_RDWR | os.O_CREAT, mode)

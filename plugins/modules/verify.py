@@ -16,6 +16,9 @@ description:
     the persisted value (MySQL 8 C(SET PERSIST)) and the server's own record of where the running value
     came from, and gives one status per variable.
   - C(ok) - the server runs the desired value and a restart keeps it.
+  - C(startup_unknown) - the server runs the desired value, but what a restart brings cannot be told, as the
+    option files were not read (the controller-side audit of M(dbfleet.innodb.verify_fleet)) and the server
+    does not say where the value came from, or says it was set at runtime. Not drift, counted on its own.
   - C(drift_runtime) - the running value differs.
   - C(drift_config) - the server runs the desired value, but a restart loses it (set at runtime only, or the
     option files say something else).
@@ -192,8 +195,8 @@ variables:
       description: C(bool), C(int), C(size), C(enum) or C(str).
       type: str
     status:
-      description: One of C(ok), C(drift_runtime), C(drift_config), C(pending_restart), C(unsupported),
-        C(not_settable), C(error).
+      description: One of C(ok), C(startup_unknown), C(drift_runtime), C(drift_config), C(pending_restart),
+        C(unsupported), C(not_settable), C(error).
       type: str
     notes:
       description: The evidence and reasons behind the status.
@@ -218,9 +221,9 @@ summary:
   description: Number of variables per status (every status listed).
   returned: success
   type: dict
-  sample: {ok: 3, drift_runtime: 1, drift_config: 0, pending_restart: 0, unsupported: 1, not_settable: 0, error: 0}
+  sample: {ok: 3, startup_unknown: 0, drift_runtime: 1, drift_config: 0, pending_restart: 0, unsupported: 1, not_settable: 0, error: 0}
 drift:
-  description: True when any status is other than C(ok) or C(unsupported).
+  description: True when any status is other than C(ok), C(startup_unknown) or C(unsupported).
   returned: success
   type: bool
 skipped:
@@ -290,6 +293,21 @@ engine_notes:
   returned: success
   type: list
   elements: str
+startup_state:
+  description:
+    - What this run read of what a restart brings, per server variable name (C(value), V(null) when nothing
+      sets it; C(source), the option file and line, the command line or C(mysqld-auto.cnf); C(state) C(known)),
+      for the variables it could tell; never the value of a secret variable. C(option_files_source) says how
+      the option files were found.
+    - C(playbooks/verify.yml) keeps it, with the time it was read (C(read_at)), as the cacheable fact
+      C(verify_startup_state) when C(verify_startup_cache) is true, for the controller-side audit
+      (M(dbfleet.innodb.verify_fleet) O(dbfleet.innodb.verify_fleet#module:startup_cache)).
+  returned: success
+  type: dict
+  sample:
+    option_files_source: command_line
+    variables:
+      innodb_flush_neighbors: {value: '0', source: '/etc/mysql/conf.d/60-dbfleet-flush_neighbors.cnf:3 [mysqld]', state: known}
 '''
 
 from ansible.module_utils.basic import AnsibleModule

@@ -14,7 +14,9 @@ description:
   - Runs once, on the controller, and audits the server of every host in O(hosts) over one database
     connection each, in a bounded pool of threads. No module is sent to any host.
   - Each host's result is what M(dbfleet.innodb.verify) returns for it, with the same per-variable statuses
-    (C(ok), C(drift_runtime), C(drift_config), C(pending_restart), C(unsupported), C(not_settable), C(error)).
+    (C(ok), C(startup_unknown), C(drift_runtime), C(drift_config), C(pending_restart), C(unsupported),
+    C(not_settable), C(error)); where the server runs the desired value but what a restart brings is not
+    visible over SQL, the variable is C(startup_unknown), which is not drift.
   - Each host's login comes from that host's own inventory variables (C(dbfleet_login_user),
     C(dbfleet_login_password), C(dbfleet_login_host), C(dbfleet_login_port), the TLS ones), as for every module
     of the collection. A unix socket or an option file (C(dbfleet_login_unix_socket), C(dbfleet_config_file))
@@ -134,6 +136,21 @@ options:
         (the per-host mode of C(playbooks/verify.yml), V(__verify_result)) and only write the report files into
         O(report_dir), in the same way as the controller mode does. Needs O(report_dir).
     type: str
+  startup_cache:
+    description:
+      - Where the option files cannot be read (always, from the controller), take what a restart brings from
+        the host's last per-host audit - the cacheable fact C(verify_startup_state) that C(playbooks/verify.yml)
+        sets in the per-host mode with C(verify_startup_cache=true), kept across runs by Ansible's fact cache
+        (for example C(ANSIBLE_CACHE_PLUGIN=jsonfile)) - instead of calling the variable C(startup_unknown).
+      - The item's C(startup) then carries C(read_at) and C(age_seconds), and its C(source) names the per-host
+        run; a state older than O(startup_cache_max_age) is not used (a note says so).
+    type: bool
+    default: false
+  startup_cache_max_age:
+    description: Seconds after which the cached option-file state of O(startup_cache) is stale and not used (1 to
+      31622400).
+    type: int
+    default: 86400
 attributes:
   action:
     support: full
@@ -220,7 +237,8 @@ report:
   returned: when O(report_dir) is set
   type: dict
   sample:
-    summary: {hosts: 1000, hosts_ok: 990, hosts_drift: 8, hosts_error: 2, drift_hosts: [db7], error_hosts: [db2]}
+    summary: {hosts: 1000, hosts_ok: 600, hosts_startup_unknown: 390, hosts_drift: 8, hosts_error: 2, drift_hosts: [db7],
+              startup_unknown_hosts: [db1], error_hosts: [db2]}
     hosts:
       db2: {status: error, reason: "cannot connect to dbfleet@10.0.0.12:3306: (2003) Can't connect"}
 report_files:
@@ -230,8 +248,11 @@ report_files:
   elements: path
   sample: [/srv/reports/verify.json, /srv/reports/verify.html, /srv/reports/verify-junit.xml]
 summary:
-  description: How many hosts were audited, and how many are ok, drift or could not be audited.
+  description:
+    - How many hosts were audited, and how many are ok, drift or could not be audited.
+    - C(hosts_startup_unknown) counts the hosts without drift where at least one variable is C(startup_unknown)
+      (runs the desired value, what a restart brings is not known); C(hosts_ok) does not count them.
   returned: always
   type: dict
-  sample: {hosts: 1000, hosts_ok: 990, hosts_drift: 8, hosts_error: 2}
+  sample: {hosts: 1000, hosts_ok: 600, hosts_startup_unknown: 390, hosts_drift: 8, hosts_error: 2}
 '''

@@ -22,9 +22,9 @@ from test_verify import INVENTORY, LAB_HOSTS, ROOT, global_value, host_vars, lab
 from test_verify_report import free_port
 
 DROPIN = '90-dbfleet-test-verify-fleet.cnf'
-# innodb_io_capacity 300 (default 200): on RUNTIME_ONLY set with SET GLOBAL only (drift_config in both
-# modes); on RUNTIME_AND_FILE set with SET GLOBAL and in a drop-in (ok on the host; over SQL the file is
-# not visible, and the controller says so).
+# innodb_io_capacity 300 (default 200): on RUNTIME_ONLY set with SET GLOBAL only (drift_config on the host);
+# on RUNTIME_AND_FILE set with SET GLOBAL and in a drop-in (ok on the host). Over SQL the files are not
+# visible: the controller cannot tell the two apart, and says startup_unknown for both (not drift).
 RUNTIME_ONLY = 'mariadb1011'
 RUNTIME_AND_FILE = 'mysql80'
 SETTINGS = {
@@ -101,6 +101,7 @@ def both_modes(tmp_path_factory):
 def test_both_modes_agree_wherever_sql_can_tell(both_modes):
     lab, per_host, controller = both_modes['lab'], both_modes['per_host'], both_modes['controller']
     assert sorted(controller['hosts']) == sorted(per_host['hosts']) == sorted(lab + list(BROKEN))
+    # drift_runtime on every host (below), so the same hosts drift; startup_unknown is never drift
     assert controller['summary']['drift_hosts'] == per_host['summary']['drift_hosts']
     assert controller['summary']['error_hosts'] == per_host['summary']['error_hosts'] == sorted(BROKEN)
     compared, cannot_tell = 0, []
@@ -126,13 +127,13 @@ def test_both_modes_agree_wherever_sql_can_tell(both_modes):
             assert per_host['hosts'][host]['variables'][name]['status'] == 'drift_runtime'
             assert controller['hosts'][host]['variables'][name]['status'] == 'drift_runtime'
         assert controller['hosts'][host]['variables']['innodb_buffer_pool_size']['status'] == 'ok'
-    # Set at runtime only: both modes see drift_config.
-    for report in (per_host, controller):
-        assert report['hosts'][RUNTIME_ONLY]['variables']['innodb_io_capacity']['status'] == 'drift_config'
+    # Set at runtime only: drift_config where the files are read; over SQL it cannot be told (startup_unknown).
+    assert per_host['hosts'][RUNTIME_ONLY]['variables']['innodb_io_capacity']['status'] == 'drift_config'
+    assert controller['hosts'][RUNTIME_ONLY]['variables']['innodb_io_capacity']['status'] == 'startup_unknown'
     # Set at runtime and in a drop-in: ok where the file is read; over SQL it cannot be told, and is said so.
     assert per_host['hosts'][RUNTIME_AND_FILE]['variables']['innodb_io_capacity']['status'] == 'ok'
     item = controller['hosts'][RUNTIME_AND_FILE]['variables']['innodb_io_capacity']
-    assert item['status'] == 'drift_config' and item['origin'] == 'DYNAMIC'
+    assert item['status'] == 'startup_unknown' and item['origin'] == 'DYNAMIC'
     assert any('whether a restart keeps it is not known' in n for n in item['notes']), item['notes']
     assert (RUNTIME_AND_FILE, 'innodb_io_capacity') in cannot_tell
     # MySQL 8 tells the option file each running value came from: the controller passes it on.

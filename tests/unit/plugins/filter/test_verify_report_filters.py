@@ -83,12 +83,14 @@ def test_html_is_self_contained_and_escaped(report):
     assert 'http://' not in page and 'https://' not in page and '<link' not in page
     assert '<script>alert(1)</script>' not in page          # server values are escaped
     assert 'id="count-drift_runtime" data-count="1"' in page
-    assert 'data-host="db2" data-var="innodb_flush_neighbors" data-status="drift_runtime"' in page
-    assert 'configured: 0 (/etc/my.cnf:3 [mysqld])' in page
-    assert 'colspan="2" data-host="db3" data-status="error"' in page
-    # the embedded data parses back to the report
-    data = page.split('<script id="verify-data" type="application/json">')[1].split('</script>')[0]
-    assert json.loads(data.replace('<\\/', '</'))['hosts']['db2']['status'] == 'drift'
+    # the embedded data (the page makes its cells from it): one row per host, one status letter per variable
+    data = json.loads(page.split('<script id="verify-data" type="application/json">')[1].split('</script>')[0])
+    rows = dict((row[0], row) for row in data['hosts'])
+    assert rows['db2'][1] == 'drift'
+    flush = data['variables'].index('innodb_flush_neighbors')
+    assert rows['db2'][5][flush] == 'r' and data['items'][rows['db2'][6][flush]]['status'] == 'drift_runtime'
+    assert data['items'][rows['db2'][6][flush]]['configured']['file'] == '/etc/my.cnf'
+    assert rows['db3'][1] == 'error' and rows['db3'][6] == [] and 'unreachable' in data['strings'][rows['db3'][4]]
 
 
 def test_junit(report):

@@ -34,11 +34,16 @@ TABLE = [
     ('drift_runtime: below chunk x instances the chunk shrinks, no rounding up',
      dict(desired='64M', kind='size', runtime=str(128 << 20), startup=Startup('64M', FILE), dynamic=True,
           rounding=(128 << 20, 1)), v.DRIFT_RUNTIME, None),
-    ('ok but option files not readable from here',
-     dict(desired=0, kind='int', runtime='0', startup=UNAVAILABLE), v.OK, 'only the running value'),
-    ('drift_config: set at runtime, option files not read: says it is not known',
-     dict(desired=0, kind='int', runtime='0', startup=UNAVAILABLE, origin='DYNAMIC'), v.DRIFT_CONFIG,
+    ('ok: option files not readable from here, the server says the value came from one at startup',
+     dict(desired=0, kind='int', runtime='0', startup=UNAVAILABLE, origin='CONFIG'), v.OK, 'only the running value'),
+    ('startup_unknown: option files not read and no origin either',
+     dict(desired=0, kind='int', runtime='0', startup=UNAVAILABLE), v.STARTUP_UNKNOWN, 'only the running value'),
+    ('startup_unknown: set at runtime, option files not read: says it is not known (not drift)',
+     dict(desired=0, kind='int', runtime='0', startup=UNAVAILABLE, origin='DYNAMIC'), v.STARTUP_UNKNOWN,
      'whether a restart keeps it is not known'),
+    ('drift_runtime: option files not read, running value differs',
+     dict(desired=0, kind='int', runtime='2', startup=UNAVAILABLE, origin='DYNAMIC', dynamic=True),
+     v.DRIFT_RUNTIME, 'the server runs 2'),
     ('drift_runtime: running differs, nothing configured',
      dict(desired=0, kind='int', runtime='2', startup=Startup(default='1'), dynamic=True), v.DRIFT_RUNTIME,
      'the server runs 2'),
@@ -109,6 +114,9 @@ def test_summarize_counts_every_status_and_flags_drift():
     assert set(summary) == set(v.STATUSES)
     assert drift is False
     assert v.summarize({'a': {'status': 'pending_restart'}})[1] is True
+    # runtime matches, startup unknown: counted on its own, not drift
+    summary, drift = v.summarize({'a': {'status': 'startup_unknown'}, 'b': {'status': 'ok'}})
+    assert summary['startup_unknown'] == 1 and drift is False
 
 
 @pytest.mark.parametrize('settings', ['a=1', ['a'], 3, None])
@@ -116,3 +124,40 @@ def test_check_settings_refuses_non_dicts(settings):
     with pytest.raises(ValueError) as e:
         v.check_settings(settings)
     assert 'settings must be a dict' in str(e.value)
+
+
+# ---------------------------------------------------------------- the option-file state of an earlier per-host run
+NOW = v.parse_time('2026-11-25T16:00:00Z')
+CACHE = {'read_at': '2026-11-25T15:00:00Z', 'variables': {
+    'innodb_io_capacity': {'value': '300', 'source': '/etc/mysql/conf.d/x.cnf:2 [mysqld]', 'state': 'known'},
+    'innodb_flush_neighbors': {'value': None, 'source': None, 'state': 'known'}}}
+
+
+def test_cached_startup_gives_the_value_its_source_and_age():
+    startup, note = v.cached_startup(CACHE, 'innodb_io_capacity', NOW, 86400)
+    assert note is None and startup.state == 'known' and startup.value == '300'
+    assert startup.read_at == '2026-11-25T15:00:00Z' and startup.age == 3600
+    assert startup.source == '/etc/mysql/conf.d/x.cnf:2 [mysqld] (as the per-host run read it at 2026-11-25T15:00:00Z, 1h ago)'
+    # nothing sets it: a restart brings the default, so a value set at runtime is drift_config again
+    startup, note = v.cached_startup(CACHE, 'innodb_flush_neighbors', NOW, 86400)
+    startup.default = '1'
+    assert v.decide(0, 'int', '0', startup, True, origin='SQL')[0] == v.DRIFT_CONFIG
+    assert v.decide(300, 'int', '300', v.cached_startup(CACHE, 'innodb_io_capacity', NOW)[0], True,
+                    origin='SQL')[0] == v.OK
+
+
+@pytest.mark.parametrize('cache, name, fragment', [
+    (dict(CACHE, read_at='2026-11-24T15:00:00Z'), 'innodb_io_capacity', 'beyond the bound of 1h'),
+    (dict(CACHE, read_at='2026-11-25T17:00:00Z'), 'innodb_io_capacity', 'later than now'),
+    (dict(CACHE, read_at='yesterday'), 'innodb_io_capacity', 'no read_at time'),
+    (dict(CACHE, read_at='2026-11-25T15:00:00'), 'innodb_io_capacity', 'no read_at time'),   # no timezone
+    (CACHE, 'innodb_lru_scan_depth', 'did not read what a restart brings for innodb_lru_scan_depth'),
+    (['not', 'a', 'dict'], 'innodb_io_capacity', 'not a mapping'),
+])
+def test_cached_startup_refuses_stale_future_malformed_and_missing(cache, name, fragment):
+    startup, note = v.cached_startup(cache, name, NOW, 3600)
+    assert startup is None and fragment in note, note
+
+
+def test_no_cache_is_no_note():
+    assert v.cached_startup(None, 'x', NOW) == (None, None)

@@ -75,7 +75,7 @@ def test_pool_is_bounded_and_one_failure_is_that_hosts_error():
     assert sorted(results) == sorted(jobs)
     assert peak[0] <= 5
     assert results['h07'] == dict(failed=True, msg='RuntimeError: kaput')
-    assert fa.summarize(results) == dict(hosts=40, hosts_ok=38, hosts_drift=1, hosts_error=1)
+    assert fa.summarize(results) == dict(hosts=40, hosts_ok=38, hosts_startup_unknown=0, hosts_drift=1, hosts_error=1)
 
 
 def test_pool_with_no_jobs():

@@ -135,9 +135,14 @@ def test_embedded_data_is_escaped_for_any_string_parsed():
     parser.feed(page)
     parser.close()
     assert [s['id'] for s in parser.scripts] == ['verify-data', None]        # the data, then the page's script
-    assert json.loads(parser.scripts[0]['text']) == json.loads(json.dumps(report))
-    assert json.loads(parser.scripts[0]['text'])['hosts']['db1']['blockers'][0]['table'] == EVIL
-    assert parser.cells == 2
+    data = json.loads(parser.scripts[0]['text'])
+    assert data == json.loads(json.dumps(vr.page_data(report)))
+    # every string comes back as it was: the notes of the drifting cell, the host names
+    notes = data['items'][data['hosts'][0][6][0]]['notes']
+    assert notes == ['</script><script>document.title="pwned"</script>', EVIL, ']]><!-- & \u2028']
+    assert [h[0] for h in data['hosts']] == ['db1', 'db2'] and data['hosts'][0][5] == 'r'
+    # the upgrade blocker's table name is text of the page, escaped
+    assert '&lt;!--&lt;script&gt;' in page and parser.cells == 0     # cells are made by the page's script
 
 
 def test_the_page_renders_in_headless_chromium(tmp_path):
@@ -154,6 +159,7 @@ def test_the_page_renders_in_headless_chromium(tmp_path):
     dom = proc.stdout
     assert 'data-ready="true"' in dom, (proc.returncode, proc.stderr[-2000:], dom[-2000:])
     assert dom.count('class="hostrow"') == 2 and 'id="details"' in dom and 'class="legend"' in dom
+    assert dom.count('class="cell st-') == 2 and 'data-status="drift_runtime"' in dom
     assert '<title>InnoDB fleet verification</title>' in dom
 
 
@@ -255,3 +261,11 @@ def test_two_writers_at_once_leave_one_complete_current_set(tmp_path):
     assert 'generated %s' % generated in (tmp_path / 'verify.html').read_text(encoding='utf-8')
     assert [e for e in os.listdir(tmp_path / vr.SETS_DIR) if e.startswith(('set-', 'stage-'))] == \
         [os.readlink(tmp_path / vr.SETS_DIR / 'current')]
+
+
+@pytest.mark.parametrize('report', [evil_report(), {'format': 1, 'hosts': {}}, {}])
+def test_json_is_streamed_host_by_host_as_to_nice_json_writes_it(report):
+    pieces = list(vr.iter_json(report))
+    assert ''.join(pieces) == json.dumps(report, indent=2, sort_keys=True, separators=(',', ': ')) + '\n'
+    if report.get('hosts'):
+        assert len(pieces) >= len(report) + len(report['hosts'])      # one piece per host, not one string
