@@ -18,7 +18,8 @@
  * relay's own namespace. One process, one thread, epoll; bytes are copied once, never per byte.
  *
  * usage: delay_relay -d HALF_RTT_MS [-n NETNS_PATH] LISTEN_PORT=SERVER_IP:SERVER_PORT ...
- * Prints "ready" on stdout once every port listens; SIGTERM ends it. Counters on SIGTERM to stderr.
+ * Prints "ready" on stdout once every port listens; SIGTERM ends it, and its counters go to stderr
+ * (connections, the most open at once, chunks, bytes, failed).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -80,7 +81,7 @@ static int n_listen;
 static struct chunk *gq_head, *gq_tail;            /* chunks not yet due, in order */
 static struct conn *wait_head, *wait_tail;         /* accepted, server connection not opened yet */
 static volatile sig_atomic_t stop;
-static unsigned long long n_accepted, n_bytes, n_chunks, n_failed;
+static unsigned long long n_accepted, n_bytes, n_chunks, n_failed, n_open, n_peak;
 
 static int64_t now_ns(void)
 {
@@ -112,6 +113,7 @@ static void conn_close(struct conn *c)
     if (c->dead)
         return;
     c->dead = 1;
+    n_open--;
     for (i = 0; i < 2; i++)
         if (c->fd[i] >= 0) {
             close(c->fd[i]);
@@ -270,6 +272,8 @@ static void on_accept(int li)
         if (fd < 0)
             return;
         n_accepted++;
+        if (++n_open > n_peak)
+            n_peak = n_open;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         c = calloc(1, sizeof(*c));
         t = malloc(sizeof(*t));
@@ -459,7 +463,7 @@ int main(int argc, char **argv)
                 on_readable(c, t->side);
         }
     }
-    fprintf(stderr, "delay_relay: %llu connections, %llu chunks, %llu bytes relayed, %llu failed\n",
-            n_accepted, n_chunks, n_bytes, n_failed);
+    fprintf(stderr, "delay_relay: %llu connections, %llu at most at once, %llu chunks, %llu bytes relayed, %llu failed\n",
+            n_accepted, n_peak, n_chunks, n_bytes, n_failed);
     return 0;
 }

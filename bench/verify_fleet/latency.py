@@ -10,10 +10,12 @@ connect(), and every request/answer after that costs one more RTT than on the di
 
 Layout (N = DBFLEET_FLEET_NET, default 7; root only):
 
-    root namespace: veth dbd<N>h 10.233.N.1/30, route 100.<64+N%64>.0.0/16 via 10.233.N.2
-    namespace dbfleet<N>-delay: veth eth0 10.233.N.2/30, local route 100.<64+N%64>.0.0/16 dev lo
+    root namespace: veth dbd<N>h 10.233.N.1/30, route 100.<64+N%32>.0.0/16 via 10.233.N.2
+    namespace dbfleet<N>-delay: veth eth0 10.233.N.2/30, local route 100.<64+N%32>.0.0/16 dev lo
         (every address of the /16 is this namespace's): the relay's listening sockets, one port per
         lab server; the relay's connections to the servers (127.0.0.1) leave from the root namespace.
+    instance 1 (the integration test, beside a bench run): dbfleet<N>-delayt, veth dbd<N>t, 10.233.N.5/30,
+        100.<96+N%32>.0.0/16.
 
 Bench host i gets its own address (address(i)); the controller reaches it over a veth, with a non-loopback
 address, so the controller applies the rules of a remote server (TLS, no password to an unverified server).
@@ -22,6 +24,7 @@ address, so the controller applies the rules of a remote server (TLS, no passwor
 from __future__ import annotations
 
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -50,21 +53,25 @@ class DelayedPath(object):
 
     LISTEN_BASE = 33000
 
-    def __init__(self, rtt_ms, servers, work_dir):
-        """servers: [(name, ip, port)] of the lab's servers; work_dir: where the relay is built and logs."""
+    def __init__(self, rtt_ms, servers, work_dir, instance=0):
+        """servers: [(name, ip, port)] of the lab's servers; work_dir: where the relay is built and logs;
+        instance: 0 (the bench) or 1 (the integration test), two paths that can be up at once."""
+        if instance not in (0, 1):
+            raise ValueError('instance must be 0 or 1')
         net = _net()
         self.rtt_ms = float(rtt_ms)
         self.servers = list(servers)
         self.work_dir = work_dir
-        self.netns = 'dbfleet%d-delay' % net
-        self.veth = 'dbd%dh' % net
-        self.host_ip = '10.233.%d.1' % net
-        self.ns_ip = '10.233.%d.2' % net
-        self.second_octet = 64 + net % 64
+        self.netns = 'dbfleet%d-delay%s' % (net, '' if instance == 0 else 't')
+        self.veth = 'dbd%d%s' % (net, 'h' if instance == 0 else 't')
+        self.host_ip = '10.233.%d.%d' % (net, 1 + 4 * instance)
+        self.ns_ip = '10.233.%d.%d' % (net, 2 + 4 * instance)
+        self.second_octet = 64 + 32 * instance + net % 32
         self.prefix = '100.%d.0.0/16' % self.second_octet
         self.ports = dict((name, self.LISTEN_BASE + i) for i, (name, _ip, _port) in enumerate(self.servers))
         self.proc = None
         self.log_path = os.path.join(work_dir, 'delay_relay.log')
+        self.stats = None
 
     def address(self, i):
         """The address of bench host i (0-64515): its own, in the namespace's /16."""
@@ -124,6 +131,7 @@ class DelayedPath(object):
                 self.proc.wait()
             self.proc.stdout.close()
             self.proc = None
+            self.stats = relay_stats(self.log_path)
         self.down_network()
 
     def __enter__(self):
@@ -131,6 +139,19 @@ class DelayedPath(object):
 
     def __exit__(self, *exc):
         self.down()
+
+
+def relay_stats(log_path):
+    """The counters of the relay's last line: dict(connections, peak, chunks, bytes, failed), or None."""
+    try:
+        with open(log_path) as handle:
+            lines = [line for line in handle if line.startswith('delay_relay:')]
+    except OSError:
+        return None
+    numbers = re.findall(r'(\d+) ', lines[-1]) if lines else []
+    if len(numbers) < 5:
+        return None
+    return dict(zip(('connections', 'peak', 'chunks', 'bytes', 'failed'), (int(n) for n in numbers[:5])))
 
 
 def probe(address, port, count=20):

@@ -120,7 +120,10 @@ def main():
     parser.add_argument('--rtt', help='latency table: comma-separated round-trip times in ms (e.g. 1,20,100); '
                         'every host is reached through the delayed path (latency.py), arms ctl and B only')
     parser.add_argument('--pool', help='controller mode: verify_pool (default: the playbook\'s)')
+    parser.add_argument('--engine', help=argparse.SUPPRESS)     # the arm "engine" of the latency table
     args = parser.parse_args()
+    if args.engine:
+        return engine_only(args.engine, args.pool)
     if args.rtt:
         return latency_table(args)
     if not os.path.exists(LAB_INVENTORY):
@@ -286,7 +289,7 @@ def run_sampled(cmd, env):
 def delayed_inventory(path, lab, top, current, hosts, ca):
     """The bench inventory with every host at its own address of the delayed path (group per lab server)."""
     names = sorted(lab)
-    inventory = {'all': {'vars': dict(top), 'children': {}}}
+    inventory = {'all': {'vars': dict(top, bench_ca_cert=ca), 'children': {}}}
     for target in names:
         hv = lab[target]
         group = dict(dbfleet_login_user=hv['dbfleet_login_user'], dbfleet_login_password=hv['dbfleet_login_password'],
@@ -327,13 +330,13 @@ def latency_table(args):
                ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
                ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_FORKS=str(args.forks))
     playbook = os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook')
-    arms = [a.strip() for a in args.arms.split(',') if a.strip() in ('audit', 'ctl', 'B')] or ['audit', 'ctl']
+    arms = [a.strip() for a in args.arms.split(',') if a.strip() in ('engine', 'ctl', 'B')] or ['engine', 'ctl']
     servers = [(name, '127.0.0.1', int(lab[name]['dbfleet_login_port'])) for name in sorted(lab)]
     print('hosts=%d (on %d lab servers, each host its own address through the delayed path) settings=10 '
           'forks=%d cores=%d arms=%s' % (args.hosts, len(lab), args.forks, os.cpu_count(), ','.join(arms)))
     print('| RTT | probe: greeting / request | hosts | arm | wall | controller CPU | controller peak RSS | '
-          'relay CPU | verdicts |')
-    print('|---|---|---|---|---|---|---|---|---|')
+          'server CPU | relay CPU | verdicts |')
+    print('|---|---|---|---|---|---|---|---|---|---|')
     rows = []
     # Thousands of inventory names share four servers here (in a fleet each has its own): the servers take
     # as many connections as the controller opens for the run, and get their own value back at the end.
@@ -344,7 +347,7 @@ def latency_table(args):
         set_max_connections(lab, limits)
     for rtt in sorted(set(r[0] for r in rows)):
         by = dict((r[1], r) for r in rows if r[0] == rtt)
-        for arm in ('audit', 'ctl'):
+        for arm in ('engine', 'ctl'):
             if 'B' in by and arm in by:
                 print('%g ms: B/%s wall %.1fx, controller CPU %.1fx, peak RSS %.1fx'
                       % (rtt, arm, by['B'][2] / by[arm][2], by['B'][3] / by[arm][3], by['B'][4] / float(by[arm][4])))
@@ -352,6 +355,31 @@ def latency_table(args):
 
 
 BENCH_MAX_CONNECTIONS = 2000
+
+
+def engine_only(inv_path, pool):
+    """The arm "engine": the controller audit's engine alone (verify_fleet.run_pool over audit_host, as the
+    action runs it, the login of each host as the bench inventory gives it), no Ansible and no report."""
+    sys.path.insert(0, os.path.join(ROOT, '.collections'))
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_fleet
+    with open(inv_path) as handle:
+        inventory = yaml.safe_load(handle)
+    ca = inventory['all']['vars']['bench_ca_cert']
+    jobs = {}
+    for group in inventory['all']['children'].values():
+        gv = group['vars']
+        for name, hv in group['hosts'].items():
+            params = dict(login_user=gv['dbfleet_login_user'], login_password=gv['dbfleet_login_password'],
+                          login_host=hv['dbfleet_login_host'], login_port=gv['dbfleet_login_port'],
+                          login_ssl_mode=gv['dbfleet_login_ssl_mode'], ca_cert=ca, config_file=None)
+            jobs[name] = (params, hv.get('verify_extra_settings') or gv['verify_extra_settings'])
+    size, error = verify_fleet.pool_size(int(pool) if pool else None, len(jobs))
+    if error:
+        raise SystemExit(error)
+    results = verify_fleet.run_pool(jobs, lambda job: verify_fleet.audit_host(job[0], job[1]), size)
+    summary = verify_fleet.summarize(results)
+    print('engine: %d ok, %d drift, %d error, pool %d' % (summary['hosts_ok'], summary['hosts_drift'],
+                                                          summary['hosts_error'], size))
 
 
 def set_max_connections(lab, values):
@@ -386,29 +414,27 @@ def latency_rows(args, lab, top, current, ca, tmp, env, playbook, arms, servers,
                     if args.pool:
                         extra['verify_pool'] = int(args.pool)
                     cmd = [playbook, '-i', inv_path, os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e', json.dumps(extra)]
-                elif arm == 'audit':
-                    extra = {'bench_ca_cert': ca}
-                    if args.pool:
-                        extra['bench_pool'] = int(args.pool)
-                    cmd = [playbook, '-i', inv_path, os.path.join(HERE, 'controller_audit.yml'), '-e', json.dumps(extra)]
+                elif arm == 'engine':
+                    cmd = [sys.executable, os.path.abspath(__file__), '--engine', inv_path] + (
+                        ['--pool', str(args.pool)] if args.pool else [])
                 else:
                     cmd = [playbook, '-i', inv_path, os.path.join(HERE, 'mysql_info.yml'), '-e',
                            json.dumps({'bench_ca_cert': ca})]
-                relay0 = path.relay_cpu()
+                relay0, server0 = path.relay_cpu(), server_cpu(lab)
                 wall, cpu, peak, out = run_sampled(cmd, env)
-                relay = path.relay_cpu() - relay0
+                relay, server = path.relay_cpu() - relay0, server_cpu(lab) - server0
                 if arm == 'ctl':
                     verdicts = report_counts(reports)
-                elif arm == 'audit':
-                    found = re.search(r'audit: (.*?pool \d+)', out)
+                elif arm == 'engine':
+                    found = re.search(r'engine: (.*)', out)
                     verdicts = found.group(1) if found else '?'
                 else:
                     found = re.search(r'baseline: (\d+) hosts with drift', out)
                     verdicts = '%s drift' % (found.group(1) if found else '?')
                 rows.append((rtt, arm, wall, cpu, peak))
-                print('| %g ms | %.1f / %.1f ms | %d | %s | %.1f s | %.1f s | %d MiB | %.2f s | %s |'
+                print('| %g ms | %.1f / %.1f ms | %d | %s | %.1f s | %.1f s | %d MiB | %.1f s | %.2f s | %s |'
                       % (rtt, probe['greeting_ms'], probe['request_ms'], args.hosts, arm, wall, cpu,
-                         peak // (1024 * 1024), relay, verdicts), flush=True)
+                         peak // (1024 * 1024), server, relay, verdicts), flush=True)
 
 
 if __name__ == '__main__':

@@ -363,8 +363,8 @@ def test_the_controller_capacity_is_its_lowest_bound(limits, held, bound):
     (None, 10000, dict(LIMITS, files=300), 300 - 40 - fa.FILES_RESERVED, None),
     (2000, 10000, LIMITS, 2000, None),                          # explicit: beyond AUTO_POOL when it fits
     (2000, 10, LIMITS, 10, None),
-    (5000, 10000, dict(LIMITS, files=1024), 0, 'pool 5000 is more hosts at once than this controller can hold: '
-                                                'at most 920 (open files: ulimit -n 1024, 40 open)'),
+    (5000, 10000, dict(LIMITS, files=1024), 0,
+     'pool 5000 is more hosts at once than this controller can hold: at most 920 (open files: ulimit -n 1024, 40 open)'),
     (None, 10, dict(LIMITS, files=100), 0, 'the controller cannot hold one more connection (open files'),
 ])
 def test_pool_size(pool, hosts, limits, size, error):
