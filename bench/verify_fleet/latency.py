@@ -161,7 +161,7 @@ def probe(address, port, count=20):
     handshake, then the greeting) and the time of one more request/answer (1 RTT: a COM_PING sent before
     logging in, which the server answers with an error packet and the close). Returns dict of medians in ms."""
     greet, ping = [], []
-    for _ in range(count):
+    for _probe in range(count):
         start = time.monotonic()
         sock = socket.create_connection((address, port), timeout=10)
         try:

@@ -335,8 +335,8 @@ def latency_table(args):
     print('hosts=%d (on %d lab servers, each host its own address through the delayed path) settings=10 '
           'forks=%d cores=%d arms=%s' % (args.hosts, len(lab), args.forks, os.cpu_count(), ','.join(arms)))
     print('| RTT | probe: greeting / request | hosts | arm | wall | controller CPU | controller peak RSS | '
-          'server CPU | relay CPU | verdicts |')
-    print('|---|---|---|---|---|---|---|---|---|---|')
+          'server CPU | relay CPU | load | verdicts |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|')
     rows = []
     # Thousands of inventory names share four servers here (in a fleet each has its own): the servers take
     # as many connections as the controller opens for the run, and get their own value back at the end.
@@ -423,6 +423,8 @@ def latency_rows(args, lab, top, current, ca, tmp, env, playbook, arms, servers,
                 relay0, server0 = path.relay_cpu(), server_cpu(lab)
                 wall, cpu, peak, out = run_sampled(cmd, env)
                 relay, server = path.relay_cpu() - relay0, server_cpu(lab) - server0
+                with open('/proc/loadavg') as handle:
+                    load = handle.read().split()[0]
                 if arm == 'ctl':
                     verdicts = report_counts(reports)
                 elif arm == 'engine':
@@ -432,9 +434,9 @@ def latency_rows(args, lab, top, current, ca, tmp, env, playbook, arms, servers,
                     found = re.search(r'baseline: (\d+) hosts with drift', out)
                     verdicts = '%s drift' % (found.group(1) if found else '?')
                 rows.append((rtt, arm, wall, cpu, peak))
-                print('| %g ms | %.1f / %.1f ms | %d | %s | %.1f s | %.1f s | %d MiB | %.1f s | %.2f s | %s |'
+                print('| %g ms | %.1f / %.1f ms | %d | %s | %.1f s | %.1f s | %d MiB | %.1f s | %.2f s | %s | %s |'
                       % (rtt, probe['greeting_ms'], probe['request_ms'], args.hosts, arm, wall, cpu,
-                         peak // (1024 * 1024), server, relay, verdicts), flush=True)
+                         peak // (1024 * 1024), server, relay, load, verdicts), flush=True)
 
 
 if __name__ == '__main__':
