@@ -400,7 +400,8 @@ def set_max_connections(lab, values):
 
 def latency_rows(args, lab, top, current, ca, tmp, env, playbook, arms, servers, rows):
     for rtt in [float(x) for x in args.rtt.split(',')]:
-        with latency.DelayedPath(rtt, servers, tmp) as path:
+        # DBFLEET_BENCH_DELAY_INSTANCE=1: the second path (latency.py), for a row beside a run on the first
+        with latency.DelayedPath(rtt, servers, tmp, int(os.environ.get('DBFLEET_BENCH_DELAY_INSTANCE', '0'))) as path:
             probe = latency.probe(path.address(0), path.ports[servers[0][0]], 10)
             inventory = delayed_inventory(path, lab, top, current, args.hosts, ca)
             inv_path = os.path.join(tmp, 'hosts-%g.yml' % rtt)
