@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.join(ROOT, 'lab'))
 from dbfleet_lab.inventory import hosts_in  # noqa: E402
 
 import pt_config_diff  # noqa: E402  (beside this file)
+import latency  # noqa: E402  (beside this file)
 
 LAB_INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
 SETTINGS = {
@@ -116,7 +117,15 @@ def main():
     parser.add_argument('--rounds', type=int, default=1)
     parser.add_argument('--forks', type=int, default=10)
     parser.add_argument('--arms', default='A,B,P,C,ctl', help='comma-separated arms to run (A, B, P, C, ctl)')
+    parser.add_argument('--rtt', help='latency table: comma-separated round-trip times in ms (e.g. 1,20,100); '
+                        'every host is reached through the delayed path (latency.py), arms ctl and B only')
+    parser.add_argument('--pool', help='controller mode: verify_pool (default: the playbook\'s)')
+    parser.add_argument('--engine', help=argparse.SUPPRESS)     # the arm "engine" of the latency table
     args = parser.parse_args()
+    if args.engine:
+        return engine_only(args.engine, args.pool)
+    if args.rtt:
+        return latency_table(args)
     if not os.path.exists(LAB_INVENTORY):
         raise SystemExit('the lab is not up: make lab-up')
     lab, top = lab_hosts()
@@ -211,6 +220,224 @@ def main():
         print('controller mode vs pt-config-diff per host: wall P/ctl = %.1fx, CPU P/ctl = %.1fx'
               % (mean(by_arm['P'], 2) / mean(by_arm['ctl'], 2), mean(by_arm['P'], 3) / mean(by_arm['ctl'], 3)))
     print('files: %s' % tmp)
+
+
+# ---------------------------------------------------------------- the latency table
+# How each lab server is logged in to from the controller over the delayed path, as its TLS allows:
+# verified against the lab CA where the server has a certificate of it (the names in it are the lab's, not
+# the bench addresses: verify_ca), unverified TLS chosen explicitly for MySQL 9.7's self-signed certificate,
+# and no TLS for MariaDB 10.11, which offers none.
+BENCH_TLS = {'mysql80': 'verify_ca', 'mariadb118': 'verify_ca', 'mysql97': 'required', 'mariadb1011': 'disabled'}
+
+
+class TreeSampler(object):
+    """Peak resident memory (sum over the process and its descendants), sampled every 0.1 s."""
+
+    def __init__(self, pid):
+        import threading
+        self.pid, self.peak, self._stop = pid, 0, threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _tree(self):
+        children, rss = {}, {}
+        page = os.sysconf('SC_PAGE_SIZE')
+        for entry in os.listdir('/proc'):
+            if not entry.isdigit():
+                continue
+            try:
+                with open('/proc/%s/stat' % entry) as handle:
+                    fields = handle.read().rsplit(')', 1)[1].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(entry))
+            rss[int(entry)] = int(fields[21]) * page
+        total, todo = 0, [self.pid]
+        while todo:
+            pid = todo.pop()
+            total += rss.get(pid, 0)
+            todo.extend(children.get(pid, ()))
+        return total
+
+    def _loop(self):
+        while not self._stop.wait(0.1):
+            self.peak = max(self.peak, self._tree())
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+def run_sampled(cmd, env):
+    """(wall s, CPU s of the process tree, peak tree RSS bytes, stdout) of one command."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sampler = TreeSampler(proc.pid)
+    out, err = proc.communicate()
+    peak = sampler.stop()
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode != 0:
+        sys.stderr.write(out[-4000:] + err[-4000:])
+        raise SystemExit('command failed: %s' % ' '.join(cmd[:3]))
+    return wall, cpu, peak, out
+
+
+def delayed_inventory(path, lab, top, current, hosts, ca):
+    """The bench inventory with every host at its own address of the delayed path (group per lab server)."""
+    names = sorted(lab)
+    inventory = {'all': {'vars': dict(top, bench_ca_cert=ca), 'children': {}}}
+    for target in names:
+        hv = lab[target]
+        group = dict(dbfleet_login_user=hv['dbfleet_login_user'], dbfleet_login_password=hv['dbfleet_login_password'],
+                     dbfleet_login_port=path.ports[target], dbfleet_login_ssl_mode=BENCH_TLS[target],
+                     verify_extra_settings=dict((k, current[target].get(k)) for k in SETTINGS
+                                                if current[target].get(k) is not None))
+        inventory['all']['children']['on_' + target] = {'vars': group, 'hosts': {}}
+    for i in range(hosts):
+        target = names[i % len(names)]
+        group = inventory['all']['children']['on_' + target]
+        hv = dict(ansible_host=path.address(i), dbfleet_login_host=path.address(i))
+        if i % 10 == 0:
+            wanted = dict(group['vars']['verify_extra_settings'])
+            wanted['innodb_io_capacity'] = int(wanted['innodb_io_capacity']) + 1
+            hv['verify_extra_settings'] = wanted
+        group['hosts']['h%05d-%s' % (i, target)] = hv
+    return inventory
+
+
+def report_counts(directory):
+    with open(os.path.join(directory, 'verify.json')) as handle:
+        summary = json.load(handle)['summary']
+    return '%d ok, %d drift, %d error' % (summary['hosts_ok'], summary['hosts_drift'], summary['hosts_error'])
+
+
+def latency_table(args):
+    """One run per row: for each RTT, the delayed path up, then the arms (ctl; B at --hosts too if asked)."""
+    if not os.path.exists(LAB_INVENTORY):
+        raise SystemExit('the lab is not up: make lab-up')
+    lab, top = lab_hosts()
+    lab = dict((k, v) for k, v in lab.items() if k in BENCH_TLS)
+    if sorted(lab) != sorted(BENCH_TLS):
+        raise SystemExit('the latency table needs the lab servers %s up (make lab-up)' % ', '.join(sorted(BENCH_TLS)))
+    ca = next(hv['dbfleet_lab_tls_ca'] for hv in lab.values() if hv.get('dbfleet_lab_tls_ca'))
+    current = desired_values(lab)
+    tmp = tempfile.mkdtemp(prefix='bench-verify-fleet-rtt-')
+    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
+               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_FORKS=str(args.forks))
+    playbook = os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook')
+    arms = [a.strip() for a in args.arms.split(',') if a.strip() in ('engine', 'ctl', 'B')] or ['engine', 'ctl']
+    servers = [(name, '127.0.0.1', int(lab[name]['dbfleet_login_port'])) for name in sorted(lab)]
+    print('hosts=%d (on %d lab servers, each host its own address through the delayed path) settings=10 '
+          'forks=%d cores=%d arms=%s' % (args.hosts, len(lab), args.forks, os.cpu_count(), ','.join(arms)))
+    print('| RTT | probe: greeting / request | hosts | arm | wall | controller CPU | controller peak RSS | '
+          'server CPU | relay CPU | load | verdicts |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|')
+    rows = []
+    # Thousands of inventory names share four servers here (in a fleet each has its own): the servers take
+    # as many connections as the controller opens for the run, and get their own value back at the end.
+    limits = set_max_connections(lab, BENCH_MAX_CONNECTIONS)
+    try:
+        latency_rows(args, lab, top, current, ca, tmp, env, playbook, arms, servers, rows)
+    finally:
+        set_max_connections(lab, limits)
+    for rtt in sorted(set(r[0] for r in rows)):
+        by = dict((r[1], r) for r in rows if r[0] == rtt)
+        for arm in ('engine', 'ctl'):
+            if 'B' in by and arm in by:
+                print('%g ms: B/%s wall %.1fx, controller CPU %.1fx, peak RSS %.1fx'
+                      % (rtt, arm, by['B'][2] / by[arm][2], by['B'][3] / by[arm][3], by['B'][4] / float(by[arm][4])))
+    print('files: %s' % tmp)
+
+
+BENCH_MAX_CONNECTIONS = 2000
+
+
+def engine_only(inv_path, pool):
+    """The arm "engine": the controller audit's engine alone (verify_fleet.run_pool over audit_host, as the
+    action runs it, the login of each host as the bench inventory gives it), no Ansible and no report."""
+    sys.path.insert(0, os.path.join(ROOT, '.collections'))
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_fleet
+    with open(inv_path) as handle:
+        inventory = yaml.safe_load(handle)
+    ca = inventory['all']['vars']['bench_ca_cert']
+    jobs = {}
+    for group in inventory['all']['children'].values():
+        gv = group['vars']
+        for name, hv in group['hosts'].items():
+            params = dict(login_user=gv['dbfleet_login_user'], login_password=gv['dbfleet_login_password'],
+                          login_host=hv['dbfleet_login_host'], login_port=gv['dbfleet_login_port'],
+                          login_ssl_mode=gv['dbfleet_login_ssl_mode'], ca_cert=ca, config_file=None)
+            jobs[name] = (params, hv.get('verify_extra_settings') or gv['verify_extra_settings'])
+    size, error = verify_fleet.pool_size(int(pool) if pool else None, len(jobs))
+    if error:
+        raise SystemExit(error)
+    results = verify_fleet.run_pool(jobs, lambda job: verify_fleet.audit_host(job[0], job[1]), size)
+    summary = verify_fleet.summarize(results)
+    print('engine: %d ok, %d drift, %d error, pool %d' % (summary['hosts_ok'], summary['hosts_drift'],
+                                                          summary['hosts_error'], size))
+
+
+def set_max_connections(lab, values):
+    """SET GLOBAL max_connections on each lab server (values: one number, or {server: number}); the old values."""
+    sys.path.insert(0, os.path.join(ROOT, '.collections'))
+    import pymysql
+    old = {}
+    for name, hv in lab.items():
+        conn = pymysql.connect(host=hv['dbfleet_login_host'], port=int(hv['dbfleet_login_port']),
+                               user=hv['dbfleet_login_user'], password=hv['dbfleet_login_password'])
+        with conn.cursor() as cur:
+            cur.execute('SELECT @@GLOBAL.max_connections')
+            old[name] = int(cur.fetchone()[0])
+            cur.execute('SET GLOBAL max_connections = %d' % int(values[name] if isinstance(values, dict) else values))
+        conn.close()
+    return old
+
+
+def latency_rows(args, lab, top, current, ca, tmp, env, playbook, arms, servers, rows):
+    for rtt in [float(x) for x in args.rtt.split(',')]:
+        # DBFLEET_BENCH_DELAY_INSTANCE=1: the second path (latency.py), for a row beside a run on the first
+        with latency.DelayedPath(rtt, servers, tmp, int(os.environ.get('DBFLEET_BENCH_DELAY_INSTANCE', '0'))) as path:
+            probe = latency.probe(path.address(0), path.ports[servers[0][0]], 10)
+            inventory = delayed_inventory(path, lab, top, current, args.hosts, ca)
+            inv_path = os.path.join(tmp, 'hosts-%g.yml' % rtt)
+            with open(inv_path, 'w') as handle:
+                yaml.safe_dump(inventory, handle)
+            for arm in arms:
+                reports = os.path.join(tmp, 'reports-%s-%g' % (arm, rtt))
+                if arm == 'ctl':
+                    extra = {'verify_desired_from': [], 'verify_mode': 'controller', 'verify_report_dir': reports,
+                             'verify_controller_ca_cert': ca}
+                    if args.pool:
+                        extra['verify_pool'] = int(args.pool)
+                    cmd = [playbook, '-i', inv_path, os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e', json.dumps(extra)]
+                elif arm == 'engine':
+                    cmd = [sys.executable, os.path.abspath(__file__), '--engine', inv_path] + (
+                        ['--pool', str(args.pool)] if args.pool else [])
+                else:
+                    cmd = [playbook, '-i', inv_path, os.path.join(HERE, 'mysql_info.yml'), '-e',
+                           json.dumps({'bench_ca_cert': ca})]
+                relay0, server0 = path.relay_cpu(), server_cpu(lab)
+                wall, cpu, peak, out = run_sampled(cmd, env)
+                relay, server = path.relay_cpu() - relay0, server_cpu(lab) - server0
+                with open('/proc/loadavg') as handle:
+                    load = handle.read().split()[0]
+                if arm == 'ctl':
+                    verdicts = report_counts(reports)
+                elif arm == 'engine':
+                    found = re.search(r'engine: (.*)', out)
+                    verdicts = found.group(1) if found else '?'
+                else:
+                    found = re.search(r'baseline: (\d+) hosts with drift', out)
+                    verdicts = '%s drift' % (found.group(1) if found else '?')
+                rows.append((rtt, arm, wall, cpu, peak))
+                print('| %g ms | %.1f / %.1f ms | %d | %s | %.1f s | %.1f s | %d MiB | %.1f s | %.2f s | %s | %s |'
+                      % (rtt, probe['greeting_ms'], probe['request_ms'], args.hosts, arm, wall, cpu,
+                         peak // (1024 * 1024), server, relay, load, verdicts), flush=True)
 
 
 if __name__ == '__main__':

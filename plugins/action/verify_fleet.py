@@ -6,7 +6,7 @@
 No module goes to any host. For each host of `hosts`, the login comes from that host's own inventory
 variables through the collection's one login path (plugin_utils/login.py, connection.login_args_from_host),
 and only the variables the audit needs are templated (the login ones, ansible_host, the roles' inputs and
-the settings variable). The audits run in a bounded thread pool (plugins/module_utils/verify_fleet.py).
+the settings variable). The audits run in a pool of threads sized by what the controller can hold (plugins/module_utils/verify_fleet.py).
 """
 
 from __future__ import annotations
@@ -68,6 +68,9 @@ class ActionModule(ActionBase):
         limits = verify_fleet.check_limits(args['pool'], args['timeout'], args['deadline'])
         if limits:
             raise AnsibleActionFail('verify_fleet: %s' % '; '.join(limits))
+        args['pool'], error = verify_fleet.pool_size(args['pool'], len(args['hosts']))
+        if error:
+            raise AnsibleActionFail('verify_fleet: %s' % error)
         bad = sorted(str(k) for k in args['role_hosts'] if k not in desired.ROLES)
         if bad:
             raise AnsibleActionFail('verify_fleet: role_hosts names roles %s; the roles are %s'
@@ -169,7 +172,7 @@ class ActionModule(ActionBase):
         secrets = set(str(job['params']['login_password']) for job in jobs.values()
                       if job['params'].get('login_password'))
         results = report_utils.mask_login_secrets(results, secrets)
-        result.update(changed=False, summary=verify_fleet.summarize(results))
+        result.update(changed=False, summary=verify_fleet.summarize(results), pool=args['pool'])
         if not args['report_dir']:
             result['hosts'] = results
             return result

@@ -18,6 +18,10 @@ them to one connection.
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import os
+import resource
 import socket
 import threading
 import time
@@ -29,11 +33,21 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 
 _DB_ERRORS = (connection.pymysql.err.MySQLError,) if connection.pymysql is not None else ()
 
-DEFAULT_POOL = 32
 DEFAULT_TIMEOUT = 10
-# Each host of the pool holds a thread, a socket and a connection on its server; beyond this the controller
-# spends its time switching threads, and a typo (3200 for 32) would open thousands of connections at once.
-MAX_POOL = 256
+# Hosts in flight when `pool` is not given: as many as the controller can hold (controller_capacity()), at
+# most AUTO_POOL. A host's exchange is 10-13 round trips (TCP, greeting, TLS, authentication, five queries:
+# 1.3 s at 100 ms RTT) and costs the controller 6-9 ms of CPU, so about 150 hosts a second per core: more
+# than ~500 in flight adds only waiting in the controller, which counts against each host's deadline
+# (Little's law; bench/verify_fleet/README.md has the measurements).
+AUTO_POOL = 512
+DEFAULT_POOL = None
+# An explicit pool is checked against this range first, then against what the controller can hold.
+MAX_POOL = 65536
+# Each host in flight holds a thread, a socket (one file descriptor) and its answers in memory (about
+# 0.17 MiB measured at 256 in flight; counted three times over) and a connection on its server.
+FILES_RESERVED = 64
+MEMORY_PER_HOST = 512 * 1024
+THREADS_RESERVED = 32
 MAX_TIMEOUT = 3600
 # The whole exchange with one host (connect, TLS, authentication, every query) ends by this many seconds.
 DEFAULT_DEADLINE = 60
@@ -90,13 +104,129 @@ def controller_login(params, host_vars, host_name):
 
 
 def check_limits(pool, timeout, deadline):
-    """Error messages for a pool size, a per-read timeout and a per-host deadline out of their ranges."""
+    """Error messages for a pool size, a per-read timeout and a per-host deadline out of their ranges.
+
+    pool None: as many hosts at once as the controller can hold (pool_size())."""
     errors = []
     for name, value, high in (('pool', pool, MAX_POOL), ('timeout', timeout, MAX_TIMEOUT),
                               ('deadline', deadline, MAX_TIMEOUT)):
+        if name == 'pool' and value is None:
+            continue
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= high:
             errors.append('%s must be 1-%d; got %r' % (name, high, value))
     return errors
+
+
+def _read_number(path, field=None):
+    try:
+        with open(path) as handle:
+            if field is None:
+                return int(handle.read().split()[0])
+            for line in handle:
+                if line.startswith(field + ':'):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def controller_limits():
+    """What this controller process can hold: dict(files, files_open, memory, threads, threads_running).
+
+    files: the soft limit of open files (ulimit -n); memory: MemAvailable of /proc/meminfo (bytes); threads:
+    the soft limit of processes and threads (ulimit -u) or the kernel's threads-max, the lower; None where
+    not known (no limit)."""
+    def soft(limit):
+        value = resource.getrlimit(limit)[0]
+        return None if value == resource.RLIM_INFINITY else value
+
+    try:
+        files_open = len(os.listdir('/proc/self/fd'))
+    except OSError:
+        files_open = 16
+    threads = [t for t in (soft(resource.RLIMIT_NPROC), _read_number('/proc/sys/kernel/threads-max')) if t]
+    return dict(files=soft(resource.RLIMIT_NOFILE), files_open=files_open,
+                memory=_read_number('/proc/meminfo', 'MemAvailable'),
+                threads=min(threads) if threads else None, threads_running=threading.active_count())
+
+
+def controller_capacity(limits):
+    """(hosts, reason): how many hosts the controller can have in flight, and what bounds it.
+
+    One file descriptor and one thread per host in flight, MEMORY_PER_HOST of half the available memory;
+    FILES_RESERVED descriptors and THREADS_RESERVED threads are left to the rest of the controller."""
+    bounds = []
+    if limits.get('files') is not None:
+        bounds.append((limits['files'] - limits.get('files_open', 0) - FILES_RESERVED,
+                       'open files: ulimit -n %d, %d open' % (limits['files'], limits.get('files_open', 0))))
+    if limits.get('memory') is not None:
+        bounds.append((limits['memory'] // 2 // MEMORY_PER_HOST,
+                       'memory: %d MiB available, %d KiB per host in flight counted against half of it'
+                       % (limits['memory'] // (1 << 20), MEMORY_PER_HOST // 1024)))
+    if limits.get('threads') is not None:
+        bounds.append((limits['threads'] - limits.get('threads_running', 0) - THREADS_RESERVED,
+                       'threads: at most %d, %d running' % (limits['threads'], limits.get('threads_running', 0))))
+    if not bounds:
+        return MAX_POOL, 'no limit known'
+    hosts, reason = min(bounds)
+    return max(0, hosts), reason
+
+
+def pool_size(pool, hosts, limits=None):
+    """(size, error): how many of `hosts` hosts to audit at once.
+
+    pool None: min(what the controller can hold, AUTO_POOL, hosts). An explicit pool beyond what the
+    controller can hold is an error naming the bound (nothing is read); otherwise min(pool, hosts)."""
+    held, reason = controller_capacity(controller_limits() if limits is None else limits)
+    if held < 1:
+        return 0, 'the controller cannot hold one more connection (%s)' % reason
+    if pool is None:
+        return max(1, min(held, AUTO_POOL, hosts)), None
+    if pool > held:
+        return 0, ('pool %d is more hosts at once than this controller can hold: at most %d (%s); lower pool, '
+                   'or leave it unset' % (pool, held, reason))
+    return max(1, min(pool, hosts)), None
+
+
+class _Watch(object):
+    """One thread for every host's deadline: a heap of (due, seq, Deadline), woken when the earliest is due.
+
+    A thread per host (threading.Timer) doubled the controller's threads for a large pool; this one thread
+    expires each Deadline at its time, however many hosts are in flight."""
+
+    def __init__(self):
+        self._heap = []
+        self._seq = itertools.count()
+        self._cond = threading.Condition()
+        self._thread = None
+        self._pid = None
+
+    def add(self, deadline, due):
+        with self._cond:
+            if self._thread is None or not self._thread.is_alive() or self._pid != os.getpid():
+                self._heap = [entry for entry in self._heap if not entry[2].cancelled]
+                self._thread = threading.Thread(target=self._run, name='verify_fleet-deadlines', daemon=True)
+                self._pid = os.getpid()
+                self._thread.start()
+            heapq.heappush(self._heap, (due, next(self._seq), deadline))
+            if self._heap[0][2] is deadline:
+                self._cond.notify()
+
+    def _run(self):
+        while True:
+            with self._cond:
+                while True:
+                    while self._heap and self._heap[0][2].cancelled:
+                        heapq.heappop(self._heap)
+                    wait = self._heap[0][0] - time.monotonic() if self._heap else None
+                    if wait is not None and wait <= 0:
+                        deadline = heapq.heappop(self._heap)[2]
+                        break
+                    self._cond.wait(wait)
+            deadline._expire()        # outside the lock: shutting a socket down may take a moment
+
+
+_WATCH = _Watch()
 
 
 class Deadline(object):
@@ -104,22 +234,22 @@ class Deadline(object):
 
     A server that trickles a byte every few seconds never trips a per-read timeout; shutting the socket
     down wakes whatever read (TCP connect, TLS handshake, authentication, query) is waiting on it, and
-    every later read of the connection fails at once (_Connection._read_bytes)."""
+    every later read of the connection fails at once (_Connection._read_packet). One thread (_Watch) keeps
+    every host's deadline."""
 
     def __init__(self, seconds):
         self.seconds = seconds
         self.expired = False
+        self.cancelled = False
         self._conn = None
         self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
 
     def start(self):
-        self._timer.start()
+        _WATCH.add(self, time.monotonic() + self.seconds)
         return self
 
     def cancel(self):
-        self._timer.cancel()
+        self.cancelled = True
 
     def attach(self, conn):
         with self._lock:
@@ -130,6 +260,8 @@ class Deadline(object):
 
     def _expire(self):
         with self._lock:
+            if self.cancelled:
+                return
             self.expired = True
             conn = self._conn
         if conn is not None:
@@ -150,12 +282,123 @@ def _shutdown(conn):
         pass
 
 
+_MAX_PACKET = 0xffffff
+
+
+def read_rows(read, seq, converters, on_end):
+    """The rows of a text-protocol result set read with read(n) (a buffered reader's read), and the next seq id.
+
+    What PyMySQL's MySQLResult._read_rowdata_packet does, without a packet object, two method calls and
+    a length-coded read per value: at ~650 rows of SHOW GLOBAL VARIABLES per host that was a third of the
+    controller's CPU per host. Values are decoded and converted as PyMySQL does (converters: its
+    (encoding, converter) per column). on_end(payload) is called with a packet that starts with 0xfe and
+    returns True when it ends the result (PyMySQL's EOF check); an error packet (0xff) or a packet of another
+    sequence number is returned as ('error', payload, seq) / ('sequence', number, seq) for the caller to raise
+    as PyMySQL would. A short read raises EOFError."""
+    rows = []
+    append = rows.append
+    while True:
+        header = read(4)
+        if len(header) < 4:
+            raise EOFError()
+        length = header[0] | header[1] << 8 | header[2] << 16
+        if header[3] != seq:
+            return rows, ('sequence', header[3], seq)
+        seq = (seq + 1) & 0xff
+        data = read(length)
+        if len(data) < length:
+            raise EOFError()
+        while length == _MAX_PACKET:        # a row of 16 MiB or more continues in the next packets
+            header = read(4)
+            if len(header) < 4:
+                raise EOFError()
+            length = header[0] | header[1] << 8 | header[2] << 16
+            if header[3] != seq:
+                return rows, ('sequence', header[3], seq)
+            seq = (seq + 1) & 0xff
+            more = read(length)
+            if len(more) < length:
+                raise EOFError()
+            data += more
+        first = data[0] if data else 0
+        if first == 0xff:
+            return rows, ('error', data, seq)
+        if first == 0xfe and on_end(data):
+            return rows, ('end', None, seq)
+        row = []
+        pos, size = 0, len(data)
+        for encoding, converter in converters:
+            if pos >= size:                 # no more columns in this row (as PyMySQL)
+                break
+            c = data[pos]
+            if c < 0xfb:
+                pos += 1
+                n = c
+            elif c == 0xfb:
+                row.append(None)
+                pos += 1
+                continue
+            elif c == 0xfc:
+                n = data[pos + 1] | data[pos + 2] << 8
+                pos += 3
+            elif c == 0xfd:
+                n = data[pos + 1] | data[pos + 2] << 8 | data[pos + 3] << 16
+                pos += 4
+            else:
+                n = int.from_bytes(data[pos + 1:pos + 9], 'little')
+                pos += 9
+            value = data[pos:pos + n]
+            pos += n
+            if encoding is not None:
+                value = value.decode(encoding)
+            if converter is not None:
+                value = converter(value)
+            row.append(value)
+        append(tuple(row))
+
+
 if connection.pymysql is not None:
+    _protocol = connection.pymysql.protocol
+    _CR = connection.pymysql.constants.CR
+
+    class _Result(connection.pymysql.connections.MySQLResult):
+        """PyMySQL's result, whose rows are read by read_rows() (same rows, a fraction of the CPU)."""
+
+        def _read_rowdata_packet(self):
+            conn = self.connection
+            conn.dbfleet_check_deadline()
+
+            def on_end(payload):
+                return self._check_packet_is_eof(_protocol.MysqlPacket(payload, conn.encoding))
+            try:
+                rows, (how, what, seq) = read_rows(conn._rfile.read, conn._next_seq_id, self.converters, on_end)
+            except EOFError:
+                conn._force_close()
+                raise connection.pymysql.err.OperationalError(_CR.CR_SERVER_LOST,
+                                                              'Lost connection to MySQL server during query')
+            except OSError as e:
+                conn._force_close()
+                raise connection.pymysql.err.OperationalError(
+                    _CR.CR_SERVER_LOST, 'Lost connection to MySQL server during query (%s)' % e)
+            conn._next_seq_id = seq
+            if how == 'sequence':
+                conn._force_close()
+                if what == 0:
+                    raise connection.pymysql.err.OperationalError(_CR.CR_SERVER_LOST,
+                                                                  'Lost connection to MySQL server during query')
+                raise connection.pymysql.err.InternalError('Packet sequence number wrong - got %d expected %d'
+                                                           % (what, (seq - 1) & 0xff))
+            if how == 'error':
+                _protocol.MysqlPacket(what, conn.encoding).raise_for_error()
+            self.connection = None
+            self.affected_rows = len(rows)
+            self.rows = tuple(rows)
+
     class _Connection(connection.Connection):
         """A PyMySQL connection whose TLS context is shared by every connection with the same TLS options.
 
         Building a context loads the system's CA store (tens of milliseconds of CPU); a fleet audit opens
-        one connection per host, so it builds each distinct context once."""
+        one connection per host, so it builds each distinct context once. Result rows are read by _Result."""
         _contexts = {}
         _lock = threading.Lock()
 
@@ -170,11 +413,25 @@ if connection.pymysql is not None:
 
         _dbfleet_deadline = None
 
-        def _read_bytes(self, num_bytes):
+        def dbfleet_check_deadline(self):
             # After the deadline every read fails at once (the socket may not have existed when it passed).
             if self._dbfleet_deadline is not None and self._dbfleet_deadline.expired:
                 raise connection.pymysql.err.OperationalError(2013, self._dbfleet_deadline.message())
-            return super()._read_bytes(num_bytes)
+
+        def _read_packet(self, packet_type=connection.pymysql.protocol.MysqlPacket):
+            self.dbfleet_check_deadline()
+            return super()._read_packet(packet_type)
+
+        def _read_query_result(self, unbuffered=False):
+            if unbuffered:
+                return super()._read_query_result(unbuffered)
+            self._result = None
+            result = _Result(self)
+            result.read()
+            self._result = result
+            if result.server_status is not None:
+                self.server_status = result.server_status
+            return result.affected_rows
 else:  # pragma: no cover - reported when connecting
     _Connection = None
 
@@ -324,8 +581,13 @@ def _audit_host(params, settings, roles, role_variables, notes, timeout, connect
 
 
 # ---------------------------------------------------------------- the pool
-def run_pool(jobs, worker, pool=DEFAULT_POOL):
-    """{name: worker(job)} for jobs ({name: job}), at most `pool` at a time.
+# The stack of each pool thread: PyMySQL, ssl and verify.audit() stay far below it (Python frames live on
+# the heap); the default (8 MiB of address space each) is not needed for thousands of threads.
+THREAD_STACK = 1 << 20
+
+
+def run_pool(jobs, worker, pool=AUTO_POOL):
+    """{name: worker(job)} for jobs ({name: job}), at most `pool` at a time (pool_size() sizes it).
 
     A worker that raises gives dict(failed=True, msg=...) for its host; the others complete."""
     results = {}
@@ -341,9 +603,13 @@ def run_pool(jobs, worker, pool=DEFAULT_POOL):
 
     if not jobs:
         return results
-    with ThreadPoolExecutor(max_workers=max(1, min(int(pool), len(jobs)))) as executor:
-        for name, job in jobs.items():
-            executor.submit(one, name, job)
+    previous = threading.stack_size(THREAD_STACK)
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, min(int(pool), len(jobs)))) as executor:
+            for name, job in jobs.items():
+                executor.submit(one, name, job)
+    finally:
+        threading.stack_size(previous)
     return results
 
 

@@ -12,7 +12,7 @@ short_description: Audit the running settings of many servers at once, from the 
 version_added: 0.2.0
 description:
   - Runs once, on the controller, and audits the server of every host in O(hosts) over one database
-    connection each, in a bounded pool of threads. No module is sent to any host.
+    connection each, many at once (as many as the controller can hold, O(pool)). No module is sent to any host.
   - Each host's result is what M(dbfleet.innodb.verify) returns for it, with the same per-variable statuses
     (C(ok), C(startup_unknown), C(drift_runtime), C(drift_config), C(pending_restart), C(unsupported),
     C(not_settable), C(error)); where the server runs the desired value but what a restart brings is not
@@ -68,11 +68,16 @@ options:
     default: verify_extra_settings
   pool:
     description:
-      - How many hosts are audited at the same time (threads on the controller, and database connections at
-        most one per server). Keep it below the servers' C(max_connections) headroom when names share servers.
-      - 1 to 256; any other value fails the task before any host is read.
+      - How many hosts are audited at the same time (a thread, a socket and a database connection each on the
+        controller; waits for the network overlap, so with 100 ms of round trip a few hundred in flight keep
+        the controller busy).
+      - Not set (the default) - as many as the controller can hold, at most 512 - the lowest of its open
+        files (C(ulimit -n), less those open and 64 kept back), half its available memory at 512 KiB per host,
+        and its thread limit. The number used is returned as RV(pool).
+      - Set - 1 to 65536, and no more than the controller can hold; any other value fails the task before any
+        host is read, naming the bound. Keep it below the servers' C(max_connections) headroom when inventory
+        names share servers.
     type: int
-    default: 32
   timeout:
     description:
       - Seconds for each host's connection and for each of its reads; a host that does not answer in time is
@@ -247,6 +252,11 @@ report_files:
   type: list
   elements: path
   sample: [/srv/reports/verify.json, /srv/reports/verify.html, /srv/reports/verify-junit.xml]
+pool:
+  description: How many hosts were audited at the same time (O(pool), or what the controller could hold).
+  returned: always
+  type: int
+  sample: 512
 summary:
   description:
     - How many hosts were audited, and how many are ok, drift or could not be audited.

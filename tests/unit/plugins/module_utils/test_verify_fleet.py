@@ -277,8 +277,10 @@ def test_the_deadline_covers_a_pool_of_tricklers():
 @pytest.mark.parametrize('pool,timeout,deadline,error', [
     (32, 10, 60, None),
     (256, 3600, 3600, None),
-    (0, 10, 60, 'pool must be 1-256; got 0'),
-    (3200, 10, 60, 'pool must be 1-256; got 3200'),
+    (None, 10, 60, None),
+    (65536, 10, 60, None),
+    (0, 10, 60, 'pool must be 1-65536; got 0'),
+    (65537, 10, 60, 'pool must be 1-65536; got 65537'),
     (32, 0, 60, 'timeout must be 1-3600; got 0'),
     (32, 10, 86400, 'deadline must be 1-3600; got 86400'),
 ])
@@ -335,3 +337,189 @@ def test_local_process_is_never_read_from_the_controller(tmp_path):
     process, reason = server_facts.local_process(dict(pid_file=str(pid_file)), dict(login_host='127.0.0.1'),
                                                  proc_root=None)
     assert process is None and 'controller' in reason
+
+
+# ---------------------------------------------------------------- how many at once
+LIMITS = dict(files=20000, files_open=40, memory=64 << 30, threads=60000, threads_running=3)
+
+
+@pytest.mark.parametrize('limits,held,bound', [
+    (LIMITS, 20000 - 40 - fa.FILES_RESERVED, 'open files: ulimit -n 20000, 40 open'),
+    (dict(LIMITS, files=1024), 1024 - 40 - fa.FILES_RESERVED, 'open files: ulimit -n 1024'),
+    (dict(LIMITS, memory=1 << 30), (1 << 30) // 2 // fa.MEMORY_PER_HOST, 'memory: 1024 MiB available'),
+    (dict(LIMITS, threads=500), 500 - 3 - fa.THREADS_RESERVED, 'threads: at most 500, 3 running'),
+    (dict(files=None, memory=None, threads=None), fa.MAX_POOL, 'no limit known'),
+    (dict(LIMITS, files=80), 0, 'open files: ulimit -n 80, 40 open'),
+])
+def test_the_controller_capacity_is_its_lowest_bound(limits, held, bound):
+    hosts, reason = fa.controller_capacity(limits)
+    assert hosts == held
+    assert reason.startswith(bound), reason
+
+
+@pytest.mark.parametrize('pool,hosts,limits,size,error', [
+    (None, 10000, LIMITS, fa.AUTO_POOL, None),                  # unset: as many as held, at most AUTO_POOL
+    (None, 40, LIMITS, 40, None),                               # never more threads than hosts
+    (None, 10000, dict(LIMITS, files=300), 300 - 40 - fa.FILES_RESERVED, None),
+    (2000, 10000, LIMITS, 2000, None),                          # explicit: beyond AUTO_POOL when it fits
+    (2000, 10, LIMITS, 10, None),
+    (5000, 10000, dict(LIMITS, files=1024), 0,
+     'pool 5000 is more hosts at once than this controller can hold: at most 920 (open files: ulimit -n 1024, 40 open)'),
+    (None, 10, dict(LIMITS, files=100), 0, 'the controller cannot hold one more connection (open files'),
+])
+def test_pool_size(pool, hosts, limits, size, error):
+    got, problem = fa.pool_size(pool, hosts, limits)
+    assert got == size
+    if error is None:
+        assert problem is None
+    else:
+        assert problem.startswith(error), problem
+
+
+def test_the_controller_limits_are_read_from_this_process():
+    limits = fa.controller_limits()
+    assert limits['files'] is None or limits['files'] >= limits['files_open'] > 0
+    assert limits['memory'] is None or limits['memory'] > 0
+    assert limits['threads_running'] >= 1
+
+
+def test_one_thread_keeps_every_deadline():
+    """Hundreds of deadlines: each expires at its time, cancelled ones never, and no thread per deadline."""
+    before = threading.active_count()
+    start = time.monotonic()
+    late = [fa.Deadline(0.3).start() for _i in range(300)]
+    early = [fa.Deadline(0.1).start() for _i in range(300)]
+    cancelled = [fa.Deadline(0.2).start() for _i in range(300)]
+    assert threading.active_count() <= before + 1
+    for deadline in cancelled:
+        deadline.cancel()
+    while not all(d.expired for d in early) and time.monotonic() - start < 2:
+        time.sleep(0.01)
+    assert all(d.expired for d in early)
+    assert 0.09 <= time.monotonic() - start < 0.3
+    assert not any(d.expired for d in late)
+    while not all(d.expired for d in late) and time.monotonic() - start < 2:
+        time.sleep(0.01)
+    assert all(d.expired for d in late) and time.monotonic() - start < 0.6
+    assert not any(d.expired for d in cancelled)
+
+
+def test_a_deadline_shuts_the_socket_it_watches():
+    left, right = socket.socketpair()
+
+    class Conn(object):
+        _sock = left
+    try:
+        deadline = fa.Deadline(0.1).start()
+        deadline.attach(Conn())
+        right.settimeout(2)
+        start = time.monotonic()
+        assert right.recv(10) == b''             # the peer sees the shutdown
+        assert deadline.expired and time.monotonic() - start < 1
+    finally:
+        left.close()
+        right.close()
+
+
+# ---------------------------------------------------------------- the row reader
+def _packet(seq, payload):
+    return struct.pack('<I', len(payload))[:3] + bytes([seq]) + payload
+
+
+def _lenc(value):
+    if value is None:
+        return b'\xfb'
+    n = len(value)
+    if n < 0xfb:
+        return bytes([n]) + value
+    if n < 1 << 16:
+        return b'\xfc' + struct.pack('<H', n) + value
+    if n < 1 << 24:
+        return b'\xfd' + struct.pack('<I', n)[:3] + value
+    return b'\xfe' + struct.pack('<Q', n) + value
+
+
+ROWS = [(b'innodb_io_capacity', b'200'), (b'version_comment', None), (b'long', b'x' * 300),
+        (b'longer', b'y' * 70000), (b'', b''), ('caf\u00e9'.encode('utf-8'), b'1')]
+EOF_PACKET = b'\xfe\x00\x00\x02\x00'
+
+
+def _stream(rows, first_seq=5, tail=EOF_PACKET):
+    out, seq = b'', first_seq
+    for row in rows:
+        out += _packet(seq, b''.join(_lenc(v) for v in row))
+        seq = (seq + 1) & 0xff
+    return out + _packet(seq, tail), (seq + 1) & 0xff
+
+
+def _pymysql_rows(data, seq, converters):
+    """The rows as PyMySQL's own MySQLResult reads them, from the same bytes."""
+    import io
+    import pymysql.connections
+
+    class Conn(object):
+        encoding = 'utf8'
+        _next_seq_id = seq
+        _read_timeout = _current_timeout = None
+        _result = None
+
+        def __init__(self):
+            self._rfile = io.BufferedReader(io.BytesIO(data))
+        _read_packet = pymysql.connections.Connection._read_packet
+        _read_bytes = pymysql.connections.Connection._read_bytes
+
+        def _force_close(self):
+            pass
+    conn = Conn()
+    result = pymysql.connections.MySQLResult(conn)
+    result.converters = converters
+    result._read_rowdata_packet()
+    return list(result.rows), conn._next_seq_id, result.warning_count
+
+
+@pytest.mark.parametrize('converters', [
+    [('utf8', None), ('utf8', None)],
+    [(None, None), ('ascii', lambda v: v.upper())],
+    [('utf8', None), ('utf8', None), ('utf8', None)],         # a column more than the rows have
+])
+def test_read_rows_gives_pymysqls_rows(converters):
+    import io
+    data, next_seq = _stream(ROWS)
+    expected, expected_seq, warnings = _pymysql_rows(data, 5, converters)
+    ends = []
+
+    def on_end(payload):
+        ends.append(payload)
+        return True
+    rows, (how, what, seq) = fa.read_rows(io.BufferedReader(io.BytesIO(data)).read, 5, converters, on_end)
+    assert rows == expected
+    assert (how, seq) == ('end', next_seq) and seq == expected_seq
+    assert ends == [EOF_PACKET] and warnings == 0
+
+
+def test_read_rows_stops_at_an_error_packet_and_a_wrong_sequence():
+    import io
+    error = b'\xff\x15\x04#28000Access denied'
+    data, _seq = _stream(ROWS[:2], tail=error)
+    rows, end = fa.read_rows(io.BytesIO(data).read, 5, [('utf8', None)] * 2, lambda payload: True)
+    assert len(rows) == 2 and end == ('error', error, 8)
+    data, _seq = _stream(ROWS[:2])
+    rows, end = fa.read_rows(io.BytesIO(data).read, 4, [('utf8', None)] * 2, lambda payload: True)
+    assert rows == [] and end == ('sequence', 5, 4)
+
+
+def test_read_rows_raises_on_a_short_read():
+    import io
+    data, _seq = _stream(ROWS)
+    for cut in (3, 10, len(data) - 2):
+        with pytest.raises(EOFError):
+            fa.read_rows(io.BytesIO(data[:cut]).read, 5, [('utf8', None)] * 2, lambda payload: True)
+
+
+def test_read_rows_joins_a_row_of_16_mib_and_more():
+    import io
+    value = b'z' * (0xffffff + 10)
+    payload = _lenc(b'big') + _lenc(value)
+    data = _packet(1, payload[:0xffffff]) + _packet(2, payload[0xffffff:]) + _packet(3, EOF_PACKET)
+    rows, end = fa.read_rows(io.BytesIO(data).read, 1, [(None, None)] * 2, lambda payload: True)
+    assert rows == [(b'big', value)] and end == ('end', None, 4)
