@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""dbfleet.innodb.drop_tables and playbooks/drop_table.yml against the lab's real servers.
+"""dbfleet.innodb.drop_tables and playbooks/drop_tables.yml against the lab's real servers.
 
 Every test creates its own dbfleet_test_drop_* schema and puts AHI back to what it was.
 A "real failure mid-drop" is a lock the drop has to wait for and that the pre-check does not
@@ -612,7 +612,7 @@ def test_follow_waits_for_the_drop_and_restores_ahi(server, schema, tmp_path):
 # ------------------------------------------------------------------ the playbook
 def playbook(lab, host, check=False, **extra):
     cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', lab.inventory,
-           os.path.join(REPO, 'playbooks', 'drop_table.yml'),
+           os.path.join(REPO, 'playbooks', 'drop_tables.yml'),
            '-e', json.dumps(dict(extra, drop_hosts=host))]
     if check:
         cmd.append('--check')
@@ -675,7 +675,7 @@ def test_fleet_replicated_drop_reaches_the_replica_and_restores_ahi(fleet):
             break
         time.sleep(0.5)
     cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', fleet.inventory,
-           os.path.join(REPO, 'playbooks', 'drop_table.yml'), '-e', json.dumps(dict(
+           os.path.join(REPO, 'playbooks', 'drop_tables.yml'), '-e', json.dumps(dict(
                drop_tables=['%s.t1' % schema], drop_window=window_around_now(True), drop_confirm=True,
                drop_hosts='db1:db2', drop_ahi_strategy='toggle'))]
     env = dict(ENV, ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_LOAD_CALLBACK_PLUGINS='0',
