@@ -137,8 +137,8 @@ class ActionModule(ActionBase):
         def worker(job):
             roles, notes = verify_fleet.controller_roles(job['roles'], job['inputs'])
             return verify_fleet.audit_host(job['params'], job['extra'], roles, job['inputs'],
-                                          job['notes'] + notes, timeout, upgrade_target=args['target'],
-                                          deadline=args['deadline'])
+                                           job['notes'] + notes, timeout, upgrade_target=args['target'],
+                                           deadline=args['deadline'])
 
         results.update(verify_fleet.run_pool(jobs, worker, args['pool']))
         warnings = []

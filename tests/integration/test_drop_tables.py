@@ -306,25 +306,37 @@ def _module_pid(parent, deadline):
     return None
 
 
+def _start_drop(server, schema, **extra):
+    """drop_tables of schema.t1 (AHI toggled, a long lock wait, no retry) run as Ansible runs it, in a process
+    of its own (ansible ad-hoc, local connection), so that a test can signal the module's process."""
+    args = dict(server.login(), tables=['%s.t1' % schema], confirm=True, ahi_strategy='toggle',
+                lock_wait_timeout=30, retries=0, **extra)
+    cmd = [os.path.join(VENV_BIN, 'ansible'), 'localhost', '-i', 'localhost,', '-c', 'local',
+           '-e', 'ansible_python_interpreter=%s' % os.path.join(VENV_BIN, 'python'),
+           '-m', 'dbfleet.innodb.drop_tables', '-a', json.dumps(args)]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=REPO)
+
+
+def _waiting_module_pid(server, proc):
+    """The pid of _start_drop()'s module once it has switched AHI off and waits for the blocked DROP."""
+    pid = _module_pid(proc.pid, time.monotonic() + 60)
+    assert pid, 'module process not found'
+    deadline = time.monotonic() + 30
+    while server.ahi() != 'OFF' and time.monotonic() < deadline:  # it switched AHI off and waits
+        time.sleep(0.05)
+    assert server.ahi() == 'OFF'
+    time.sleep(0.5)
+    return pid
+
+
 @pytest.mark.parametrize('signame', ['SIGTERM', 'SIGINT'])
 def test_interrupted_module_restores_ahi_and_kills_the_waiting_drop(server, schema, signame):
     make_table(server, schema, 't1')
     server.set_ahi('ON')
     blocker = Blocker(server, schema, 't1')
-    args = dict(server.login(), tables=['%s.t1' % schema], confirm=True, ahi_strategy='toggle',
-                lock_wait_timeout=30, retries=0)
-    cmd = [os.path.join(VENV_BIN, 'ansible'), 'localhost', '-i', 'localhost,', '-c', 'local',
-           '-e', 'ansible_python_interpreter=%s' % os.path.join(VENV_BIN, 'python'),
-           '-m', 'dbfleet.innodb.drop_tables', '-a', json.dumps(args)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=REPO)
+    proc = _start_drop(server, schema)
     try:
-        pid = _module_pid(proc.pid, time.monotonic() + 60)
-        assert pid, 'module process not found'
-        deadline = time.monotonic() + 30
-        while server.ahi() != 'OFF' and time.monotonic() < deadline:  # it switched AHI off and waits
-            time.sleep(0.05)
-        assert server.ahi() == 'OFF'
-        time.sleep(0.5)
+        pid = _waiting_module_pid(server, proc)
         try:
             os.kill(pid, getattr(signal, signame))
         except ProcessLookupError:
@@ -385,20 +397,9 @@ def test_module_killed_outright_is_undone_by_the_next_run(killed_server, tmp_pat
     server.set_ahi('ON')
     state = str(tmp_path / 'state')
     blocker = Blocker(server, schema, 't1')
-    args = dict(server.login(), tables=['%s.t1' % schema], confirm=True, ahi_strategy='toggle',
-                lock_wait_timeout=30, retries=0, state_dir=state)
-    cmd = [os.path.join(VENV_BIN, 'ansible'), 'localhost', '-i', 'localhost,', '-c', 'local',
-           '-e', 'ansible_python_interpreter=%s' % os.path.join(VENV_BIN, 'python'),
-           '-m', 'dbfleet.innodb.drop_tables', '-a', json.dumps(args)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=REPO)
+    proc = _start_drop(server, schema, state_dir=state)
     try:
-        pid = _module_pid(proc.pid, time.monotonic() + 60)
-        assert pid, 'module process not found'
-        deadline = time.monotonic() + 30
-        while server.ahi() != 'OFF' and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert server.ahi() == 'OFF'
-        time.sleep(0.5)
+        pid = _waiting_module_pid(server, proc)
         os.kill(pid, signal.SIGKILL)
         proc.communicate(timeout=60)
         assert server.ahi() == 'OFF'  # nothing could put it back

@@ -332,7 +332,7 @@ def test_the_controller_sends_no_password_to_a_server_it_cannot_verify():
         assert server.received == []        # not even a TCP connection
         # Chosen explicitly: the controller connects, and its result says the server was not verified.
         chosen, notes = verify_fleet.controller_login(dict(params, login_ssl_mode='preferred'),
-                                                     dict(ansible_host=server.address), 'remote1')
+                                                      dict(ansible_host=server.address), 'remote1')
         assert notes == ["the server's identity was not verified: login_ssl_mode preferred was chosen for "
                          "dbfleet@%s:%d" % (server.address, server.port)]
     finally:
