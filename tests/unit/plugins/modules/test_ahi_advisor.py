@@ -51,6 +51,6 @@ def test_defaults_match_the_decision_module():
     assert 'DOCUMENTATION' in spec
     import yaml
     doc = yaml.safe_load(ahi_advisor.DOCUMENTATION)
-    for name, value in ahi_advisor.ahi.DEFAULT_THRESHOLDS.items():
+    for name, value in ahi_advisor.ahi_advisor.DEFAULT_THRESHOLDS.items():
         assert doc['options'][name]['default'] == value
     assert doc['options']['sample_seconds']['default'] == 60
