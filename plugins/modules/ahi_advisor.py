@@ -391,9 +391,9 @@ def main():
                              % (ahi_before, ahi_after)]
     else:
         advice = ahi_advisor.analyse(metric_deltas, status_deltas, elapsed, ahi_before, thresholds,
-                             maintenance_measured=maintenance_measured,
-                             settable=flavors.settable('innodb_adaptive_hash_index', identity),
-                             status_counters=status_counters)
+                                     maintenance_measured=maintenance_measured,
+                                     settable=flavors.settable('innodb_adaptive_hash_index', identity),
+                                     status_counters=status_counters)
     for w in warnings:
         module.warn(w)
     result.update(advice=advice, ahi_enabled=ahi_after, partition_variable=part_var, partitions=part_value,
