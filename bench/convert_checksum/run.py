@@ -21,7 +21,6 @@ import statistics
 import sys
 import time
 
-import pymysql
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, '..', '..'))
@@ -29,23 +28,10 @@ sys.path.insert(0, os.path.join(REPO, '.collections'))
 sys.path.insert(0, os.path.join(REPO, 'lab'))
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import content_checksum_sql  # noqa: E402
-from dbfleet_lab.inventory import read_hosts  # noqa: E402
+from dbfleet_lab.serverload import connect, host_vars  # noqa: E402
 
 SCHEMA = 'dbfleet_bench_convert'
 COLUMNS = ['id', 'v', 'w', 'n', 'd']
-
-
-def connect(inventory, host):
-    hosts = read_hosts(inventory)
-    if host not in hosts:
-        raise SystemExit('host %s is not in %s (hosts: %s)' % (host, inventory, ', '.join(sorted(hosts))))
-    hv = hosts[host]
-    kw = dict(user=hv.get('dbfleet_login_user'), password=hv.get('dbfleet_login_password'), autocommit=True)
-    if hv.get('dbfleet_login_unix_socket'):
-        kw['unix_socket'] = hv['dbfleet_login_unix_socket']
-    else:
-        kw.update(host=hv.get('dbfleet_login_host') or '127.0.0.1', port=int(hv.get('dbfleet_login_port') or 3306))
-    return pymysql.connect(**kw)
 
 
 def md5_sql():
@@ -70,7 +56,7 @@ def main():
     ap.add_argument('--rounds', type=int, default=3)
     ap.add_argument('--engine', default='MyISAM')
     args = ap.parse_args()
-    conn = connect(args.inventory, args.host)
+    conn = connect(host_vars(args.inventory, args.host))
     cur = conn.cursor()
     cur.execute('SELECT VERSION()')
     version = cur.fetchone()[0]

@@ -35,6 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, 'lab'))
 
 from dbfleet_lab.inventory import read_hosts  # noqa: E402
+from dbfleet_lab.serverload import connect_retry  # noqa: E402
 SCHEMA = 'dbfleet_bench_fn'
 
 
@@ -79,15 +80,8 @@ def cpu_seconds(pid):
 
 
 def connect(hv, db=None):
-    for i in range(30):
-        try:
-            return pymysql.connect(unix_socket=hv['dbfleet_login_unix_socket'], user=hv['dbfleet_login_user'],
-                                   password=hv['dbfleet_login_password'], database=db, autocommit=True,
-                                   cursorclass=pymysql.cursors.DictCursor, connect_timeout=10)
-        except pymysql.err.OperationalError:
-            if i == 29:
-                raise
-            time.sleep(1)
+    """A dict-cursor connection to the lab host HV, retried for 30 s while its server restarts."""
+    return connect_retry(hv, seconds=30, database=db, cursorclass=pymysql.cursors.DictCursor, connect_timeout=10)
 
 
 def one(conn, sql, args=None):

@@ -209,17 +209,17 @@ CAPABILITIES = {
                       _span((MARIADB,), (10, 5, 4), None, True)],
     # What dbfleet.innodb.drop_tables does around DROP TABLE when AHI is ON and the strategy
     # is 'auto': 'toggle' (switch AHI off first, put it back after) or 'keep' (leave it on).
-    # Decided by bench/drop_table (numbers in docs/drop_table.md):
-    #   .venv/bin/python bench/drop_table/run.py --host mysql80   (146 MiB AHI-hashed table, 1 GiB pool):
+    # Decided by bench/drop_tables (numbers in docs/drop_tables.md):
+    #   .venv/bin/python bench/drop_tables/run.py --host mysql80   (146 MiB AHI-hashed table, 1 GiB pool):
     #     plain DROP 6.05 s, guarded 0.74 s; server CPU per query in the window x2.5 vs x1.3 -> toggle.
-    #   .venv/bin/python bench/drop_table/run.py --host mariadb1011: plain DROP 0.56 s, guarded 0.79 s,
+    #   .venv/bin/python bench/drop_tables/run.py --host mariadb1011: plain DROP 0.56 s, guarded 0.79 s,
     #     CPU per query B/A 1.5, worst latency B/A 0.9 (lazy AHI removal, MDEV-22456) -> keep.
     #   ... --host mysql57 --rows 500000 --rounds 2: plain DROP 4.70 s, guarded 0.89 s, CPU per query
     #     B/A 0.32, worst latency B/A 0.53 -> toggle.
     #   ... --host mysql97 --rows 500000 --rounds 2 (9.7.4): plain DROP 0.97 s, guarded 0.18 s, worst
     #     latency B/A 0.56, worst 1 s throughput B/A 1.62, CPU per query B/A 0.89 -> toggle.
     #   ... --host mariadb118 --rows 500000 (11.8.9): plain DROP 0.30-0.36 s; 2 rounds said toggle, 3 rounds
-    #     and a 10.11 control in the same (loaded) conditions said keep -> keep (docs/drop_table.md).
+    #     and a 10.11 control in the same (loaded) conditions said keep -> keep (docs/drop_tables.md).
     # Spans cover what was measured (MySQL 5.7, 8.0, 9.7) or documented (MariaDB: MDEV-22456, lazy AHI
     # removal; measured on 10.11 and 11.8). Other MySQL/Percona/Aurora versions (5.5/5.6, 8.1-9.6, 9.8+)
     # are not measured and fall to the default 'toggle' (Bug #91977: the drop removes the table's AHI

@@ -468,7 +468,7 @@ class ClusterScope(ServerScope):
         # Galera: this session's DDL in total order isolation, whatever the global method is.
         self.session_sql = ("SET SESSION wsrep_OSU_method = 'TOI'",) if kind == GALERA_SCOPE else ()
         if kind == GALERA_SCOPE:
-            # Measured on the lab's MariaDB 10.11 Galera cluster (docs/drop_table.md "Clusters"): a transaction holding
+            # Measured on the lab's MariaDB 10.11 Galera cluster (docs/drop_tables.md "Clusters"): a transaction holding
             # the table is aborted by the TOI statement (error 1213 for it), but a session holding FLUSH TABLES <t>
             # WITH READ LOCK made the DROP wait for over 10 minutes, lock_wait_timeout=3 notwithstanding, KILL refused
             # (error 1095), and every other DDL of the cluster waited behind it.

@@ -211,7 +211,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import ahi
+from ansible_collections.dbfleet.innodb.plugins.module_utils import ahi_advisor
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import signals
@@ -219,7 +219,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 
 def _metrics(conn, column):
-    sql, args = ahi.metrics_query(column)
+    sql, args = ahi_advisor.metrics_query(column)
     rows = conn_utils.query(conn, sql, args)
     out = {}
     for row in rows:
@@ -272,11 +272,11 @@ def main():
     argument_spec.update(
         sample_seconds=dict(type='int', default=60),
         enable_monitors=dict(type='bool', default=True),
-        min_lookups=dict(type='int', default=ahi.DEFAULT_THRESHOLDS['min_lookups']),
-        min_hit_ratio=dict(type='float', default=ahi.DEFAULT_THRESHOLDS['min_hit_ratio']),
-        max_maintenance_per_hit=dict(type='float', default=ahi.DEFAULT_THRESHOLDS['max_maintenance_per_hit']),
-        max_buffer_pool_miss_ratio=dict(type='float', default=ahi.DEFAULT_THRESHOLDS['max_buffer_pool_miss_ratio']),
-        max_write_share=dict(type='float', default=ahi.DEFAULT_THRESHOLDS['max_write_share']),
+        min_lookups=dict(type='int', default=ahi_advisor.DEFAULT_THRESHOLDS['min_lookups']),
+        min_hit_ratio=dict(type='float', default=ahi_advisor.DEFAULT_THRESHOLDS['min_hit_ratio']),
+        max_maintenance_per_hit=dict(type='float', default=ahi_advisor.DEFAULT_THRESHOLDS['max_maintenance_per_hit']),
+        max_buffer_pool_miss_ratio=dict(type='float', default=ahi_advisor.DEFAULT_THRESHOLDS['max_buffer_pool_miss_ratio']),
+        max_write_share=dict(type='float', default=ahi_advisor.DEFAULT_THRESHOLDS['max_write_share']),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
@@ -310,10 +310,10 @@ def main():
         except conn_utils.pymysql.err.MySQLError as e:
             module.fail_json(msg='cannot read INFORMATION_SCHEMA.INNODB_METRICS (the login needs PROCESS): %s'
                              % conn_utils.error_text(e), **result)
-        missing = [n for n in ahi.SEARCH_COUNTERS if n not in metric_rows]
+        missing = [n for n in ahi_advisor.SEARCH_COUNTERS if n not in metric_rows]
         if missing and not status_counters:
             module.fail_json(msg='this server has no %s counter in INNODB_METRICS' % ', '.join(missing), **result)
-        off = ahi.monitors_to_enable(metric_rows.values(), column)
+        off = ahi_advisor.monitors_to_enable(metric_rows.values(), column)
         if off and p['enable_monitors'] and module.check_mode:
             # A real run would turn these on (and off again): say so.
             result['changed'] = True
@@ -332,17 +332,17 @@ def main():
         elif off:
             warnings.append('counters %s are off and were left off (%s)' % (
                 ', '.join(off), 'check mode' if module.check_mode else 'enable_monitors=false'))
-        still_off = ahi.monitors_to_enable(metric_rows.values(), column)
-        maintenance_measured = not any(n in still_off for n in ahi.MAINTENANCE_COUNTERS)
-        search_off = [n for n in ahi.SEARCH_COUNTERS if n in still_off]
+        still_off = ahi_advisor.monitors_to_enable(metric_rows.values(), column)
+        maintenance_measured = not any(n in still_off for n in ahi_advisor.MAINTENANCE_COUNTERS)
+        search_off = [n for n in ahi_advisor.SEARCH_COUNTERS if n in still_off]
 
         ahi_before = _ahi_on(conn)
-        status_before = conn_utils.global_status(conn, ahi.STATUS_COUNTERS)
+        status_before = conn_utils.global_status(conn, ahi_advisor.STATUS_COUNTERS)
         counts_before = _counts(metric_rows)
         started = time.time()
         time.sleep(p['sample_seconds'])
         counts_after = _counts(_metrics(conn, column))
-        status_after = conn_utils.global_status(conn, ahi.STATUS_COUNTERS)
+        status_after = conn_utils.global_status(conn, ahi_advisor.STATUS_COUNTERS)
         elapsed = time.time() - started
         ahi_after = _ahi_on(conn)
         part_value = None
@@ -378,22 +378,22 @@ def main():
             if enabled_now else 'it had turned no counter on'), monitors_enabled=enabled_now, interrupted=True,
             **result)
 
-    metric_deltas = ahi.deltas(counts_before, counts_after)
+    metric_deltas = ahi_advisor.deltas(counts_before, counts_after)
     for name in search_off:
         metric_deltas.pop(name, None)
-    status_deltas = ahi.deltas(status_before, status_after)
-    thresholds = dict((k, p[k]) for k in ahi.DEFAULT_THRESHOLDS)
+    status_deltas = ahi_advisor.deltas(status_before, status_after)
+    thresholds = dict((k, p[k]) for k in ahi_advisor.DEFAULT_THRESHOLDS)
 
     if ahi_before is None or ahi_before != ahi_after:
-        advice = ahi.analyse({}, {}, elapsed, bool(ahi_after), thresholds)
-        advice['recommendation'] = ahi.INSUFFICIENT
+        advice = ahi_advisor.analyse({}, {}, elapsed, bool(ahi_after), thresholds)
+        advice['recommendation'] = ahi_advisor.INSUFFICIENT
         advice['reasons'] = ['innodb_adaptive_hash_index changed during the sample (%s -> %s): sample again'
                              % (ahi_before, ahi_after)]
     else:
-        advice = ahi.analyse(metric_deltas, status_deltas, elapsed, ahi_before, thresholds,
-                             maintenance_measured=maintenance_measured,
-                             settable=flavors.settable('innodb_adaptive_hash_index', identity),
-                             status_counters=status_counters)
+        advice = ahi_advisor.analyse(metric_deltas, status_deltas, elapsed, ahi_before, thresholds,
+                                     maintenance_measured=maintenance_measured,
+                                     settable=flavors.settable('innodb_adaptive_hash_index', identity),
+                                     status_counters=status_counters)
     for w in warnings:
         module.warn(w)
     result.update(advice=advice, ahi_enabled=ahi_after, partition_variable=part_var, partitions=part_value,

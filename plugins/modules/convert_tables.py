@@ -35,6 +35,7 @@ description:
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
+  - dbfleet.innodb.attributes.pymysql
   - dbfleet.innodb.guarded
   - dbfleet.innodb.login
 attributes:
@@ -44,10 +45,6 @@ attributes:
   diff_mode:
     support: none
     description: The per-table report (engine before and after, rows, checksums) says what changed.
-  platform:
-    platforms: posix
-    support: full
-    description: Runs wherever PyMySQL can reach the server.
 options:
   tables:
     description:

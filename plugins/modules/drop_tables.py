@@ -19,7 +19,7 @@ description:
     stays, and that no session holds a metadata lock on it (where the server can tell)."
   - Then, in one C(try/finally), switches AHI off only where the flavor and version need it and AHI
     is on (O(ahi_strategy=auto) reads the per-version decision from the collection's flavor data,
-    which the C(bench/drop_table) benchmark set), runs each C(DROP TABLE) with a short session
+    which the C(bench/drop_tables) benchmark set), runs each C(DROP TABLE) with a short session
     C(lock_wait_timeout) and bounded retries, and puts AHI back to what it was, also when a drop
     fails, times out, or the module gets SIGTERM, SIGINT or SIGHUP. After a signal the interrupted
     session is killed first, so a C(DROP) still waiting for a lock cannot run later.
@@ -38,7 +38,7 @@ description:
   - With O(follow=true) it is the replica side of a replicated drop. It switches AHI off where needed,
     waits until replication has applied the drop (the tables are gone here), and puts AHI back.
     It never drops anything itself. Run it asynchronously before the primary drops.
-  - The playbook C(dbfleet.innodb.drop_table) drives this module over a fleet.
+  - The playbook C(dbfleet.innodb.drop_tables) drives this module over a fleet.
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
@@ -163,9 +163,9 @@ notes:
     instrument is enabled) or C(information_schema.METADATA_LOCK_INFO) (MariaDB, with the
     C(metadata_lock_info) plugin); elsewhere the module warns and relies on the short lock wait.
 seealso:
-  - name: docs/drop_table.md
+  - name: docs/drop_tables.md
     description: The playbook, the measured per-version AHI strategy, and examples.
-    link: https://example.invalid/dbfleet/innodb/docs/drop_table.md
+    link: https://example.invalid/dbfleet/innodb/docs/drop_tables.md
 '''
 
 EXAMPLES = r'''

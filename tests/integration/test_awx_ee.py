@@ -13,6 +13,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 
 import pytest
@@ -22,18 +23,10 @@ from test_awx_jobs import AHI, AUDIT, CONVERGE, DROP, RESTART, SCHEMA, _findings
     _window_around_now, survey_defaults
 
 ROOT = awx_runner.ROOT
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from venv_pins import venv_pins  # noqa: E402  pylint: disable=wrong-import-position
 IMAGE = awx_runner.EE_IMAGE
 DRIFT_HOST = "mariadb1011"
-
-
-def _pins():
-    pins = {}
-    with open(os.path.join(ROOT, "requirements", "venv.txt"), encoding="utf-8") as handle:
-        for line in handle:
-            match = re.match(r"^([A-Za-z0-9_.-]+)==([^\s#]+)", line)
-            if match:
-                pins[match.group(1).lower()] = match.group(2)
-    return pins
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +43,7 @@ def _inside(image, script, timeout=300):
 
 # ------------------------------------------------------------------ the image, checked
 def test_image_holds_the_tested_ansible_core_runner_and_pymysql(image):
-    pins = _pins()
+    pins = venv_pins()
     out = json.loads(_inside(image, "python3 -c 'import json, importlib.metadata as m; print(json.dumps("
                                     "{p: m.version(p) for p in (\"ansible-core\", \"ansible-runner\", \"PyMySQL\", \"cryptography\")}))'"))
     assert out["ansible-core"] == pins["ansible-core"], out

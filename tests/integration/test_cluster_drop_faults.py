@@ -1,8 +1,8 @@
-"""playbooks/drop_table.yml on the lab's real Galera cluster (galera1-3 + galera_replica), its controller killed.
+"""playbooks/drop_tables.yml on the lab's real Galera cluster (galera1-3 + galera_replica), its controller killed.
 
 The fixture is test_galera.py's (starts galera1-3 and galera_replica when they are not up, stops them at the
 end of the module if it started them). Each test makes a fresh table on galera1 (it reaches every node and the
-replica), switches AHI ON everywhere and runs drop_table.yml with ``drop_ahi_strategy=toggle`` on group
+replica), switches AHI ON everywhere and runs drop_tables.yml with ``drop_ahi_strategy=toggle`` on group
 ``galera``: galera1 drops once, galera2 and galera3 follow it through the cluster, galera_replica through
 replication; each follower switches AHI OFF before the drop reaches it.
 
@@ -18,7 +18,7 @@ AHI OFF on every follower:
 
 Either way: AHI ON on every member and the replica at the end, the table dropped exactly once (one DROP TABLE
 event for it in galera1's binary log, gone on every node and the replica) or not at all, the cluster Synced
-with three members and the replica replicating. Figures printed at the end (docs/drop_table.md).
+with three members and the replica replicating. Figures printed at the end (docs/drop_tables.md).
 """
 import json
 import os
@@ -49,7 +49,7 @@ def drop_cmd(table, **extra):
                 drop_ahi_strategy='toggle')
     args.update(extra)
     return [os.path.join(REPO, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY, '--limit', 'galera',
-            os.path.join(REPO, 'playbooks', 'drop_table.yml'), '-e', json.dumps(args)]
+            os.path.join(REPO, 'playbooks', 'drop_tables.yml'), '-e', json.dumps(args)]
 
 
 def run_env():
@@ -157,7 +157,7 @@ def faults(cluster, request):  # noqa: F811
 
 
 def start_and_kill(cl, table, signame, follow_timeout):
-    """drop_table.yml started, killed once every follower has AHI OFF; returns its output."""
+    """drop_tables.yml started, killed once every follower has AHI OFF; returns its output."""
     for n in EVERY:
         cl.query(n, 'SET GLOBAL innodb_adaptive_hash_index = ON')
     proc = subprocess.Popen(drop_cmd(table, drop_follow_timeout=follow_timeout), env=run_env(), stdout=subprocess.PIPE,

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import re
@@ -31,6 +30,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, '.collections'))
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import (  # noqa: E402
     checksum_from_row, content_checksum_sql)
+from test_drop_tables import window_around_now  # noqa: E402  (the same off-peak windows as the drop tests)
 
 VENV_BIN = os.path.join(REPO, '.venv', 'bin')
 ENV = dict(os.environ, PATH=VENV_BIN + os.pathsep + os.environ.get('PATH', ''),
@@ -43,17 +43,8 @@ SCHEMA = 'dbfleet_test_convert'
 HOST = 'mariadb118'
 
 
-def window(inside=True):
-    now = datetime.datetime.now(datetime.timezone.utc)
-    if inside:
-        start, end = now - datetime.timedelta(hours=1), now + datetime.timedelta(hours=2)
-    else:
-        start, end = now + datetime.timedelta(hours=3), now + datetime.timedelta(hours=5)
-    return '%02d:00-%02d:00' % (start.hour, end.hour)
-
-
 def playbook(inventory, check=False, **extra):
-    extra.setdefault('convert_tables_window', window(True))
+    extra.setdefault('convert_tables_window', window_around_now(True))
     cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', inventory,
            os.path.join(REPO, 'playbooks', 'convert_tables.yml'), '-e', json.dumps(extra)]
     if check:
@@ -122,7 +113,7 @@ def test_convert_aria_and_myisam_on_mariadb118(lab):
         assert 'table %s.nope does not exist' % SCHEMA in out
         assert '%s.a is Aria; conversions to ROCKSDB (MyRocks) start from InnoDB' % SCHEMA in out
         rc, out = playbook(inv, convert_tables_hosts=HOST, convert_tables_tables=tables,
-                           convert_tables_window=window(False))
+                           convert_tables_window=window_around_now(False))
         assert rc != 0 and 'the next window opens at' in out, out[-3000:]
         assert (engine(lab, HOST, 'a'), engine(lab, HOST, 'm')) == ('Aria', 'MyISAM')
 

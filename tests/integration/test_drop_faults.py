@@ -1,4 +1,4 @@
-"""playbooks/drop_table.yml on the SSH fleet, with faults injected (real processes, real SSH, real replication).
+"""playbooks/drop_tables.yml on the SSH fleet, with faults injected (real processes, real SSH, real replication).
 
 Fleet: db1 -> db2 (MySQL 8.0, GTID auto-position), db3 -> db4 (MariaDB 10.11). The helpers and the
 "nothing lost" check (replication runs, GTID sets equal, CHECKSUM TABLE and row counts equal) are those of
@@ -12,7 +12,7 @@ test_restart_faults.py. Faults:
   run that leaves db2 out: each refused before any change, naming db2.
 
 The figures (faults injected, runs stopped safely, rows lost) are printed at the end and recorded in
-docs/drop_table.md.
+docs/drop_tables.md.
 """
 import json
 import os
@@ -41,7 +41,7 @@ def drop_cmd(fleet, extra, inventory=None):
     args = dict(drop_window=window_now(), drop_confirm=True, drop_ahi_strategy='toggle')
     args.update(extra)
     return [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', inventory or fleet.inventory,
-            os.path.join(ROOT, 'playbooks', 'drop_table.yml'), '-e', json.dumps(args)]
+            os.path.join(ROOT, 'playbooks', 'drop_tables.yml'), '-e', json.dumps(args)]
 
 
 def run_drop(fleet, extra, inventory=None):

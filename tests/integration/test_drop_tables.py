@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""dbfleet.innodb.drop_tables and playbooks/drop_table.yml against the lab's real servers.
+"""dbfleet.innodb.drop_tables and playbooks/drop_tables.yml against the lab's real servers.
 
 Every test creates its own dbfleet_test_drop_* schema and puts AHI back to what it was.
 A "real failure mid-drop" is a lock the drop has to wait for and that the pre-check does not
@@ -306,25 +306,37 @@ def _module_pid(parent, deadline):
     return None
 
 
+def _start_drop(server, schema, **extra):
+    """drop_tables of schema.t1 (AHI toggled, a long lock wait, no retry) run as Ansible runs it, in a process
+    of its own (ansible ad-hoc, local connection), so that a test can signal the module's process."""
+    args = dict(server.login(), tables=['%s.t1' % schema], confirm=True, ahi_strategy='toggle',
+                lock_wait_timeout=30, retries=0, **extra)
+    cmd = [os.path.join(VENV_BIN, 'ansible'), 'localhost', '-i', 'localhost,', '-c', 'local',
+           '-e', 'ansible_python_interpreter=%s' % os.path.join(VENV_BIN, 'python'),
+           '-m', 'dbfleet.innodb.drop_tables', '-a', json.dumps(args)]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=REPO)
+
+
+def _waiting_module_pid(server, proc):
+    """The pid of _start_drop()'s module once it has switched AHI off and waits for the blocked DROP."""
+    pid = _module_pid(proc.pid, time.monotonic() + 60)
+    assert pid, 'module process not found'
+    deadline = time.monotonic() + 30
+    while server.ahi() != 'OFF' and time.monotonic() < deadline:  # it switched AHI off and waits
+        time.sleep(0.05)
+    assert server.ahi() == 'OFF'
+    time.sleep(0.5)
+    return pid
+
+
 @pytest.mark.parametrize('signame', ['SIGTERM', 'SIGINT'])
 def test_interrupted_module_restores_ahi_and_kills_the_waiting_drop(server, schema, signame):
     make_table(server, schema, 't1')
     server.set_ahi('ON')
     blocker = Blocker(server, schema, 't1')
-    args = dict(server.login(), tables=['%s.t1' % schema], confirm=True, ahi_strategy='toggle',
-                lock_wait_timeout=30, retries=0)
-    cmd = [os.path.join(VENV_BIN, 'ansible'), 'localhost', '-i', 'localhost,', '-c', 'local',
-           '-e', 'ansible_python_interpreter=%s' % os.path.join(VENV_BIN, 'python'),
-           '-m', 'dbfleet.innodb.drop_tables', '-a', json.dumps(args)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=REPO)
+    proc = _start_drop(server, schema)
     try:
-        pid = _module_pid(proc.pid, time.monotonic() + 60)
-        assert pid, 'module process not found'
-        deadline = time.monotonic() + 30
-        while server.ahi() != 'OFF' and time.monotonic() < deadline:  # it switched AHI off and waits
-            time.sleep(0.05)
-        assert server.ahi() == 'OFF'
-        time.sleep(0.5)
+        pid = _waiting_module_pid(server, proc)
         try:
             os.kill(pid, getattr(signal, signame))
         except ProcessLookupError:
@@ -385,20 +397,9 @@ def test_module_killed_outright_is_undone_by_the_next_run(killed_server, tmp_pat
     server.set_ahi('ON')
     state = str(tmp_path / 'state')
     blocker = Blocker(server, schema, 't1')
-    args = dict(server.login(), tables=['%s.t1' % schema], confirm=True, ahi_strategy='toggle',
-                lock_wait_timeout=30, retries=0, state_dir=state)
-    cmd = [os.path.join(VENV_BIN, 'ansible'), 'localhost', '-i', 'localhost,', '-c', 'local',
-           '-e', 'ansible_python_interpreter=%s' % os.path.join(VENV_BIN, 'python'),
-           '-m', 'dbfleet.innodb.drop_tables', '-a', json.dumps(args)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=REPO)
+    proc = _start_drop(server, schema, state_dir=state)
     try:
-        pid = _module_pid(proc.pid, time.monotonic() + 60)
-        assert pid, 'module process not found'
-        deadline = time.monotonic() + 30
-        while server.ahi() != 'OFF' and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert server.ahi() == 'OFF'
-        time.sleep(0.5)
+        pid = _waiting_module_pid(server, proc)
         os.kill(pid, signal.SIGKILL)
         proc.communicate(timeout=60)
         assert server.ahi() == 'OFF'  # nothing could put it back
@@ -612,7 +613,7 @@ def test_follow_waits_for_the_drop_and_restores_ahi(server, schema, tmp_path):
 # ------------------------------------------------------------------ the playbook
 def playbook(lab, host, check=False, **extra):
     cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', lab.inventory,
-           os.path.join(REPO, 'playbooks', 'drop_table.yml'),
+           os.path.join(REPO, 'playbooks', 'drop_tables.yml'),
            '-e', json.dumps(dict(extra, drop_hosts=host))]
     if check:
         cmd.append('--check')
@@ -675,7 +676,7 @@ def test_fleet_replicated_drop_reaches_the_replica_and_restores_ahi(fleet):
             break
         time.sleep(0.5)
     cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', fleet.inventory,
-           os.path.join(REPO, 'playbooks', 'drop_table.yml'), '-e', json.dumps(dict(
+           os.path.join(REPO, 'playbooks', 'drop_tables.yml'), '-e', json.dumps(dict(
                drop_tables=['%s.t1' % schema], drop_window=window_around_now(True), drop_confirm=True,
                drop_hosts='db1:db2', drop_ahi_strategy='toggle'))]
     env = dict(ENV, ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_LOAD_CALLBACK_PLUGINS='0',

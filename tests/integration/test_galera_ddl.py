@@ -3,7 +3,7 @@
 The fixture (test_galera.py's) starts galera1, galera2, galera3 and galera_replica when they are not all
 up, and stops them at the end of this module if it started them.
 
-- limited to one node (``--limit galera1``), drop_table.yml refuses before any change, naming the members
+- limited to one node (``--limit galera1``), drop_tables.yml refuses before any change, naming the members
   missing from the play: the table is still on every node, AHI untouched everywhere;
 - on the whole cluster (and its asynchronous replica) with ``drop_ahi_strategy=toggle``: one DROP, run on
   galera1 in total order isolation; a thread per node polls its AHI and the table every 0.05 s: AHI stayed OFF on
@@ -27,7 +27,7 @@ WINDOW = '00:00-23:59'
 
 def drop_playbook(limit, **extra):
     cmd = [os.path.join(REPO, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY, '--limit', limit,
-           os.path.join(REPO, 'playbooks', 'drop_table.yml'),
+           os.path.join(REPO, 'playbooks', 'drop_tables.yml'),
            '-e', json.dumps(dict(dict(drop_tables=['%s.%s' % (SCHEMA, TABLE)], drop_window=WINDOW,
                                       drop_force_window=True, drop_confirm=True), **extra))]
     proc = subprocess.run(cmd, env=env(ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_LOAD_CALLBACK_PLUGINS='0',

@@ -3,7 +3,7 @@
 The fixture is test_group_replication.py's (starts the group when it is not up, stops it at the end of the
 module if it started it); the primary is read from the group.
 
-- drop_table.yml on the group with the default ``drop_ahi_strategy=auto`` (flavors.py: MySQL 8.0 toggles AHI
+- drop_tables.yml on the group with the default ``drop_ahi_strategy=auto`` (flavors.py: MySQL 8.0 toggles AHI
   around a DROP): the DROP runs once, on the primary; a thread polls every member's AHI and the table every
   0.05 s: AHI stayed OFF on each secondary from its switch until the table disappeared there, ON again on every member after; the
   secondaries are reported "dropped by the cluster (the drop ran on <primary>)", rc 0, and the report task
@@ -45,7 +45,7 @@ def playbook(grp, name, extra, limit='group_replication'):
 def drop(grp, table, limit='group_replication', **extra):
     args = dict(drop_tables=['%s.%s' % (SCHEMA, table)], drop_window=window_now(), drop_confirm=True)
     args.update(extra)
-    return playbook(grp, 'drop_table.yml', args, limit)
+    return playbook(grp, 'drop_tables.yml', args, limit)
 
 
 def table_on(grp, host, table):

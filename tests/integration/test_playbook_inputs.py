@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """site.yml, rolling_restart.yml and advise_ahi.yml check their inputs with validate_argument_spec first:
 a bad value fails naming the variable and the value as written, before any lab host is touched (the
-recap lists localhost only)."""
+recap lists localhost only). The deprecated playbook name drop_table runs drop_tables.yml."""
 from __future__ import annotations
 
 import json
@@ -41,3 +41,21 @@ def test_a_bad_input_fails_before_any_host_is_touched(playbook, extra, words):
     assert words in ' '.join(out.split()), out
     recap = out[out.index('PLAY RECAP'):]
     assert re.findall(r'^(\S+)\s+: ok=', recap, re.M) == ['localhost'], out
+
+
+def test_the_deprecated_drop_table_name_runs_drop_tables():
+    """dbfleet.innodb.drop_table (playbooks/drop_table.yml) is the old name of drop_tables.yml: it says it is
+    deprecated, then the same playbook runs with the same inputs (here its input check refuses a bad drop_mode)."""
+    require_lab_hosts(INVENTORY)
+    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
+               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_COLLECTIONS_PATH=COLLECTIONS)
+    extra = {'drop_tables': ['dbfleet_test.never'], 'drop_window': '02:00-05:00', 'drop_mode': 'sideways'}
+    proc = subprocess.run([os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY,
+                           'dbfleet.innodb.drop_table', '-e', json.dumps(extra)],
+                          capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
+    out = ' '.join((proc.stdout + proc.stderr).split())
+    assert proc.returncode != 0, out
+    assert 'dbfleet.innodb.drop_table (playbooks/drop_table.yml) is deprecated' in out, out
+    assert 'call dbfleet.innodb.drop_tables (playbooks/drop_tables.yml)' in out, out
+    assert 'PLAY [Drop tables | check inputs, window, the topology and every host before anything changes]' in out, out
+    assert 'drop_mode' in out and 'sideways' in out, out

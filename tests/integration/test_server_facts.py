@@ -7,16 +7,11 @@ import os
 
 import pytest
 
-from test_verify import LAB_HOSTS, global_value, host_vars, login, run_module, sql
+from test_verify import LAB_HOSTS, global_value, host_vars, login, read_only_result, run_module, sql
 
 
 def facts(host, **extra):
-    args = dict(login(host))
-    args.update(extra)
-    result, rc = run_module('server_facts', args)
-    assert rc == 0, result
-    assert result['changed'] is False
-    return result['server_facts']
+    return read_only_result('server_facts', host, **extra)['server_facts']
 
 
 @pytest.mark.parametrize('host', LAB_HOSTS)

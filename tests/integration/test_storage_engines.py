@@ -8,18 +8,13 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from test_login import adhoc_result, ansible
-from test_verify import LAB_HOSTS, host_vars, login, run_module, sql
+from test_verify import LAB_HOSTS, host_vars, login, read_only_result, run_module, sql
 
 SCHEMA = 'dbfleet_engines_test'
 
 
 def engines(host, **extra):
-    args = dict(login(host))
-    args.update(extra)
-    result, rc = run_module('storage_engines', args)
-    assert rc == 0, result
-    assert result['changed'] is False
-    return result['storage_engines']
+    return read_only_result('storage_engines', host, **extra)['storage_engines']
 
 
 def fresh_schema(host, *statements):

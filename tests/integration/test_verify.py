@@ -92,13 +92,18 @@ def run_module(name, args, attempts=3):
     return None, None
 
 
-def verify(host, settings, **extra):
-    args = dict(login(host), settings=settings)
+def read_only_result(name, host, **extra):
+    """The result of read-only module NAME run with HOST's login and EXTRA options; it must succeed and change nothing."""
+    args = dict(login(host))
     args.update(extra)
-    result, rc = run_module('verify', args)
+    result, rc = run_module(name, args)
     assert rc == 0, result
     assert result['changed'] is False
     return result
+
+
+def verify(host, settings, **extra):
+    return read_only_result('verify', host, settings=settings, **extra)
 
 
 @contextmanager

@@ -5,8 +5,8 @@ import pytest
 
 from dbhelpers import global_value
 
-# drop_table_fleet shares this verifier directory but converges playbooks/drop_table.yml only.
-pytestmark = pytest.mark.skipif(os.environ.get('MOLECULE_SCENARIO_NAME') == 'drop_table_fleet',
+# drop_tables_fleet shares this verifier directory but converges playbooks/drop_tables.yml only.
+pytestmark = pytest.mark.skipif(os.environ.get('MOLECULE_SCENARIO_NAME') == 'drop_tables_fleet',
                                 reason='this scenario does not apply the roles')
 
 DROPIN = '60-dbfleet-adaptive_hash.cnf'

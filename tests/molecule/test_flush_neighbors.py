@@ -14,8 +14,8 @@ import time
 import pymysql
 import pytest
 
-# drop_table_fleet shares this verifier directory but converges playbooks/drop_table.yml only.
-pytestmark = pytest.mark.skipif(os.environ.get('MOLECULE_SCENARIO_NAME') == 'drop_table_fleet',
+# drop_tables_fleet shares this verifier directory but converges playbooks/drop_tables.yml only.
+pytestmark = pytest.mark.skipif(os.environ.get('MOLECULE_SCENARIO_NAME') == 'drop_tables_fleet',
                                 reason='this scenario does not apply the roles')
 
 BUILTIN_MAP = {'ssd': 0, 'hdd': 1, 'mixed': 1}

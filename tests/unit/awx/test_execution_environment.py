@@ -9,16 +9,8 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 BIN = os.path.dirname(sys.executable)
-
-
-def _pins():
-    pins = {}
-    with open(os.path.join(ROOT, "requirements", "venv.txt"), encoding="utf-8") as handle:
-        for line in handle:
-            match = re.match(r"^([A-Za-z0-9_.-]+)==([^\s#]+)", line)
-            if match:
-                pins[match.group(1).lower()] = match.group(2)
-    return pins
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from venv_pins import venv_pins  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def _load(path):
@@ -38,7 +30,7 @@ def context(tmp_path_factory):
 
 
 def test_ee_pins_the_tested_ansible_core_and_runner():
-    pins = _pins()
+    pins = venv_pins()
     deps = _load("execution-environment.yml")["dependencies"]
     assert deps["ansible_core"]["package_pip"] == "ansible-core==" + pins["ansible-core"]
     assert deps["ansible_runner"]["package_pip"] == "ansible-runner==" + pins["ansible-runner"]
@@ -47,7 +39,7 @@ def test_ee_pins_the_tested_ansible_core_and_runner():
 
 
 def test_rendered_context_installs_what_the_definition_says(context):
-    pins = _pins()
+    pins = venv_pins()
     containerfile = (context / "Containerfile").read_text()
     assert 'ARG ANSIBLE_INSTALL_REFS="ansible-core==%s ansible-runner==%s"' % (
         pins["ansible-core"], pins["ansible-runner"]) in containerfile

@@ -7,22 +7,16 @@ import json
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
-
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.modules import ahi_advisor
+from ansible_collections.dbfleet.innodb.tests.unit.plugins.modules.module_result import module_result
 
 
 def run(capsys, monkeypatch, **args):
     def no_connect(module):
         raise AssertionError('connected although the input was bad')
     monkeypatch.setattr(connection, 'connect', no_connect)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            ahi_advisor.main()
-    out = json.loads(capsys.readouterr().out)
-    out['_rc'] = exc.value.code
-    return out
+    return module_result(capsys, ahi_advisor.main, args)
 
 
 @pytest.mark.parametrize('args,needle', [
@@ -51,6 +45,6 @@ def test_defaults_match_the_decision_module():
     assert 'DOCUMENTATION' in spec
     import yaml
     doc = yaml.safe_load(ahi_advisor.DOCUMENTATION)
-    for name, value in ahi_advisor.ahi.DEFAULT_THRESHOLDS.items():
+    for name, value in ahi_advisor.ahi_advisor.DEFAULT_THRESHOLDS.items():
         assert doc['options'][name]['default'] == value
     assert doc['options']['sample_seconds']['default'] == 60

@@ -8,10 +8,9 @@ import os
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
-
 from ansible_collections.dbfleet.innodb.plugins.modules import storage_facts
 from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils import sysfs_trees
+from ansible_collections.dbfleet.innodb.tests.unit.plugins.modules.module_result import module_result
 
 
 @pytest.fixture(scope='session')
@@ -20,12 +19,7 @@ def trees(tmp_path_factory):
 
 
 def run(capsys, **args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            storage_facts.main()
-    out = json.loads(capsys.readouterr().out)
-    out['_rc'] = exc.value.code
-    return out
+    return module_result(capsys, storage_facts.main, args)
 
 
 def recorded(trees, case):

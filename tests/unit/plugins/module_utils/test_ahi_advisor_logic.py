@@ -1,11 +1,11 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Decision logic of the AHI advisor and the adaptive_hash role (plugins/module_utils/ahi.py)."""
+"""Decision logic of the AHI advisor and the adaptive_hash role (plugins/module_utils/ahi_advisor.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import ahi, flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import ahi_advisor, flavors
 
 
 def ident(flavor, version, aurora_reader=None):
@@ -23,7 +23,7 @@ def ident(flavor, version, aurora_reader=None):
     ({'enabled': 0}, 'ENABLED', False),
 ])
 def test_counter_enabled_both_columns(row, column, expected):
-    assert ahi.counter_enabled(row, column) is expected
+    assert ahi_advisor.counter_enabled(row, column) is expected
 
 
 def test_column_comes_from_flavor_data():
@@ -36,21 +36,21 @@ def test_monitors_to_enable_only_the_ones_off():
     rows = [dict(NAME='adaptive_hash_searches', STATE=1), dict(NAME='adaptive_hash_searches_btree', STATE=1),
             dict(NAME='adaptive_hash_rows_added', STATE=0), dict(NAME='adaptive_hash_rows_removed', STATE=1),
             dict(NAME='adaptive_hash_pages_added', STATE=0), dict(NAME='unrelated', STATE=0)]
-    assert ahi.monitors_to_enable(rows, 'ENABLED') == ['adaptive_hash_pages_added', 'adaptive_hash_rows_added']
+    assert ahi_advisor.monitors_to_enable(rows, 'ENABLED') == ['adaptive_hash_pages_added', 'adaptive_hash_rows_added']
     rows = [dict(NAME='adaptive_hash_rows_added', STATE='disabled'),
             dict(NAME='adaptive_hash_searches', STATE='enabled')]
-    assert ahi.monitors_to_enable(rows, 'STATUS') == ['adaptive_hash_rows_added']
+    assert ahi_advisor.monitors_to_enable(rows, 'STATUS') == ['adaptive_hash_rows_added']
 
 
 def test_metrics_query_uses_column_and_binds_names():
-    sql, args = ahi.metrics_query('ENABLED')
-    assert 'ENABLED AS STATE' in sql and args == list(ahi.METRIC_COUNTERS)
+    sql, args = ahi_advisor.metrics_query('ENABLED')
+    assert 'ENABLED AS STATE' in sql and args == list(ahi_advisor.METRIC_COUNTERS)
     with pytest.raises(ValueError):
-        ahi.metrics_query('STATUS; DROP TABLE x')
+        ahi_advisor.metrics_query('STATUS; DROP TABLE x')
 
 
 def test_deltas_ignore_resets_and_garbage():
-    assert ahi.deltas({'a': '10', 'b': 5, 'c': 'x', 'd': 1}, {'a': '25', 'b': 2, 'c': 3}) == {'a': 15, 'b': None}
+    assert ahi_advisor.deltas({'a': '10', 'b': 5, 'c': 'x', 'd': 1}, {'a': '25', 'b': 2, 'c': 3}) == {'a': 15, 'b': None}
 
 
 # ---------------------------------------------------------------- verdicts
@@ -62,8 +62,8 @@ READS = dict(innodb_buffer_pool_read_requests=5000000, innodb_buffer_pool_reads=
 
 
 def test_hot_set_with_ahi_on_is_keep_on():
-    r = ahi.analyse(HOT, READS, 60, True)
-    assert r['recommendation'] == ahi.KEEP_ON
+    r = ahi_advisor.analyse(HOT, READS, 60, True)
+    assert r['recommendation'] == ahi_advisor.KEEP_ON
     assert r['hit_ratio'] == pytest.approx(0.99)
     assert r['maintenance_per_hit'] == pytest.approx(300 / 990000.0, rel=1e-3)
     assert any('99.0%' in x for x in r['reasons'])
@@ -73,8 +73,8 @@ def test_low_hit_ratio_is_turn_off_with_reason():
     md = dict(adaptive_hash_searches=10000, adaptive_hash_searches_btree=90000,
               adaptive_hash_rows_added=100, adaptive_hash_rows_removed=100)
     sd = dict(READS, innodb_buffer_pool_reads=200000)
-    r = ahi.analyse(md, sd, 60, True)
-    assert r['recommendation'] == ahi.TURN_OFF
+    r = ahi_advisor.analyse(md, sd, 60, True)
+    assert r['recommendation'] == ahi_advisor.TURN_OFF
     assert r['hit_ratio'] == pytest.approx(0.1)
     text = ' '.join(r['reasons'])
     assert '10.0%' in text and 'went to disk' in text
@@ -83,8 +83,8 @@ def test_low_hit_ratio_is_turn_off_with_reason():
 def test_churn_is_turn_off_even_with_good_hit_ratio():
     md = dict(adaptive_hash_searches=60000, adaptive_hash_searches_btree=40000,
               adaptive_hash_rows_added=50000, adaptive_hash_rows_removed=45000)
-    r = ahi.analyse(md, READS, 60, True)
-    assert r['recommendation'] == ahi.TURN_OFF
+    r = ahi_advisor.analyse(md, READS, 60, True)
+    assert r['recommendation'] == ahi_advisor.TURN_OFF
     assert r['maintenance_per_hit'] == pytest.approx(95000 / 60000.0, rel=1e-3)
     assert any('rebuilt faster than it is used' in x for x in r['reasons'])
 
@@ -92,20 +92,20 @@ def test_churn_is_turn_off_even_with_good_hit_ratio():
 def test_thresholds_are_options():
     md = dict(adaptive_hash_searches=60000, adaptive_hash_searches_btree=40000,
               adaptive_hash_rows_added=0, adaptive_hash_rows_removed=0)
-    assert ahi.analyse(md, READS, 60, True)['recommendation'] == ahi.KEEP_ON
-    assert ahi.analyse(md, READS, 60, True, dict(min_hit_ratio=0.7))['recommendation'] == ahi.TURN_OFF
+    assert ahi_advisor.analyse(md, READS, 60, True)['recommendation'] == ahi_advisor.KEEP_ON
+    assert ahi_advisor.analyse(md, READS, 60, True, dict(min_hit_ratio=0.7))['recommendation'] == ahi_advisor.TURN_OFF
 
 
 def test_maintenance_not_measured_is_said():
-    r = ahi.analyse(HOT, READS, 60, True, maintenance_measured=False)
-    assert r['recommendation'] == ahi.KEEP_ON and r['maintenance_per_hit'] is None
+    r = ahi_advisor.analyse(HOT, READS, 60, True, maintenance_measured=False)
+    assert r['recommendation'] == ahi_advisor.KEEP_ON and r['maintenance_per_hit'] is None
     assert any('not measured' in x for x in r['reasons'])
 
 
 def test_too_few_lookups_is_insufficient():
     md = dict(adaptive_hash_searches=50, adaptive_hash_searches_btree=10)
-    r = ahi.analyse(md, READS, 60, True)
-    assert r['recommendation'] == ahi.INSUFFICIENT
+    r = ahi_advisor.analyse(md, READS, 60, True)
+    assert r['recommendation'] == ahi_advisor.INSUFFICIENT
     assert 'at least 10000' in r['reasons'][0]
 
 
@@ -113,8 +113,8 @@ def test_ahi_off_read_mostly_in_memory_is_try_on():
     # MariaDB with AHI off: B-tree counter frozen at 0, Handler_read_key stands in.
     md = dict(adaptive_hash_searches=0, adaptive_hash_searches_btree=0)
     sd = dict(READS, handler_read_key=400000, innodb_buffer_pool_reads=10)
-    r = ahi.analyse(md, sd, 60, False)
-    assert r['recommendation'] == ahi.TRY_ON
+    r = ahi_advisor.analyse(md, sd, 60, False)
+    assert r['recommendation'] == ahi_advisor.TRY_ON
     assert r['counters']['index_lookups'] == 400000
     assert any('Handler_read_key' in x for x in r['reasons'])
 
@@ -122,8 +122,8 @@ def test_ahi_off_read_mostly_in_memory_is_try_on():
 def test_ahi_off_disk_bound_stays_off():
     md = dict(adaptive_hash_searches=0, adaptive_hash_searches_btree=500000)
     sd = dict(READS, innodb_buffer_pool_reads=400000)
-    r = ahi.analyse(md, sd, 60, False)
-    assert r['recommendation'] == ahi.TURN_OFF
+    r = ahi_advisor.analyse(md, sd, 60, False)
+    assert r['recommendation'] == ahi_advisor.TURN_OFF
     assert r['counters']['index_lookups'] == 500000
     assert any('leave the adaptive hash index OFF' in x for x in r['reasons'])
 
@@ -131,37 +131,37 @@ def test_ahi_off_disk_bound_stays_off():
 def test_ahi_off_write_heavy_stays_off():
     md = dict(adaptive_hash_searches=0, adaptive_hash_searches_btree=500000)
     sd = dict(READS, innodb_rows_read=100000, innodb_rows_inserted=60000, innodb_rows_updated=60000)
-    r = ahi.analyse(md, sd, 60, False)
-    assert r['recommendation'] == ahi.TURN_OFF
+    r = ahi_advisor.analyse(md, sd, 60, False)
+    assert r['recommendation'] == ahi_advisor.TURN_OFF
     assert r['write_share'] == pytest.approx(120000 / 220000.0, rel=1e-3)
 
 
 def test_handler_counters_stand_in_for_innodb_rows_on_mariadb():
     sd = dict(handler_read_key=300000, handler_read_next=1000, handler_write=200000, handler_update=100000,
               innodb_buffer_pool_read_requests=1000000, innodb_buffer_pool_reads=0)
-    r = ahi.analyse({}, sd, 60, False)
+    r = ahi_advisor.analyse({}, sd, 60, False)
     assert r['counters']['rows_source'] == 'Handler_*'
     assert r['write_share'] == pytest.approx(300000 / 601000.0, rel=1e-3)
-    assert r['recommendation'] == ahi.TURN_OFF
+    assert r['recommendation'] == ahi_advisor.TURN_OFF
 
 
 def test_status_counters_fill_in_missing_metrics():
     sd = dict(READS, innodb_adaptive_hash_hash_searches=90000, innodb_adaptive_hash_non_hash_searches=10000)
-    r = ahi.analyse({}, sd, 60, True, status_counters=True, maintenance_measured=False)
+    r = ahi_advisor.analyse({}, sd, 60, True, status_counters=True, maintenance_measured=False)
     assert r['hit_ratio'] == pytest.approx(0.9)
-    assert r['recommendation'] == ahi.KEEP_ON
+    assert r['recommendation'] == ahi_advisor.KEEP_ON
 
 
 def test_aurora_reader_is_not_settable_never_try_on():
     identity = ident(flavors.AURORA, (8, 0, 28), aurora_reader=True)
     md = dict(adaptive_hash_searches=0, adaptive_hash_searches_btree=900000)
-    r = ahi.analyse(md, READS, 60, False, settable=flavors.settable('innodb_adaptive_hash_index', identity))
-    assert r['recommendation'] == ahi.NOT_SETTABLE
+    r = ahi_advisor.analyse(md, READS, 60, False, settable=flavors.settable('innodb_adaptive_hash_index', identity))
+    assert r['recommendation'] == ahi_advisor.NOT_SETTABLE
     assert 'Aurora reader' in r['reasons'][0]
     # The writer of the same cluster is judged normally.
     writer = ident(flavors.AURORA, (8, 0, 28), aurora_reader=False)
-    r = ahi.analyse(md, READS, 60, False, settable=flavors.settable('innodb_adaptive_hash_index', writer))
-    assert r['recommendation'] == ahi.TRY_ON
+    r = ahi_advisor.analyse(md, READS, 60, False, settable=flavors.settable('innodb_adaptive_hash_index', writer))
+    assert r['recommendation'] == ahi_advisor.TRY_ON
 
 
 # ---------------------------------------------------------------- what the role manages

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""End state after molecule/drop_table_fleet converge (playbooks/drop_table.yml on the SSH fleet).
+"""End state after molecule/drop_tables_fleet converge (playbooks/drop_tables.yml on the SSH fleet).
 
 Runs only in that scenario: other scenarios share this directory but have no such tables.
 """
@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-pytestmark = pytest.mark.skipif(os.environ.get('MOLECULE_SCENARIO_NAME') != 'drop_table_fleet',
-                                reason='only for the drop_table_fleet scenario')
+pytestmark = pytest.mark.skipif(os.environ.get('MOLECULE_SCENARIO_NAME') != 'drop_tables_fleet',
+                                reason='only for the drop_tables_fleet scenario')
 
 SCHEMA = 'dbfleet_test_drop_fleet'
 
