@@ -1,6 +1,7 @@
-"""The local lab's Galera cluster: three MariaDB nodes (the machine's mariadbd, Debian's galera-4) on 127.0.0.1.
+"""The lab's Galera cluster: three MariaDB nodes (the machine's mariadbd, Debian's galera-4).
 
-Each node has four ports derived from the lab's port base: SQL (base+301..303), group communication
+In the local lab the nodes run on 127.0.0.1 (below); in the SSH fleet each node has its network
+namespace and address, and the default ports (DEFAULT_PORTS). In the local lab each node has four ports derived from the lab's port base: SQL (base+301..303), group communication
 (gmcast, base+311..313), incremental state transfer (IST, base+321..323) and full state transfer
 (rsync SST, base+331..333). The first node to start while no other node of the cluster runs
 bootstraps the cluster (``--wsrep-new-cluster``); any other start joins the running ones, so that
@@ -44,23 +45,33 @@ def ports(port_base, offset):
             "galera SST port": sql + SST_OFFSET}
 
 
-def option_lines(name, port_base, offset, member_offsets):
-    """[mysqld] lines of one node (the recipe in /work/shared/notes/servers.md, "Clusters")."""
-    mine = ports(port_base, offset)
-    peers = ",".join("127.0.0.1:%d" % (port_base + o + GMCAST_OFFSET) for o in member_offsets)
+# The ports of a node that has an address of its own (the SSH fleet: a network namespace per node).
+DEFAULT_PORTS = {"server port": 3306, "galera gmcast port": 4567, "galera IST port": 4568, "galera SST port": 4444}
+
+
+def peers(addresses_ports):
+    """The gcomm:// peer list: "address:gmcast port" of every member."""
+    return ",".join("%s:%d" % pair for pair in addresses_ports)
+
+
+def option_lines(name, address, node_ports, peer_list):
+    """[mysqld] lines of one node (the recipe in /work/shared/notes/servers.md, "Clusters").
+
+    address: the node's own address (127.0.0.1 in the local lab, the namespace's in the fleet);
+    node_ports: {what: port} as ports() or DEFAULT_PORTS; peer_list: peers() of all members."""
     # The server runs as the mysql user: the rsync daemon of a state transfer started by a root server
     # switches to "nobody", which cannot write the datadir.
     return ["user = %s" % USER,
             "wsrep_on = ON",
             "wsrep_provider = %s" % PROVIDER,
             "wsrep_cluster_name = %s" % CLUSTER_NAME,
-            "wsrep_cluster_address = gcomm://%s" % peers,
+            "wsrep_cluster_address = gcomm://%s" % peer_list,
             "wsrep_node_name = %s" % name,
-            "wsrep_node_address = 127.0.0.1",
-            "wsrep_node_incoming_address = 127.0.0.1:%d" % mine["server port"],
-            'wsrep_provider_options = "gmcast.listen_addr=tcp://127.0.0.1:%d;ist.recv_addr=127.0.0.1:%d;'
-            'gcache.size=32M"' % (mine["galera gmcast port"], mine["galera IST port"]),
-            "wsrep_sst_receive_address = 127.0.0.1:%d" % mine["galera SST port"],
+            "wsrep_node_address = %s" % address,
+            "wsrep_node_incoming_address = %s:%d" % (address, node_ports["server port"]),
+            'wsrep_provider_options = "gmcast.listen_addr=tcp://%s:%d;ist.recv_addr=%s:%d;'
+            'gcache.size=32M"' % (address, node_ports["galera gmcast port"], address, node_ports["galera IST port"]),
+            "wsrep_sst_receive_address = %s:%d" % (address, node_ports["galera SST port"]),
             "wsrep_sst_method = rsync",
             "binlog_format = ROW",
             "innodb_autoinc_lock_mode = 2",
