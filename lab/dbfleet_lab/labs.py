@@ -119,7 +119,8 @@ class Lab:
             extra = clusters.local_option_lines(self, name, self.port(host))
         if host.cluster == "galera":
             peers = galera.peers(("127.0.0.1", self.port_base + o + galera.GMCAST_OFFSET) for o in self.galera_offsets())
-            extra = galera.option_lines(name, "127.0.0.1", galera.ports(self.port_base, host.port_offset), peers)
+            extra = galera.option_lines(name, "127.0.0.1", galera.ports(self.port_base, host.port_offset), peers,
+                                        host.server_id)
         if host.source:
             extra = ["read_only = ON", "relay-log = relay-bin"]
         extra = extra + tls.server_options(name, os.path.join(self.root, name))
@@ -277,7 +278,9 @@ class Lab:
         for host, instance in pairs:
             bootstrap = not self.galera_running(but=host.name)
             try:
-                proc = instance.launch(prepared[host.kind.name][0], ["--wsrep-new-cluster"] if bootstrap else [])
+                basedir = prepared[host.kind.name][0]
+                args = galera.recovered_position_args(instance, lambda a, b=basedir, k=host.kind: k.command(b, a, [instance.dir]))
+                proc = instance.launch(basedir, args + (["--wsrep-new-cluster"] if bootstrap else []))
                 instance.wait_ready(proc, timeout=galera.SYNC_TIMEOUT)
                 galera.wait_synced(instance)
                 instance.provision(self.accounts())
@@ -363,7 +366,11 @@ class Lab:
             instance.stop()
             # A Galera node rejoins the nodes that run; it bootstraps only when it is the last one.
             bootstrap = host.cluster == "galera" and not self.galera_running(but=name)
-            proc = instance.launch(host.kind.basedir(self.cache), ["--wsrep-new-cluster"] if bootstrap else [])
+            basedir = host.kind.basedir(self.cache)
+            args = []
+            if host.cluster == galera.GROUP:
+                args = galera.recovered_position_args(instance, lambda a: host.kind.command(basedir, a, [instance.dir]))
+            proc = instance.launch(basedir, args + (["--wsrep-new-cluster"] if bootstrap else []))
             instance.wait_ready(proc, timeout=galera.SYNC_TIMEOUT if host.cluster else 60)
         say("%-12s restarted (pid %s)" % (name, instance.pid()))
 
@@ -551,7 +558,7 @@ class Fleet(Lab):
         if host.cluster == galera.GROUP:
             peers = galera.peers((h.address, galera.DEFAULT_PORTS["galera gmcast port"])
                                  for h in self.HOSTS if h.cluster == galera.GROUP)
-            extra += galera.option_lines(name, host.address, galera.DEFAULT_PORTS, peers)
+            extra += galera.option_lines(name, host.address, galera.DEFAULT_PORTS, peers, host.server_id)
         if host.cluster == clusters.GR_INVENTORY_GROUP:
             seeds = ",".join("%s:%d" % (h.address, clusters.XCOM_PORT) for h in self.HOSTS
                              if h.cluster == clusters.GR_INVENTORY_GROUP)

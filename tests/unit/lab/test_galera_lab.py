@@ -17,11 +17,13 @@ def test_ports_come_from_the_port_base():
 
 def test_option_lines_name_every_peer_and_own_ports():
     peers = galera.peers(("127.0.0.1", 36000 + o + galera.GMCAST_OFFSET) for o in (301, 302, 303))
-    lines = galera.option_lines("galera2", "127.0.0.1", galera.ports(36000, 302), peers)
+    lines = galera.option_lines("galera2", "127.0.0.1", galera.ports(36000, 302), peers, 302)
     assert "wsrep_cluster_address = gcomm://127.0.0.1:36311,127.0.0.1:36312,127.0.0.1:36313" in lines
     assert any("gmcast.listen_addr=tcp://127.0.0.1:36312;ist.recv_addr=127.0.0.1:36322" in line for line in lines)
     assert "wsrep_sst_receive_address = 127.0.0.1:36332" in lines
     assert "innodb_autoinc_lock_mode = 2" in lines and "binlog_format = ROW" in lines
+    # one GTID history for every node (an async replica survives a node's full state transfer)
+    assert "wsrep_gtid_mode = ON" in lines and "wsrep_gtid_domain_id = 1" in lines and "gtid_domain_id = 302" in lines
 
 
 def test_the_node_runs_as_mysql_not_root(tmp_path):
