@@ -36,6 +36,7 @@ GR_XCOM_OFFSETS = {"gr1": 361, "gr2": 362, "gr3": 363}     # SQL ports: port bas
 GR_INVENTORY_GROUP = "group_replication"
 GR_RECOVERY_CHANNEL = "group_replication_recovery"
 ONLINE_TIMEOUT = 90
+ER_GROUP_REPLICATION_RUNNING = 3093
 START_ON_BOOT = "loose-group_replication_start_on_boot"
 
 
@@ -186,7 +187,13 @@ def form_group(lab, names):
                 with conns[name].cursor() as cur:
                     if states[name] == "ERROR":
                         cur.execute("STOP GROUP_REPLICATION")
-                    cur.execute("START GROUP_REPLICATION")
+                    try:
+                        cur.execute("START GROUP_REPLICATION")
+                    except pymysql.err.OperationalError as exc:
+                        # A member started with start_on_boot joins by itself: it may have begun
+                        # between the look above and this START (error 3093, "already running").
+                        if exc.args[0] != ER_GROUP_REPLICATION_RUNNING:
+                            raise
         wait_online(conns)
         for name in running:
             start_on_boot(lab.instance(name).option_file)
