@@ -118,6 +118,8 @@ def run_with(cluster, tmp_path, playbook, extra, inject=None):
         run = Run(cluster, tmp_path, playbook, extra)
         injected = inject(run) if inject else None
         rc, output, took = run.finish()
+        if injected:        # the cluster after the fault, also when the run stopped at once
+            time.sleep(max(0.0, injected + 12 - time.time()))
     finally:
         writer.stop.set()
         writer.join(30)

@@ -116,6 +116,8 @@ def run_with(group, tmp_path, extra, inject=None):
                         'restart_cluster_switchover': True}, **extra))
         injected = inject(run) if inject else None
         rc, output, took = run.finish()
+        if injected:        # the cluster after the fault, also when the run stopped at once
+            time.sleep(max(0.0, injected + 12 - time.time()))
     finally:
         writer.stop.set()
         writer.join(30)
