@@ -16,7 +16,7 @@ export ANSIBLE_CONFIG := $(ROOT)/ansible.cfg
 
 APT_PACKAGES := mariadb-server mariadb-client libaio1 libnuma1 openssh-server iproute2 \
                 percona-toolkit sysbench libmemcached-tools unzip maven chromium chromium-driver \
-                debootstrap galera-4 rsync
+                debootstrap galera-4 rsync nftables
 # gcc builds bench/verify_fleet/delay_relay.c, the delayed network path of the latency bench and of
 # tests/integration/test_verify_fleet_latency.py (this kernel has no netem).
 APT_PACKAGES += gcc
@@ -25,7 +25,7 @@ ANSIBLE_BUNDLE := ansible==12.3.0
 EE_APT_PACKAGES := podman runc uidmap debootstrap
 EE_IMAGE ?= localhost/dbfleet-innodb-ee:0.1.0
 
-.PHONY: help deps apt venv collections lab-up lab-down lab-status fleet-up fleet-down fleet-status \
+.PHONY: help deps apt venv collections lab-up lab-down lab-status fleet-up fleet-clusters-up fleet-down fleet-status \
         demo test lint sanity units integration molecule build-test bench clean ee ee-apt
 
 help:
@@ -33,6 +33,7 @@ help:
 	@echo "make test    install what is needed and run every check"
 	@echo "make lab-up | lab-down | lab-status      local lab fleet (one process per server)"
 	@echo "make fleet-up | fleet-down | fleet-status  SSH fleet (a network namespace per host)"
+	@echo "make fleet-clusters-up                     the SSH fleet with its Galera cluster and Group Replication group"
 	@echo "make ee      build the execution environment image (podman, ansible-builder; docs/awx.md)"
 
 # ---------------------------------------------------------------- set-up
@@ -102,6 +103,9 @@ lab-status:
 
 fleet-up: deps
 	$(LAB) --mode ssh up
+# The fleet's clusters too: Galera galera1-3 + galera_replica, Group Replication gr1-3 + gr_replica (~1 min, ~2 GB).
+fleet-clusters-up: deps
+	DBFLEET_FLEET_WITH_GALERA=1 DBFLEET_FLEET_WITH_GR=1 $(LAB) --mode ssh up
 fleet-down:
 	@if [ -x $(PY) ]; then $(LAB) --mode ssh down; else echo "no fleet here"; fi
 fleet-status:

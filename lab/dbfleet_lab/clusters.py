@@ -1,4 +1,7 @@
-"""Clusters of the local lab: a MySQL Group Replication group (single primary).
+"""The lab's MySQL Group Replication group (single primary), in the local lab and in the SSH fleet.
+
+In the SSH fleet (``lab.py --mode ssh up gr1 gr2 gr3 gr_replica``) each member has its namespace and
+address, the SQL port 3306 and the XCom port 33061; the rest is as below.
 
 The group is three optional hosts of the local lab, ``gr1`` ``gr2`` ``gr3`` (MySQL 8.0.33 from the
 jcabi zip, which ships ``lib/plugin/group_replication.so``), started by name
@@ -29,16 +32,20 @@ from . import LabError, say
 from .servers import read_pid
 
 GR_OPT_IN = "DBFLEET_LAB_WITH_GR"
-GR_HOSTS = ("gr1", "gr2", "gr3")
 GR_XCOM_OFFSETS = {"gr1": 361, "gr2": 362, "gr3": 363}     # SQL ports: port base + 351..353 (labs.py)
 GR_INVENTORY_GROUP = "group_replication"
 GR_RECOVERY_CHANNEL = "group_replication_recovery"
 ONLINE_TIMEOUT = 90
+ER_GROUP_REPLICATION_RUNNING = 3093
 START_ON_BOOT = "loose-group_replication_start_on_boot"
 
 
-def is_gr_host(name):
-    return name in GR_HOSTS
+XCOM_PORT = 33061        # the group communication port of a member with an address of its own (the fleet)
+
+
+def members(lab):
+    """Names of the lab's Group Replication members, in the order of its HOSTS."""
+    return [h.name for h in lab.HOSTS if h.cluster == GR_INVENTORY_GROUP]
 
 
 def group_name(lab_root):
@@ -50,37 +57,47 @@ def xcom_port(port_base, name):
     return port_base + GR_XCOM_OFFSETS[name]
 
 
-def group_running(lab_root, but):
+def group_running(lab, but):
     """True when a member other than but runs (its pid file names a live mysqld of this lab)."""
-    for name in GR_HOSTS:
-        directory = os.path.join(lab_root, name)
+    for name in members(lab):
+        directory = os.path.join(lab.root, name)
         if name != but and read_pid(os.path.join(directory, "mysqld.pid"),
                                     "--defaults-file=" + os.path.join(directory, "my.cnf")):
             return True
     return False
 
 
-def option_lines(lab_root, port_base, name, port):
+def option_lines(lab, name, address, port, local_address, seeds, allowlist):
     """[mysqld] lines of a group member (after the lab's common ones).
+
+    address/port: what the member reports to the others (127.0.0.1 and its port in the local lab, the
+    namespace's address and 3306 in the fleet); local_address: its XCom "address:port"; seeds: every
+    member's; allowlist: who may join.
 
     start_on_boot is ON when another member runs (this one joins it by itself), else OFF: with no
     group to join, a member's own join attempt at boot would block for 60 s before the lab can
     bootstrap. form_group() turns it ON in every member's option file once the group is formed."""
-    start_on_boot = "ON" if group_running(lab_root, name) else "OFF"
-    seeds = ",".join("127.0.0.1:%d" % xcom_port(port_base, h) for h in GR_HOSTS)
+    start_on_boot = "ON" if group_running(lab, name) else "OFF"
     return ["gtid_mode = ON",
             "enforce_gtid_consistency = ON",
             "plugin_load_add = group_replication.so",
-            "report_host = 127.0.0.1",
+            "report_host = %s" % address,
             "report_port = %d" % port,
-            "loose-group_replication_group_name = %s" % group_name(lab_root),
+            "loose-group_replication_group_name = %s" % group_name(lab.root),
             "%s = %s" % (START_ON_BOOT, start_on_boot),
             "loose-group_replication_single_primary_mode = ON",
-            "loose-group_replication_local_address = 127.0.0.1:%d" % xcom_port(port_base, name),
+            "loose-group_replication_local_address = %s" % local_address,
             "loose-group_replication_group_seeds = %s" % seeds,
-            "loose-group_replication_ip_allowlist = 127.0.0.1/8",
+            "loose-group_replication_ip_allowlist = %s" % allowlist,
             "loose-group_replication_recovery_get_public_key = ON",
             "loose-group_replication_bootstrap_group = OFF"]
+
+
+def local_option_lines(lab, name, port):
+    """A member of the local lab: 127.0.0.1, XCom ports from the port base."""
+    seeds = ",".join("127.0.0.1:%d" % xcom_port(lab.port_base, h) for h in members(lab))
+    return option_lines(lab, name, "127.0.0.1", port, "127.0.0.1:%d" % xcom_port(lab.port_base, name), seeds,
+                        "127.0.0.1/8")
 
 
 def member_states(conn):
@@ -145,7 +162,7 @@ def form_group(lab, names):
     """Recovery credentials on the members in names, bootstrap when no member is ONLINE, start GR
     on every member that is not in the group, wait for all ONLINE."""
     creds = lab.secrets()
-    running = [n for n in GR_HOSTS if lab.instance(n).pid()]
+    running = [n for n in members(lab) if lab.instance(n).pid()]
     conns = {}
     try:
         for name in running:
@@ -156,7 +173,7 @@ def form_group(lab, names):
                 set_recovery_credentials(conns[name], creds["replication_user"], creds["replication_password"])
         states = {name: _wait_not_joining(conns[name], name) for name in running}
         if not any(state == "ONLINE" for state in states.values()):
-            first = next(n for n in GR_HOSTS if n in conns)
+            first = next(n for n in members(lab) if n in conns)
             with conns[first].cursor() as cur:
                 cur.execute("SET GLOBAL group_replication_bootstrap_group = ON")
                 try:
@@ -170,7 +187,13 @@ def form_group(lab, names):
                 with conns[name].cursor() as cur:
                     if states[name] == "ERROR":
                         cur.execute("STOP GROUP_REPLICATION")
-                    cur.execute("START GROUP_REPLICATION")
+                    try:
+                        cur.execute("START GROUP_REPLICATION")
+                    except pymysql.err.OperationalError as exc:
+                        # A member started with start_on_boot joins by itself: it may have begun
+                        # between the look above and this START (error 3093, "already running").
+                        if exc.args[0] != ER_GROUP_REPLICATION_RUNNING:
+                            raise
         wait_online(conns)
         for name in running:
             start_on_boot(lab.instance(name).option_file)
@@ -207,7 +230,7 @@ def before_down(lab, names):
     """Members about to stop leave the group one by one, secondaries first, with STOP GROUP_REPLICATION
     (a member shut down together with the others, or after they left, can wait tens of seconds for a
     majority it cannot reach). start_on_boot stays ON: they rejoin when started again."""
-    stopping = [n for n in GR_HOSTS if n in names and lab.instance(n).pid()]
+    stopping = [n for n in members(lab) if n in names and lab.instance(n).pid()]
     conns = {}
     try:
         for name in stopping:

@@ -1,6 +1,8 @@
-"""The local lab's Galera cluster: three MariaDB nodes (the machine's mariadbd, Debian's galera-4) on 127.0.0.1.
+"""The lab's Galera cluster: three MariaDB nodes (the machine's mariadbd, Debian's galera-4).
 
-Each node has four ports derived from the lab's port base: SQL (base+301..303), group communication
+In the local lab the nodes run on 127.0.0.1 (below); in the SSH fleet each node has its network
+namespace and address, and the default ports (DEFAULT_PORTS). In the local lab each node has four
+ports derived from the lab's port base: SQL (base+301..303), group communication
 (gmcast, base+311..313), incremental state transfer (IST, base+321..323) and full state transfer
 (rsync SST, base+331..333). The first node to start while no other node of the cluster runs
 bootstraps the cluster (``--wsrep-new-cluster``); any other start joins the running ones, so that
@@ -11,6 +13,7 @@ node may still be catching up then, which is what the collection's restart gate 
 import os
 import pwd
 import re
+import subprocess
 import time
 
 import pymysql
@@ -25,6 +28,7 @@ GMCAST_OFFSET = 10      # from the node's SQL port offset
 IST_OFFSET = 20
 SST_OFFSET = 30
 SYNC_TIMEOUT = 120
+WSREP_GTID_DOMAIN = 1
 USER = "mysql"          # created by Debian's mariadb-server package
 
 
@@ -44,24 +48,43 @@ def ports(port_base, offset):
             "galera SST port": sql + SST_OFFSET}
 
 
-def option_lines(name, port_base, offset, member_offsets):
-    """[mysqld] lines of one node (the recipe in /work/shared/notes/servers.md, "Clusters")."""
-    mine = ports(port_base, offset)
-    peers = ",".join("127.0.0.1:%d" % (port_base + o + GMCAST_OFFSET) for o in member_offsets)
+# The ports of a node that has an address of its own (the SSH fleet: a network namespace per node).
+DEFAULT_PORTS = {"server port": 3306, "galera gmcast port": 4567, "galera IST port": 4568, "galera SST port": 4444}
+
+
+def peers(addresses_ports):
+    """The gcomm:// peer list: "address:gmcast port" of every member."""
+    return ",".join("%s:%d" % pair for pair in addresses_ports)
+
+
+def option_lines(name, address, node_ports, peer_list, domain_id):
+    """[mysqld] lines of one node (the recipe in /work/shared/notes/servers.md, "Clusters").
+
+    address: the node's own address (127.0.0.1 in the local lab, the namespace's in the fleet);
+    node_ports: {what: port} as ports() or DEFAULT_PORTS; peer_list: peers() of all members;
+    domain_id: the node's own GTID domain (its local, not replicated writes).
+
+    wsrep_gtid_mode: every node logs a replicated transaction with the same GTID (domain
+    WSREP_GTID_DOMAIN), so the binlog a node receives with a full state transfer (rsync copies the
+    donor's) continues the history its asynchronous replica follows: without it, a node that rejoined
+    by SST (after a SIGKILL) had the donor's GTIDs and its replica stopped with error 1236."""
     # The server runs as the mysql user: the rsync daemon of a state transfer started by a root server
     # switches to "nobody", which cannot write the datadir.
     return ["user = %s" % USER,
             "wsrep_on = ON",
             "wsrep_provider = %s" % PROVIDER,
             "wsrep_cluster_name = %s" % CLUSTER_NAME,
-            "wsrep_cluster_address = gcomm://%s" % peers,
+            "wsrep_cluster_address = gcomm://%s" % peer_list,
             "wsrep_node_name = %s" % name,
-            "wsrep_node_address = 127.0.0.1",
-            "wsrep_node_incoming_address = 127.0.0.1:%d" % mine["server port"],
-            'wsrep_provider_options = "gmcast.listen_addr=tcp://127.0.0.1:%d;ist.recv_addr=127.0.0.1:%d;'
-            'gcache.size=32M"' % (mine["galera gmcast port"], mine["galera IST port"]),
-            "wsrep_sst_receive_address = 127.0.0.1:%d" % mine["galera SST port"],
+            "wsrep_node_address = %s" % address,
+            "wsrep_node_incoming_address = %s:%d" % (address, node_ports["server port"]),
+            'wsrep_provider_options = "gmcast.listen_addr=tcp://%s:%d;ist.recv_addr=%s:%d;'
+            'gcache.size=32M"' % (address, node_ports["galera gmcast port"], address, node_ports["galera IST port"]),
+            "wsrep_sst_receive_address = %s:%d" % (address, node_ports["galera SST port"]),
             "wsrep_sst_method = rsync",
+            "wsrep_gtid_mode = ON",
+            "wsrep_gtid_domain_id = %d" % WSREP_GTID_DOMAIN,
+            "gtid_domain_id = %d" % domain_id,
             "binlog_format = ROW",
             "innodb_autoinc_lock_mode = 2",
             "log-slave-updates = ON"]
@@ -106,6 +129,41 @@ def bootstrap_order(instances):
             % (CLUSTER_NAME, first.name))
         allow_bootstrap(first.datadir)
     return ordered
+
+
+def crashed(datadir):
+    """True when the node's last stop was not clean (grastate.dat says seqno -1): a SIGKILL, a crash."""
+    try:
+        with open(os.path.join(datadir, "grastate.dat"), encoding="utf-8") as handle:
+            return bool(re.search(r"^seqno:\s*-1\s*$", handle.read(), re.M))
+    except OSError:
+        return False
+
+
+def recovered_position_args(instance, command):
+    """After an unclean stop, what Debian's mariadb.service does before the start (galera_recovery):
+    read the node's position from InnoDB (--wsrep-recover) and start from it (--wsrep_start_position),
+    so that the node rejoins with an incremental state transfer, not a full one (a full rsync SST
+    replaces the node's binlogs with the donor's last one, and its async replica can no longer continue).
+    command: argv of the server with the given arguments (the kind's command()); [] when nothing to do."""
+    if not crashed(instance.datadir):
+        return []
+    log = os.path.join(instance.dir, "wsrep-recover.log")
+    if os.path.exists(log):
+        os.remove(log)
+    proc = subprocess.run(command(["--defaults-file=" + instance.option_file, "--wsrep-recover", "--log-error=" + log]),
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120,
+                          check=False, cwd=instance.dir)
+    try:
+        with open(log, encoding="utf-8", errors="replace") as handle:
+            match = re.search(r"WSREP: Recovered position:\s*(\S+:-?\d+)", handle.read())
+    except OSError:
+        match = None
+    if not match:
+        say("  %s: no position recovered (exit %s); it rejoins with a full state transfer" % (instance.name, proc.returncode))
+        return []
+    say("  %s: recovered position %s after an unclean stop" % (instance.name, match.group(1)))
+    return ["--wsrep_start_position=" + match.group(1)]
 
 
 def state(instance):

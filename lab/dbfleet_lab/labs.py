@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pymysql
 
 from . import LabError, clusters, galera, run, say, tls, yamlout
-from .netns import NET, PREFIX, Namespace, Sshd, close_control_masters, ensure_bridge, remove_bridge
+from .netns import NET, NETMASK, PREFIX, Namespace, Sshd, close_control_masters, ensure_bridge, remove_bridge
 from .servers import MARIADB118, MYSQL56, MYSQL57, MYSQL80, MYSQL97, Instance, MariaDB, ensure_template
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -24,6 +24,8 @@ ADMIN_USER = "dbfleet"
 REPL_USER = "repl"
 MEMCACHED_OFFSET = 211
 REPLICATION_TIMEOUT = 30
+FLEET_GALERA_OPT_IN = "DBFLEET_FLEET_WITH_GALERA"
+FLEET_GR_OPT_IN = "DBFLEET_FLEET_WITH_GR"
 
 
 @dataclass(frozen=True)
@@ -114,9 +116,11 @@ class Lab:
         host = self.hosts[name]
         extra = []
         if host.cluster == clusters.GR_INVENTORY_GROUP:
-            extra = clusters.option_lines(self.root, self.port_base, name, self.port(host))
+            extra = clusters.local_option_lines(self, name, self.port(host))
         if host.cluster == "galera":
-            extra = galera.option_lines(name, self.port_base, host.port_offset, self.galera_offsets())
+            peers = galera.peers(("127.0.0.1", self.port_base + o + galera.GMCAST_OFFSET) for o in self.galera_offsets())
+            extra = galera.option_lines(name, "127.0.0.1", galera.ports(self.port_base, host.port_offset), peers,
+                                        host.server_id)
         if host.source:
             extra = ["read_only = ON", "relay-log = relay-bin"]
         extra = extra + tls.server_options(name, os.path.join(self.root, name))
@@ -198,7 +202,7 @@ class Lab:
             ports = [(port, what) for what, port in galera.ports(self.port_base, host.port_offset).items()]
         if host.name == "mysql80":
             ports.append((self.memcached_port(), "memcached port"))
-        if clusters.is_gr_host(host.name):
+        if host.cluster == clusters.GR_INVENTORY_GROUP:
             ports.append((clusters.xcom_port(self.port_base, host.name), "group communication port"))
         return ports
 
@@ -274,7 +278,9 @@ class Lab:
         for host, instance in pairs:
             bootstrap = not self.galera_running(but=host.name)
             try:
-                proc = instance.launch(prepared[host.kind.name][0], ["--wsrep-new-cluster"] if bootstrap else [])
+                basedir = prepared[host.kind.name][0]
+                args = galera.recovered_position_args(instance, lambda a, b=basedir, k=host.kind: k.command(b, a, [instance.dir]))
+                proc = instance.launch(basedir, args + (["--wsrep-new-cluster"] if bootstrap else []))
                 instance.wait_ready(proc, timeout=galera.SYNC_TIMEOUT)
                 galera.wait_synced(instance)
                 instance.provision(self.accounts())
@@ -287,14 +293,17 @@ class Lab:
     def after_up(self, hosts):
         """Group Replication members join (or form) their group; a local replica (the Galera cluster's)
         replicates from its source, as admin, with GTIDs. The fleet overrides it (replication)."""
-        members = [h.name for h in hosts if clusters.is_gr_host(h.name)]
-        if members:
-            clusters.form_group(self, members)
+        self._form_group(hosts)
         creds = self.secrets()
         for host in hosts:
             if host.source:
                 self._replicate(host, "127.0.0.1", self.port(self.hosts[host.source]), creds["admin_user"],
                                 creds["admin_password"])
+
+    def _form_group(self, hosts):
+        members = [h.name for h in hosts if h.cluster == clusters.GR_INVENTORY_GROUP]
+        if members:
+            clusters.form_group(self, members)
 
     def _replicate(self, host, source_host, source_port, user, password):
         """Point a replica at its source (once; started again when stopped) and wait until both threads run."""
@@ -326,8 +335,7 @@ class Lab:
     def down(self, names=(), purge=False):
         hosts = self.select(names) if names else list(self.HOSTS)
         with self.locked():
-            if self.mode == "local":
-                clusters.before_down(self, [h.name for h in hosts])
+            clusters.before_down(self, [h.name for h in hosts])
             nodes = [h for h in hosts if h.cluster == "galera"]
             with ThreadPoolExecutor(max_workers=len(hosts)) as pool:     # shutdowns take seconds each
                 list(pool.map(self._stop_host, [h for h in hosts if h.cluster != "galera"]))
@@ -358,7 +366,11 @@ class Lab:
             instance.stop()
             # A Galera node rejoins the nodes that run; it bootstraps only when it is the last one.
             bootstrap = host.cluster == "galera" and not self.galera_running(but=name)
-            proc = instance.launch(host.kind.basedir(self.cache), ["--wsrep-new-cluster"] if bootstrap else [])
+            basedir = host.kind.basedir(self.cache)
+            args = []
+            if host.cluster == galera.GROUP:
+                args = galera.recovered_position_args(instance, lambda a: host.kind.command(basedir, a, [instance.dir]))
+            proc = instance.launch(basedir, args + (["--wsrep-new-cluster"] if bootstrap else []))
             instance.wait_ready(proc, timeout=galera.SYNC_TIMEOUT if host.cluster else 60)
         say("%-12s restarted (pid %s)" % (name, instance.pid()))
 
@@ -387,8 +399,12 @@ class Lab:
         return rows
 
     def status_extra(self, host, instance):
-        if clusters.is_gr_host(host.name) and instance.pid():
+        if not instance.pid():
+            return {}
+        if host.cluster == clusters.GR_INVENTORY_GROUP:
             return {"cluster": clusters.status(instance)}
+        if host.cluster == galera.GROUP:
+            return {"cluster": "%s ready %s" % galera.state(instance)}
         return {}
 
     def status(self, as_json=False):
@@ -459,8 +475,8 @@ class Lab:
             if instance.pid():
                 # Cluster members stand in their cluster's group only, outside the lab group: plays and
                 # tests on the lab's standalone servers never reach them.
-                in_cluster = host.cluster == "galera" or (host.source and self.hosts[host.source].cluster == "galera")
-                group = galera.GROUP if in_cluster else (host.cluster or host.kind.group)
+                # An asynchronous replica of a member stands in its cluster's group too.
+                group = host.cluster or (host.source and self.hosts[host.source].cluster) or host.kind.group
                 groups.setdefault(group, {})[host.name] = self.host_vars(host, instance)
                 if host.source and self.mode == "local":
                     groups[group][host.name]["dbfleet_replication_source"] = host.source
@@ -495,7 +511,25 @@ class Fleet(Lab):
              Host("db4", MARIADB, 4, address=PREFIX + "14", source="db3"),
              # The LTS servers in their chroots, standalone, only when named (`up db5 db6`).
              Host("db5", MYSQL97, 5, address=PREFIX + "15", optional=True),
-             Host("db6", MARIADB118, 6, address=PREFIX + "16", optional=True))
+             Host("db6", MARIADB118, 6, address=PREFIX + "16", optional=True),
+             # Clusters, each member in its namespace (lab/dbfleet_lab/galera.py, clusters.py), only when named
+             # or opted in: a 3-node Galera cluster of MariaDB 10.11 (galera-4) with a GTID replica of galera1,
+             # and a single-primary Group Replication group of MySQL 8.0.33 with a replica of gr1.
+             Host("galera1", MARIADB, 31, address=PREFIX + "31", optional=True, opt_in=FLEET_GALERA_OPT_IN,
+                  cluster=galera.GROUP),
+             Host("galera2", MARIADB, 32, address=PREFIX + "32", optional=True, opt_in=FLEET_GALERA_OPT_IN,
+                  cluster=galera.GROUP),
+             Host("galera3", MARIADB, 33, address=PREFIX + "33", optional=True, opt_in=FLEET_GALERA_OPT_IN,
+                  cluster=galera.GROUP),
+             Host("galera_replica", MARIADB, 34, address=PREFIX + "34", source="galera1", optional=True,
+                  opt_in=FLEET_GALERA_OPT_IN),
+             Host("gr1", MYSQL80, 41, address=PREFIX + "41", optional=True, opt_in=FLEET_GR_OPT_IN,
+                  cluster=clusters.GR_INVENTORY_GROUP),
+             Host("gr2", MYSQL80, 42, address=PREFIX + "42", optional=True, opt_in=FLEET_GR_OPT_IN,
+                  cluster=clusters.GR_INVENTORY_GROUP),
+             Host("gr3", MYSQL80, 43, address=PREFIX + "43", optional=True, opt_in=FLEET_GR_OPT_IN,
+                  cluster=clusters.GR_INVENTORY_GROUP),
+             Host("gr_replica", MYSQL80, 44, address=PREFIX + "44", source="gr1", optional=True, opt_in=FLEET_GR_OPT_IN))
     PORT = 3306
 
     def __init__(self, root, cache, inventory):
@@ -521,6 +555,15 @@ class Fleet(Lab):
             extra += ["gtid_mode = ON", "enforce_gtid_consistency = ON"]
         if host.source:
             extra += ["read_only = ON"] + (["super_read_only = ON"] if host.kind.flavor == "mysql" else [])
+        if host.cluster == galera.GROUP:
+            peers = galera.peers((h.address, galera.DEFAULT_PORTS["galera gmcast port"])
+                                 for h in self.HOSTS if h.cluster == galera.GROUP)
+            extra += galera.option_lines(name, host.address, galera.DEFAULT_PORTS, peers, host.server_id)
+        if host.cluster == clusters.GR_INVENTORY_GROUP:
+            seeds = ",".join("%s:%d" % (h.address, clusters.XCOM_PORT) for h in self.HOSTS
+                             if h.cluster == clusters.GR_INVENTORY_GROUP)
+            extra += clusters.option_lines(self, name, host.address, self.PORT, "%s:%d" % (host.address, clusters.XCOM_PORT),
+                                           seeds, PREFIX + "0/%d" % NETMASK)
         return Instance(name, host.kind, self.root, self.PORT, host.server_id, "0.0.0.0", extra,
                         netns=self.namespace(host))
 
@@ -572,7 +615,9 @@ class Fleet(Lab):
                                                                    run(["tail", "-n", "20", sshd.log])))
 
     def after_up(self, hosts):
-        """Point each replica at its primary (once) and wait until both replication threads run."""
+        """Form the Group Replication group (when its members are among hosts), then point each replica
+        at its primary (once) and wait until both replication threads run."""
+        self._form_group(hosts)
         creds = self.secrets()
         for host in hosts:
             if host.source:
@@ -619,8 +664,9 @@ class Fleet(Lab):
             remove_bridge()
 
     def status_extra(self, host, instance):
-        extra = {"address": host.address, "role": "replica of " + host.source if host.source else "primary",
-                 "sshd": "up" if self.sshd(host).pid() else "down", "replication": None}
+        extra = dict(super().status_extra(host, instance), address=host.address,
+                     role="replica of " + host.source if host.source else (host.cluster + " member" if host.cluster else "primary"),
+                     sshd="up" if self.sshd(host).pid() else "down", replication=None)
         if host.source and instance.pid():
             try:
                 conn = instance.connect_root()
@@ -635,7 +681,7 @@ class Fleet(Lab):
 
     def status_columns(self):
         return [("HOST", "host"), ("ADDRESS", "address"), ("STATE", "state"), ("VERSION", "version"),
-                ("PID", "pid"), ("SSHD", "sshd"), ("ROLE", "role"), ("REPLICATION", "replication")]
+                ("PID", "pid"), ("SSHD", "sshd"), ("ROLE", "role"), ("REPLICATION", "replication"), ("CLUSTER", "cluster")]
 
     def lab_args(self):
         """The command that runs lab.py for this fleet, also over SSH inside a host, where the caller's
@@ -665,4 +711,9 @@ class Fleet(Lab):
         up = set(children["mysql"]["hosts"]) | set(children["mariadb"]["hosts"])
         children["primaries"] = {"hosts": {h.name: {} for h in self.HOSTS if h.name in up and not h.source}}
         children["replicas"] = {"hosts": {h.name: {} for h in self.HOSTS if h.name in up and h.source}}
+        # The replicas of cluster members are replicas too (the topology check reads group `replicas`).
+        for cluster in (galera.GROUP, clusters.GR_INVENTORY_GROUP):
+            for name in (children.get(cluster) or {}).get("hosts", {}):
+                if self.hosts[name].source:
+                    children["replicas"]["hosts"][name] = {}
         return data

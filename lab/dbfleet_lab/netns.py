@@ -12,6 +12,7 @@ namespaces dbfleetN-<host> and veths dbfN-<host>, so two checkouts can each run 
 """
 import hashlib
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -57,13 +58,25 @@ def remove_bridge():
         run(["ip", "link", "del", BRIDGE])
 
 
+IFNAMSIZ = 15      # longest interface name the kernel takes
+
+
+def veth_name(host):
+    """The root side of a host's veth: dbf<N>-<host>, or dbf<N>-<hash of host> when that is too long
+    (galera_replica)."""
+    name = "dbf%s-%s" % (_TAG, host)
+    if len(name) > IFNAMSIZ:
+        name = "dbf%s-%s" % (_TAG, hashlib.sha1(host.encode()).hexdigest()[:IFNAMSIZ - 4 - len(_TAG)])
+    return name
+
+
 class Namespace:
     """The namespace dbfleet-<host> with its address."""
 
     def __init__(self, host, address):
         self.name = "dbfleet%s-%s" % (_TAG, host)
         self.address = address
-        self.veth = "dbf%s-%s" % (_TAG, host)
+        self.veth = veth_name(host)
 
     @property
     def path(self):
@@ -83,7 +96,19 @@ class Namespace:
     def exec_prefix(self):
         return [] if self.inside() else ["ip", "netns", "exec", self.name]
 
+    @property
+    def etc_dir(self):
+        """Files `ip netns exec` mounts over /etc inside the namespace (ip-netns(8))."""
+        return "/etc/netns/" + self.name
+
     def ensure(self):
+        # No name server answers inside a namespace: a lookup would wait for its timeouts (the rsync daemon
+        # of a Galera state transfer looks up every client's address: 10 s per file group). A server on
+        # the namespace's own loopback refuses at once.
+        os.makedirs(self.etc_dir, exist_ok=True)
+        with open(os.path.join(self.etc_dir, "resolv.conf"), "w", encoding="utf-8") as handle:
+            handle.write("# Written by lab/lab.py: no name server in %s\nnameserver 127.0.0.1\n"
+                         "options timeout:1 attempts:1\n" % self.name)
         if not self.exists():
             if _link_exists(self.veth):        # left from a namespace deleted by hand
                 run(["ip", "link", "del", self.veth])
@@ -114,6 +139,7 @@ class Namespace:
             run(["ip", "link", "del", self.veth])
         if self.exists():
             run(["ip", "netns", "del", self.name])
+        shutil.rmtree(self.etc_dir, ignore_errors=True)
 
 
 class Sshd:

@@ -5,7 +5,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "lab"))
 
 from dbfleet_lab import galera  # noqa: E402  pylint: disable=wrong-import-position
-from dbfleet_lab.labs import Lab  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_lab import clusters  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_lab.labs import Fleet, Lab  # noqa: E402  pylint: disable=wrong-import-position
 from dbfleet_lab.servers import Instance  # noqa: E402  pylint: disable=wrong-import-position
 
 
@@ -15,11 +16,14 @@ def test_ports_come_from_the_port_base():
 
 
 def test_option_lines_name_every_peer_and_own_ports():
-    lines = galera.option_lines("galera2", 36000, 302, [301, 302, 303])
+    peers = galera.peers(("127.0.0.1", 36000 + o + galera.GMCAST_OFFSET) for o in (301, 302, 303))
+    lines = galera.option_lines("galera2", "127.0.0.1", galera.ports(36000, 302), peers, 302)
     assert "wsrep_cluster_address = gcomm://127.0.0.1:36311,127.0.0.1:36312,127.0.0.1:36313" in lines
     assert any("gmcast.listen_addr=tcp://127.0.0.1:36312;ist.recv_addr=127.0.0.1:36322" in line for line in lines)
     assert "wsrep_sst_receive_address = 127.0.0.1:36332" in lines
     assert "innodb_autoinc_lock_mode = 2" in lines and "binlog_format = ROW" in lines
+    # one GTID history for every node (an async replica survives a node's full state transfer)
+    assert "wsrep_gtid_mode = ON" in lines and "wsrep_gtid_domain_id = 1" in lines and "gtid_domain_id = 302" in lines
 
 
 def test_the_node_runs_as_mysql_not_root(tmp_path):
@@ -59,3 +63,35 @@ def test_bootstrap_when_no_node_is_safe_marks_the_first(tmp_path):
     first = galera.bootstrap_order(nodes)[0][1]
     assert galera.safe_to_bootstrap(first.datadir) is True
     assert galera.safe_to_bootstrap(Node(tmp_path, "fresh", None).datadir) is None
+
+
+def test_fleet_nodes_use_their_namespace_address(tmp_path):
+    fleet = Fleet(str(tmp_path), str(tmp_path / "cache"), str(tmp_path / "hosts.yml"))
+    text = fleet.instance("galera2").option_text("/usr")
+    address = {h.name: h.address for h in fleet.HOSTS}
+    assert "wsrep_cluster_address = gcomm://%s:4567,%s:4567,%s:4567" % (
+        address["galera1"], address["galera2"], address["galera3"]) in text
+    assert "wsrep_node_address = %s" % address["galera2"] in text
+    assert "wsrep_sst_receive_address = %s:4444" % address["galera2"] in text
+    assert "127.0.0.1" not in text.split("[mysqld]")[1]
+    gr2 = fleet.instance("gr2").option_text("/usr")
+    assert "report_host = %s" % address["gr2"] in gr2
+    assert "loose-group_replication_local_address = %s:33061" % address["gr2"] in gr2
+    assert "loose-group_replication_group_seeds = %s:33061,%s:33061,%s:33061" % (
+        address["gr1"], address["gr2"], address["gr3"]) in gr2
+    assert clusters.members(fleet) == ["gr1", "gr2", "gr3"]
+
+
+def test_fleet_clusters_are_optional(tmp_path, monkeypatch):
+    fleet = Fleet(str(tmp_path), str(tmp_path / "cache"), str(tmp_path / "hosts.yml"))
+    monkeypatch.delenv("DBFLEET_LAB_HOSTS", raising=False)
+    assert [h.name for h in fleet.select(())] == ["db1", "db2", "db3", "db4"]
+    monkeypatch.setenv("DBFLEET_FLEET_WITH_GALERA", "1")
+    assert [h.name for h in fleet.select(()) if h.name.startswith("galera")] == [
+        "galera1", "galera2", "galera3", "galera_replica"]
+
+
+def test_long_host_names_get_a_short_veth():
+    from dbfleet_lab import netns  # pylint: disable=import-outside-toplevel
+    names = [netns.veth_name(h) for h in ("galera_replica", "gr_replica", "db1")]
+    assert all(len(n) <= netns.IFNAMSIZ for n in names) and len(set(names)) == 3
