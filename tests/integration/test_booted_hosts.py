@@ -1,7 +1,7 @@
 """The collection on booted hosts shaped like production (lab/dbfleet_lab/machines.py, docs/hosts.md).
 
 pkg1 -> pkg2: Debian 12 machines booted by systemd-nspawn, MariaDB 10.11 from Debian's packages under
-systemd (mariadb.service), GTID replication. Ansible arrives over SSH as the unprivileged user `deploy`
+systemd (mariadb.service), GTID replication; pkg3: Debian 13, MariaDB 11.8 from its package. Ansible arrives over SSH as the unprivileged user `deploy`
 with `become`; the inventory (inventories/booted/hosts.yml) names no path, unit, socket, restart command
 or login. What the collection finds by itself is checked against what the package really has, read
 inside the machine; then site.yml (check mode exact, applied, idempotent) and verify.yml run there.
@@ -21,7 +21,7 @@ from conftest import LabHandle, _default_lab_dir, lab_py  # noqa: E402  pylint: 
 
 pytestmark = pytest.mark.fleet
 
-HOSTS = ("pkg1", "pkg2")
+HOSTS = ("pkg1", "pkg2", "pkg3")
 # Never set on a user's host by its inventory in this test: the collection must find them (or be told).
 TOLD_PREFIXES = ("dbfleet_login_", "dbfleet_option_", "dbfleet_restart_", "dbfleet_service_name", "dbfleet_config_file")
 # MariaDB 10.11 defaults innodb_adaptive_hash_index to OFF: ON is a real change.
@@ -30,7 +30,7 @@ SITE_VARS = {"adaptive_hash_enabled": True}
 
 @pytest.fixture(scope="module")
 def booted():
-    """pkg1 and pkg2 booted (left as found: stopped again at the end when this module booted them)."""
+    """pkg1, pkg2 and pkg3 booted (left as found: stopped again at the end when this module booted them)."""
     lab_dir = _default_lab_dir()
     status = json.loads(lab_py("--mode", "ssh", "--lab-dir", lab_dir, "status", "--json").stdout)
     rows = {r["host"]: r for r in status["hosts"]}
@@ -106,6 +106,9 @@ def test_the_inventory_says_only_what_a_users_would(booted):
 
 
 def test_what_the_collection_finds_is_what_the_package_has(booted, tmp_path):
+    from dbfleet_lab.inventory import read_hosts  # pylint: disable=import-outside-toplevel
+    expected = read_hosts(booted.booted_inventory)
+    assert [expected[h]["dbfleet_lab_expected_version"][:5] for h in HOSTS] == ["10.11", "10.11", "11.8."]
     for host in HOSTS:
         facts = module_result(booted.booted_inventory, host, "dbfleet.innodb.server_facts", tmp_path)["server_facts"]
         # The package's layout, read inside the machine: the last !includedir of /etc/mysql/my.cnf.
@@ -125,10 +128,15 @@ def test_what_the_collection_finds_is_what_the_package_has(booted, tmp_path):
         assert facts["socket"] == client_socket[-1] == "/run/mysqld/mysqld.sock"
         assert facts["login_socket_source"] == "socket of the client groups in /etc/mysql/my.cnf"
         assert facts["runs_as_user"] == "mysql"
-        assert facts["flavor"] == "mariadb" and facts["version"][:2] == [10, 11]
+        assert facts["flavor"] == "mariadb"
+        assert facts["version_text"] == expected[host]["dbfleet_lab_expected_version"]
 
 
 def test_site_check_mode_exact_then_applied_then_idempotent(booted):
+    dropin = "/etc/mysql/mariadb.conf.d/60-dbfleet-adaptive_hash.cnf"
+    for host in HOSTS:      # the package's state (a run before this one may have left the role's file)
+        inside(booted, host, "rm", "-f", dropin)
+        booted.query(host, "SET GLOBAL innodb_adaptive_hash_index = OFF")
     before = {h: booted.query(h, "SELECT @@innodb_adaptive_hash_index AS v")[0]["v"] for h in HOSTS}
     assert before == {h: 0 for h in HOSTS}
     code, out = playbook(booted.booted_inventory, "site.yml", SITE_VARS, check=True)
@@ -136,7 +144,6 @@ def test_site_check_mode_exact_then_applied_then_idempotent(booted):
     checked = recap(out)
     assert all(checked[h]["changed"] >= 2 for h in HOSTS), checked      # the drop-in and the runtime value
     assert {h: booted.query(h, "SELECT @@innodb_adaptive_hash_index AS v")[0]["v"] for h in HOSTS} == before
-    dropin = "/etc/mysql/mariadb.conf.d/60-dbfleet-adaptive_hash.cnf"
     for host in HOSTS:
         assert not os.path.exists(os.path.join(booted.lab_dir, "fleet", host, "root", dropin.lstrip("/")))
 
@@ -159,17 +166,29 @@ def test_site_check_mode_exact_then_applied_then_idempotent(booted):
 
 
 def test_verify_both_modes(booted, tmp_path):
-    # Host mode: the verify module on the host, logged in through the socket as root.
+    pattern = ":".join(HOSTS)
+    # Host mode: the verify module on the host, logged in through the socket as root; the option files read there.
     code, out = playbook(booted.booted_inventory, "verify.yml",
-                         dict(SITE_VARS, verify_report_dir=str(tmp_path / "host"), verify_fail_on_drift=True))
+                         dict(SITE_VARS, verify_hosts=pattern, verify_report_dir=str(tmp_path / "host"),
+                              verify_fail_on_drift=True))
     assert code == 0, out[-3000:]
     with open(tmp_path / "host" / "verify.json", encoding="utf-8") as handle:
-        report = json.load(handle)
-    assert json.dumps(report).count('"pkg') >= 2
+        hosts = json.load(handle)["hosts"]
+    assert {h: hosts[h]["status"] for h in HOSTS} == {h: "ok" for h in HOSTS}, hosts
+    for host in HOSTS:
+        seen = hosts[host]["variables"]["innodb_adaptive_hash_index"]
+        assert seen["configured"]["file"] == "/etc/mysql/mariadb.conf.d/60-dbfleet-adaptive_hash.cnf", seen
     # Controller mode reads no file of the host: it needs a login, told as a user would (vault / extra vars).
-    creds = dict(dbfleet_login_user=booted.admin_user, dbfleet_login_password=booted.admin_password)
+    # These servers offer no TLS (Debian's MariaDB as installed): the unverified login is chosen explicitly.
+    creds = dict(dbfleet_login_user=booted.admin_user, dbfleet_login_password=booted.admin_password,
+                 dbfleet_login_ssl_mode="preferred")
     code, out = playbook(booted.booted_inventory, "verify.yml",
-                         dict(SITE_VARS, verify_mode="controller", verify_report_dir=str(tmp_path / "ctl"),
-                              verify_fail_on_drift=True, **creds))
+                         dict(SITE_VARS, verify_hosts=pattern, verify_mode="controller",
+                              verify_report_dir=str(tmp_path / "ctl"), **creds))
     assert code == 0, out[-3000:]
     assert booted.admin_password not in out
+    with open(tmp_path / "ctl" / "verify.json", encoding="utf-8") as handle:
+        hosts = json.load(handle)["hosts"]
+    for host in HOSTS:      # the running value matches; what a restart keeps is not visible over SQL
+        assert hosts[host]["summary"]["drift_runtime"] == 0 and hosts[host]["status"] != "error", hosts[host]
+        assert hosts[host]["variables"]["innodb_adaptive_hash_index"]["origin"] == "SQL"
