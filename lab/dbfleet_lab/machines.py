@@ -48,8 +48,12 @@ LAB_OPTION_FILE = "55-dbfleet-lab.cnf"     # the lab's replication settings, in 
 class Distribution:
     """A root made by debootstrap: suite, server packages, the server's unit and option layout."""
 
-    def __init__(self, key, suite, packages, unit, server_dir, client, binary, flavor):  # pylint: disable=too-many-arguments
+    def __init__(self, key, suite, packages, unit, server_dir, client, binary, flavor,  # pylint: disable=too-many-arguments
+                 unified_cgroup=False):
         self.key = key
+        self.unified_cgroup = unified_cgroup
+        # After the package's own server file: MySQL's is mysql.conf.d/mysqld.cnf (bind-address = 127.0.0.1).
+        self.lab_option_file = "zz-dbfleet-lab.cnf" if flavor == "mysql" else LAB_OPTION_FILE
         self.flavor = flavor              # machines/<key>
         self.suite = suite
         self.packages = tuple(packages)
@@ -64,7 +68,7 @@ BOOKWORM_MARIADB = Distribution("bookworm-mariadb", "bookworm", ["mariadb-server
 TRIXIE_MARIADB = Distribution("trixie-mariadb", "trixie", ["mariadb-server", "mariadb-client"],
                               "mariadb.service", "/etc/mysql/mariadb.conf.d", "mariadb", "/usr/sbin/mariadbd", "mariadb")
 SID_MYSQL = Distribution("sid-mysql", "sid", ["mysql-server", "mysql-client"],
-                         "mysql.service", "/etc/mysql/mysql.conf.d", "mysql", "/usr/sbin/mysqld", "mysql")
+                         "mysql.service", "/etc/mysql/mysql.conf.d", "mysql", "/usr/sbin/mysqld", "mysql", unified_cgroup=True)
 
 
 def ensure_root(dist, cache):
@@ -266,7 +270,7 @@ class Machine:
         # Each copy its own machine id (systemd makes one at first boot when the file is empty).
         with open(os.path.join(etc, "machine-id"), "w", encoding="utf-8") as handle:
             handle.write("")
-        with open(os.path.join(self.root, self.dist.server_dir.lstrip("/"), LAB_OPTION_FILE), "w",
+        with open(os.path.join(self.root, self.dist.server_dir.lstrip("/"), self.dist.lab_option_file), "w",
                   encoding="utf-8") as handle:
             handle.write("# Written by lab/lab.py: what the dbfleet lab's fleet needs of %s (replication).\n"
                          "[mysqld]\nbind-address = 0.0.0.0\nskip-name-resolve\nserver-id = %d\nlog-bin = binlog\n%s\n"
@@ -293,9 +297,14 @@ class Machine:
         argv = ["systemd-nspawn", "--boot", "--directory=" + self.root, "--machine=" + self.name,
                 "--hostname=" + self.name, "--register=no", "--keep-unit", "--console=passive",
                 "--network-namespace-path=" + self.netns.path, "--quiet"]
+        env = dict(os.environ)
+        if self.dist.unified_cgroup:
+            # systemd >= 258 (sid) refuses the cgroup v1 hierarchy of this machine (hybrid): the container
+            # gets the unified (v2) one.
+            env["SYSTEMD_NSPAWN_UNIFIED_HIERARCHY"] = "1"
         with open(self.console_log, "ab") as out:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True, cwd=self.dir)
+                                    start_new_session=True, cwd=self.dir, env=env)
         with open(self.pidfile, "w", encoding="utf-8") as handle:
             handle.write("%d\n" % proc.pid)
         return proc

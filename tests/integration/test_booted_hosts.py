@@ -1,7 +1,8 @@
 """The collection on booted hosts shaped like production (lab/dbfleet_lab/machines.py, docs/hosts.md).
 
 pkg1 -> pkg2: Debian 12 machines booted by systemd-nspawn, MariaDB 10.11 from Debian's packages under
-systemd (mariadb.service), GTID replication; pkg3: Debian 13, MariaDB 11.8 from its package. Ansible arrives over SSH as the unprivileged user `deploy`
+systemd (mariadb.service), GTID replication; pkg3: Debian 13, MariaDB 11.8; pkg4: Debian sid, MySQL 9.7
+(mysql.service), each from its package. Ansible arrives over SSH as the unprivileged user `deploy`
 with `become`; the inventory (inventories/booted/hosts.yml) names no path, unit, socket, restart command
 or login. What the collection finds by itself is checked against what the package really has, read
 inside the machine; then site.yml (check mode exact, applied, idempotent) and verify.yml run there.
@@ -21,16 +22,21 @@ from conftest import LabHandle, _default_lab_dir, lab_py  # noqa: E402  pylint: 
 
 pytestmark = pytest.mark.fleet
 
-HOSTS = ("pkg1", "pkg2", "pkg3")
+HOSTS = ("pkg1", "pkg2", "pkg3", "pkg4")
+# What each package has: flavor, unit, the directory its option files include last, the client file with its socket.
+PACKAGES = {"pkg1": ("mariadb", "mariadb", "/etc/mysql/mariadb.conf.d", "/etc/mysql/my.cnf"),
+            "pkg2": ("mariadb", "mariadb", "/etc/mysql/mariadb.conf.d", "/etc/mysql/my.cnf"),
+            "pkg3": ("mariadb", "mariadb", "/etc/mysql/mariadb.conf.d", "/etc/mysql/my.cnf"),
+            "pkg4": ("mysql", "mysql", "/etc/mysql/mysql.conf.d", None)}
 # Never set on a user's host by its inventory in this test: the collection must find them (or be told).
 TOLD_PREFIXES = ("dbfleet_login_", "dbfleet_option_", "dbfleet_restart_", "dbfleet_service_name", "dbfleet_config_file")
-# MariaDB 10.11 defaults innodb_adaptive_hash_index to OFF: ON is a real change.
+# MariaDB 10.5+ and MySQL 8.4+ default innodb_adaptive_hash_index to OFF: ON is a real change.
 SITE_VARS = {"adaptive_hash_enabled": True}
 
 
 @pytest.fixture(scope="module")
 def booted():
-    """pkg1, pkg2 and pkg3 booted (left as found: stopped again at the end when this module booted them)."""
+    """pkg1-pkg4 booted (left as found: stopped again at the end when this module booted them)."""
     lab_dir = _default_lab_dir()
     status = json.loads(lab_py("--mode", "ssh", "--lab-dir", lab_dir, "status", "--json").stdout)
     rows = {r["host"]: r for r in status["hosts"]}
@@ -108,34 +114,39 @@ def test_the_inventory_says_only_what_a_users_would(booted):
 def test_what_the_collection_finds_is_what_the_package_has(booted, tmp_path):
     from dbfleet_lab.inventory import read_hosts  # pylint: disable=import-outside-toplevel
     expected = read_hosts(booted.booted_inventory)
-    assert [expected[h]["dbfleet_lab_expected_version"][:5] for h in HOSTS] == ["10.11", "10.11", "11.8."]
+    assert [expected[h]["dbfleet_lab_expected_version"][:5] for h in HOSTS] == ["10.11", "10.11", "11.8.", "9.7.4"]
     for host in HOSTS:
         facts = module_result(booted.booted_inventory, host, "dbfleet.innodb.server_facts", tmp_path)["server_facts"]
+        flavor, unit, last_dir, client_file = PACKAGES[host]
         # The package's layout, read inside the machine: the last !includedir of /etc/mysql/my.cnf.
         includes = [line.split(None, 1)[1].strip().rstrip("/") for line in
                     inside(booted, host, "cat", "/etc/mysql/my.cnf").splitlines() if line.startswith("!includedir")]
-        assert includes[-1] == "/etc/mysql/mariadb.conf.d"
-        assert facts["dropin_dir"] == includes[-1], facts["dropin_dir_source"]
+        assert includes[-1] == last_dir
+        assert facts["dropin_dir"] == last_dir, facts["dropin_dir_source"]
         assert "/etc/mysql/my.cnf" in facts["option_files"]
         # The unit systemd runs the server under, and its main PID is the process the facts read.
-        unit = inside(booted, host, "systemctl", "show", "-p", "Id", "-p", "MainPID", "mariadb").split()
-        assert "Id=mariadb.service" in unit
-        assert "MainPID=%d" % facts["process"]["pid"] in unit
-        assert facts["unit"] == "mariadb", facts["unit_source"]
-        # Logged in as root through the socket the client files name (root's unix_socket login, no password).
-        client_socket = [line.split("=", 1)[1].strip() for line in inside(
-            booted, host, "cat", "/etc/mysql/mariadb.cnf").splitlines() if line.startswith("socket")]
-        assert facts["socket"] == client_socket[-1] == "/run/mysqld/mysqld.sock"
-        assert facts["login_socket_source"] == "socket of the client groups in /etc/mysql/my.cnf"
+        shown = inside(booted, host, "systemctl", "show", "-p", "Id", "-p", "MainPID", unit).split()
+        assert "Id=%s.service" % unit in shown
+        assert "MainPID=%d" % facts["process"]["pid"] in shown
+        assert facts["unit"] == unit, facts["unit_source"]
+        # Logged in as root through the server's socket (root's unix_socket / auth_socket login, no password):
+        # named by the client files of MariaDB's package; MySQL's names none, the Debian place is used.
+        server_socket = booted.query(host, "SELECT @@socket AS s")[0]["s"]
+        assert os.path.realpath(os.path.join(booted.lab_dir, "fleet", host, "root", facts["socket"].lstrip("/"))) == \
+            os.path.realpath(os.path.join(booted.lab_dir, "fleet", host, "root", server_socket.lstrip("/")))
+        if client_file:
+            assert facts["login_socket_source"] == "socket of the client groups in %s" % client_file
+        else:
+            assert facts["login_socket_source"] == "where the debian packages put the server's socket"
         assert facts["runs_as_user"] == "mysql"
-        assert facts["flavor"] == "mariadb"
+        assert facts["flavor"] == flavor
         assert facts["version_text"] == expected[host]["dbfleet_lab_expected_version"]
 
 
 def test_site_check_mode_exact_then_applied_then_idempotent(booted):
-    dropin = "/etc/mysql/mariadb.conf.d/60-dbfleet-adaptive_hash.cnf"
+    dropins = {h: PACKAGES[h][2] + "/60-dbfleet-adaptive_hash.cnf" for h in HOSTS}
     for host in HOSTS:      # the package's state (a run before this one may have left the role's file)
-        inside(booted, host, "rm", "-f", dropin)
+        inside(booted, host, "rm", "-f", dropins[host])
         booted.query(host, "SET GLOBAL innodb_adaptive_hash_index = OFF")
     before = {h: booted.query(h, "SELECT @@innodb_adaptive_hash_index AS v")[0]["v"] for h in HOSTS}
     assert before == {h: 0 for h in HOSTS}
@@ -145,7 +156,7 @@ def test_site_check_mode_exact_then_applied_then_idempotent(booted):
     assert all(checked[h]["changed"] >= 2 for h in HOSTS), checked      # the drop-in and the runtime value
     assert {h: booted.query(h, "SELECT @@innodb_adaptive_hash_index AS v")[0]["v"] for h in HOSTS} == before
     for host in HOSTS:
-        assert not os.path.exists(os.path.join(booted.lab_dir, "fleet", host, "root", dropin.lstrip("/")))
+        assert not os.path.exists(os.path.join(booted.lab_dir, "fleet", host, "root", dropins[host].lstrip("/")))
 
     code, out = playbook(booted.booted_inventory, "site.yml", SITE_VARS)
     assert code == 0, out[-3000:]
@@ -153,10 +164,10 @@ def test_site_check_mode_exact_then_applied_then_idempotent(booted):
     assert {h: applied[h]["changed"] for h in HOSTS} == {h: checked[h]["changed"] for h in HOSTS}, (checked, applied)
     for host in HOSTS:
         assert booted.query(host, "SELECT @@innodb_adaptive_hash_index AS v")[0]["v"] == 1
-        text = inside(booted, host, "cat", dropin)
+        text = inside(booted, host, "cat", dropins[host])
         assert "innodb_adaptive_hash_index = ON" in text
         # The server reads it: its own option-file reader prints it among the [mysqld] options.
-        assert "--innodb_adaptive_hash_index=ON" in inside(booted, host, "my_print_defaults", "--mysqld")
+        assert "--innodb_adaptive_hash_index=ON" in inside(booted, host, "my_print_defaults", "mysqld")
 
     code, out = playbook(booted.booted_inventory, "site.yml", SITE_VARS)
     assert code == 0, out[-3000:]
@@ -177,7 +188,7 @@ def test_verify_both_modes(booted, tmp_path):
     assert {h: hosts[h]["status"] for h in HOSTS} == {h: "ok" for h in HOSTS}, hosts
     for host in HOSTS:
         seen = hosts[host]["variables"]["innodb_adaptive_hash_index"]
-        assert seen["configured"]["file"] == "/etc/mysql/mariadb.conf.d/60-dbfleet-adaptive_hash.cnf", seen
+        assert seen["configured"]["file"] == PACKAGES[host][2] + "/60-dbfleet-adaptive_hash.cnf", seen
     # Controller mode reads no file of the host: it needs a login, told as a user would (vault / extra vars).
     # These servers offer no TLS (Debian's MariaDB as installed): the unverified login is chosen explicitly.
     creds = dict(dbfleet_login_user=booted.admin_user, dbfleet_login_password=booted.admin_password,
@@ -191,4 +202,5 @@ def test_verify_both_modes(booted, tmp_path):
         hosts = json.load(handle)["hosts"]
     for host in HOSTS:      # the running value matches; what a restart keeps is not visible over SQL
         assert hosts[host]["summary"]["drift_runtime"] == 0 and hosts[host]["status"] != "error", hosts[host]
-        assert hosts[host]["variables"]["innodb_adaptive_hash_index"]["origin"] == "SQL"
+        # set at runtime: MariaDB's GLOBAL_VALUE_ORIGIN says SQL, MySQL's variables_info DYNAMIC
+        assert hosts[host]["variables"]["innodb_adaptive_hash_index"]["origin"] in ("SQL", "DYNAMIC")
