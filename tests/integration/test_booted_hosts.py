@@ -7,10 +7,12 @@ with `become`; the inventory (inventories/booted/hosts.yml) names no path, unit,
 or login. What the collection finds by itself is checked against what the package really has, read
 inside the machine; then site.yml (check mode exact, applied, idempotent) and verify.yml run there.
 """
+import datetime
 import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 import yaml
@@ -204,3 +206,30 @@ def test_verify_both_modes(booted, tmp_path):
         assert hosts[host]["summary"]["drift_runtime"] == 0 and hosts[host]["status"] != "error", hosts[host]
         # set at runtime: MariaDB's GLOBAL_VALUE_ORIGIN says SQL, MySQL's variables_info DYNAMIC
         assert hosts[host]["variables"]["innodb_adaptive_hash_index"]["origin"] in ("SQL", "DYNAMIC")
+
+
+def test_drop_table_on_the_replicated_pair(booted):
+    """drop_table.yml reads the topology from the servers (pkg2 replicates from pkg1) and drops once on the
+    primary; the replica follows. Check mode drops nothing."""
+    schema = "dbfleet_it_booted"
+    booted.query("pkg1", "CREATE DATABASE IF NOT EXISTS %s" % schema)
+    booted.query("pkg1", "CREATE TABLE IF NOT EXISTS %s.t1 (id INT PRIMARY KEY) ENGINE=InnoDB" % schema)
+    count = "SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = 't1'"
+    deadline = time.monotonic() + 30
+    while booted.query("pkg2", count, (schema,))[0]["n"] != 1 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    extra = dict(drop_tables=["%s.t1" % schema], drop_hosts="pkg1:pkg2", drop_confirm=True,
+                 drop_window="%s-%s" % ((now - datetime.timedelta(hours=1)).strftime("%H:00"),
+                                        (now + datetime.timedelta(hours=2)).strftime("%H:00")))
+    code, out = playbook(booted.booted_inventory, "drop_table.yml", extra, check=True)
+    assert code == 0, out[-3000:]
+    assert [booted.query(h, count, (schema,))[0]["n"] for h in ("pkg1", "pkg2")] == [1, 1]
+    code, out = playbook(booted.booted_inventory, "drop_table.yml", extra)
+    assert code == 0, out[-3000:]
+    deadline = time.monotonic() + 30
+    while booted.query("pkg2", count, (schema,))[0]["n"] != 0 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert [booted.query(h, count, (schema,))[0]["n"] for h in ("pkg1", "pkg2")] == [0, 0]
+    state = booted.query("pkg2", "SHOW SLAVE STATUS")[0]
+    assert (state["Slave_IO_Running"], state["Slave_SQL_Running"]) == ("Yes", "Yes")
