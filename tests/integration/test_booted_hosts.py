@@ -233,3 +233,28 @@ def test_drop_table_on_the_replicated_pair(booted):
     assert [booted.query(h, count, (schema,))[0]["n"] for h in ("pkg1", "pkg2")] == [0, 0]
     state = booted.query("pkg2", "SHOW SLAVE STATUS")[0]
     assert (state["Slave_IO_Running"], state["Slave_SQL_Running"]) == ("Yes", "Yes")
+
+
+def test_convert_tables_on_a_standalone_host(booted):
+    """convert_tables.yml turns a MyISAM table of pkg3 (MariaDB 11.8 from its package) into InnoDB: check
+    mode changes nothing, the run converts with its rows kept, a second run has nothing to do."""
+    schema = "dbfleet_it_booted"
+    booted.query("pkg3", "CREATE DATABASE IF NOT EXISTS %s" % schema)
+    booted.query("pkg3", "DROP TABLE IF EXISTS %s.m1" % schema)
+    booted.query("pkg3", "CREATE TABLE %s.m1 (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=MyISAM" % schema)
+    booted.query("pkg3", "INSERT INTO %s.m1 VALUES (1, 'a'), (2, 'b'), (3, 'c')" % schema)
+    engine = "SELECT ENGINE AS e FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = 'm1'"
+    now = datetime.datetime.now(datetime.timezone.utc)
+    extra = dict(convert_tables_tables=["%s.m1" % schema], convert_tables_hosts="pkg3",
+                 convert_tables_window="%s-%s" % ((now - datetime.timedelta(hours=1)).strftime("%H:00"),
+                                                  (now + datetime.timedelta(hours=2)).strftime("%H:00")))
+    code, out = playbook(booted.booted_inventory, "convert_tables.yml", extra, check=True)
+    assert code == 0, out[-3000:]
+    assert booted.query("pkg3", engine, (schema,))[0]["e"] == "MyISAM"
+    code, out = playbook(booted.booted_inventory, "convert_tables.yml", extra)
+    assert code == 0, out[-3000:]
+    assert booted.query("pkg3", engine, (schema,))[0]["e"] == "InnoDB"
+    assert booted.query("pkg3", "SELECT COUNT(*) AS n FROM %s.m1" % schema)[0]["n"] == 3
+    code, out = playbook(booted.booted_inventory, "convert_tables.yml", extra)
+    assert code == 0, out[-3000:]
+    assert recap(out)["pkg3"]["changed"] == 0, out[-3000:]
