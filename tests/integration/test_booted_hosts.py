@@ -258,3 +258,20 @@ def test_convert_tables_on_a_standalone_host(booted):
     code, out = playbook(booted.booted_inventory, "convert_tables.yml", extra)
     assert code == 0, out[-3000:]
     assert recap(out)["pkg3"]["changed"] == 0, out[-3000:]
+
+
+def test_flush_neighbors_says_what_it_sees_of_the_storage(booted, tmp_path):
+    """From inside the machine the datadir's mount is the host's disk under the machine's root: the role names
+    that device and, where its flags say nothing (virtio-blk here), says it cannot tell and leaves the server alone."""
+    result = module_result(booted.booted_inventory, "pkg1", "dbfleet.innodb.desired_settings", tmp_path,
+                           "role=flush_neighbors")["desired"]
+    storage = result["storage"]
+    root = os.path.join(booted.lab_dir, "fleet", "pkg1", "root")
+    seen_here = os.stat(os.path.join(root, "var", "lib", "mysql"))
+    assert storage["mount"]["maj_min"] == "%d:%d" % (os.major(seen_here.st_dev), os.minor(seen_here.st_dev))
+    assert storage["mount"]["root"] == os.path.realpath(root)
+    assert storage["reasons"][0].startswith("/var/lib/mysql is on /")
+    if storage["storage_class"] == "unknown":
+        assert any("no trustworthy answer" in r for r in storage["reasons"]), storage["reasons"]
+        assert result["left_alone"] is True and result["settings"] == {}
+    assert result["dropin_file"] == "/etc/mysql/mariadb.conf.d/60-dbfleet-flush_neighbors.cnf"
