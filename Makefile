@@ -16,7 +16,7 @@ export ANSIBLE_CONFIG := $(ROOT)/ansible.cfg
 
 APT_PACKAGES := mariadb-server mariadb-client libaio1 libnuma1 openssh-server iproute2 \
                 percona-toolkit sysbench libmemcached-tools unzip maven chromium chromium-driver \
-                debootstrap galera-4 rsync nftables
+                debootstrap galera-4 rsync nftables systemd-container
 # gcc builds bench/verify_fleet/delay_relay.c, the delayed network path of the latency bench and of
 # tests/integration/test_verify_fleet_latency.py (this kernel has no netem).
 APT_PACKAGES += gcc

@@ -37,6 +37,12 @@ ssh mode: hosts in network namespaces reached over SSH, inventory inventories/fl
               addresses, rsync SST, wsrep_gtid_mode), galera_replica (.34) its GTID replica of galera1
   gr1..3 (10.231.7.41-43) a single-primary Group Replication group of MySQL 8.0.33, gr_replica (.44) a
               GTID replica of gr1
+  booted hosts, only when named (`--mode ssh up pkg1 pkg2`): systemd-nspawn machines with the distribution's
+  packaged server under systemd, in the host's namespace, reached as user deploy with become (sudo);
+  inventory inventories/booted/hosts.yml (no path, unit, socket or password in it; docs/hosts.md):
+    pkg1 (Debian 12, MariaDB 10.11, primary, 10.231.7.51)  pkg2 (replica of pkg1, 10.231.7.52)
+    pkg3 (Debian 13, MariaDB 11.8, 10.231.7.53)           pkg4 (Debian sid, MySQL 9.7, 10.231.7.54)
+  Their roots are built once into the cache (machines/<distribution>; lab/dbfleet_lab/machines.py).
 
 environment:
   DBFLEET_LAB_DIR        lab directory (default <repo>/.lab; ssh mode uses <lab dir>/fleet)
