@@ -31,7 +31,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 # The properties read after `systemctl restart`, and why: the unit's state, how its last start ended,
 # the main process, and the invocation (a new one for every start; its journal lines carry it).
 SHOW_PROPERTIES = ('LoadState', 'ActiveState', 'SubState', 'Result', 'MainPID', 'ExecMainStatus', 'ExecMainCode',
-                   'InvocationID', 'NRestarts', 'ExecMainStartTimestamp', 'FragmentPath')
+                   'InvocationID', 'NRestarts', 'ExecMainStartTimestampMonotonic', 'FragmentPath')
 
 _UNIT_RE = re.compile(r'^[A-Za-z0-9:_.\\@-]+$')
 _UNIT_SUFFIXES = ('.service',)
@@ -55,7 +55,7 @@ def parse_show(text):
         key, sep, value = line.partition('=')
         if sep:
             props[key.strip()] = value.strip()
-    for key in ('MainPID', 'ExecMainStatus', 'NRestarts'):
+    for key in ('MainPID', 'ExecMainStatus', 'NRestarts', 'ExecMainStartTimestampMonotonic'):
         if key in props:
             try:
                 props[key] = int(props[key])
@@ -236,24 +236,23 @@ def is_dropin(path):
     return bool(re.match(r'^60-dbfleet-[A-Za-z0-9_]+\.cnf$', os.path.basename(path or '')))
 
 
-def process_start_time(pid, proc_root='/proc'):
-    """Seconds since the epoch at which process pid started (from /proc/PID/stat and the boot time in
-    /proc/stat), or None."""
-    try:
-        with open(os.path.join(proc_root, str(pid), 'stat')) as handle:
-            fields = handle.read().rpartition(')')[2].split()
-        ticks = int(fields[19])
-        with open(os.path.join(proc_root, 'stat')) as handle:
-            btime = next(int(line.split()[1]) for line in handle if line.startswith('btime '))
-        return btime + ticks / float(os.sysconf('SC_CLK_TCK'))
-    except (OSError, IOError, ValueError, IndexError, StopIteration):
+def start_time(props, now=None, monotonic=None):
+    """Seconds since the epoch at which the unit's main process started, from ExecMainStartTimestampMonotonic
+    (CLOCK_MONOTONIC, exact to the microsecond, the same clock inside a container), or None."""
+    import time
+    mono = props.get('ExecMainStartTimestampMonotonic')
+    if not mono:
         return None
+    now = time.time() if now is None else now
+    monotonic = time.monotonic() if monotonic is None else monotonic
+    return now - (monotonic - mono / 1e6)
 
 
 def put_back_plan(dropins, last_start, listdir=os.listdir, stat_fn=os.stat):
     """What putting back the drop-ins means: a list of dict(path, action, backup): 'restore' the oldest
     backup (the version the server last started with), or 'remove' a drop-in written since the server
-    last started that had no earlier version. A drop-in unchanged since the last start stays."""
+    last started that had no earlier version. A drop-in unchanged since the last start stays, and so does
+    one without a backup when the last start is not known (last_start None)."""
     plan = []
     for path in dropins:
         directory = os.path.dirname(path) or '.'
@@ -271,7 +270,7 @@ def put_back_plan(dropins, last_start, listdir=os.listdir, stat_fn=os.stat):
         if backups:
             plan.append(dict(path=path, action='restore', backup=os.path.join(directory, backups[0]),
                              discard=[os.path.join(directory, n) for n in backups[1:]]))
-        elif st is not None and (last_start is None or changed > last_start):
+        elif st is not None and last_start is not None and changed > last_start:
             plan.append(dict(path=path, action='remove', backup=None, discard=[]))
     return plan
 
@@ -436,7 +435,7 @@ def run_module(module):
     if not server['option_files']:
         # The server could not be asked: the drop-ins are the option files a refusal is looked for in.
         entries, dummy = option_entries(dropins, server['groups'])
-    last_start = process_start_time(before.get('MainPID')) if before.get('MainPID') else None
+    last_start = start_time(before) if before.get('MainPID') else None
 
     verdict, why, before, after, seconds = restart.restart('restart')
     result = dict(changed=True, unit=unit, before=_unit_state(before), after=_unit_state(after), seconds=seconds,
@@ -494,8 +493,9 @@ def run_module(module):
         'no line of the journal or the error log names a refused option (%s)' % why
     put = ', '.join('%s %s' % ('restored' if i['action'] == 'restore' else 'removed', i['path'])
                     for i in result['put_back']) or 'nothing to put back'
-    result['msg'] = '%s did not start (%s): %s. Put back: %s. Started again: %s.' % (
-        unit, why if verdict != 'started' else 'started without an option file', named, put,
+    result['msg'] = '%s %s: %s. Put back: %s. Started again: %s' % (
+        unit, ('did not start (%s)' % why) if verdict != 'started' else 'started without an option file it cannot read',
+        named, put,
         ('yes, main PID %s' % again_after.get('MainPID')) if again == 'started' else 'NO (%s)' % again_why)
     module.fail_json(**result)
 

@@ -39,6 +39,18 @@ MYSQL_80_BAD_VALUE = [
     "2026-11-25T16:00:37.679080Z 0 [ERROR] [MY-010168] [Server] Failed to initialize builtin plugins.",
     "2026-11-25T16:00:37.679087Z 0 [ERROR] [MY-010119] [Server] Aborting",
 ]
+MYSQL_97_UNKNOWN = [
+    "2026-11-25T16:04:10.042986Z 0 [ERROR] [MY-011292] [Server] Plugin mysqlx reported: 'Preparation of I/O interfaces "
+    "failed, X Protocol won't be accessible'",
+    "2026-11-25T16:04:10.286436Z 0 [ERROR] [MY-000067] [Server] unknown variable 'innodb_no_such_thing=1'.",
+    "2026-11-25T16:04:10.286960Z 0 [ERROR] [MY-010119] [Server] Aborting",
+]
+MYSQL_97_BAD_VALUE = [
+    "2026-11-25T16:04:12.703170Z 0 [ERROR] [MY-000077] [Server] /usr/sbin/mysqld: Error while setting value 'bogus' "
+    "to 'innodb-flush-method'.",
+    "2026-11-25T16:04:12.703207Z 0 [ERROR] [MY-010746] [Server] Parsing options for plugin 'InnoDB' failed.",
+    "2026-11-25T16:04:12.703239Z 0 [ERROR] [MY-010119] [Server] Aborting",
+]
 # my_default.c before any log is open (stderr, so the journal).
 OPTION_FILE_SYNTAX = [
     "error: Found option without preceding group in config file: /etc/mysql/conf.d/60-dbfleet-x.cnf at line: 1",
@@ -52,6 +64,8 @@ OPTION_FILE_SYNTAX = [
     (MARIADB_118_TOO_SMALL, 'value refused', 'innodb_buffer_pool_size', None),
     (MYSQL_80_UNKNOWN, 'unknown variable', 'innodb_no_such_thing', '1'),
     (MYSQL_80_BAD_VALUE, 'value refused', 'innodb_flush_method', 'bogus'),
+    (MYSQL_97_UNKNOWN, 'unknown variable', 'innodb_no_such_thing', '1'),
+    (MYSQL_97_BAD_VALUE, 'value refused', 'innodb_flush_method', 'bogus'),
 ])
 def test_the_refusal_is_read_from_each_flavors_wording(lines, kind, option, value):
     found = sr.refusals(lines, 'journal')
@@ -274,3 +288,16 @@ def test_check_mode_restarts_nothing():
     result = run(module)
     assert result['changed'] and not result['failed']
     assert not [c for c in module.commands if 'restart' in c]
+
+
+def test_the_last_start_comes_from_systemds_monotonic_clock():
+    props = sr.parse_show('ExecMainStartTimestampMonotonic=1000000000\nMainPID=5\n')
+    assert sr.start_time(props, now=50000.0, monotonic=1500.0) == 50000.0 - 500.0
+    assert sr.start_time(sr.parse_show('ExecMainStartTimestampMonotonic=0\n')) is None
+
+
+def test_without_the_last_start_a_dropin_without_backup_is_left_alone(tmp_path):
+    new = tmp_path / '60-dbfleet-memcached.cnf'
+    new.write_text('[mysqld]\n')
+    assert sr.put_back_plan([str(new)], last_start=None) == []
+    assert [i['action'] for i in sr.put_back_plan([str(new)], last_start=0)] == ['remove']
