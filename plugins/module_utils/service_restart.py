@@ -403,8 +403,8 @@ def option_entries(files, groups):
 
 
 def _unit_state(props):
-    return dict((k, props.get(k)) for k in ('ActiveState', 'SubState', 'Result', 'MainPID', 'ExecMainStatus',
-                                             'InvocationID'))
+    keys = ('ActiveState', 'SubState', 'Result', 'MainPID', 'ExecMainStatus', 'InvocationID')
+    return dict((k, props.get(k)) for k in keys)
 
 
 def run_module(module):
