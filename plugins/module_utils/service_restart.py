@@ -416,7 +416,7 @@ def run_module(module):
         module.fail_json(msg=str(e))
     if p['timeout'] < 1 or p['timeout'] > 86400:
         module.fail_json(msg='timeout must be 1 to 86400 seconds; got %s' % p['timeout'])
-    restart = Restart(unit, lambda argv: module.run_command(argv), timeout=p['timeout'])
+    restart = Restart(unit, module.run_command, timeout=p['timeout'])
     try:
         before = restart.show()
     except RuntimeError as e:
