@@ -16,7 +16,7 @@ export ANSIBLE_CONFIG := $(ROOT)/ansible.cfg
 
 APT_PACKAGES := mariadb-server mariadb-client libaio1 libnuma1 openssh-server iproute2 \
                 percona-toolkit sysbench libmemcached-tools unzip maven chromium chromium-driver \
-                debootstrap galera-4 rsync
+                debootstrap galera-4 rsync systemd-container
 ANSIBLE_BUNDLE := ansible==12.3.0
 # The execution environment (make ee): podman with runc (ee/containers.conf), debootstrap for its base image.
 EE_APT_PACKAGES := podman runc uidmap debootstrap

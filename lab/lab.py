@@ -31,6 +31,12 @@ ssh mode: hosts in network namespaces reached over SSH, inventory inventories/fl
   db3 (MariaDB 10.11, primary, 10.231.7.13)  db4 (replica of db3, 10.231.7.14)
   optional, only when named (`--mode ssh up db5 db6`): db5 (MySQL 9.7, 10.231.7.15), db6 (MariaDB 11.8,
   10.231.7.16): standalone, their server in its chroot inside the host's namespace
+  booted hosts, only when named (`--mode ssh up pkg1 pkg2`): systemd-nspawn machines with the distribution's
+  packaged server under systemd, in the host's namespace, reached as user deploy with become (sudo);
+  inventory inventories/booted/hosts.yml (no path, unit, socket or password in it; docs/hosts.md):
+    pkg1 (Debian 12, MariaDB 10.11, primary, 10.231.7.41)  pkg2 (replica of pkg1, 10.231.7.42)
+    pkg3 (Debian 13, MariaDB 11.8, 10.231.7.43)           pkg4 (Debian sid, MySQL 9.7, 10.231.7.44)
+  Their roots are built once into the cache (machines/<distribution>; lab/dbfleet_lab/machines.py).
 
 environment:
   DBFLEET_LAB_DIR        lab directory (default <repo>/.lab; ssh mode uses <lab dir>/fleet)

@@ -9,6 +9,8 @@ Modules:
 - ``servers``: server kinds (MySQL 9.7/8.0/5.7/5.6, MariaDB 11.8/10.11), pristine datadir templates,
   one instance = one directory with its option file, datadir, socket, pid file and logs.
 - ``netns``: network namespaces, the bridge and one sshd per namespace (SSH mode).
+- ``machines``: booted hosts of the SSH fleet: a Debian root per distribution with systemd, sshd and the
+  packaged server (debootstrap, cached), one copy per host booted by systemd-nspawn in its namespace.
 - ``labs``: the two labs (local and SSH fleet), their hosts, secrets and inventories.
 - ``inventory``: reading those inventories back (for the tests and benchmarks).
 - ``yamlout``: a small YAML emitter for the inventories (the lab needs no PyYAML).

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pymysql
 
-from . import LabError, clusters, galera, run, say, tls, yamlout
+from . import LabError, clusters, galera, machines, run, say, tls, yamlout
 from .netns import NET, PREFIX, Namespace, Sshd, close_control_masters, ensure_bridge, remove_bridge
 from .servers import MARIADB118, MYSQL56, MYSQL57, MYSQL80, MYSQL97, Instance, MariaDB, ensure_template
 
@@ -394,8 +394,8 @@ class Lab:
     def status(self, as_json=False):
         rows = self.status_rows()
         if as_json:
-            print(json.dumps({"mode": self.mode, "lab_dir": self.root, "inventory": self.inventory,
-                              "hosts": rows}, indent=2))
+            print(json.dumps(dict({"mode": self.mode, "lab_dir": self.root, "inventory": self.inventory,
+                                   "hosts": rows}, **self.status_fields()), indent=2))
             return
         columns = self.status_columns()
         cells = [[("-" if r.get(k) is None else str(r[k])) for _title, k in columns] for r in rows]
@@ -403,6 +403,10 @@ class Lab:
         widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
         for line in table:
             print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
+
+    def status_fields(self):
+        """More top-level fields of `status --json` (the fleet's booted hosts' inventory)."""
+        return {}
 
     def status_columns(self):
         return [("HOST", "host"), ("STATE", "state"), ("VERSION", "version"), ("COMMENT", "version_comment"),
@@ -452,9 +456,9 @@ class Lab:
     def inventory_vars(self):
         return {"ansible_connection": "local", "ansible_python_interpreter": self.python}
 
-    def inventory_data(self):
+    def inventory_data(self, hosts=None):
         groups = {}
-        for host in self.HOSTS:
+        for host in self.HOSTS if hosts is None else hosts:
             instance = self.instance(host.name)
             if instance.pid():
                 # Cluster members stand in their cluster's group only, outside the lab group: plays and
@@ -495,7 +499,14 @@ class Fleet(Lab):
              Host("db4", MARIADB, 4, address=PREFIX + "14", source="db3"),
              # The LTS servers in their chroots, standalone, only when named (`up db5 db6`).
              Host("db5", MYSQL97, 5, address=PREFIX + "15", optional=True),
-             Host("db6", MARIADB118, 6, address=PREFIX + "16", optional=True))
+             Host("db6", MARIADB118, 6, address=PREFIX + "16", optional=True),
+             # Booted hosts (lab/dbfleet_lab/machines.py): systemd-nspawn machines with the distribution's
+             # packaged server under systemd, reached as user deploy with become; their own inventory
+             # (inventories/booted/hosts.yml), only when named (`up pkg1 pkg2`).
+             Host("pkg1", machines.MACHINE_MARIADB1011, 41, address=PREFIX + "41", optional=True),
+             Host("pkg2", machines.MACHINE_MARIADB1011, 42, address=PREFIX + "42", source="pkg1", optional=True),
+             Host("pkg3", machines.MACHINE_MARIADB118, 43, address=PREFIX + "43", optional=True),
+             Host("pkg4", machines.MACHINE_MYSQL97, 44, address=PREFIX + "44", optional=True))
     PORT = 3306
 
     def __init__(self, root, cache, inventory):
@@ -521,6 +532,12 @@ class Fleet(Lab):
             extra += ["gtid_mode = ON", "enforce_gtid_consistency = ON"]
         if host.source:
             extra += ["read_only = ON"] + (["super_read_only = ON"] if host.kind.flavor == "mysql" else [])
+        if booted(host):
+            machine = machines.Machine(name, host.kind.dist, self.root, host.server_id, host.address,
+                                       self.namespace(host), self.client_key + ".pub", extra)
+            creds = self.secrets() if os.path.exists(os.path.join(self.root, "secrets.json")) else {}
+            machine.set_admin(creds.get("admin_user", ADMIN_USER), creds.get("admin_password", ""))
+            return machine
         return Instance(name, host.kind, self.root, self.PORT, host.server_id, "0.0.0.0", extra,
                         netns=self.namespace(host))
 
@@ -556,24 +573,49 @@ class Fleet(Lab):
     def _machine_up(self, host):
         os.makedirs(os.path.join(self.root, host.name), exist_ok=True)
         self.namespace(host).ensure()
+        if booted(host):
+            return      # its own sshd starts when it boots (_start); checked in after_up
         self.sshd(host).start()
         self.check_ssh(host)
 
     def check_ssh(self, host):
-        """A real login with the lab's key, as Ansible will do it."""
-        proc = subprocess.run(["ssh", "-i", self.client_key, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
-                               "-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=5", "-o", "LogLevel=ERROR",
-                               "root@" + host.address, "true"],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              check=False)
-        if proc.returncode != 0:
-            sshd = self.sshd(host)
-            raise LabError("ssh root@%s failed: %s\n--- %s\n%s" % (host.address, proc.stdout.strip(), sshd.log,
-                                                                   run(["tail", "-n", "20", sshd.log])))
+        """A real login with the lab's key, as Ansible will do it (a booted host: as deploy, then sudo)."""
+        user, command = (machines.DEPLOY_USER, "sudo -n true") if booted(host) else ("root", "true")
+        deadline = time.monotonic() + (30 if booted(host) else 0)
+        while True:
+            proc = subprocess.run(["ssh", "-i", self.client_key, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
+                                   "-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=5", "-o", "LogLevel=ERROR",
+                                   "%s@%s" % (user, host.address), command],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                  check=False)
+            if proc.returncode == 0:
+                return
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        if booted(host):
+            raise LabError("ssh %s@%s failed: %s\n--- journal of ssh.service\n%s"
+                           % (user, host.address, proc.stdout.strip(),
+                              self.instance(host.name).inside(["journalctl", "--no-pager", "-n", "20", "-u", "ssh"],
+                                                              check=False).stdout))
+        sshd = self.sshd(host)
+        raise LabError("ssh root@%s failed: %s\n--- %s\n%s" % (host.address, proc.stdout.strip(), sshd.log,
+                                                               run(["tail", "-n", "20", sshd.log])))
+
+    def prepare(self, hosts):
+        """The booted hosts' roots (machines.py) besides the other hosts' dists and templates."""
+        prepared = super().prepare([h for h in hosts if not booted(h)])
+        for host in hosts:
+            if booted(host):
+                prepared[host.kind.name] = (host.kind.basedir(self.cache), None)
+        return prepared
 
     def after_up(self, hosts):
         """Point each replica at its primary (once) and wait until both replication threads run."""
         creds = self.secrets()
+        for host in hosts:
+            if booted(host):
+                self.check_ssh(host)
         for host in hosts:
             if host.source:
                 self._replicate(host, self.hosts[host.source].address, self.PORT, REPL_USER,
@@ -604,12 +646,19 @@ class Fleet(Lab):
         paused = self._replicas_of(self.select([name]))
         self._replication(paused, start=False)
         try:
-            super().restart(name)
+            if booted(self.hosts[name]) and self.instance(name).leader():
+                with self.locked(".lock-" + name):     # as an operator would: systemctl inside the machine
+                    machine = self.instance(name)
+                    machine.restart_server()
+                    machine.wait_ready(None)
+                say("%-12s restarted %s (pid %s inside)" % (name, machine.dist.unit, machine.unit_state()[1]))
+            else:
+                super().restart(name)
         finally:
             self._replication(paused, start=True)
 
     def _stop_host(self, host):
-        close_control_masters(host.address)
+        close_control_masters(host.address, machines.DEPLOY_USER if booted(host) else "root")
         super()._stop_host(host)
         self.sshd(host).stop()
         self.namespace(host).remove()
@@ -618,9 +667,19 @@ class Fleet(Lab):
         if not any(self.namespace(h).exists() for h in self.HOSTS):
             remove_bridge()
 
+    def status_rows(self):
+        """A booted host is listed while it is booted: its kept root alone (after `down`) is no host that is down
+        (the tests' fleet fixture reads every listed host as one that should be up)."""
+        return [row for row in super().status_rows()
+                if not (booted(self.hosts[row["host"]]) and row["state"] != "up" and not row.get("booted_now"))]
+
     def status_extra(self, host, instance):
         extra = {"address": host.address, "role": "replica of " + host.source if host.source else "primary",
                  "sshd": "up" if self.sshd(host).pid() else "down", "replication": None}
+        if booted(host):
+            leader = instance.leader()
+            extra.update(sshd="up" if leader else "down", booted_now=bool(leader), unit=host.kind.dist.unit,
+                         user=machines.DEPLOY_USER)
         if host.source and instance.pid():
             try:
                 conn = instance.connect_root()
@@ -644,6 +703,8 @@ class Fleet(Lab):
                 "--lab-dir", os.path.dirname(self.root)]
 
     def host_vars(self, host, instance):
+        if booted(host):
+            return self.booted_host_vars(host)
         hostvars = dict(super().host_vars(host, instance), ansible_host=host.address,
                         dbfleet_login_host=host.address)
         if host.source:
@@ -659,10 +720,61 @@ class Fleet(Lab):
                                             " -o ServerAliveInterval=5 -o ServerAliveCountMax=3"),
                 "ansible_python_interpreter": self.python}
 
-    def inventory_data(self):
-        data = super().inventory_data()
+    def inventory_data(self, hosts=None):
+        hosts = [h for h in self.HOSTS if not booted(h)] if hosts is None else hosts
+        data = super().inventory_data(hosts)
         children = data["all"]["children"]
         up = set(children["mysql"]["hosts"]) | set(children["mariadb"]["hosts"])
-        children["primaries"] = {"hosts": {h.name: {} for h in self.HOSTS if h.name in up and not h.source}}
-        children["replicas"] = {"hosts": {h.name: {} for h in self.HOSTS if h.name in up and h.source}}
+        children["primaries"] = {"hosts": {h.name: {} for h in hosts if h.name in up and not h.source}}
+        children["replicas"] = {"hosts": {h.name: {} for h in hosts if h.name in up and h.source}}
         return data
+
+    # ---------------------------------------------------------------- booted hosts
+    @property
+    def booted_inventory(self):
+        """inventories/booted/hosts.yml beside inventories/fleet/hosts.yml (else <inventory>.booted.yml)."""
+        directory = os.path.dirname(self.inventory)
+        if os.path.basename(directory) == "fleet":
+            return os.path.join(os.path.dirname(directory), "booted", os.path.basename(self.inventory))
+        return os.path.splitext(self.inventory)[0] + ".booted.yml"
+
+    def booted_host_vars(self, host):
+        """Only what a user's inventory would say: where to connect, as whom, become. No path, unit,
+        restart command or login: the collection finds them on the host (docs/hosts.md)."""
+        host.kind.locate(self.cache)
+        hostvars = {"ansible_host": host.address,
+                    "dbfleet_lab_expected_flavor": host.kind.flavor,
+                    "dbfleet_lab_expected_version": host.kind.version}
+        if host.source:
+            hostvars["dbfleet_replication_source"] = host.source
+        return hostvars
+
+    def booted_inventory_data(self):
+        data = self.inventory_data([h for h in self.HOSTS if booted(h)])
+        data["all"]["vars"] = {
+            "ansible_connection": "ssh", "ansible_user": machines.DEPLOY_USER, "ansible_become": True,
+            "ansible_port": 22, "ansible_ssh_private_key_file": self.client_key,
+            "ansible_ssh_common_args": self.inventory_vars()["ansible_ssh_common_args"],
+            "ansible_python_interpreter": "/usr/bin/python3"}
+        children = data["all"]["children"]
+        children["booted"] = children.pop(self.inventory_group)
+        return data
+
+    def write_inventory(self):
+        super().write_inventory()
+        text = yamlout.dump(self.booted_inventory_data(),
+                            "# Written by lab/lab.py (ssh mode, booted hosts, lab %s): only hosts that are up.\n"
+                            "# Do not edit: `lab.py --mode ssh inventory` rewrites it.\n" % self.root)
+        os.makedirs(os.path.dirname(self.booted_inventory), exist_ok=True)
+        tmp = self.booted_inventory + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, self.booted_inventory)
+
+    def status_fields(self):
+        return {"booted_inventory": self.booted_inventory}
+
+
+def booted(host):
+    """True for a booted host of the fleet (machines.py)."""
+    return isinstance(host.kind, machines.MachineKind)

@@ -14,6 +14,7 @@ import os
 import threading
 import traceback
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import discovery
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 
 try:
@@ -181,6 +182,13 @@ def resolve_login(params):
         return value if value is not None else from_file.get(name)
 
     explicit_tcp = params.get('login_host') is not None or params.get('login_port') is not None
+    unix_socket = params.get('login_unix_socket') or (None if explicit_tcp else from_file.get('unix_socket'))
+    socket_source = None
+    if not (unix_socket or explicit_tcp or from_file.get('host') or from_file.get('port')):
+        # Nothing names a server: the local one, through its socket, found as a client finds it
+        # (discovery.local_socket(): system option files, the packages' place); else localhost:3306.
+        found = discovery.local_socket()
+        unix_socket, socket_source = found['path'], found['source']
     port = pick('login_port', 'port')
     try:
         port = int(port) if port is not None else DEFAULT_PORT
@@ -191,7 +199,8 @@ def resolve_login(params):
         password=pick('login_password', 'password'),
         host=pick('login_host', 'host') or DEFAULT_HOST,
         port=port,
-        unix_socket=params.get('login_unix_socket') or (None if explicit_tcp else from_file.get('unix_socket')),
+        unix_socket=unix_socket,
+        socket_source=socket_source,
         ca_cert=pick('ca_cert', 'ca_cert'),
         client_cert=pick('client_cert', 'client_cert'),
         client_key=pick('client_key', 'client_key'),

@@ -50,6 +50,7 @@ class OptionFiles(object):
         self.errors = []          # dicts(file, reason): files that exist but could not be read
         self.warnings = []        # dicts(file, reason): missing includes, nesting too deep, ...
         self.missing = []         # top-level files that do not exist (the server skips them too)
+        self.includedirs = []     # (directory, the file whose !includedir named it), in the order read
 
     def to_dict(self):
         return dict(files_read=list(self.files_read), errors=list(self.errors),
@@ -185,6 +186,7 @@ def _read_file(path, groups, result, depth, stack, top_level):
                 result.warnings.append(dict(file=path, line=number,
                                             reason='!includedir %s: not a directory' % target))
                 continue
+            result.includedirs.append((target, path))
             try:
                 members = _dir_cnf_files(target)
             except (IOError, OSError) as e:

@@ -15,6 +15,7 @@ import pwd
 import socket
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
+from ansible_collections.dbfleet.innodb.plugins.module_utils import discovery
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
@@ -263,11 +264,34 @@ def gather(conn, variables=None, login_params=None, option_files=None, fallback_
             facts['runs_as_root'] = process['uid'] == 0
             facts['runs_as_user'] = process['user']
     facts['notes'] = [n for n in (reason if not process else '', plan['note']) if n]
+    facts.update(discovered(plan, process, login_params, proc_root))
     if facts['runs_as_root'] is None:
         facts['notes'].append('runs_as_root unknown: the server process is not readable from here')
     facts['_plan'] = plan
     facts['_identity'] = identity
     return facts
+
+
+def discovered(plan, process, login_params=None, proc_root='/proc'):
+    """What the host says about its server where the inventory is silent (discovery.py): the drop-in
+    directory its option files include last, its systemd unit, the socket a login without a named
+    server found. Each with where it was found, or why not (naming the variable that tells it)."""
+    out = dict(dropin_dir=None, dropin_dir_source=None, unit=None, unit_source=None, login_socket_source=None)
+    if plan.get('local') and plan.get('files'):
+        found = discovery.dropin_dir(optionfiles.read_option_files(plan['files'], plan['groups']))
+        out['dropin_dir'], out['dropin_dir_source'] = found['path'], found['source']
+    elif not plan.get('local'):
+        out['dropin_dir_source'] = 'the server\'s option files are not readable from here; set %s' % discovery.DROPIN_VARIABLE
+    if proc_root is not None:
+        unit = discovery.unit_of_process(process['pid'] if process else None, proc_root)
+        out['unit'], out['unit_source'] = unit['name'], unit['source']
+    params = login_params or {}
+    if proc_root is not None and not any(params.get(k) for k in ('login_unix_socket', 'login_host', 'login_port')):
+        try:
+            out['login_socket_source'] = connection.resolve_login(params).get('socket_source')
+        except ValueError:
+            pass
+    return out
 
 
 def public(facts):

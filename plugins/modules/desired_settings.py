@@ -29,6 +29,8 @@ description:
   - For a role that may restart its server (C(adaptive_hash), C(memcached), C(myrocks)) it checks the restart
     method (O(restart_method), O(restart_command)) every time, whether or not a restart is pending.
   - Each role's state says where its drop-in file goes (C(dropin_file)) - in O(option_dropin_dir), else in the
+    last directory the server's own option files include (C(!includedir), found from the running server's
+    command line and its default option files, e.g. C(/etc/mysql/mariadb.conf.d) of Debian's MariaDB), else in the
     directory the packaged servers of the host's OS family include (C(/etc/mysql/conf.d) on Debian and Ubuntu,
     C(/etc/my.cnf.d) on the RedHat family, from C(/etc/os-release)).
   - Changes nothing. The same computation (C(plugins/module_utils/desired.py)) serves M(dbfleet.innodb.verify)
@@ -66,7 +68,8 @@ options:
   option_dropin_dir:
     description:
       - The directory the server includes drop-in files from. Filled by the action plugin from the host variable
-        C(dbfleet_option_dropin_dir) when not given; without it, the directory of the host's OS family.
+        C(dbfleet_option_dropin_dir) when not given; without it, the last directory the server's option files
+        include, else the directory of the host's OS family.
     type: path
   restart_method:
     description:
@@ -223,7 +226,10 @@ def main():
     def detect(datadir, role_probe):
         return storage.detect_datadir(datadir, role_probe if probe is None else probe)
 
-    family = None if module.params['option_dropin_dir'] else read_os_family()
+    # The inventory's directory, else the one the server's own option files include last (discovery.py),
+    # else the OS family's (desired.OPTION_DROPIN_DIRS).
+    dropin_dir = module.params['option_dropin_dir'] or facts.get('dropin_dir')
+    family = None if dropin_dir else read_os_family()
     states, settings = {}, {}
     for role in roles:
         try:
@@ -232,7 +238,7 @@ def main():
             module.fail_json(msg='%s: invalid input, nothing changed: %s' % (role, '; '.join(e.messages)),
                              errors=e.messages, unknown_variables=unknown)
         states[role]['dropin_file'], states[role]['dropin_problem'] = desired.dropin_file(
-            role, module.params['option_dropin_dir'], family)
+            role, dropin_dir, family)
         if module.params['dropin_required'] and states[role]['dropin_file'] is None:
             module.fail_json(msg='%s: nothing changed: %s' % (role, states[role]['dropin_problem']),
                              unknown_variables=unknown)

@@ -175,6 +175,29 @@ server_facts:
     runs_as_user:
       description: The user the server process runs as; V(null) when unknown.
       type: str
+    dropin_dir:
+      description:
+        - The drop-in directory found on the host - the last directory the server's option files include
+          (C(!includedir)); V(null) when none is included or the files are not readable from here.
+        - The roles write there unless the inventory sets C(dbfleet_option_dropin_dir) (docs/hosts.md).
+      type: str
+      sample: /etc/mysql/mariadb.conf.d
+    dropin_dir_source:
+      description: Where RV(server_facts.dropin_dir) was found, or why not (naming the variable that tells it).
+      type: str
+    unit:
+      description: The systemd service running the server (from C(/proc/PID/cgroup)); V(null) when none.
+      type: str
+      sample: mariadb
+    unit_source:
+      description: Where RV(server_facts.unit) was found, or why not.
+      type: str
+    login_socket_source:
+      description:
+        - When no login option named a server, where the socket of the login was found (the system option files'
+          client groups, or the OS family's package place); V(null) otherwise.
+      type: str
+      sample: socket of the client groups in /etc/mysql/my.cnf
     notes:
       description: Why some facts are unknown.
       type: list

@@ -1,0 +1,444 @@
+"""Booted hosts: a Debian root with systemd, sshd and a packaged server, booted by systemd-nspawn.
+
+A host of the SSH fleet is usually a network namespace with an sshd and a server started by the lab
+(netns.py). A booted host is a whole machine instead, shaped like a user's host:
+
+    systemd-nspawn -b -D <lab>/fleet/<host>/root --register=no --keep-unit -M <host>
+                   --network-namespace-path=/run/netns/<the fleet's namespace of the host>
+
+systemd is PID 1 inside; it starts the distribution's own units (``mariadb.service``,
+``mysql.service``, ``ssh.service``). The server is the distribution's package, with the package's
+option layout (``/etc/mysql/my.cnf`` and its ``!includedir``s), its socket and its ``unix_socket``
+root login. Ansible arrives over SSH as the unprivileged user ``deploy`` (passwordless sudo, the
+lab's key) and uses ``become``. The lab's own settings for replication (server id, binary log,
+listening on the namespace's address) are one option file the lab writes into the package's
+server directory, as a DBA's configuration management would.
+
+Roots, built once per distribution into the cache (like chroots.py's):
+
+    machines/<key>/          debootstrap --variant=minbase SUITE, --include= the packages below
+    machines/<key>.log       what the build printed
+
+Each host gets its own copy (``cp -a --reflink=auto``, ~10 s) under ``<lab>/fleet/<host>/root``;
+``down --purge`` deletes it. The host machine's PID 1 is not systemd here, so ``machinectl`` does not
+work: commands run inside with ``nsenter`` at the container's leader PID (``Machine.inside()``).
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import pymysql
+
+from . import LabError, run, say, tail
+from .chroots import APT_ENV, APT_OPTIONS, MIRROR, POLICY_RC_D, _mounts_under, _step, remove_tree
+from .servers import MariaDB, MySQL80
+
+BASE_PACKAGES = ("systemd", "systemd-sysv", "dbus", "openssh-server", "sudo", "python3", "python3-pymysql",
+                 "iproute2", "procps", "ca-certificates")
+DEPLOY_USER = "deploy"
+BOOT_TIMEOUT = 120
+STOP_TIMEOUT = 60
+LAB_OPTION_FILE = "55-dbfleet-lab.cnf"     # the lab's replication settings, in the package's server directory
+
+
+class Distribution:
+    """A root made by debootstrap: suite, server packages, the server's unit and option layout."""
+
+    def __init__(self, key, suite, packages, unit, server_dir, client, binary, flavor):  # pylint: disable=too-many-arguments
+        self.key = key
+        self.flavor = flavor              # machines/<key>
+        self.suite = suite
+        self.packages = tuple(packages)
+        self.unit = unit            # the package's unit (what the collection must discover)
+        self.server_dir = server_dir  # the package's directory of server option files
+        self.client = client        # the package's command-line client
+        self.binary = binary
+
+
+BOOKWORM_MARIADB = Distribution("bookworm-mariadb", "bookworm", ["mariadb-server", "mariadb-client"],
+                                "mariadb.service", "/etc/mysql/mariadb.conf.d", "mariadb", "/usr/sbin/mariadbd", "mariadb")
+TRIXIE_MARIADB = Distribution("trixie-mariadb", "trixie", ["mariadb-server", "mariadb-client"],
+                              "mariadb.service", "/etc/mysql/mariadb.conf.d", "mariadb", "/usr/sbin/mariadbd", "mariadb")
+SID_MYSQL = Distribution("sid-mysql", "sid", ["mysql-server", "mysql-client"],
+                         "mysql.service", "/etc/mysql/mysql.conf.d", "mysql", "/usr/sbin/mysqld", "mysql")
+
+
+def ensure_root(dist, cache):
+    """cache/machines/<key>: a bootable Debian root with the server's packages; built once, then reused."""
+    base = os.path.join(cache, "machines")
+    target = os.path.join(base, dist.key)
+    if os.path.isdir(target):
+        return target
+    for tool in ("debootstrap", "systemd-nspawn", "nsenter"):
+        if shutil.which(tool) is None and not os.path.exists("/usr/sbin/" + tool):
+            package = {"debootstrap": "debootstrap", "systemd-nspawn": "systemd-container"}.get(tool, "util-linux")
+            raise LabError("%s is missing: booted hosts need it (Debian package %s; `make apt` installs it)"
+                           % (tool, package))
+    if os.geteuid() != 0:
+        raise LabError("building the %s root needs root (debootstrap)" % dist.key)
+    os.makedirs(base, exist_ok=True)
+    log = os.path.join(base, dist.key + ".log")
+    with open(log, "w", encoding="utf-8") as handle:
+        handle.write("# dbfleet lab: building the %s root (Debian %s)\n" % (dist.key, dist.suite))
+    started = time.monotonic()
+    say("  building a bootable Debian %s root for %s (first time only; log %s)" % (dist.suite, dist.key, log))
+    stage = _debootstrapped(dist, base, log)
+    tmp = tempfile.mkdtemp(dir=base, prefix="." + dist.key + "-")
+    os.chmod(tmp, 0o755)        # it becomes "/": the server's user must traverse it
+    try:
+        _step(dist.key, "copy the debootstrap stage", ["cp", "-a", "--reflink=auto", stage + "/.", tmp], log)
+        policy = os.path.join(tmp, "usr", "sbin", "policy-rc.d")
+        with open(policy, "w", encoding="utf-8") as handle:
+            handle.write(POLICY_RC_D)
+        os.chmod(policy, 0o755)
+        # The server's packages inside systemd-nspawn (not booted): /proc, /sys and /dev as on a host,
+        # so their maintainer scripts initialize the datadir as they do on a user's machine.
+        nspawn = ["systemd-nspawn", "--quiet", "--directory=" + tmp, "--register=no", "--keep-unit",
+                  "--setenv=DEBIAN_FRONTEND=noninteractive", "--setenv=LC_ALL=C"]
+        _step(dist.key, "apt-get update", nspawn + ["apt-get"] + APT_OPTIONS + ["-q", "update"], log, APT_ENV)
+        _step(dist.key, "apt-get install", nspawn + ["apt-get"] + APT_OPTIONS
+              + ["-q", "-y", "--no-install-recommends", "install"] + list(dist.packages), log, APT_ENV)
+        _step(dist.key, "apt-get clean", nspawn + ["apt-get", "clean"], log, APT_ENV)
+        os.remove(policy)       # booted, the machine starts its services as any host does
+        _step(dist.key, "server binary runs", ["chroot", tmp, dist.binary, "--version"], log, APT_ENV)
+        _prepare_base(dist, tmp, nspawn, log)
+        if _mounts_under(tmp):
+            raise LabError("building the %s root: mounts left below %s: %s" % (dist.key, tmp, ", ".join(_mounts_under(tmp))))
+        os.rename(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            remove_tree(tmp)
+    say("  %s root ready in %.0f s: %s" % (dist.key, time.monotonic() - started, target))
+    return target
+
+
+def _debootstrapped(dist, base, log):
+    """machines/.<key>.debootstrap: the debootstrap stage, kept, so that a build failing later (a package's
+    script) does not download and unpack the base system again (that takes 1-9 minutes on a busy machine)."""
+    stage = os.path.join(base, "." + dist.key + ".debootstrap")
+    if os.path.isdir(stage):
+        return stage
+    tmp = tempfile.mkdtemp(dir=base, prefix="." + dist.key + ".debootstrap-")
+    os.chmod(tmp, 0o755)
+    try:
+        debootstrap = shutil.which("debootstrap") or "/usr/sbin/debootstrap"
+        _step(dist.key, "debootstrap", [debootstrap, "--variant=minbase", "--include=" + ",".join(BASE_PACKAGES),
+                                        dist.suite, tmp, MIRROR], log)
+        if _mounts_under(tmp):
+            raise LabError("debootstrap left mounts below %s: %s" % (tmp, ", ".join(_mounts_under(tmp))))
+        os.rename(tmp, stage)
+    finally:
+        if os.path.exists(tmp):
+            remove_tree(tmp)
+    return stage
+
+
+def _prepare_base(dist, root, nspawn, log):
+    """What every booted host of the lab shares: the deploy user with passwordless sudo, no
+    getty on a console nobody reads, no host keys (each copy makes its own at first boot)."""
+    run(["chroot", root, "useradd", "--create-home", "--shell", "/bin/bash", DEPLOY_USER])
+    sudoers = os.path.join(root, "etc", "sudoers.d", DEPLOY_USER)
+    with open(sudoers, "w", encoding="utf-8") as handle:
+        handle.write("# dbfleet lab: the deploy user becomes root without a password\n%s ALL=(ALL) NOPASSWD:ALL\n"
+                     % DEPLOY_USER)
+    os.chmod(sudoers, 0o440)
+    for unit in ("getty@tty1.service", "console-getty.service"):
+        run(["chroot", root, "systemctl", "mask", unit])
+    for key in os.listdir(os.path.join(root, "etc", "ssh")):
+        if key.startswith("ssh_host_"):
+            os.remove(os.path.join(root, "etc", "ssh", key))     # each copy makes its own (Machine.create)
+    if dist.flavor == "mariadb" and not os.path.isdir(os.path.join(root, "var", "lib", "mysql", "mysql")):
+        # Debian's mariadb-server leaves the datadir to the first start when installed without a running
+        # system: initialized as its postinst would (root through unix_socket; --force: the build root's
+        # hostname does not resolve).
+        _step(dist.key, "initialize the datadir", nspawn + [
+            "mariadb-install-db", "--user=mysql", "--datadir=/var/lib/mysql", "--skip-test-db",
+            "--auth-root-authentication-method=socket", "--force"], log, APT_ENV)
+
+
+class Machine:
+    """One booted host: its root, its nspawn process, the server unit inside it.
+
+    It answers to what labs.Lab asks of a server instance (pid, create, launch, wait_ready,
+    provision, stop, query, connect_root), so the fleet treats it as any of its hosts."""
+
+    def __init__(self, name, dist, lab_dir, server_id, address, netns, public_key, extra_options=()):  # pylint: disable=too-many-arguments
+        self.name = name
+        self.public_key = public_key
+        self.dist = dist
+        self.kind = None
+        self.server_id = server_id
+        self.address = address
+        self.netns = netns
+        self.port = 3306
+        self.extra_options = list(extra_options)
+        self.dir = os.path.join(lab_dir, name)
+        self.root = os.path.join(self.dir, "root")
+        self.pidfile = os.path.join(self.dir, "nspawn.pid")
+        self.console_log = os.path.join(self.dir, "console.log")
+        self.marker = os.path.join(self.dir, ".provisioned")
+        # Paths inside the machine, as the package has them (for the lab's status; never in the inventory).
+        self.socket = "/run/mysqld/mysqld.sock"
+        self.option_file = "/etc/mysql/my.cnf"
+        self.dropin_dir = dist.server_dir
+        self.error_log = os.path.join(self.root, "var", "log", "mysql", "error.log")
+        self._admin = None
+
+    # ------------------------------------------------------------ processes
+    def nspawn_pid(self):
+        try:
+            with open(self.pidfile, encoding="utf-8") as handle:
+                pid = int(handle.read().strip())
+        except (OSError, ValueError):
+            return None
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as handle:
+                cmdline = handle.read().split(b"\0")
+        except OSError:
+            return None
+        if not cmdline[0].endswith(b"systemd-nspawn") or ("--directory=" + self.root).encode() not in cmdline:
+            return None
+        return pid
+
+    def leader(self):
+        """The container's PID 1 as the host sees it (the nspawn process's child)."""
+        pid = self.nspawn_pid()
+        if pid is None:
+            return None
+        try:
+            with open("/proc/%d/task/%d/children" % (pid, pid), encoding="utf-8") as handle:
+                children = handle.read().split()
+        except OSError:
+            return None
+        return int(children[0]) if children else None
+
+    def inside(self, argv, check=True, timeout=120):
+        """Run argv inside the machine (every namespace of its PID 1); CompletedProcess, text."""
+        leader = self.leader()
+        if leader is None:
+            raise LabError("%s is not booted (no systemd-nspawn process for %s)" % (self.name, self.root))
+        proc = subprocess.run(["nsenter", "-t", str(leader), "-a"] + list(argv), stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, check=False, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise LabError("%s: %s failed (exit %d): %s" % (self.name, " ".join(argv), proc.returncode,
+                                                            (proc.stdout + proc.stderr).strip()))
+        return proc
+
+    def unit_state(self):
+        """ActiveState and MainPID (inside the machine) of the server's unit."""
+        proc = self.inside(["systemctl", "show", "-p", "ActiveState", "-p", "MainPID", self.dist.unit], check=False)
+        values = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+        return values.get("ActiveState"), int(values.get("MainPID") or 0)
+
+    def pid(self):
+        """The container's leader PID while the server's unit is active, else None."""
+        leader = self.leader()
+        if leader is None:
+            return None
+        try:
+            state, main_pid = self.unit_state()
+        except (LabError, subprocess.TimeoutExpired):
+            return None
+        return leader if state == "active" and main_pid else None
+
+    # ------------------------------------------------------------ lifecycle
+    def create(self, base, _template=None):
+        """The host's own copy of the distribution's root, named and keyed for this host."""
+        if not os.path.isdir(self.root):
+            os.makedirs(self.dir, exist_ok=True)
+            tmp = self.root + ".tmp"
+            if os.path.exists(tmp):
+                shutil.rmtree(tmp)
+            run(["cp", "-a", "--reflink=auto", base, tmp])
+            os.rename(tmp, self.root)
+        etc = os.path.join(self.root, "etc")
+        if not any(f.startswith("ssh_host_") for f in os.listdir(os.path.join(etc, "ssh"))):
+            run(["chroot", self.root, "ssh-keygen", "-A"])
+        with open(os.path.join(etc, "hostname"), "w", encoding="utf-8") as handle:
+            handle.write(self.name + "\n")
+        with open(os.path.join(etc, "hosts"), "w", encoding="utf-8") as handle:
+            handle.write("127.0.0.1 localhost\n%s %s\n" % (self.address, self.name))
+        # Each copy its own machine id (systemd makes one at first boot when the file is empty).
+        with open(os.path.join(etc, "machine-id"), "w", encoding="utf-8") as handle:
+            handle.write("")
+        with open(os.path.join(self.root, self.dist.server_dir.lstrip("/"), LAB_OPTION_FILE), "w",
+                  encoding="utf-8") as handle:
+            handle.write("# Written by lab/lab.py: what the dbfleet lab's fleet needs of %s (replication).\n"
+                         "[mysqld]\nbind-address = 0.0.0.0\nserver-id = %d\nlog-bin = binlog\n%s\n"
+                         % (self.name, self.server_id, "\n".join(self.extra_options)))
+        self.authorize(self.public_key)
+
+    def authorize(self, public_key):
+        home = os.path.join(self.root, "home", DEPLOY_USER)
+        ssh_dir = os.path.join(home, ".ssh")
+        os.makedirs(ssh_dir, mode=0o700, exist_ok=True)
+        with open(public_key, encoding="utf-8") as handle:
+            key = handle.read()
+        with open(os.path.join(ssh_dir, "authorized_keys"), "w", encoding="utf-8") as handle:
+            handle.write(key)
+        ids = run(["chroot", self.root, "id", "-u", DEPLOY_USER]).strip(), run(["chroot", self.root, "id", "-g", DEPLOY_USER]).strip()
+        for path in (ssh_dir, os.path.join(ssh_dir, "authorized_keys")):
+            os.chown(path, int(ids[0]), int(ids[1]))
+        os.chmod(os.path.join(ssh_dir, "authorized_keys"), 0o600)
+
+    def launch(self, _basedir=None, _extra_args=()):
+        """Boot the machine detached; wait_ready() follows."""
+        if self.nspawn_pid():
+            return None
+        argv = ["systemd-nspawn", "--boot", "--directory=" + self.root, "--machine=" + self.name,
+                "--hostname=" + self.name, "--register=no", "--keep-unit", "--console=passive",
+                "--network-namespace-path=" + self.netns.path, "--quiet"]
+        with open(self.console_log, "ab") as out:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True, cwd=self.dir)
+        with open(self.pidfile, "w", encoding="utf-8") as handle:
+            handle.write("%d\n" % proc.pid)
+        return proc
+
+    def wait_ready(self, proc, timeout=BOOT_TIMEOUT):
+        """Until systemd inside has started the server's unit and sshd, and the server answers."""
+        deadline = time.monotonic() + timeout
+        state = None
+        while True:
+            if proc is not None and proc.poll() is not None:
+                raise LabError("%s: systemd-nspawn exited (code %s) while booting.\n--- %s\n%s"
+                               % (self.name, proc.returncode, self.console_log, tail(self.console_log)))
+            if self.leader():
+                try:
+                    state, _main = self.unit_state()
+                    if state == "active" and self._answers():
+                        return
+                    if state == "failed":
+                        raise LabError("%s: %s failed to start:\n%s" % (self.name, self.dist.unit, self.journal()))
+                except subprocess.TimeoutExpired:
+                    pass
+            if time.monotonic() > deadline:
+                raise LabError("%s: %s not ready within %d s (state %s)\n%s"
+                               % (self.name, self.dist.unit, timeout, state, self.journal()))
+            time.sleep(0.5)
+
+    def _answers(self):
+        return self.client("SELECT 1", check=False).returncode == 0
+
+    def journal(self, lines=30):
+        proc = self.inside(["journalctl", "--no-pager", "-n", str(lines), "-u", self.dist.unit], check=False)
+        return (proc.stdout + proc.stderr).strip()
+
+    def client(self, sql, check=True):
+        """One statement through the package's client, as root over the socket (root's unix_socket login)."""
+        return self.inside([self.dist.client, "--batch", "--skip-column-names", "-e", sql], check=check)
+
+    def restart_server(self):
+        self.inside(["systemctl", "restart", self.dist.unit], timeout=180)
+
+    def provision(self, accounts):
+        """Accounts [(user, host, password, privileges, grant_option)] once, off the binlog, as root."""
+        if os.path.exists(self.marker):
+            return
+        statements = ["SET SESSION sql_log_bin = 0"]
+        for user, host, password, privileges, grant_option in accounts:
+            quoted = "'%s'@'%s'" % (user, host)
+            statements.append("CREATE USER IF NOT EXISTS %s IDENTIFIED BY '%s'" % (quoted, password.replace("'", "''")))
+            statements.append("GRANT %s ON *.* TO %s%s" % (privileges, quoted, " WITH GRANT OPTION" if grant_option else ""))
+        leader = self.leader()
+        done = subprocess.run(["nsenter", "-t", str(leader), "-a", self.dist.client, "--batch"],
+                              input=";\n".join(statements) + ";\n", capture_output=True, text=True, check=False,
+                              timeout=60)
+        if done.returncode != 0:
+            raise LabError("%s: creating the lab's accounts failed: %s" % (self.name, done.stderr.strip()))
+        with open(self.marker, "w", encoding="utf-8") as handle:
+            handle.write("accounts created\n")
+
+    def stop(self):
+        """Power the machine off (SIGTERM to systemd-nspawn: an orderly shutdown); False when not booted."""
+        pid = self.nspawn_pid()
+        if pid is None:
+            return False
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while os.path.exists("/proc/%d" % pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if os.path.exists("/proc/%d" % pid):
+            say("  %s: not powered off after %d s, killing it" % (self.name, STOP_TIMEOUT))
+            os.kill(pid, signal.SIGKILL)
+            time.sleep(1)
+        try:
+            os.remove(self.pidfile)
+        except OSError:
+            pass
+        return True
+
+    # ------------------------------------------------------------ SQL from the lab
+    def set_admin(self, user, password):
+        self._admin = (user, password)
+
+    def connect_root(self, timeout=5):
+        """The lab's admin account over TCP (the machine's socket is inside it)."""
+        user, password = self._admin
+        return pymysql.connect(host=self.address, port=self.port, user=user, password=password,
+                               connect_timeout=timeout, autocommit=True)
+
+    def query(self, sql, user=None, password=None):
+        conn = self.connect_root() if user is None else pymysql.connect(
+            host=self.address, port=self.port, user=user, password=password, connect_timeout=5, autocommit=True)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql)
+                names = [d[0] for d in cur.description] if cur.description else []
+                return names, cur.fetchall()
+        finally:
+            conn.close()
+
+
+class MachineKind:
+    """The server kind of a booted host, as labs.Lab reads host.kind."""
+
+    def __init__(self, dist, sql_kind, flavor, group):
+        self.dist = dist
+        self.sql_kind = sql_kind    # servers.MariaDB / MySQL80: replication and account SQL
+        self.flavor = flavor
+        self.group = group
+        self._version = None
+        self.start_replica = sql_kind.start_replica
+        self.stop_replica = sql_kind.stop_replica
+
+    @property
+    def name(self):
+        return "machine-" + self.dist.key
+
+    @property
+    def version(self):
+        return self._version or "?"
+
+    def locate(self, cache):
+        root = os.path.join(cache, "machines", self.dist.key)
+        if self._version is None and os.path.isdir(root):
+            self.basedir(cache)
+
+    def basedir(self, cache):
+        root = ensure_root(self.dist, cache)
+        if self._version is None:
+            out = run(["chroot", root, self.dist.binary, "--version"])
+            match = re.search(r"Ver (\d+\.\d+\.\d+)", out)
+            if not match:
+                raise LabError("cannot read the server version from: %s" % out.strip())
+            self._version = match.group(1)
+        return root
+
+    def command(self, basedir, args, binds=()):
+        return ["chroot", basedir, self.dist.binary] + list(args)
+
+    def replica_sql(self, source_host, source_port, user, password):
+        return self.sql_kind.replica_sql(source_host, source_port, user, password)
+
+    def replica_state(self, conn):
+        return self.sql_kind.replica_state(conn)
+
+
+MACHINE_MARIADB1011 = MachineKind(BOOKWORM_MARIADB, MariaDB(), "mariadb", "mariadb")
+MACHINE_MARIADB118 = MachineKind(TRIXIE_MARIADB, MariaDB(), "mariadb", "mariadb")
+MACHINE_MYSQL97 = MachineKind(SID_MYSQL, MySQL80.__new__(MySQL80), "mysql", "mysql")
