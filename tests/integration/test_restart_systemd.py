@@ -1,7 +1,7 @@
 """dbfleet_restart_method: service on booted hosts: the restart goes through systemd, and a server that refuses
 to start is a handled fault (real systemd, real packaged servers, real SSH with become).
 
-The hosts are the booted machines of the SSH fleet (systemd-nspawn, the distribution's packaged server under
+The hosts are the booted machines of the SSH fleet, pkg1 -> pkg2 (systemd-nspawn, the distribution's packaged server under
 systemd), read from their inventory: inventories/booted/hosts.yml, or the file named by DBFLEET_BOOTED_INVENTORY.
 The runs are playbooks/rolling_restart.yml, as a user would run it; what they did is read from systemd and the
 servers (tests/integration/playbooks/systemd_state.yml, one run for all hosts):
@@ -14,11 +14,18 @@ servers (tests/integration/playbooks/systemd_state.yml, one run for all hosts):
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-INVENTORY = os.environ.get('DBFLEET_BOOTED_INVENTORY') or os.path.join(ROOT, 'inventories', 'booted', 'hosts.yml')
+sys.path.insert(0, os.path.join(ROOT, 'lab'))
+
+from conftest import _default_lab_dir, lab_py  # noqa: E402  pylint: disable=wrong-import-position
+
+# The booted hosts of the SSH fleet (lab/dbfleet_lab/machines.py), or an inventory of other booted hosts.
+HOSTS = ('pkg1', 'pkg2')
+INVENTORY = [os.environ.get('DBFLEET_BOOTED_INVENTORY')]
 # A line each flavor refuses at start: a variable the version lacks (MySQL's redo log capacity on MariaDB,
 # MariaDB's log file buffering on MySQL).
 REFUSED = {'mariadb': 'innodb_redo_log_capacity = 1G', 'mysql': 'innodb_log_file_buffering = ON'}
@@ -43,7 +50,7 @@ def ansible(args, timeout=600):
 
 
 def playbook(path, extra, limit=None):
-    args = [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY, path, '-e', json.dumps(extra)]
+    args = [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY[0], path, '-e', json.dumps(extra)]
     return ansible(args + (['--limit', limit] if limit else []))
 
 
@@ -59,13 +66,23 @@ def state(tmp_path, setup=False):
 
 @pytest.fixture(scope='module')
 def booted(tmp_path_factory):
-    if not os.path.exists(INVENTORY):
-        pytest.fail('no booted hosts: %s is missing. Start them: DBFLEET_LAB_PORT_BASE=... python lab/lab.py '
-                    '--mode ssh up pkg1 pkg2 pkg3 pkg4 (or name an inventory in DBFLEET_BOOTED_INVENTORY)' % INVENTORY)
+    """The booted hosts (pkg1 -> pkg2 booted when down, and stopped again at the end), their first state."""
+    brought_up = False
+    lab_dir = _default_lab_dir()
+    if not INVENTORY[0]:
+        status = json.loads(lab_py('--mode', 'ssh', '--lab-dir', lab_dir, 'status', '--json').stdout)
+        rows = dict((r['host'], r) for r in status['hosts'])
+        brought_up = any(rows.get(h, {}).get('state') != 'up' for h in HOSTS)
+        if brought_up:
+            lab_py('--mode', 'ssh', '--lab-dir', lab_dir, 'up', *HOSTS)
+        INVENTORY[0] = json.loads(lab_py('--mode', 'ssh', '--lab-dir', lab_dir, 'status', '--json').stdout)[
+            'booted_inventory']
     tmp = tmp_path_factory.mktemp('systemd')
     first = state(tmp, setup=True)
     assert first and all(h['unit_state'].get('ActiveState') == 'active' for h in first.values()), first
-    return tmp, first
+    yield tmp, first
+    if brought_up:
+        lab_py('--mode', 'ssh', '--lab-dir', lab_dir, 'down', *HOSTS)
 
 
 def unit_file(unit):
@@ -98,7 +115,7 @@ def test_a_refused_dropin_is_put_back_and_the_run_stops_naming_it(booted):
         facts = before[host]
         dropin = '%s/%s' % (facts['dropin_dir'], FAULT_DROPIN)
         refused = REFUSED[facts['flavor']]
-        rc, out = ansible([os.path.join(ROOT, '.venv', 'bin', 'ansible'), host, '-i', INVENTORY, '-m',
+        rc, out = ansible([os.path.join(ROOT, '.venv', 'bin', 'ansible'), host, '-i', INVENTORY[0], '-m',
                            'ansible.builtin.copy', '-a', json.dumps(dict(dest=dropin, mode='0644',
                                                                          content='[mysqld]\n%s\n' % refused))])
         assert rc == 0, out
