@@ -23,6 +23,7 @@ import re
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import memcached as memcached_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import service_restart
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
@@ -414,12 +415,19 @@ def dropin_file(role, dropin_dir=None, family=None):
                   'this host' % (family or 'unknown', ', '.join(sorted(OPTION_DROPIN_DIRS))))
 
 
-def restart_method_errors(method, command):
-    """Messages about dbfleet_restart_method / dbfleet_restart_command (empty when fine). Checked
-    whenever a role that may restart runs, whether or not a restart is pending."""
+def restart_method_errors(method, command, service_name=None):
+    """Messages about dbfleet_restart_method / dbfleet_restart_command / dbfleet_service_name (empty when
+    fine): the one check of the restart method, run whenever a role that may restart runs
+    (desired_settings) and by the restart role on every play host (filter restart_method_errors),
+    whether or not a restart is pending."""
     method = 'service' if method is None else method
     if not isinstance(method, str) or method not in RESTART_METHODS:
         return ['dbfleet_restart_method must be one of %s; got %s' % (', '.join(RESTART_METHODS), shown(method))]
+    if method == 'service' and service_name is not None:
+        try:
+            service_restart.unit_name(service_name)
+        except ValueError as e:
+            return [str(e)]
     if method == 'command':
         good = (isinstance(command, (list, tuple)) and len(command) > 0
                 and all(isinstance(a, str) and a and not _CONTROL_RE.search(a) for a in command))
