@@ -377,8 +377,9 @@ def member_problems(cluster, max_queue=0):
         if not cluster.get('connected'):
             problems.append('not connected to the cluster (wsrep_connected=OFF)')
         if cluster.get('status') != GALERA_PRIMARY:
-            problems.append('not in the Primary component (wsrep_cluster_status=%s): the cluster has no quorum here'
-                            % cluster.get('status'))
+            # One node's view cannot tell a node cut off (or still joining) from a cluster without quorum.
+            problems.append('not in the Primary component (wsrep_cluster_status=%s): this node is outside the '
+                            "cluster's quorum (cut off, still joining, or the cluster has none)" % cluster.get('status'))
         if cluster.get('state') != GALERA_SYNCED:
             problems.append('state %s, not Synced (wsrep_local_state_comment)' % cluster.get('state'))
         if not cluster.get('wsrep_ready'):

@@ -14,6 +14,7 @@ import datetime
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import offpeak
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
@@ -66,19 +67,14 @@ class Startup(object):
 
 
 def parse_time(text):
-    """A timezone-aware datetime from an ISO 8601 UTC text (2026-11-25T16:00:00Z, ...+00:00), or None."""
+    """A timezone-aware datetime (UTC) from an ISO 8601 text with an offset (2026-11-25T16:00:00Z, ...+00:00),
+    or None (offpeak.parse_now reads it, as it reads the windows' times)."""
     if not isinstance(text, str) or not text.strip():
         return None
-    value = text.strip()
-    if value.endswith('Z'):
-        value = value[:-1] + '+00:00'
     try:
-        when = datetime.datetime.fromisoformat(value)
-    except ValueError:
+        return offpeak.parse_now(text)
+    except offpeak.WindowError:
         return None
-    if when.tzinfo is None:
-        return None
-    return when
 
 
 def cached_startup(cache, name, now, max_age=DEFAULT_STARTUP_CACHE_MAX_AGE):

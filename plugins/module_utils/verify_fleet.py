@@ -285,6 +285,27 @@ def _shutdown(conn):
 _MAX_PACKET = 0xffffff
 
 
+def _read_packet(read, seq):
+    """(payload, next seq id, None) of one packet of the wire, a payload of 16 MiB or more joined with the packets
+    that continue it; (None, seq, the seq id received) when a packet does not carry the expected seq id.
+    A short read raises EOFError."""
+    data = b''
+    while True:
+        header = read(4)
+        if len(header) < 4:
+            raise EOFError()
+        length = header[0] | header[1] << 8 | header[2] << 16
+        if header[3] != seq:
+            return None, seq, header[3]
+        seq = (seq + 1) & 0xff
+        part = read(length)
+        if len(part) < length:
+            raise EOFError()
+        data = data + part if data else part
+        if length != _MAX_PACKET:
+            return data, seq, None
+
+
 def read_rows(read, seq, converters, on_end):
     """The rows of a text-protocol result set read with read(n) (a buffered reader's read), and the next seq id.
 
@@ -298,28 +319,9 @@ def read_rows(read, seq, converters, on_end):
     rows = []
     append = rows.append
     while True:
-        header = read(4)
-        if len(header) < 4:
-            raise EOFError()
-        length = header[0] | header[1] << 8 | header[2] << 16
-        if header[3] != seq:
-            return rows, ('sequence', header[3], seq)
-        seq = (seq + 1) & 0xff
-        data = read(length)
-        if len(data) < length:
-            raise EOFError()
-        while length == _MAX_PACKET:        # a row of 16 MiB or more continues in the next packets
-            header = read(4)
-            if len(header) < 4:
-                raise EOFError()
-            length = header[0] | header[1] << 8 | header[2] << 16
-            if header[3] != seq:
-                return rows, ('sequence', header[3], seq)
-            seq = (seq + 1) & 0xff
-            more = read(length)
-            if len(more) < length:
-                raise EOFError()
-            data += more
+        data, seq, got = _read_packet(read, seq)
+        if data is None:
+            return rows, ('sequence', got, seq)
         first = data[0] if data else 0
         if first == 0xff:
             return rows, ('error', data, seq)
