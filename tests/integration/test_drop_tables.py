@@ -400,7 +400,13 @@ def test_module_killed_outright_is_undone_by_the_next_run(killed_server, tmp_pat
     proc = _start_drop(server, schema, state_dir=state)
     try:
         pid = _waiting_module_pid(server, proc)
-        os.kill(pid, signal.SIGKILL)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            out, err = proc.communicate(timeout=60)
+            pytest.fail('the module ended before SIGKILL reached it (the %s should have held its DROP): table still '
+                        'there: %s; AHI %s; its output: %s %s' % (blocker.kind, server.exists(schema, 't1'), server.ahi(),
+                                                                  out[-2000:], err[-2000:]))
         proc.communicate(timeout=60)
         assert server.ahi() == 'OFF'  # nothing could put it back
         rc, res = module(server, check=True, tables=['%s.t1' % schema], confirm=True, ahi_strategy='toggle',

@@ -197,7 +197,9 @@ def test_200_hosts_at_20_ms_overlap_keep_their_verdicts_and_the_deadline(delayed
     drifting = []
     for host, (name, settings) in expected.items():
         item = report['hosts'][host]
-        assert item['status'] in ('ok', 'drift'), (host, item.get('reason'))
+        # startup_unknown: runs the desired values, what a restart brings not known (no option file is read from
+        # the controller): the host's verdict for its runtime, as ok.
+        assert item['status'] in ('ok', 'startup_unknown', 'drift'), (host, item.get('reason'))
         got = item['variables']
         ref = want[(name, settings['innodb_io_capacity'])]
         assert sorted(got) == sorted(ref), host
