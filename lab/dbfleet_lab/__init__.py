@@ -47,3 +47,34 @@ def tail(path, lines=20):
 def say(message):
     """Progress output (stdout, flushed: lab.py runs under make and pytest)."""
     print(message, flush=True)
+
+
+RESERVED_PORTS = "/proc/sys/net/ipv4/ip_local_reserved_ports"
+
+
+def reserve_ports(ports, path=RESERVED_PORTS):
+    """Keep the kernel from giving the lab's listening ports to outgoing connections as their local port.
+
+    Linux takes those from net.ipv4.ip_local_port_range (32768-60999 by default), which holds the lab's
+    ports (base 33000): a server started or restarted while some client connection holds its port as a
+    local port fails with "Address already in use" (seen: galera3 on 33303 during make test). The ports are
+    added to net.ipv4.ip_local_reserved_ports, which only automatic local ports honour. Needs root; returns
+    whether the ports are reserved."""
+    try:
+        with open(path, encoding="ascii") as handle:
+            current = handle.read().strip()
+    except OSError:
+        return False
+    have = set()
+    for part in filter(None, current.split(",")):
+        bounds = part.split("-", 1)
+        have.update(range(int(bounds[0]), int(bounds[-1]) + 1))
+    missing = sorted(set(int(port) for port in ports) - have)
+    if not missing:
+        return True
+    try:
+        with open(path, "w", encoding="ascii") as handle:
+            handle.write(",".join([current] * bool(current) + [str(port) for port in missing]))
+    except OSError:
+        return False
+    return True

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pymysql
 
-from . import LabError, clusters, galera, machines, run, say, tls, yamlout
+from . import LabError, clusters, galera, machines, reserve_ports, run, say, tls, yamlout
 from .netns import NET, NETMASK, PREFIX, Namespace, Sshd, close_control_masters, ensure_bridge, remove_bridge
 from .servers import MARIADB118, MYSQL56, MYSQL57, MYSQL80, MYSQL97, Instance, MariaDB, ensure_template
 
@@ -228,6 +228,8 @@ class Lab:
             errors = []
             if to_start:
                 self.preflight(to_start)
+                if self.mode == "local":
+                    reserve_ports(pair[0] for host in to_start for pair in self.ports(host))
                 prepared = self.prepare(to_start)
                 errors = self._start(to_start, prepared)
             for host in hosts:
