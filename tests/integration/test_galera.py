@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 from conftest import REPO, lab_py, require_lab_hosts
+from clusterfaults import Queries, env
 
 INVENTORY = os.path.join(REPO, 'inventories', 'lab', 'hosts.yml')
 NODES = ('galera1', 'galera2', 'galera3')
@@ -35,33 +36,18 @@ HOSTS = NODES + (REPLICA,)
 SCHEMA = 'galera_it'
 
 
-def env(**extra):
-    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'),
-                ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, '.collections'), ANSIBLE_NOCOLOR='1',
-                ANSIBLE_FORCE_COLOR='0', PATH=os.path.join(REPO, '.venv', 'bin') + ':' + os.environ['PATH'], **extra)
-
-
-class Cluster:
-    """The lab's Galera nodes as the tests see them (inventory variables, admin connections)."""
+class Cluster(Queries):
+    """The lab's Galera nodes as the tests see them (inventory variables, admin connections; query())."""
 
     def __init__(self):
         hosts = require_lab_hosts(INVENTORY, HOSTS)
         self.hv = dict((n, hosts[n]) for n in HOSTS)
 
-    def connect(self, node, timeout=3):
+    def connect(self, node, timeout=3, read_timeout=10):
         hv = self.hv[node]
         return pymysql.connect(host='127.0.0.1', port=hv['dbfleet_login_port'], user=hv['dbfleet_login_user'],
-                               password=hv['dbfleet_login_password'], connect_timeout=timeout, read_timeout=10,
-                               write_timeout=10, autocommit=True)
-
-    def query(self, node, sql, args=None):
-        conn = self.connect(node)
-        try:
-            with conn.cursor() as cur:
-                cur.execute(sql, args)
-                return cur.fetchall()
-        finally:
-            conn.close()
+                               password=hv['dbfleet_login_password'], connect_timeout=timeout, read_timeout=read_timeout,
+                               write_timeout=read_timeout, autocommit=True)
 
     def wsrep(self, node):
         """{wsrep status name: value} of a node; None when it does not answer."""
