@@ -143,3 +143,14 @@ def test_the_provider_is_looked_for_in_the_nodes_chroot(tmp_path):
     (tmp_path / "usr" / "bin" / "rsync").write_text("")
     (tmp_path / "usr" / "bin" / "rsync").chmod(0o755)
     galera.check_machine(str(tmp_path))
+
+
+def test_a_chroot_server_sees_proc_and_the_resolv_conf_of_where_it_runs(tmp_path):
+    from dbfleet_lab import chroots  # pylint: disable=import-outside-toplevel
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "resolv.conf").write_text("nameserver 10.255.255.53\n")
+    argv = chroots.wrap(str(tmp_path), ["/lab/galera118_1"], ["/usr/sbin/mariadbd"])
+    script = argv[argv.index("-c") + 1]
+    assert "mount --bind /proc '%s/proc'" % tmp_path in script
+    assert "mount --bind /etc/resolv.conf '%s/etc/resolv.conf'" % tmp_path in script
+    assert script.endswith('exec chroot \'%s\' "$@"' % tmp_path) and argv[-1] == "/usr/sbin/mariadbd"
