@@ -353,6 +353,28 @@ def compare(cluster, writer, figures):
     return summary
 
 
+def tasks_ok(log):
+    """[(time, task name, host)] of the tasks that passed, from an Ansible log (ANSIBLE_LOG_PATH)."""
+    out = []
+    task = None
+    try:
+        handle = open(log, encoding='utf-8')      # pylint: disable=consider-using-with
+    except OSError:
+        return out
+    with handle:
+        for line in handle:
+            match = re.match(r'(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d+) .*?\| (.*)$', line)
+            if not match:
+                continue
+            stamp = time.mktime(time.strptime(match.group(1), '%Y-%m-%d %H:%M:%S')) + int(match.group(2)) / 1000.0
+            text = match.group(3)
+            if text.startswith('TASK ['):
+                task = text[6:].split(']')[0]
+            elif text.startswith('ok: [') and task:
+                out.append((stamp, task, text[5:].split(']')[0]))
+    return out
+
+
 class Run:
     """ansible-playbook in the background, its output and log kept."""
 
@@ -367,24 +389,7 @@ class Run:
 
     def tasks_ok(self):
         """[(time, task name, host)] of the tasks that passed, from the log."""
-        out = []
-        task = None
-        try:
-            handle = open(self.log, encoding='utf-8')      # pylint: disable=consider-using-with
-        except OSError:
-            return out
-        with handle:
-            for line in handle:
-                match = re.match(r'(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d+) .*?\| (.*)$', line)
-                if not match:
-                    continue
-                stamp = time.mktime(time.strptime(match.group(1), '%Y-%m-%d %H:%M:%S')) + int(match.group(2)) / 1000.0
-                text = match.group(3)
-                if text.startswith('TASK ['):
-                    task = text[6:].split(']')[0]
-                elif text.startswith('ok: [') and task:
-                    out.append((stamp, task, text[5:].split(']')[0]))
-        return out
+        return tasks_ok(self.log)
 
     def gate_passed(self, host):
         """Time the gate of host passed, else None."""

@@ -27,7 +27,7 @@ import pytest
 import yaml
 
 from conftest import REPO, lab_py, require_lab_hosts
-from clusterfaults import Queries, env
+from clusterfaults import Queries, env, tasks_ok
 
 INVENTORY = os.path.join(REPO, 'inventories', 'lab', 'hosts.yml')
 NODES = ('galera1', 'galera2', 'galera3')
@@ -259,20 +259,10 @@ class Writer(threading.Thread):
 def gate_passes(log_path):
     """{node: time its gate passed} from the Ansible log (the line of the gate task's result)."""
     out = {}
-    task = None
-    with open(log_path, encoding='utf-8') as handle:
-        for line in handle:
-            match = re.match(r'(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d+) .*?\| (.*)$', line)
-            if not match:
-                continue
-            stamp = time.mktime(time.strptime(match.group(1), '%Y-%m-%d %H:%M:%S')) + int(match.group(2)) / 1000.0
-            text = match.group(3)
-            if text.startswith('TASK ['):
-                task = text
-                continue
-            gate = re.search(r'Gate, up, replicating, caught up, new settings in effect: (\w+)\]', task or '')
-            if gate and text.startswith('ok: ['):
-                out[gate.group(1)] = stamp
+    for stamp, task, _host in tasks_ok(log_path):
+        gate = re.search(r'Gate, up, replicating, caught up, new settings in effect: (\w+)$', task)
+        if gate:
+            out[gate.group(1)] = stamp
     return out
 
 
