@@ -63,13 +63,13 @@ def test_c_a_member_left_joining_stops_the_run_past_the_gate_timeout(galera, tmp
         return lambda: [undrop(m) for m in MEMBERS]
 
     playbook, extra = rolling_restart()
-    stuck, joining, took, writer, summary, back = member_left_joining(
+    stuck, joining, took, writer, summary, back, waited = member_left_joining(
         galera, tmp_path, playbook, extra, MEMBERS, FIGURES, block, lambda s: s[0].startswith('Joining'), 'not Synced',
         GATE_TIMEOUT)
-    print('c: %s Joining for %.1f s (IST port dropped); run stopped in %.1f s, %s untouched; Synced %.1f s after the '
-          'rules went; %d rows committed, %d writer errors, rows/checksum %s'
-          % (stuck, joining, took, [m for m in MEMBERS if m != stuck], back, len(writer.committed), len(writer.errors),
-             summary['galera1']))
+    print('c: %s Joining for %.1f s (IST port dropped); gate shut after %d s; run stopped in %.1f s, %s untouched; Synced '
+          '%.1f s after the rules went; %d rows committed, %d writer errors, rows/checksum %s'
+          % (stuck, joining, waited, took, [m for m in MEMBERS if m != stuck], back, len(writer.committed),
+             len(writer.errors), summary['galera1']))
 
 
 def test_d_a_network_partition_mid_run_stops_the_run(galera, tmp_path):

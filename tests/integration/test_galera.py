@@ -43,8 +43,8 @@ class Cluster(Queries):
         hosts = require_lab_hosts(INVENTORY, HOSTS)
         self.hv = dict((n, hosts[n]) for n in HOSTS)
 
-    def connect(self, node, timeout=3, read_timeout=10):
-        hv = self.hv[node]
+    def connect(self, host, timeout=3, read_timeout=10):
+        hv = self.hv[host]
         return pymysql.connect(host='127.0.0.1', port=hv['dbfleet_login_port'], user=hv['dbfleet_login_user'],
                                password=hv['dbfleet_login_password'], connect_timeout=timeout, read_timeout=read_timeout,
                                write_timeout=read_timeout, autocommit=True)
