@@ -485,10 +485,16 @@ class Machine:
         if os.path.exists(self.marker):
             return
         statements = ["SET SESSION sql_log_bin = 0"]
+        if self.dist.flavor == "mysql":
+            # A MySQL replica runs with super_read_only, which refuses even root's CREATE USER: lifted for these
+            # statements and put back as it was (MariaDB's read_only lets root write).
+            statements += ["SET @dbfleet_super_read_only = @@GLOBAL.super_read_only", "SET GLOBAL super_read_only = OFF"]
         for user, host, password, privileges, grant_option in accounts:
             quoted = "'%s'@'%s'" % (user, host)
             statements.append("CREATE USER IF NOT EXISTS %s IDENTIFIED BY '%s'" % (quoted, password.replace("'", "''")))
             statements.append("GRANT %s ON *.* TO %s%s" % (privileges, quoted, " WITH GRANT OPTION" if grant_option else ""))
+        if self.dist.flavor == "mysql":
+            statements.append("SET GLOBAL super_read_only = @dbfleet_super_read_only")
         leader = self.leader()
         done = subprocess.run(["nsenter", "-t", str(leader), "-a", self.dist.client, "--batch"],
                               input=";\n".join(statements) + ";\n", capture_output=True, text=True, check=False,
@@ -580,7 +586,13 @@ class MachineKind:
         return ["chroot", basedir, self.dist.binary] + list(args)
 
     def replica_sql(self, source_host, source_port, user, password):
-        return self.sql_kind.replica_sql(source_host, source_port, user, password)
+        statements = self.sql_kind.replica_sql(source_host, source_port, user, password)
+        if self.flavor == "mysql":
+            # The accounts of a booted MySQL host authenticate with caching_sha2_password, whose first login needs
+            # TLS (or the source's RSA key): a replica connects with TLS, the server having made its certificates.
+            first, args = statements[0]
+            statements = [(first.replace("SOURCE_AUTO_POSITION = 1", "SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1"), args)] + statements[1:]
+        return statements
 
     def replica_state(self, conn):
         return self.sql_kind.replica_state(conn)

@@ -42,3 +42,11 @@ def test_pkg5_is_an_optional_booted_host_sharing_the_bookworm_stage():
     assert machines.BOOKWORM_MYSQL80.stage == machines.BOOKWORM_MARIADB.key      # one debootstrap of bookworm
     assert machines.BOOKWORM_MARIADB.stage == machines.BOOKWORM_MARIADB.key      # the others keep their own
     assert host.kind.version == "?" or host.kind.version == MYSQL80.version
+
+
+def test_a_booted_mysql_replica_connects_with_tls_and_a_mariadb_one_as_before():
+    # caching_sha2_password (the booted MySQL hosts' accounts) needs TLS at a replica's first login.
+    first, args = machines.MACHINE_MYSQL80.replica_sql("10.0.0.1", 3306, "repl", "secret")[0]
+    assert "SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1" in first and args == ("10.0.0.1", 3306, "repl", "secret")
+    assert machines.MACHINE_MARIADB1011.replica_sql("10.0.0.1", 3306, "repl", "secret") == \
+        machines.MACHINE_MARIADB1011.sql_kind.replica_sql("10.0.0.1", 3306, "repl", "secret")
