@@ -554,7 +554,8 @@ class Fleet(Lab):
              Host("pkg1", machines.MACHINE_MARIADB1011, 51, address=PREFIX + "51", optional=True),
              Host("pkg2", machines.MACHINE_MARIADB1011, 52, address=PREFIX + "52", source="pkg1", optional=True),
              Host("pkg3", machines.MACHINE_MARIADB118, 53, address=PREFIX + "53", optional=True),
-             Host("pkg4", machines.MACHINE_MYSQL97, 54, address=PREFIX + "54", optional=True))
+             Host("pkg4", machines.MACHINE_MYSQL97, 54, address=PREFIX + "54", optional=True),
+             Host("pkg5", machines.MACHINE_MYSQL80, 55, address=PREFIX + "55", optional=True))
     PORT = 3306
 
     def __init__(self, root, cache, inventory):

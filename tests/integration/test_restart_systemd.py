@@ -1,8 +1,9 @@
 """dbfleet_restart_method: service on booted hosts: the restart goes through systemd, and a server that refuses
 to start is a handled fault (real systemd, real packaged servers, real SSH with become).
 
-The hosts are the booted machines of the SSH fleet, pkg1 -> pkg2 (systemd-nspawn, the distribution's packaged server under
-systemd), read from their inventory: inventories/booted/hosts.yml, or the file named by DBFLEET_BOOTED_INVENTORY.
+The hosts are the booted machines of the SSH fleet, pkg1 -> pkg2 (MariaDB 10.11, the distribution's package) and pkg5
+(MySQL 8.0.33's tarball under a unit written as Oracle's Debian package writes it), systemd-nspawn machines with the server
+under systemd, read from their inventory: inventories/booted/hosts.yml, or the file named by DBFLEET_BOOTED_INVENTORY.
 The runs are playbooks/rolling_restart.yml, as a user would run it; what they did is read from systemd and the
 servers (tests/integration/playbooks/systemd_state.yml, one run for all hosts):
 
@@ -24,7 +25,7 @@ sys.path.insert(0, os.path.join(ROOT, 'lab'))
 from conftest import _default_lab_dir, lab_py  # noqa: E402  pylint: disable=wrong-import-position
 
 # The booted hosts of the SSH fleet (lab/dbfleet_lab/machines.py), or an inventory of other booted hosts.
-HOSTS = ('pkg1', 'pkg2')
+HOSTS = ('pkg1', 'pkg2', 'pkg5')
 INVENTORY = [os.environ.get('DBFLEET_BOOTED_INVENTORY')]
 # A line each flavor refuses at start: a variable the version lacks (MySQL's redo log capacity on MariaDB,
 # MariaDB's log file buffering on MySQL).
