@@ -9,7 +9,10 @@ error 1047, ``down``: no answer) while tests/integration/playbooks/restart_drain
 - a restart that fails after the drain (a restart command that exits 1): the rescue puts wsrep_reject_queries
   back, the node was never stopped, the message says the drain was put back;
 - offline_mode on a MariaDB node, a drain method that does not exist: refused before any change, naming the input;
-- tasks: the drain task file runs before the stop, the restore file after the gate.
+- tasks: the drain task file runs before the stop, the restore file after the gate;
+- offline_mode on a secondary of the lab's Group Replication group (gr1-3, test_group_replication.py's fixture): an
+  ordinary user's session is cut and a new login refused with error 3032 before the stop, it logs in again after
+  the gate, offline_mode is OFF at the end.
 """
 import json
 import os
@@ -20,6 +23,7 @@ import time
 import pymysql
 
 from test_galera import HOSTS, INVENTORY, cluster, env  # noqa: F401  pylint: disable=unused-import
+from test_group_replication import group, pid_of, primary_of, wait_all_online  # noqa: F401  pylint: disable=unused-import
 from conftest import REPO
 
 SCHEMA = 'galera_drain_it'
@@ -28,10 +32,10 @@ PLAYBOOK = os.path.join(REPO, 'tests', 'integration', 'playbooks', 'restart_drai
 ER_UNKNOWN_COM_ERROR = 1047
 
 
-def run(extra, check=False):
-    args = dict(restart_drain_hosts=[NODE])
+def run(extra, check=False, limit='galera'):
+    args = dict(restart_drain_hosts=[NODE], restart_drain_play=limit)
     args.update(extra)
-    cmd = [os.path.join(REPO, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY, '--limit', 'galera', PLAYBOOK,
+    cmd = [os.path.join(REPO, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY, '--limit', limit, PLAYBOOK,
            '-e', json.dumps(args)] + (['--check'] if check else [])
     proc = subprocess.run(cmd, env=env(ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default'), capture_output=True,
                           text=True, timeout=600, cwd=REPO, check=False)
@@ -194,3 +198,82 @@ def test_drain_tasks_run_before_the_stop_and_after_the_gate(cluster, tmp_path): 
     assert output.index('Record the drain of the member') < output.index('Restart the server with its restart command') \
         < output.index('Gate, up, replicating, caught up') < output.index('Record the restore of the member'), output
     cluster.wait_synced()
+
+
+ER_SERVER_OFFLINE_MODE = 3032
+APP_USER, APP_PASSWORD = 'drain_app', 'drain-app-pw-1'
+
+
+class AppClient(threading.Thread):
+    """An application's session on one member (a user without CONNECTION_ADMIN): SELECT 1 every 0.05 s, logging in
+    again when its session is gone: ``ok``, ``cut`` (the session ended under it), ``refused`` (error 3032 at login),
+    ``down`` (no server)."""
+
+    def __init__(self, address, port):
+        super().__init__(daemon=True)
+        self.where = dict(host=address, port=port)
+        self.samples = []
+        self.stop = threading.Event()
+
+    def run(self):
+        conn = None
+        while not self.stop.is_set():
+            if conn is None:
+                try:
+                    conn = pymysql.connect(user=APP_USER, password=APP_PASSWORD, connect_timeout=1, read_timeout=2,
+                                           autocommit=True, **self.where)
+                except pymysql.err.MySQLError as e:
+                    self.samples.append((time.monotonic(), 'refused' if e.args and e.args[0] == ER_SERVER_OFFLINE_MODE
+                                         else 'down'))
+                    time.sleep(0.05)
+                    continue
+            try:
+                with conn.cursor() as cur:
+                    cur.execute('SELECT 1')
+                    cur.fetchall()
+                self.samples.append((time.monotonic(), 'ok'))
+            except pymysql.err.MySQLError:
+                self.samples.append((time.monotonic(), 'cut'))
+                try:
+                    conn.close()
+                except Exception:  # pylint: disable=broad-except
+                    pass
+                conn = None
+            time.sleep(0.05)
+
+    def finish(self):
+        self.stop.set()
+        self.join(10)
+        return self.samples
+
+
+def test_offline_mode_cuts_ordinary_sessions_of_a_group_secondary(group):  # noqa: F811
+    primary = primary_of(group)
+    secondary = sorted(m for m in ('gr1', 'gr2', 'gr3') if m != primary)[0]
+    group.query(primary, "CREATE USER IF NOT EXISTS %s@'%%' IDENTIFIED BY %s", (APP_USER, APP_PASSWORD))
+    group.query(primary, "GRANT SELECT ON *.* TO %s@'%%'", (APP_USER,))
+    row = group.hosts[secondary]
+    pid = pid_of(group, secondary)
+    client = AppClient(row.get('address') or '127.0.0.1', row['port'])
+    client.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    rc, output = run({'restart_drain_hosts': [secondary], 'restart_cluster_drain': 'offline_mode',
+                      'restart_cluster_drain_seconds': 2}, limit='group_replication')
+    time.sleep(1)
+    seen = phases(client.finish())
+    print('\noffline_mode phases (s from the run start): %s' % ', '.join(
+        '%s %.2f-%.2f' % (w, a - started, b - started) for w, a, b in seen))
+    assert rc == 0, output
+    assert pid_of(group, secondary) != pid, 'the member did not restart'
+    kinds = [w for w, _a, _b in seen]
+    assert kinds[0] == 'ok' and kinds[-1] == 'ok', seen
+    # The session is cut, then every login refused with 3032, before the server goes down.
+    assert 'refused' in kinds and 'down' in kinds, seen
+    assert kinds.index('refused') < kinds.index('down'), seen
+    assert set(kinds[1:kinds.index('down')]) <= {'cut', 'refused'}, seen
+    refused = seen[kinds.index('refused')]
+    assert refused[2] - refused[1] >= 1.5, 'refused for %.2f s only, the drain waits 2 s: %s' % (refused[2] - refused[1], seen)
+    assert "Take the member out of its clients' view before the stop: %s] *** changed:" % secondary in output, output
+    assert group.query(secondary, 'SELECT @@GLOBAL.offline_mode AS v')[0]['v'] == 0
+    wait_all_online(group)
