@@ -178,6 +178,11 @@ def test_a_drain_the_server_lacks_and_a_bad_method_are_refused_before_any_change
     rc, output = run({'restart_cluster_drain': 'tasks', 'restart_cluster_drain_tasks': {'drain': '/nonexistent.yml'}})
     assert rc != 0, output
     assert 'restart_cluster_drain_tasks must be a mapping with drain and restore task files' in output, output
+    rc, output = run({'restart_cluster_drain': 'tasks',
+                      'restart_cluster_drain_tasks': {'drain': '../tasks/drain_mark.yml', 'restore': '../tasks/nope.yml'}})
+    assert rc != 0, output
+    assert 'restart_cluster_drain_tasks.restore: no such file %s' % os.path.join(
+        os.path.dirname(PLAYBOOK), '..', 'tasks', 'nope.yml') in output, output
     assert dict((h, cluster.pid(h)) for h in HOSTS) == pids, 'a host restarted although the run refused'
     assert reject_queries(cluster) == 'NONE'
 
@@ -186,7 +191,8 @@ def test_drain_tasks_run_before_the_stop_and_after_the_gate(cluster, tmp_path): 
     prepare(cluster)
     pid = cluster.pid(NODE)
     mark = tmp_path / 'marks'
-    files = os.path.join(REPO, 'tests', 'integration', 'tasks')
+    # Relative to the playbook's directory (tests/integration/playbooks).
+    files = os.path.join('..', 'tasks')
     rc, output = run({'restart_cluster_drain': 'tasks', 'restart_cluster_drain_seconds': 0,
                       'restart_drain_mark_file': str(mark),
                       'restart_cluster_drain_tasks': {'drain': os.path.join(files, 'drain_mark.yml'),
