@@ -174,7 +174,7 @@ def test_a_drain_the_server_lacks_and_a_bad_method_are_refused_before_any_change
         in output, output
     rc, output = run({'restart_cluster_drain': 'haproxy'})
     assert rc != 0, output
-    assert 'value of restart_cluster_drain must be one of: reject_queries, offline_mode, tasks, got: haproxy' in output, output
+    assert 'restart_cluster_drain must be null, reject_queries, offline_mode or tasks (got "haproxy")' in output, output
     rc, output = run({'restart_cluster_drain': 'tasks', 'restart_cluster_drain_tasks': {'drain': '/nonexistent.yml'}})
     assert rc != 0, output
     assert 'restart_cluster_drain_tasks must be a mapping with drain and restore task files' in output, output
