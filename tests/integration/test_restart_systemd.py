@@ -26,10 +26,10 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, 'lab'))
 
-from conftest import _default_lab_dir, lab_py  # noqa: E402  pylint: disable=wrong-import-position
+from conftest import BOOTED_HOSTS  # noqa: E402  pylint: disable=wrong-import-position
 
 # The booted hosts of the SSH fleet (lab/dbfleet_lab/machines.py), or an inventory of other booted hosts.
-HOSTS = ('pkg1', 'pkg2', 'pkg3', 'pkg4')
+HOSTS = BOOTED_HOSTS
 INVENTORY = [os.environ.get('DBFLEET_BOOTED_INVENTORY')]
 # The hosts' state as the last read left it (one read serves as one test's 'after' and the next one's 'before').
 LAST = []
@@ -102,24 +102,16 @@ def last_state(tmp_path):
 
 
 @pytest.fixture(scope='module')
-def booted(tmp_path_factory):
-    """The booted hosts (pkg1-pkg4 booted when down, and stopped again at the end), their first state."""
-    brought_up = False
-    lab_dir = _default_lab_dir()
+def booted(request, tmp_path_factory):
+    """The booted hosts (conftest.booted_machines: pkg1-pkg4 booted once for the session, left as found) or the
+    hosts of DBFLEET_BOOTED_INVENTORY; their first state."""
     if not INVENTORY[0]:
-        status = json.loads(lab_py('--mode', 'ssh', '--lab-dir', lab_dir, 'status', '--json').stdout)
-        rows = dict((r['host'], r) for r in status['hosts'])
-        brought_up = any(rows.get(h, {}).get('state') != 'up' for h in HOSTS)
-        if brought_up:
-            lab_py('--mode', 'ssh', '--lab-dir', lab_dir, 'up', *HOSTS)
-        INVENTORY[0] = json.loads(lab_py('--mode', 'ssh', '--lab-dir', lab_dir, 'status', '--json').stdout)[
-            'booted_inventory']
+        INVENTORY[0] = request.getfixturevalue('booted_machines').booted_inventory
     tmp = tmp_path_factory.mktemp('systemd')
     first = state(tmp, setup=True)
-    assert first and all(h['unit_state'].get('ActiveState') == 'active' for h in first.values()), first
-    yield tmp, first
-    if brought_up:
-        lab_py('--mode', 'ssh', '--lab-dir', lab_dir, 'down', *HOSTS)
+    assert set(HOSTS) <= set(first), first
+    assert all(h['unit_state'].get('ActiveState') == 'active' for h in first.values()), first
+    return tmp, first
 
 
 def unit_file(unit):
