@@ -84,8 +84,8 @@ def test_the_collection_finds_the_vendor_layout_by_itself(booted, tmp_path):
     told = [k for k in list(host_vars) + list(data["all"]["vars"]) if k.startswith(TOLD_PREFIXES)]
     assert told == [], told
     # The vendor's unit as systemd runs it: forking, its main PID the daemonized tarball mysqld.
-    shown = dict(line.split("=", 1) for line in inside(booted, "systemctl", "show", "-p", "Type", "-p", "MainPID",
-                                                        "-p", "ExecStartPre", "mysql.service").splitlines() if "=" in line)
+    text = inside(booted, "systemctl", "show", "-p", "Type", "-p", "MainPID", "-p", "ExecStartPre", "mysql.service")
+    shown = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
     assert shown["Type"] == "forking" and "mysql-systemd-start" in shown["ExecStartPre"], shown
     assert inside(booted, "readlink", "/proc/%s/exe" % shown["MainPID"]).strip() == "/usr/local/mysql/bin/mysqld"
     assert os.path.exists(os.path.join(booted.lab_dir, "fleet", HOST, "root", "usr/local/mysql/lib/plugin/libmemcached.so"))
