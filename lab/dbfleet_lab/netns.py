@@ -61,6 +61,13 @@ def remove_bridge():
 IFNAMSIZ = 15      # longest interface name the kernel takes
 
 
+def mac_of(address):
+    """The namespace side's MAC address, made from its IPv4 address (locally administered, 02:db:a.b.c.d): a host's
+    namespace made again (down --purge, then up) answers with the MAC the neighbour caches of the host and of the
+    other namespaces still hold, instead of a new random one they would keep sending to for up to a minute."""
+    return "02:db:" + ":".join("%02x" % int(part) for part in address.split("."))
+
+
 def veth_name(host):
     """The root side of a host's veth: dbf<N>-<host>, or dbf<N>-<hash of host> when that is too long
     (galera_replica)."""
@@ -114,7 +121,8 @@ class Namespace:
                 run(["ip", "link", "del", self.veth])
             run(["ip", "netns", "add", self.name])
         if not _link_exists(self.veth):
-            run(["ip", "link", "add", self.veth, "type", "veth", "peer", "name", "eth0", "netns", self.name])
+            run(["ip", "link", "add", self.veth, "type", "veth", "peer", "name", "eth0", "address", mac_of(self.address),
+                 "netns", self.name])
         run(["ip", "link", "set", self.veth, "master", BRIDGE, "up"])
         inside = ["ip", "-n", self.name]
         run(inside + ["link", "set", "lo", "up"])
@@ -176,7 +184,7 @@ class Sshd:
                 "Subsystem sftp internal-sftp",
             ]) + "\n")
         run(self.namespace.exec_prefix() + [SSHD, "-f", self.config, "-E", self.log])
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 30      # a loaded machine (make test's three streams) is slow to answer
         while True:
             try:
                 socket.create_connection((self.namespace.address, 22), timeout=1).close()

@@ -16,6 +16,7 @@ from conftest import DEFAULT_HOSTS, REPO, lab_py
 
 from dbfleet_lab import LabError
 from dbfleet_lab.artifacts import Artifact, ensure_download, ensure_dist, sha256_of
+from dbfleet_lab.inventory import hosts_in
 
 EXPECTED = {"mysql80": ("mysql", "8.0.33"), "mysql57": ("mysql", "5.7.22"),
             "mysql56": ("mysql", "5.6.14"), "mariadb1011": ("mariadb", "10.11."),
@@ -194,7 +195,13 @@ def test_fleet_is_reachable_over_ssh(fleet):
                            "-m", "ansible.builtin.setup", "-a", "filter=ansible_default_ipv4"],
                           cwd=REPO, env=ansible_env(), capture_output=True, text=True, check=False, timeout=180)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    # The hosts of the fleet's inventory (the booted machines, up for their tests, have an inventory of their own).
+    with open(fleet.inventory, encoding="utf-8") as handle:
+        listed = hosts_in(yaml.safe_load(handle))
+    assert {"db1", "db2", "db3", "db4"} <= set(listed), sorted(listed)
     for host, row in fleet.hosts.items():
+        if host not in listed:
+            continue
         assert "%s | SUCCESS" % host in proc.stdout
         assert "address: %s" % row["address"] in proc.stdout
 

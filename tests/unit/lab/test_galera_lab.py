@@ -154,3 +154,10 @@ def test_a_chroot_server_sees_proc_and_the_resolv_conf_of_where_it_runs(tmp_path
     assert "mount --bind /proc '%s/proc'" % tmp_path in script
     assert "mount --bind /etc/resolv.conf '%s/etc/resolv.conf'" % tmp_path in script
     assert script.endswith('exec chroot \'%s\' "$@"' % tmp_path) and argv[-1] == "/usr/sbin/mariadbd"
+
+
+def test_a_namespace_keeps_its_mac_when_made_again():
+    """The namespace side's MAC follows from its address (neighbour caches stay right across down --purge / up)."""
+    from dbfleet_lab import netns  # pylint: disable=import-outside-toplevel
+    assert netns.mac_of("10.231.7.31") == "02:db:0a:e7:07:1f"
+    assert netns.mac_of("10.231.12.11") != netns.mac_of("10.231.7.11")
