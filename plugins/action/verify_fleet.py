@@ -6,7 +6,8 @@
 No module goes to any host. For each host of `hosts`, the login comes from that host's own inventory
 variables through the collection's one login path (plugin_utils/login.py, connection.login_args_from_host),
 and only the variables the audit needs are templated (the login ones, ansible_host, the roles' inputs and
-the settings variable). The audits run in a pool of threads sized by what the controller can hold (plugins/module_utils/verify_fleet.py).
+the settings variable). The audits run in a pool of threads sized by what the controller can hold, the hosts
+dealt out over one worker process per usable CPU (plugins/module_utils/verify_fleet.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ ARGUMENT_SPEC = dict(
     role_hosts=dict(type='dict', default={}),
     settings_variable=dict(type='str', default='verify_extra_settings'),
     pool=dict(type='int', default=verify_fleet.DEFAULT_POOL),
+    workers=dict(type='int'),
     timeout=dict(type='int', default=verify_fleet.DEFAULT_TIMEOUT),
     deadline=dict(type='int', default=verify_fleet.DEFAULT_DEADLINE),
     controller_ca_cert=dict(type='path'),
@@ -69,6 +71,9 @@ class ActionModule(ActionBase):
         if limits:
             raise AnsibleActionFail('verify_fleet: %s' % '; '.join(limits))
         args['pool'], error = verify_fleet.pool_size(args['pool'], len(args['hosts']))
+        if error:
+            raise AnsibleActionFail('verify_fleet: %s' % error)
+        args['workers'], error = verify_fleet.worker_count(args['workers'], len(args['hosts']))
         if error:
             raise AnsibleActionFail('verify_fleet: %s' % error)
         bad = sorted(str(k) for k in args['role_hosts'] if k not in desired.ROLES)
@@ -157,7 +162,7 @@ class ActionModule(ActionBase):
                                            startup_cache=job['startup_cache'],
                                            startup_cache_max_age=args['startup_cache_max_age'])
 
-        results.update(verify_fleet.run_pool(jobs, worker, args['pool']))
+        results.update(verify_fleet.run_workers(jobs, worker, args['pool'], args['workers']))
         warnings = []
         for name in sorted(jobs):
             if jobs[name]['unknown'] and not results[name].get('failed'):
@@ -172,7 +177,7 @@ class ActionModule(ActionBase):
         secrets = set(str(job['params']['login_password']) for job in jobs.values()
                       if job['params'].get('login_password'))
         results = report_utils.mask_login_secrets(results, secrets)
-        result.update(changed=False, summary=verify_fleet.summarize(results), pool=args['pool'])
+        result.update(changed=False, summary=verify_fleet.summarize(results), pool=args['pool'], workers=args['workers'])
         if not args['report_dir']:
             result['hosts'] = results
             return result
