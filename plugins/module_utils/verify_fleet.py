@@ -631,6 +631,7 @@ def run_pool(jobs, worker, pool=AUTO_POOL, on_result=None):
 MIN_HOSTS_PER_WORKER = 64
 MAX_WORKERS = 256
 _FRAME = struct.Struct('>I')
+_NOT_PREPARED = 'not audited: no job was prepared for this host'
 
 
 def usable_cpus():
@@ -671,13 +672,17 @@ def _send(fd, name, outcome):
         view = view[os.write(fd, view):]
 
 
-def _child(jobs, worker, pool, fd):
+def _child(jobs, worker, pool, fd, prepare=None):
     """In a worker process: a fresh deadline thread and lock (a fork keeps neither's state safely), the
-    shard's hosts audited, each result written to fd as it completes."""
+    shard's jobs prepared (prepare()), its hosts audited, each result written to fd as it completes."""
     global _WATCH  # pylint: disable=global-statement
     _WATCH = _Watch()
     if _Connection is not None:
         _Connection._lock = threading.Lock()
+    if prepare is not None:
+        jobs, early = prepare(jobs)
+        for name, outcome in early.items():
+            _send(fd, name, outcome)
     run_pool(jobs, worker, pool, on_result=lambda name, outcome: _send(fd, name, outcome))
 
 
@@ -699,19 +704,26 @@ def _exit_text(status):
     return 'exit code %d' % os.WEXITSTATUS(status)
 
 
-def run_workers(jobs, worker, pool=AUTO_POOL, workers=1):
+def run_workers(jobs, worker, pool=AUTO_POOL, workers=1, prepare=None):
     """{name: worker(job)} for jobs, in the order of jobs: the hosts dealt out over `workers` processes
     (shard()), each running run_pool() over its share with its share of `pool`, results streamed back
     through a pipe as each host completes and merged here.
 
-    workers 1 (or one job): run_pool() in this process. A worker process that ends before passing back all
+    prepare: called with each share of jobs ({name: job}) in its own process, in one thread, before the pool
+    starts: returns (jobs for the pool, {name: result} of hosts done already, such as input errors). Work that
+    is not safe in threads and costs CPU per host (reading each host's inputs) then runs on every core.
+    workers 1 (or one job): prepare and run_pool() in this process. A worker process that ends before passing back all
     its hosts (killed, out of memory) gives each host it did not pass back dict(failed=True, msg=...) naming
     the process and how it ended; the other processes' hosts complete."""
     names = list(jobs)
     count = max(1, min(int(workers), len(names)))
     if count == 1:
+        early = {}
+        if prepare is not None:
+            jobs, early = prepare(jobs)
         results = run_pool(jobs, worker, pool)
-        return dict((name, results[name]) for name in names)
+        results.update(early)
+        return dict((name, results.get(name) or dict(failed=True, msg=_NOT_PREPARED)) for name in names)
     shares = shard(names, count)
     share_pool = max(1, -(-int(pool) // count))
     children = {}
@@ -727,7 +739,7 @@ def run_workers(jobs, worker, pool=AUTO_POOL, workers=1):
                     os.close(read_fd)
                     for other in children.values():
                         os.close(other['fd'])
-                    _child(dict((name, jobs[name]) for name in share), worker, share_pool, write_fd)
+                    _child(dict((name, jobs[name]) for name in share), worker, share_pool, write_fd, prepare)
                 except BaseException:  # pylint: disable=broad-except
                     code = 1
                 finally:
@@ -764,7 +776,11 @@ def run_workers(jobs, worker, pool=AUTO_POOL, workers=1):
                     child['status'] = 0
     for pid, child in children.items():
         for name in child['share']:
-            if name not in results:
+            if name in results:
+                continue
+            if child['status'] == 0:
+                results[name] = dict(failed=True, msg=_NOT_PREPARED)
+            else:
                 results[name] = dict(failed=True, msg='the audit worker process %d of %d (pid %d) ended (%s) before '
                                      'it passed back this host\'s result' % (child['index'] + 1, count, pid,
                                                                               _exit_text(child['status'])))

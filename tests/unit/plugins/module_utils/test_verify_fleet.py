@@ -618,3 +618,30 @@ def test_frames_decode_a_stream_cut_anywhere():
         buffer += stream[cut:]
         got.extend(fa._frames(buffer))
         assert got == [('a', {'x': 1}), ('b', {'y': [2, 3]})] and not buffer
+
+
+@pytest.mark.parametrize('workers', [1, 3])
+def test_run_workers_prepares_each_share_in_its_own_process(workers):
+    import os
+    names = ['h%02d' % i for i in range(12)]
+    prepared_in = {}
+
+    def prepare(share):
+        jobs, early = {}, {}
+        for name in share:
+            if name == 'h05':
+                early[name] = dict(failed=True, msg='cannot read the host variables')
+            elif name != 'h07':                      # h07: no job and no result
+                jobs[name] = (name, os.getpid())
+        return jobs, early
+
+    results = fa.run_workers(dict((n, n) for n in names), lambda job: dict(host=job[0], prepared_pid=job[1],
+                                                                           audit_pid=os.getpid()),
+                             pool=4, workers=workers, prepare=prepare)
+    assert list(results) == names
+    assert results['h05'] == dict(failed=True, msg='cannot read the host variables')
+    assert results['h07'] == dict(failed=True, msg=fa._NOT_PREPARED)
+    audited = [r for n, r in results.items() if n not in ('h05', 'h07')]
+    assert all(r['prepared_pid'] == r['audit_pid'] for r in audited)
+    prepared_in = set(r['prepared_pid'] for r in audited)
+    assert len(prepared_in) == workers and (os.getpid() in prepared_in) == (workers == 1)
