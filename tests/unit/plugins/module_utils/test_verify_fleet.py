@@ -645,3 +645,72 @@ def test_run_workers_prepares_each_share_in_its_own_process(workers):
     assert all(r['prepared_pid'] == r['audit_pid'] for r in audited)
     prepared_in = set(r['prepared_pid'] for r in audited)
     assert len(prepared_in) == workers and (os.getpid() in prepared_in) == (workers == 1)
+
+
+# ---------------------------------------------------------------- column definitions
+def _coded(value):
+    if len(value) < 251:
+        return bytes([len(value)]) + value
+    return b'\xfc' + struct.pack('<H', len(value)) + value
+
+
+def _column(name, table=b'VARIABLES', type_code=253, charsetnr=33, length=1024, flags=1, scale=0):
+    return (_coded(b'def') + _coded(b'performance_schema') + _coded(table) + _coded(b'org_' + table) + _coded(name)
+            + _coded(b'org_' + name) + b'\x0c' + struct.pack('<HIBHB', charsetnr, length, type_code, flags, scale)
+            + b'\x00\x00')
+
+
+@pytest.mark.parametrize('packet', [
+    _column(b'Variable_name'),
+    _column(b'x' * 300, table='t\u00e9'.encode('utf8'), type_code=3, charsetnr=63, length=11, flags=0x1020, scale=0),
+    _column(b'VARIABLE_VALUE', type_code=252, charsetnr=63, length=65535, flags=0x90, scale=31),
+    _column(b'j', type_code=245, charsetnr=63),
+])
+def test_a_column_definition_reads_as_pymysqls(packet):
+    pymysql = connection.pymysql
+    theirs = pymysql.protocol.FieldDescriptorPacket(packet, 'utf8')
+    ours = fa._Field(packet, 'utf8')
+    for attribute in ('catalog', 'db', 'table_name', 'org_table', 'name', 'org_name', 'charsetnr', 'length',
+                      'type_code', 'flags', 'scale'):
+        assert getattr(ours, attribute) == getattr(theirs, attribute), attribute
+    assert ours.description() == theirs.description()
+    assert not ours.is_error_packet() and not ours.is_eof_packet()
+
+
+def test_a_column_definition_that_is_an_error_raises_as_pymysql():
+    pymysql = connection.pymysql
+    packet = b'\xff' + struct.pack('<H', 1146) + b'#42S02' + b"Table 'x.y' doesn't exist"
+    field = fa._Field(packet, 'utf8')
+    assert field.is_error_packet()
+    with pytest.raises(pymysql.err.ProgrammingError, match='1146'):
+        field.raise_for_error()
+
+
+def test_the_column_definitions_of_a_result_give_pymysqls_fields_and_converters():
+    pymysql = connection.pymysql
+    packets = [_column(b'Variable_name'), _column(b'Value', type_code=3, charsetnr=63, length=11),
+               _column(b'Blob', type_code=252, charsetnr=63), _column(b'Doc', type_code=245, charsetnr=63)]
+    eof = b'\xfe\x00\x00\x02\x00'
+
+    class Conn(object):
+        use_unicode = True
+        encoding = 'utf8'
+        decoders = pymysql.converters.decoders
+
+        def __init__(self):
+            self.queue = list(packets) + [eof]
+
+        def _read_packet(self, packet_type=pymysql.protocol.MysqlPacket):
+            return packet_type(self.queue.pop(0), self.encoding)
+
+    ours = fa._Result.__new__(fa._Result)
+    theirs = pymysql.connections.MySQLResult.__new__(pymysql.connections.MySQLResult)
+    for result in (ours, theirs):
+        result.connection = Conn()
+        result.field_count = len(packets)
+        result.unbuffered_active = False
+        result._get_descriptions()
+    assert ours.converters == theirs.converters
+    assert ours.description == theirs.description
+    assert [f.name for f in ours.fields] == [f.name for f in theirs.fields]
+    assert [f.table_name for f in ours.fields] == [f.table_name for f in theirs.fields]
