@@ -866,9 +866,9 @@ def run_workers(jobs, worker, pool=AUTO_POOL, workers=1, prepare=None):
             if child['status'] == 0:
                 results[name] = dict(failed=True, msg=_NOT_PREPARED)
             else:
-                results[name] = dict(failed=True, msg='the audit worker process %d of %d (pid %d) ended (%s) before '
-                                     'it passed back this host\'s result' % (child['index'] + 1, count, pid,
-                                                                              _exit_text(child['status'])))
+                results[name] = dict(failed=True, msg='the audit worker process %d of %d (pid %d) ended (%s) before it '
+                                     'passed back this host\'s result'
+                                     % (child['index'] + 1, count, pid, _exit_text(child['status'])))
     return dict((name, results[name]) for name in names)
 
 
