@@ -313,8 +313,8 @@ def delayed_inventory(path, lab, top, current, hosts, ca):
 def report_counts(directory):
     with open(os.path.join(directory, 'verify.json')) as handle:
         summary = json.load(handle)['summary']
-    return '%d ok, %d startup_unknown, %d drift, %d error' % (summary['hosts_ok'], summary['hosts_startup_unknown'],
-                                                             summary['hosts_drift'], summary['hosts_error'])
+    return '%d ok, %d startup_unknown, %d drift, %d error' % (
+        summary['hosts_ok'], summary['hosts_startup_unknown'], summary['hosts_drift'], summary['hosts_error'])
 
 
 def latency_table(args):
