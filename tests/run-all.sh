@@ -43,28 +43,35 @@ NAMES+=(ee); RESULTS+=("$ee_result"); TIMES+=("$ee_time")
 rm -rf "$EE_OUT"
 run_part lab-up       python lab/lab.py up
 
-# Two streams at once: the local lab's integration tests, and beside them the SSH fleet's tests then the
-# Molecule scenarios. They use different servers (the local lab; the fleet's network namespaces; Molecule's
-# private labs on their own ports and, for its fleet scenarios, its own fleet network), and much of a test's
-# time is spent waiting for servers to restart and replicate. The second stream's output follows the first's.
-STREAM=$(mktemp -d)
-(
-  NAMES=() TIMES=() RESULTS=()
-  run_part integration-fleet python -m pytest -q --durations=10 -m fleet tests/integration
-  export DBFLEET_FLEET_NET="${DBFLEET_MOLECULE_FLEET_NET:-12}"
-  run_part molecule tests/molecule.sh
-  for i in "${!NAMES[@]}"; do echo "${NAMES[$i]} ${RESULTS[$i]} ${TIMES[$i]}"; done > "$STREAM/results"
-) > "$STREAM/output" 2>&1 &
-second=$!
+# Three streams at once: the local lab's integration tests, the SSH fleet's tests, and the Molecule scenarios.
+# They use different servers (the local lab; the fleet's network namespaces and booted machines; Molecule's
+# private labs on their own ports and, for its fleet scenarios, its own fleet network), and most of a test's
+# time is spent waiting for servers to restart, rejoin their cluster or replicate, not on the CPU. The other
+# streams' output follows the first's.
+STREAMS=$(mktemp -d)
+stream() {
+  local key=$1; shift
+  (
+    NAMES=() TIMES=() RESULTS=()
+    "$@"
+    for i in "${!NAMES[@]}"; do echo "${NAMES[$i]} ${RESULTS[$i]} ${TIMES[$i]}"; done > "$STREAMS/$key.results"
+  ) > "$STREAMS/$key.output" 2>&1 &
+}
+fleet_stream() { run_part integration-fleet python -m pytest -q --durations=15 -m fleet tests/integration; }
+molecule_stream() { DBFLEET_FLEET_NET="${DBFLEET_MOLECULE_FLEET_NET:-12}" run_part molecule tests/molecule.sh; }
+stream fleet fleet_stream
+stream molecule molecule_stream
 run_part integration  python -m pytest -q --durations=25 -m "not fleet" tests/integration
-wait "$second"
-cat "$STREAM/output"
-if [ -s "$STREAM/results" ]; then
-  while read -r name result time; do NAMES+=("$name"); RESULTS+=("$result"); TIMES+=("$time"); done < "$STREAM/results"
-else
-  NAMES+=(integration-fleet+molecule); RESULTS+=(FAILED); TIMES+=(0)
-fi
-rm -rf "$STREAM"
+wait
+for key in fleet molecule; do
+  cat "$STREAMS/$key.output"
+  if [ -s "$STREAMS/$key.results" ]; then
+    while read -r name result time; do NAMES+=("$name"); RESULTS+=("$result"); TIMES+=("$time"); done < "$STREAMS/$key.results"
+  else
+    NAMES+=("$key"); RESULTS+=(FAILED); TIMES+=(0)
+  fi
+done
+rm -rf "$STREAMS"
 run_part lab-down     python lab/lab.py down
 
 echo

@@ -15,8 +15,11 @@ How an instance reaches it: the server runs as ``unshare -m sh -c 'mount --bind 
 exec chroot ROOT mysqld --defaults-file=DIR/my.cnf'``, where DIR is the instance's directory on
 the machine. The bind mount puts DIR at the same path inside the chroot, so the option file, the
 drop-in directory, the datadir, the socket and the pid file have one path on both sides, and the
-roles write drop-ins exactly as for the other hosts. The mount lives in the server's private mount
-namespace: it disappears with the server, and nothing is ever mounted in the shared cache itself.
+roles write drop-ins exactly as for the other hosts; the machine's /proc is bound at the chroot's
+/proc the same way (what a server's helper scripts read: the Galera state transfer's), and the
+/etc/resolv.conf of where it runs (in the fleet, its namespace's) at the chroot's. The mounts
+live in the server's private mount namespace: they disappear with the server, and nothing is ever
+mounted in the shared cache itself.
 In the SSH fleet the same command runs behind ``ip netns exec``.
 """
 import os
@@ -129,7 +132,14 @@ def wrap(chroot, binds, argv):
     """argv run inside chroot, each directory in binds mounted at its own path inside it (the mounts
     live in a private mount namespace of that process only). The pid stays the server's: unshare,
     sh and chroot each exec the next."""
-    script = []
+    # /proc as the machine's: a Galera node's state transfer script finds its rsync daemon through it
+    # (`ss -p`, /proc/PID); without it the joiner takes the running daemon for dead and gives up.
+    script = ["mount --bind /proc %s" % _q(chroot + "/proc")]
+    # Name lookups as where the server runs (the fleet: its namespace's resolv.conf, refused at once); with
+    # the chroot's own copy of the build machine's, the rsync daemon of a state transfer waited 10 s on
+    # every client lookup.
+    if os.path.isfile(chroot + "/etc/resolv.conf") and not os.path.islink(chroot + "/etc/resolv.conf"):
+        script.append("mount --bind /etc/resolv.conf %s" % _q(chroot + "/etc/resolv.conf"))
     for path in binds:
         inside = chroot + path
         script.append("mkdir -p %s && mount --bind %s %s" % (_q(inside), _q(path), _q(inside)))

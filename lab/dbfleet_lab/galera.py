@@ -1,4 +1,11 @@
-"""The lab's Galera cluster: three MariaDB nodes (the machine's mariadbd, Debian's galera-4).
+"""The lab's Galera clusters: three MariaDB nodes each, with Debian's galera-4.
+
+Two clusters, one per MariaDB version the lab runs (GROUPS): ``galera`` of MariaDB 10.11 (the
+machine's mariadbd and galera-4, bookworm) in the local lab and the SSH fleet, and ``galera118`` of
+MariaDB 11.8 in the fleet, whose server, galera-4 (26.4 of trixie) and rsync come from the trixie
+chroot of lab/dbfleet_lab/chroots.py (galera-4 is a dependency of trixie's mariadb-server; the chroot's
+package list names it too). Whatever a node needs (the provider, rsync, the ``mysql`` user the server
+switches to) is looked up where the node's server runs: on the machine, or in its chroot (root).
 
 In the local lab the nodes run on 127.0.0.1 (below); in the SSH fleet each node has its network
 namespace and address, and the default ports (DEFAULT_PORTS). In the local lab each node has four
@@ -21,8 +28,11 @@ import pymysql
 from . import LabError, run, say
 
 PROVIDER = "/usr/lib/galera/libgalera_smm.so"
-CLUSTER_NAME = "dbfleet_galera"
 GROUP = "galera"
+GROUP_118 = "galera118"
+# {inventory group of a cluster: its wsrep_cluster_name}
+GROUPS = {GROUP: "dbfleet_galera", GROUP_118: "dbfleet_galera118"}
+CLUSTER_NAME = GROUPS[GROUP]
 OPT_IN = "DBFLEET_LAB_WITH_GALERA"
 GMCAST_OFFSET = 10      # from the node's SQL port offset
 IST_OFFSET = 20
@@ -32,13 +42,37 @@ WSREP_GTID_DOMAIN = 1
 USER = "mysql"          # created by Debian's mariadb-server package
 
 
-def own(directory):
-    """Hand a node's directory to the user its server runs as."""
+def is_node(cluster):
+    """Whether a host's cluster (labs.Host.cluster) is a Galera cluster."""
+    return cluster in GROUPS
+
+
+def _user_ids(root):
+    """(uid, gid) of USER where the server runs: the machine (root "") or a chroot (its /etc/passwd)."""
+    if not root:
+        try:
+            entry = pwd.getpwnam(USER)
+        except KeyError:
+            return None
+        return entry.pw_uid, entry.pw_gid
     try:
-        pwd.getpwnam(USER)
-    except KeyError:
-        raise LabError("user %s is missing (Debian's mariadb-server package creates it)" % USER) from None
-    run(["chown", "-R", "%s:%s" % (USER, USER), directory])
+        with open(os.path.join(root, "etc", "passwd"), encoding="utf-8") as handle:
+            for line in handle:
+                fields = line.split(":")
+                if len(fields) > 3 and fields[0] == USER:
+                    return int(fields[2]), int(fields[3])
+    except OSError:
+        pass
+    return None
+
+
+def own(directory, root=""):
+    """Hand a node's directory to the user its server runs as (root: the chroot it runs in, its own uid)."""
+    ids = _user_ids(root)
+    if ids is None:
+        raise LabError("user %s is missing%s (Debian's mariadb-server package creates it)"
+                       % (USER, " in the chroot " + root if root else "")) from None
+    run(["chown", "-R", "%d:%d" % ids, directory])
 
 
 def ports(port_base, offset):
@@ -57,12 +91,13 @@ def peers(addresses_ports):
     return ",".join("%s:%d" % pair for pair in addresses_ports)
 
 
-def option_lines(name, address, node_ports, peer_list, domain_id):
+def option_lines(name, address, node_ports, peer_list, domain_id, group=GROUP):
     """[mysqld] lines of one node (the recipe in /work/shared/notes/servers.md, "Clusters").
 
     address: the node's own address (127.0.0.1 in the local lab, the namespace's in the fleet);
     node_ports: {what: port} as ports() or DEFAULT_PORTS; peer_list: peers() of all members;
-    domain_id: the node's own GTID domain (its local, not replicated writes).
+    domain_id: the node's own GTID domain (its local, not replicated writes); group: the cluster's
+    inventory group (GROUPS: its wsrep_cluster_name).
 
     wsrep_gtid_mode: every node logs a replicated transaction with the same GTID (domain
     WSREP_GTID_DOMAIN), so the binlog a node receives with a full state transfer (rsync copies the
@@ -73,7 +108,7 @@ def option_lines(name, address, node_ports, peer_list, domain_id):
     return ["user = %s" % USER,
             "wsrep_on = ON",
             "wsrep_provider = %s" % PROVIDER,
-            "wsrep_cluster_name = %s" % CLUSTER_NAME,
+            "wsrep_cluster_name = %s" % GROUPS[group],
             "wsrep_cluster_address = gcomm://%s" % peer_list,
             "wsrep_node_name = %s" % name,
             "wsrep_node_address = %s" % address,
@@ -90,11 +125,15 @@ def option_lines(name, address, node_ports, peer_list, domain_id):
             "log-slave-updates = ON"]
 
 
-def check_machine():
-    if not os.path.exists(PROVIDER):
-        raise LabError("%s is missing: install the Debian package galera-4" % PROVIDER)
-    if not any(os.access(os.path.join(d, "rsync"), os.X_OK) for d in os.environ.get("PATH", "").split(":")):
-        raise LabError("rsync is missing (the lab's Galera nodes use rsync state transfers): install the Debian package rsync")
+def check_machine(root=""):
+    """The provider and rsync where the nodes' server runs (root: its chroot; "" the machine)."""
+    where = " in the chroot %s (remove it: the next `lab.py up` builds it anew)" % root if root else ""
+    if not os.path.exists(root + PROVIDER):
+        raise LabError("%s is missing%s: install the Debian package galera-4" % (PROVIDER, where))
+    path = ["/usr/bin", "/bin"] if root else os.environ.get("PATH", "").split(":")
+    if not any(os.access(root + os.path.join(d, "rsync"), os.X_OK) for d in path):
+        raise LabError("rsync is missing%s (the lab's Galera nodes use rsync state transfers): install the Debian "
+                       "package rsync" % where)
 
 
 def safe_to_bootstrap(datadir):
@@ -125,8 +164,8 @@ def bootstrap_order(instances):
     ordered = sorted(instances, key=key)
     first = ordered[0][1]
     if safe_to_bootstrap(first.datadir) is False:
-        say("  %s: no node of the stopped cluster is marked safe to bootstrap; bootstrapping from %s"
-            % (CLUSTER_NAME, first.name))
+        say("  no node of the stopped cluster %s is marked safe to bootstrap; bootstrapping from %s"
+            % (", ".join(i.name for _h, i in ordered), first.name))
         allow_bootstrap(first.datadir)
     return ordered
 

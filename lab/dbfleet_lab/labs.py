@@ -15,7 +15,7 @@ import pymysql
 
 from . import LabError, clusters, galera, machines, reserve_ports, run, say, tls, yamlout
 from .netns import NET, NETMASK, PREFIX, Namespace, Sshd, close_control_masters, ensure_bridge, remove_bridge
-from .servers import MARIADB118, MYSQL56, MYSQL57, MYSQL80, MYSQL97, Instance, MariaDB, ensure_template
+from .servers import MARIADB118, MYSQL56, MYSQL57, MYSQL80, MYSQL97, ChrootServer, Instance, MariaDB, ensure_template
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAB_SCRIPT = os.path.join(REPO, "lab", "lab.py")
@@ -38,7 +38,7 @@ class Host:
     source: str = ""        # SSH mode: the primary a replica follows
     optional: bool = False  # only when asked for: by name, or with opt_in=1 in the environment
     opt_in: str = ""        # local mode: environment variable that adds an optional host to the default
-    cluster: str = ""       # local mode: the cluster the host is a member of (galera)
+    cluster: str = ""       # the cluster the host is a member of: its inventory group (galera.GROUPS, GR)
 
 
 class Lab:
@@ -117,7 +117,7 @@ class Lab:
         extra = []
         if host.cluster == clusters.GR_INVENTORY_GROUP:
             extra = clusters.local_option_lines(self, name, self.port(host))
-        if host.cluster == "galera":
+        if host.cluster == galera.GROUP:
             peers = galera.peers(("127.0.0.1", self.port_base + o + galera.GMCAST_OFFSET) for o in self.galera_offsets())
             extra = galera.option_lines(name, "127.0.0.1", galera.ports(self.port_base, host.port_offset), peers,
                                         host.server_id)
@@ -127,11 +127,11 @@ class Lab:
         return Instance(name, host.kind, self.root, self.port(host), host.server_id, "127.0.0.1", extra)
 
     def galera_offsets(self):
-        return [h.port_offset for h in self.HOSTS if h.cluster == "galera"]
+        return [h.port_offset for h in self.HOSTS if h.cluster == galera.GROUP]
 
-    def galera_running(self, but=None):
-        """Names of the Galera nodes that run (but: leave this one out)."""
-        return [h.name for h in self.HOSTS if h.cluster == "galera" and h.name != but and self.instance(h.name).pid()]
+    def galera_running(self, cluster, but=None):
+        """Names of the nodes of the Galera cluster (its inventory group) that run (but: leave this one out)."""
+        return [h.name for h in self.HOSTS if h.cluster == cluster and h.name != but and self.instance(h.name).pid()]
 
     def secrets(self):
         """Passwords generated once per lab directory, kept in <lab>/secrets.json (mode 0600)."""
@@ -198,7 +198,7 @@ class Lab:
 
     def ports(self, host):
         ports = [(self.port(host), "server port")]
-        if host.cluster == "galera":
+        if host.cluster == galera.GROUP:
             ports = [(port, what) for what, port in galera.ports(self.port_base, host.port_offset).items()]
         if host.name == "mysql80":
             ports.append((self.memcached_port(), "memcached port"))
@@ -246,8 +246,8 @@ class Lab:
 
     def _start(self, hosts, prepared):
         """Launch every host, then wait for each; returns the error messages of those that failed."""
-        nodes = [h for h in hosts if h.cluster == "galera"]
-        hosts = [h for h in hosts if h.cluster != "galera"]
+        nodes = [h for h in hosts if galera.is_node(h.cluster)]
+        hosts = [h for h in hosts if not galera.is_node(h.cluster)]
         launched = []
         for host in hosts:
             instance = self.instance(host.name)
@@ -264,21 +264,29 @@ class Lab:
                 say("%-12s started (pid %s)" % (host.name, instance.pid()))
             except (LabError, pymysql.err.MySQLError) as exc:
                 errors.append("%s: %s" % (host.name, exc))
-        if nodes:
-            errors += self._start_galera(nodes, prepared)
+        for cluster in dict.fromkeys(h.cluster for h in nodes):
+            errors += self._start_galera([h for h in nodes if h.cluster == cluster], prepared)
         return errors
 
+    @staticmethod
+    def chroot(host, basedir):
+        """The root the host's server runs in: its chroot, or "" for the machine's own."""
+        return basedir if isinstance(host.kind, ChrootServer) else ""
+
     def _start_galera(self, nodes, prepared):
-        """Galera nodes one at a time: the first bootstraps when no node runs, each waits until Synced."""
-        galera.check_machine()
+        """The nodes of one Galera cluster one at a time: the first bootstraps when no node runs, each
+        waits until Synced."""
+        cluster = nodes[0].cluster
+        for root in dict.fromkeys(self.chroot(h, prepared[h.kind.name][0]) for h in nodes):
+            galera.check_machine(root)
         pairs = [(host, self.instance(host.name)) for host in nodes]
         for host, instance in pairs:
             instance.create(*prepared[host.kind.name])
-            galera.own(instance.dir)
-        if not self.galera_running():
+            galera.own(instance.dir, self.chroot(host, prepared[host.kind.name][0]))
+        if not self.galera_running(cluster):
             pairs = galera.bootstrap_order(pairs)
         for host, instance in pairs:
-            bootstrap = not self.galera_running(but=host.name)
+            bootstrap = not self.galera_running(cluster, but=host.name)
             try:
                 basedir = prepared[host.kind.name][0]
                 args = galera.recovered_position_args(instance, lambda a, b=basedir, k=host.kind: k.command(b, a, [instance.dir]))
@@ -338,9 +346,9 @@ class Lab:
         hosts = self.select(names) if names else list(self.HOSTS)
         with self.locked():
             clusters.before_down(self, [h.name for h in hosts])
-            nodes = [h for h in hosts if h.cluster == "galera"]
+            nodes = [h for h in hosts if galera.is_node(h.cluster)]
             with ThreadPoolExecutor(max_workers=len(hosts)) as pool:     # shutdowns take seconds each
-                list(pool.map(self._stop_host, [h for h in hosts if h.cluster != "galera"]))
+                list(pool.map(self._stop_host, [h for h in hosts if not galera.is_node(h.cluster)]))
             for host in reversed(nodes):        # one at a time: the last one stopped may bootstrap again
                 self._stop_host(host)
             if purge:
@@ -367,10 +375,10 @@ class Lab:
         with self.locked(".lock-" + name):
             instance.stop()
             # A Galera node rejoins the nodes that run; it bootstraps only when it is the last one.
-            bootstrap = host.cluster == "galera" and not self.galera_running(but=name)
+            bootstrap = galera.is_node(host.cluster) and not self.galera_running(host.cluster, but=name)
             basedir = host.kind.basedir(self.cache)
             args = []
-            if host.cluster == galera.GROUP:
+            if galera.is_node(host.cluster):
                 args = galera.recovered_position_args(instance, lambda a: host.kind.command(basedir, a, [instance.dir]))
             proc = instance.launch(basedir, args + (["--wsrep-new-cluster"] if bootstrap else []))
             instance.wait_ready(proc, timeout=galera.SYNC_TIMEOUT if host.cluster else 60)
@@ -405,7 +413,7 @@ class Lab:
             return {}
         if host.cluster == clusters.GR_INVENTORY_GROUP:
             return {"cluster": clusters.status(instance)}
-        if host.cluster == galera.GROUP:
+        if galera.is_node(host.cluster):
             return {"cluster": "%s ready %s" % galera.state(instance)}
         return {}
 
@@ -489,7 +497,7 @@ class Lab:
         children = {self.inventory_group: {"children": {"mysql": {}, "mariadb": {}}}}
         for group in ("mysql", "mariadb"):
             children[group] = {"hosts": groups.get(group, {})}
-        for cluster in (galera.GROUP, clusters.GR_INVENTORY_GROUP):
+        for cluster in tuple(galera.GROUPS) + (clusters.GR_INVENTORY_GROUP,):
             if groups.get(cluster):
                 children[cluster] = {"hosts": groups[cluster]}
         return {"all": {"vars": self.inventory_vars(), "children": children}}
@@ -520,6 +528,7 @@ class Fleet(Lab):
              Host("db6", MARIADB118, 6, address=PREFIX + "16", optional=True),
              # Clusters, each member in its namespace (lab/dbfleet_lab/galera.py, clusters.py), only when named
              # or opted in: a 3-node Galera cluster of MariaDB 10.11 (galera-4) with a GTID replica of galera1,
+             # a 3-node Galera cluster of MariaDB 11.8 (trixie chroot, its galera-4) only when named,
              # and a single-primary Group Replication group of MySQL 8.0.33 with a replica of gr1.
              Host("galera1", MARIADB, 31, address=PREFIX + "31", optional=True, opt_in=FLEET_GALERA_OPT_IN,
                   cluster=galera.GROUP),
@@ -529,6 +538,9 @@ class Fleet(Lab):
                   cluster=galera.GROUP),
              Host("galera_replica", MARIADB, 34, address=PREFIX + "34", source="galera1", optional=True,
                   opt_in=FLEET_GALERA_OPT_IN),
+             Host("galera118_1", MARIADB118, 35, address=PREFIX + "35", optional=True, cluster=galera.GROUP_118),
+             Host("galera118_2", MARIADB118, 36, address=PREFIX + "36", optional=True, cluster=galera.GROUP_118),
+             Host("galera118_3", MARIADB118, 37, address=PREFIX + "37", optional=True, cluster=galera.GROUP_118),
              Host("gr1", MYSQL80, 41, address=PREFIX + "41", optional=True, opt_in=FLEET_GR_OPT_IN,
                   cluster=clusters.GR_INVENTORY_GROUP),
              Host("gr2", MYSQL80, 42, address=PREFIX + "42", optional=True, opt_in=FLEET_GR_OPT_IN,
@@ -542,7 +554,8 @@ class Fleet(Lab):
              Host("pkg1", machines.MACHINE_MARIADB1011, 51, address=PREFIX + "51", optional=True),
              Host("pkg2", machines.MACHINE_MARIADB1011, 52, address=PREFIX + "52", source="pkg1", optional=True),
              Host("pkg3", machines.MACHINE_MARIADB118, 53, address=PREFIX + "53", optional=True),
-             Host("pkg4", machines.MACHINE_MYSQL97, 54, address=PREFIX + "54", optional=True))
+             Host("pkg4", machines.MACHINE_MYSQL97, 54, address=PREFIX + "54", optional=True),
+             Host("pkg5", machines.MACHINE_MYSQL80, 55, address=PREFIX + "55", optional=True))
     PORT = 3306
 
     def __init__(self, root, cache, inventory):
@@ -574,10 +587,10 @@ class Fleet(Lab):
             creds = self.secrets() if os.path.exists(os.path.join(self.root, "secrets.json")) else {}
             machine.set_admin(creds.get("admin_user", ADMIN_USER), creds.get("admin_password", ""))
             return machine
-        if host.cluster == galera.GROUP:
+        if galera.is_node(host.cluster):
             peers = galera.peers((h.address, galera.DEFAULT_PORTS["galera gmcast port"])
-                                 for h in self.HOSTS if h.cluster == galera.GROUP)
-            extra += galera.option_lines(name, host.address, galera.DEFAULT_PORTS, peers, host.server_id)
+                                 for h in self.HOSTS if h.cluster == host.cluster)
+            extra += galera.option_lines(name, host.address, galera.DEFAULT_PORTS, peers, host.server_id, host.cluster)
         if host.cluster == clusters.GR_INVENTORY_GROUP:
             seeds = ",".join("%s:%d" % (h.address, clusters.XCOM_PORT) for h in self.HOSTS
                              if h.cluster == clusters.GR_INVENTORY_GROUP)
@@ -776,7 +789,7 @@ class Fleet(Lab):
         children["primaries"] = {"hosts": {h.name: {} for h in hosts if h.name in up and not h.source}}
         children["replicas"] = {"hosts": {h.name: {} for h in hosts if h.name in up and h.source}}
         # The replicas of cluster members are replicas too (the topology check reads group `replicas`).
-        for cluster in (galera.GROUP, clusters.GR_INVENTORY_GROUP):
+        for cluster in tuple(galera.GROUPS) + (clusters.GR_INVENTORY_GROUP,):
             for name in (children.get(cluster) or {}).get("hosts", {}):
                 if self.hosts[name].source:
                     children["replicas"]["hosts"][name] = {}

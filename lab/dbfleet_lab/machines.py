@@ -35,7 +35,7 @@ import pymysql
 
 from . import LabError, run, say, tail
 from .chroots import APT_ENV, APT_OPTIONS, MIRROR, POLICY_RC_D, _mounts_under, _step, remove_tree
-from .servers import MariaDB, MySQL80
+from .servers import MYSQL80, MariaDB, MySQL80
 
 BASE_PACKAGES = ("systemd", "systemd-sysv", "dbus", "openssh-server", "sudo", "python3", "python3-pymysql",
                  "iproute2", "procps", "ca-certificates")
@@ -49,8 +49,10 @@ class Distribution:
     """A root made by debootstrap: suite, server packages, the server's unit and option layout."""
 
     def __init__(self, key, suite, packages, unit, server_dir, client, binary, flavor,  # pylint: disable=too-many-arguments
-                 unified_cgroup=False):
+                 unified_cgroup=False, tarball=None, stage=None):
         self.key = key
+        self.tarball = tarball      # a servers.ServerKind whose tarball is installed as a vendor's package would be
+        self.stage = stage or key   # the debootstrap stage (machines/.<stage>.debootstrap), shared by one suite's roots
         self.unified_cgroup = unified_cgroup
         # After the package's own server file: MySQL's is mysql.conf.d/mysqld.cnf (bind-address = 127.0.0.1).
         self.lab_option_file = "zz-dbfleet-lab.cnf" if flavor == "mysql" else LAB_OPTION_FILE
@@ -69,6 +71,91 @@ TRIXIE_MARIADB = Distribution("trixie-mariadb", "trixie", ["mariadb-server", "ma
                               "mariadb.service", "/etc/mysql/mariadb.conf.d", "mariadb", "/usr/sbin/mariadbd", "mariadb")
 SID_MYSQL = Distribution("sid-mysql", "sid", ["mysql-server", "mysql-client"],
                          "mysql.service", "/etc/mysql/mysql.conf.d", "mysql", "/usr/sbin/mysqld", "mysql", unified_cgroup=True)
+
+# MySQL 8.0.33 with the memcached plugin has no package in the lab's sources (Debian 12 ships MariaDB; the lab
+# adds no vendor repository): the lab's tarball (servers.MYSQL80) installed under /usr/local/mysql
+# and run by a unit written as Oracle's own Debian package (mysql-community-server) writes it, with that
+# package's option layout. What the vendor's package gives, and where this root follows it:
+#   unit          mysql.service: Type=forking, mysqld --daemonize --pid-file=/var/run/mysqld/mysqld.pid,
+#                 PIDFile=, RuntimeDirectory=mysqld, ExecStartPre= the package's "mysql-systemd-start pre"
+#                 (checks /etc/mysql/my.cnf, initializes an empty datadir), Restart=on-failure,
+#                 RestartPreventExitStatus=1 (which a forking unit's failing start does not meet: the exit is the
+#                 control process's, so systemd retries a refused start), LimitNOFILE=5000
+#   options       /etc/mysql/my.cnf -> mysql.cnf: !includedir /etc/mysql/conf.d/, !includedir /etc/mysql/mysql.conf.d/;
+#                 mysql.conf.d/mysqld.cnf: pid-file, socket /var/run/mysqld/mysqld.sock, datadir /var/lib/mysql,
+#                 log-error /var/log/mysql/error.log
+#   root login    a blank root password at install: root@localhost IDENTIFIED WITH auth_socket
+# The tarball's own defaults differ from the package's binaries: its client looks for /tmp/mysql.sock (the
+# package's is built with /var/run/mysqld/mysqld.sock), so the host's option files name the socket in [client],
+# as an operator of such a host writes them; its basedir is where the binary is (/usr/local/mysql).
+TARBALL_BASEDIR = "/usr/local/mysql"
+VENDOR_SOCKET = "/var/run/mysqld/mysqld.sock"
+BOOKWORM_MYSQL80 = Distribution("bookworm-mysql80", "bookworm", ["libaio1", "libnuma1", "libncurses6"],
+                                "mysql.service", "/etc/mysql/mysql.conf.d", TARBALL_BASEDIR + "/bin/mysql",
+                                TARBALL_BASEDIR + "/bin/mysqld", "mysql", tarball=MYSQL80, stage="bookworm-mariadb")
+
+VENDOR_UNIT = """\
+# Written by lab/lab.py the way Oracle's Debian package (mysql-community-server 8.0) writes its unit;
+# the server is the MySQL %(version)s tarball under %(basedir)s.
+
+[Unit]
+Description=MySQL Community Server
+After=network.target
+
+[Install]
+WantedBy=multi-user.target
+
+[Service]
+User=mysql
+Group=mysql
+Type=forking
+PermissionsStartOnly=true
+PIDFile=/var/run/mysqld/mysqld.pid
+ExecStartPre=/usr/share/mysql-8.0/mysql-systemd-start pre
+ExecStart=%(basedir)s/bin/mysqld --daemonize --pid-file=/var/run/mysqld/mysqld.pid
+TimeoutSec=600
+LimitNOFILE=5000
+Restart=on-failure
+RestartPreventExitStatus=1
+RuntimeDirectory=mysqld
+RuntimeDirectoryMode=755
+"""
+
+VENDOR_START = """\
+#!/bin/bash
+# Written by lab/lab.py: what the "pre" step of Oracle's Debian package does before mysqld starts
+# (ExecStartPre of mysql.service): the configuration must be readable, the directories there, and an
+# empty datadir is initialized (root without a password; the package's postinst then gives root auth_socket).
+set -e
+[ "$1" = pre ] || { echo "usage: $0 pre" >&2; exit 1; }
+if [ ! -r /etc/mysql/my.cnf ]; then
+    echo "MySQL configuration not found at /etc/mysql/my.cnf. Please install one."
+    exit 1
+fi
+install -d -m 0755 -o mysql -g mysql /var/run/mysqld
+install -d -m 0750 -o mysql -g mysql /var/log/mysql
+datadir=$(%(basedir)s/bin/my_print_defaults mysqld | sed -n 's/^--datadir=//p' | tail -n 1)
+datadir=${datadir:-/var/lib/mysql}
+if [ ! -d "$datadir/mysql" ]; then
+    install -d -m 0700 -o mysql -g mysql "$datadir"
+    %(basedir)s/bin/mysqld --initialize-insecure --user=mysql ${INIT_FILE:+--init-file=$INIT_FILE}
+fi
+"""
+
+VENDOR_OPTION_FILES = {
+    "etc/mysql/mysql.cnf": "# The MySQL database server configuration file (as Oracle's Debian package lays it out).\n"
+                           "!includedir /etc/mysql/conf.d/\n!includedir /etc/mysql/mysql.conf.d/\n",
+    "etc/mysql/conf.d/mysql.cnf": "[mysql]\n",
+    "etc/mysql/conf.d/client.cnf": "# The socket Oracle's packaged clients are built with (this tarball's client looks for /tmp/mysql.sock).\n"
+                                   "[client]\nsocket = " + VENDOR_SOCKET + "\n",
+    "etc/mysql/mysql.conf.d/mysqld.cnf": "# The MySQL Community Server configuration file (as Oracle's Debian package writes it).\n"
+                                         "[mysqld]\npid-file\t= /var/run/mysqld/mysqld.pid\nsocket\t\t= " + VENDOR_SOCKET
+                                         + "\ndatadir\t\t= /var/lib/mysql\nlog-error\t= /var/log/mysql/error.log\n",
+}
+
+# The postinst's answer to a blank root password, run by the datadir's initialization in the root's build.
+ROOT_AUTH_SOCKET = ("INSTALL PLUGIN auth_socket SONAME 'auth_socket.so';\n"
+                    "ALTER USER 'root'@'localhost' IDENTIFIED WITH auth_socket;\n")
 
 
 def ensure_root(dist, cache):
@@ -108,7 +195,10 @@ def ensure_root(dist, cache):
               + ["-q", "-y", "--no-install-recommends", "install"] + list(dist.packages), log, APT_ENV)
         _step(dist.key, "apt-get clean", nspawn + ["apt-get", "clean"], log, APT_ENV)
         os.remove(policy)       # booted, the machine starts its services as any host does
-        _step(dist.key, "server binary runs", ["chroot", tmp, dist.binary, "--version"], log, APT_ENV)
+        if dist.tarball is not None:
+            _install_tarball(dist, tmp, cache, log)
+        # In systemd-nspawn: a tarball's binary finds its libraries through $ORIGIN, which needs /proc.
+        _step(dist.key, "server binary runs", nspawn + [dist.binary, "--version"], log, APT_ENV)
         _prepare_base(dist, tmp, nspawn, log)
         if _mounts_under(tmp):
             raise LabError("building the %s root: mounts left below %s: %s" % (dist.key, tmp, ", ".join(_mounts_under(tmp))))
@@ -123,10 +213,10 @@ def ensure_root(dist, cache):
 def _debootstrapped(dist, base, log):
     """machines/.<key>.debootstrap: the debootstrap stage, kept, so that a build failing later (a package's
     script) does not download and unpack the base system again (that takes 1-9 minutes on a busy machine)."""
-    stage = os.path.join(base, "." + dist.key + ".debootstrap")
+    stage = os.path.join(base, "." + dist.stage + ".debootstrap")
     if os.path.isdir(stage):
         return stage
-    tmp = tempfile.mkdtemp(dir=base, prefix="." + dist.key + ".debootstrap-")
+    tmp = tempfile.mkdtemp(dir=base, prefix="." + dist.stage + ".debootstrap-")
     os.chmod(tmp, 0o755)
     try:
         debootstrap = shutil.which("debootstrap") or "/usr/sbin/debootstrap"
@@ -162,6 +252,46 @@ def _prepare_base(dist, root, nspawn, log):
         _step(dist.key, "initialize the datadir", nspawn + [
             "mariadb-install-db", "--user=mysql", "--datadir=/var/lib/mysql", "--skip-test-db",
             "--auth-root-authentication-method=socket", "--force"], log, APT_ENV)
+    if dist.tarball is not None and not os.path.isdir(os.path.join(root, "var", "lib", "mysql", "mysql")):
+        # As the vendor's package does at install: the unit's pre step initializes the datadir, and the
+        # postinst gives root auth_socket (the answer to a blank root password).
+        init_file = os.path.join(root, "usr", "share", "mysql-8.0", "dbfleet-root-auth.sql")     # read by user mysql
+        with open(init_file, "w", encoding="utf-8") as handle:
+            handle.write(ROOT_AUTH_SOCKET)
+        os.chmod(init_file, 0o644)
+        try:
+            _step(dist.key, "initialize the datadir", nspawn + ["--setenv=INIT_FILE=/usr/share/mysql-8.0/dbfleet-root-auth.sql",
+                                                                "/usr/share/mysql-8.0/mysql-systemd-start", "pre"],
+                  log, APT_ENV)
+        except LabError as exc:
+            raise LabError("%s\n--- /var/log/mysql/error.log\n%s" % (exc, tail(os.path.join(root, "var", "log", "mysql", "error.log")))) from None
+        finally:
+            os.remove(init_file)
+
+
+def _install_tarball(dist, root, cache, log):
+    """The server's tarball under /usr/local/mysql, the user mysql, and the vendor package's unit, start step
+    and option files (see BOOKWORM_MYSQL80)."""
+    source = dist.tarball.basedir(cache)
+    target = os.path.join(root, TARBALL_BASEDIR.lstrip("/"))
+    _step(dist.key, "install the %s tarball" % dist.tarball.version, ["cp", "-a", "--reflink=auto", source + "/.", target], log)
+    run(["chroot", root, "chown", "-R", "root:root", TARBALL_BASEDIR])
+    run(["chroot", root, "useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+         "--shell", "/bin/false", "mysql"])
+    for tool in ("mysql", "mysqladmin", "mysqlbinlog", "my_print_defaults"):
+        os.symlink(TARBALL_BASEDIR + "/bin/" + tool, os.path.join(root, "usr", "bin", tool))
+    values = {"version": dist.tarball.version, "basedir": TARBALL_BASEDIR}
+    files = dict(VENDOR_OPTION_FILES)
+    files["usr/lib/systemd/system/" + dist.unit] = VENDOR_UNIT % values
+    files["usr/share/mysql-8.0/mysql-systemd-start"] = VENDOR_START % values
+    for path, text in files.items():
+        full = os.path.join(root, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(full, 0o755 if path.endswith("systemd-start") else 0o644)
+    os.symlink("mysql.cnf", os.path.join(root, "etc", "mysql", "my.cnf"))
+    run(["chroot", root, "systemctl", "enable", dist.unit])
 
 
 class Machine:
@@ -259,6 +389,11 @@ class Machine:
             if os.path.exists(tmp):
                 shutil.rmtree(tmp)
             run(["cp", "-a", "--reflink=auto", base, tmp])
+            # A MySQL datadir initialized in the cached root carries its server_uuid: each copy makes its own at
+            # its first start (replicas refuse a source with their own uuid).
+            auto_cnf = os.path.join(tmp, "var", "lib", "mysql", "auto.cnf")
+            if os.path.exists(auto_cnf):
+                os.remove(auto_cnf)
             os.rename(tmp, self.root)
         etc = os.path.join(self.root, "etc")
         if not any(f.startswith("ssh_host_") for f in os.listdir(os.path.join(etc, "ssh"))):
@@ -350,10 +485,16 @@ class Machine:
         if os.path.exists(self.marker):
             return
         statements = ["SET SESSION sql_log_bin = 0"]
+        if self.dist.flavor == "mysql":
+            # A MySQL replica runs with super_read_only, which refuses even root's CREATE USER: lifted for these
+            # statements and put back as it was (MariaDB's read_only lets root write).
+            statements += ["SET @dbfleet_super_read_only = @@GLOBAL.super_read_only", "SET GLOBAL super_read_only = OFF"]
         for user, host, password, privileges, grant_option in accounts:
             quoted = "'%s'@'%s'" % (user, host)
             statements.append("CREATE USER IF NOT EXISTS %s IDENTIFIED BY '%s'" % (quoted, password.replace("'", "''")))
             statements.append("GRANT %s ON *.* TO %s%s" % (privileges, quoted, " WITH GRANT OPTION" if grant_option else ""))
+        if self.dist.flavor == "mysql":
+            statements.append("SET GLOBAL super_read_only = @dbfleet_super_read_only")
         leader = self.leader()
         done = subprocess.run(["nsenter", "-t", str(leader), "-a", self.dist.client, "--batch"],
                               input=";\n".join(statements) + ";\n", capture_output=True, text=True, check=False,
@@ -431,6 +572,8 @@ class MachineKind:
 
     def basedir(self, cache):
         root = ensure_root(self.dist, cache)
+        if self._version is None and self.dist.tarball is not None:
+            self._version = self.dist.tarball.version
         if self._version is None:
             out = run(["chroot", root, self.dist.binary, "--version"])
             match = re.search(r"Ver (\d+\.\d+\.\d+)", out)
@@ -443,7 +586,13 @@ class MachineKind:
         return ["chroot", basedir, self.dist.binary] + list(args)
 
     def replica_sql(self, source_host, source_port, user, password):
-        return self.sql_kind.replica_sql(source_host, source_port, user, password)
+        statements = self.sql_kind.replica_sql(source_host, source_port, user, password)
+        if self.flavor == "mysql":
+            # The accounts of a booted MySQL host authenticate with caching_sha2_password, whose first login needs
+            # TLS (or the source's RSA key): a replica connects with TLS, the server having made its certificates.
+            first, args = statements[0]
+            statements = [(first.replace("SOURCE_AUTO_POSITION = 1", "SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1"), args)] + statements[1:]
+        return statements
 
     def replica_state(self, conn):
         return self.sql_kind.replica_state(conn)
@@ -452,3 +601,4 @@ class MachineKind:
 MACHINE_MARIADB1011 = MachineKind(BOOKWORM_MARIADB, MariaDB(), "mariadb", "mariadb")
 MACHINE_MARIADB118 = MachineKind(TRIXIE_MARIADB, MariaDB(), "mariadb", "mariadb")
 MACHINE_MYSQL97 = MachineKind(SID_MYSQL, MySQL80.__new__(MySQL80), "mysql", "mysql")
+MACHINE_MYSQL80 = MachineKind(BOOKWORM_MYSQL80, MYSQL80, "mysql", "mysql")

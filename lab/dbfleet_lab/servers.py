@@ -297,8 +297,9 @@ MYSQL56 = MySQL56(
     unzip_members(["bin/mysqld", "bin/my_print_defaults", "bin/resolveip", "scripts/*", "share/*",
                    "lib/plugin/*", "support-files/*"], excludes=["lib/plugin/debug/*"]))
 MYSQL97 = ChrootMySQL("mysql97-sid", "sid", ["mysql-server-core", "mysql-client-core"])
+# galera-4 and rsync: the fleet's MariaDB 11.8 Galera cluster (galera.py; mariadb-server depends on galera-4).
 MARIADB118 = ChrootMariaDB("mariadb118-trixie", "trixie", ["mariadb-server", "mariadb-client",
-                                                           "mariadb-plugin-rocksdb"])
+                                                           "mariadb-plugin-rocksdb", "galera-4", "rsync"])
 
 
 def base_options(kind, basedir, datadir, log_error):

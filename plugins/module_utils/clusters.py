@@ -17,6 +17,7 @@ Every reader returns None (the server is not a cluster member) or one dict, what
     role      None (Galera: every node writable) | 'PRIMARY' | 'SECONDARY' (GR)
     queue     transactions received and not yet applied (wsrep_local_recv_queue; GR applier queue)
     clients   Galera: client connections besides the reading one (Threads_connected - 1), None when not read
+    reject_queries  Galera: wsrep_reject_queries ('NONE', 'ALL', 'ALL_KILL'; None when not read)
     member    this member: dict(id, name, address)
     members   every member this one knows: [dict(id, name, address, state)], state None when not reported
     error     why the cluster state could not be read completely (None when it could)
@@ -26,6 +27,8 @@ serve), stop_problems(clusters, host) (why a member may not be stopped now) and 
 """
 
 from __future__ import annotations
+
+import time
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 
@@ -42,7 +45,7 @@ GALERA_STATUS = ('wsrep_cluster_state_uuid', 'wsrep_cluster_size', 'wsrep_cluste
                  'wsrep_local_recv_queue', 'wsrep_incoming_addresses', 'wsrep_gcomm_uuid', 'wsrep_local_index',
                  'wsrep_desync_count', 'wsrep_provider_name', 'threads_connected')
 GALERA_VARIABLES = ('wsrep_on', 'wsrep_provider', 'wsrep_cluster_name', 'wsrep_node_name', 'wsrep_node_address',
-                    'wsrep_node_incoming_address', 'wsrep_desync', 'wsrep_sst_method')
+                    'wsrep_node_incoming_address', 'wsrep_desync', 'wsrep_sst_method', 'wsrep_reject_queries')
 # MariaDB 10.4 and later keep the members of the cluster in a table (absent or empty on older servers).
 GALERA_MEMBERS_SQL = ('SELECT node_uuid, cluster_uuid, node_name, node_incoming_address '
                       'FROM mysql.wsrep_cluster_members')
@@ -113,6 +116,8 @@ def galera_from(variables, status, member_rows=None, error=None):
         # Client connections besides the one reading this (Threads_connected); None when not read.
         clients=max(_int(status.get('threads_connected'), 1) - 1, 0) if 'threads_connected' in status else None,
         desync=_onoff(variables.get('wsrep_desync')) or _int(status.get('wsrep_desync_count'), 0) > 0,
+        # Client queries refused (a drain, restart_cluster_drain reject_queries): 'ALL' / 'ALL_KILL'; None when not read.
+        reject_queries=str(variables['wsrep_reject_queries']).upper() if variables.get('wsrep_reject_queries') else None,
         conf_id=_int(status.get('wsrep_cluster_conf_id')),
         member=member,
         members=members,
@@ -384,6 +389,8 @@ def member_problems(cluster, max_queue=0):
             problems.append('state %s, not Synced (wsrep_local_state_comment)' % cluster.get('state'))
         if not cluster.get('wsrep_ready'):
             problems.append('wsrep_ready=OFF: refuses queries (error 1047)')
+        if cluster.get('reject_queries') not in (None, 'NONE'):
+            problems.append('wsrep_reject_queries=%s: refuses client queries (drained)' % cluster['reject_queries'])
     else:
         state = cluster.get('state')
         if state not in GR_REACHABLE:
@@ -487,3 +494,116 @@ def member_disagreements(members):
                                         setting, 'differs between members' if must else 'per member',
                                         ', '.join('%s=%s' % hv for hv in values.items()))))
     return out
+
+
+# ---------------------------------------------------------------- drain before a stop
+# How a member is taken out of its clients' view before its stop and put back after its gate (role restart,
+# restart_cluster_drain; docs/topology.md "Drain"). Each method is one GLOBAL variable (flavors.VARIABLES says
+# which flavor/version has it), its value while drained and the value that serves:
+# - reject_queries (MariaDB Galera): wsrep_reject_queries=ALL: every client query fails with error 1047 ("WSREP has
+#   not yet prepared node for application use"), as clustercheck-style health checks do, so a load balancer
+#   moves the node's clients away; the node stays in the cluster and keeps applying write-sets;
+# - offline_mode (MySQL, Percona Server): offline_mode=ON: sessions of users without CONNECTION_ADMIN / SUPER are
+#   disconnected, new ones refused with error 3032 (ER_SERVER_OFFLINE_MODE); replication threads keep running.
+DRAIN_METHODS = {
+    'reject_queries': dict(variable='wsrep_reject_queries', drained='ALL', serving='NONE', galera=True),
+    'offline_mode': dict(variable='offline_mode', drained='ON', serving='OFF', galera=False),
+}
+DRAIN_STATES = ('drained', 'restored')
+_BOOL_WORDS = {'1': 'ON', 'TRUE': 'ON', 'YES': 'ON', '0': 'OFF', 'FALSE': 'OFF', 'NO': 'OFF'}
+
+
+def drain_value(value):
+    """A drain variable's value as the server names it, upper case (1/0 of a boolean as ON/OFF)."""
+    text = str(value if value is not None else '').strip().upper()
+    return _BOOL_WORDS.get(text, text)
+
+
+def drain_problems(method, identity, variables):
+    """Why `method` cannot drain this server (empty list: it can). Pure.
+
+    identity: flavors.Identity of the server; variables: its GLOBAL variables ({lower-case name: value}), at least
+    the method's variable and GALERA_VARIABLES."""
+    spec = DRAIN_METHODS.get(method)
+    if spec is None:
+        return ['unknown drain method %r (one of: %s)' % (method, ', '.join(sorted(DRAIN_METHODS)))]
+    variables = _lower(variables)
+    name = spec['variable']
+    where = '%s %s' % (flavors.display_name(identity.flavor), flavors.format_version(identity.version))
+    if flavors.variable_facts(name, identity.flavor, identity.version) is None:
+        spans = flavors.VARIABLES.get(name, [])
+        needs = '; '.join('%s %s and later' % ('/'.join(flavors.display_name(f) for f in s.flavors),
+                                               flavors.format_version(s.since)) for s in spans)
+        return ['drain %s needs %s (%s); this server runs %s' % (method, name, needs or 'no known server', where)]
+    if name not in variables:
+        return ['drain %s needs %s, which this server (%s) does not list in SHOW GLOBAL VARIABLES' % (method, name, where)]
+    if spec['galera'] and not galera_enabled(variables):
+        return ['drain %s works on Galera nodes only: this server (%s) runs no Galera provider (wsrep_on=%s, '
+                'wsrep_provider=%s)' % (method, where, variables.get('wsrep_on'), variables.get('wsrep_provider'))]
+    return []
+
+
+def run_drain(conn, query, execute, global_variables, global_status, method, state, restore_value=None, seconds=0,
+              expect_cluster=None, check_mode=False, sleep=None):
+    """The module cluster_drain: take the server out of its clients' view (state drained) and wait `seconds`, or put
+    back the value it served with (state restored: restore_value, else the method's serving value).
+
+    Returns the module result with ``failed`` (True: the caller fails the task with ``msg``). Nothing is changed
+    when the server cannot be drained by the method or is not a member of expect_cluster."""
+    spec = DRAIN_METHODS.get(method) or {}
+    result = dict(failed=False, changed=False, method=method, state=state, variable=spec.get('variable'),
+                  before=None, after=None, waited=0, clients_before=None, clients_after=None)
+    if state not in DRAIN_STATES:
+        result.update(failed=True, msg='state must be one of %s, got %r; nothing was changed' % (', '.join(DRAIN_STATES), state))
+        return result
+    names = tuple(flavors.DETECT_VARIABLES) + GALERA_VARIABLES + GR_VARIABLES + ((spec['variable'],) if spec else ())
+    variables = global_variables(conn, names)
+    identity = flavors.identity_from_variables(variables)
+    problems = drain_problems(method, identity, variables)
+    if not problems and expect_cluster:
+        cluster = read_cluster(conn, identity.flavor, query, global_variables, global_status)
+        if not cluster or cluster.get('name') != expect_cluster:
+            where = describe(cluster) if cluster else 'no cluster member'
+            problems.append('this server is %s, not a member of %s' % (where, expect_cluster))
+    if problems:
+        result.update(failed=True, msg='%s; nothing was changed' % '; '.join(problems))
+        return result
+    name = spec['variable']
+    before = drain_value(variables.get(name))
+    if state == 'drained':
+        want = spec['drained']
+    else:
+        # The value read before the drain: a node its owner kept out of view before the run stays out.
+        want = drain_value(restore_value) if restore_value not in (None, '') else spec['serving']
+    result['before'] = before
+    result['clients_before'] = _clients(conn, global_status)
+    if before == want:
+        result.update(after=before, clients_after=result['clients_before'],
+                      msg='%s=%s already: nothing to change' % (name, before))
+        return result
+    result['changed'] = True
+    if check_mode:
+        result.update(after=want, msg='would set %s=%s (now %s)%s' % (
+            name, want, before, ', then wait %d s for clients to move away' % seconds if state == 'drained' and seconds else ''))
+        return result
+    # The value is one of the method's own words (never user text): no quoting issue.
+    execute(conn, 'SET GLOBAL %s = %%s' % name, (want,))
+    after = drain_value(global_variables(conn, (name,)).get(name))
+    result['after'] = after
+    if after != want:
+        result.update(failed=True, msg='SET GLOBAL %s=%s returned, but the server reports %s' % (name, want, after))
+        return result
+    if state == 'drained' and seconds > 0:
+        started = time.monotonic()
+        (sleep or time.sleep)(seconds)
+        result['waited'] = round(time.monotonic() - started, 1)
+    result['clients_after'] = _clients(conn, global_status)
+    result['msg'] = 'set %s=%s (was %s)%s' % (name, after, before, ', waited %.1f s: %s client connection(s) left' % (
+        result['waited'], result['clients_after']) if state == 'drained' and seconds > 0 else '')
+    return result
+
+
+def _clients(conn, global_status):
+    """Client connections besides this one (Threads_connected - 1)."""
+    value = _int(global_status(conn, ('threads_connected',)).get('threads_connected'))
+    return None if value is None else max(value - 1, 0)

@@ -357,6 +357,9 @@ def connection_kwargs(params):
         charset='utf8mb4',
         cursorclass=pymysql.cursors.DictCursor if pymysql else None,
     )
+    if params.get('read_timeout'):
+        # Not a login option: a caller bounded in time (the restart gate) gives up on a read that blocks.
+        kwargs['read_timeout'] = params['read_timeout']
     if login['user'] is not None:
         kwargs['user'] = login['user']
     if login['password'] is not None:

@@ -169,6 +169,16 @@ VARIABLES = {
         _span((MYSQL, PERCONA), (5, 6, 6), (8, 3, 0), _v('int', False, 1, 1, 1048576,
                                                          plugin='daemon_memcached')),
     ],
+    # The drain of a cluster member before its restart (role restart, restart_cluster_drain; clusters.DRAIN_METHODS).
+    # wsrep_reject_queries: MariaDB 10.1.17 (MW-245, Galera 25.3.16; MariaDB KB "Galera Cluster System Variables"),
+    # in every MariaDB server built with wsrep, listed whether or not a Galera provider is loaded.
+    'wsrep_reject_queries': [
+        _span((MARIADB,), (10, 1, 17), None, _v('enum', True, 'NONE', choices=('NONE', 'ALL', 'ALL_KILL'))),
+    ],
+    # offline_mode: MySQL 5.7.5 (WL#3836); MariaDB has no such variable; Aurora MySQL does not document it.
+    'offline_mode': [
+        _span((MYSQL, PERCONA), (5, 7, 5), None, _v('bool', True, 'OFF')),
+    ],
     # The InnoDB API variables outlived the memcached plugin: MySQL 9.7.4 still has them (lab server).
     'innodb_api_enable_binlog': [
         _span((MYSQL, PERCONA), (5, 6, 6), None, _v('bool', False, 'OFF')),

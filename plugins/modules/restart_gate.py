@@ -148,10 +148,26 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 
-def look(params, settings):
-    """(facts, problems, conn) of one look at the server; conn is open when it answered."""
+# Seconds a read may take past the gate's deadline (the GTID wait after the last look runs up to the deadline).
+READ_MARGIN = 5
+
+
+def read_timeout(deadline, now):
+    """Seconds a read of this look may block: the time left to the deadline and a margin. A read that blocks
+    longer (a Group Replication member's recovery channel still connecting to an unreachable donor holds its
+    replication status) fails, so the gate shuts at its timeout instead of a minute or more after it."""
+    return max(READ_MARGIN, int(deadline - now) + READ_MARGIN)
+
+
+def look(params, settings, deadline=None):
+    """(facts, problems, conn) of one look at the server; conn is open when it answered.
+
+    deadline: time.time() by which the gate shuts; reads are bounded by it (read_timeout)."""
+    bounded = dict(params, connect_timeout=min(params['connect_timeout'], 5))
+    if deadline is not None:
+        bounded['read_timeout'] = read_timeout(deadline, time.time())
     try:
-        conn = conn_utils.open_connection(dict(params, connect_timeout=min(params['connect_timeout'], 5)))
+        conn = conn_utils.open_connection(bounded)
     except conn_utils.ConnectError as e:
         return None, ['the server does not answer: %s' % e], None
     try:
@@ -162,7 +178,10 @@ def look(params, settings):
             check = topology.settings_check(identity, conn_utils.global_variables(conn), settings)
     except (ValueError, conn_utils.pymysql.err.MySQLError) as e:
         conn.close()
-        return None, ['reading the server failed: %s' % conn_utils.error_text(e)], None
+        why = conn_utils.error_text(e)
+        if 'timed out' in why:
+            why += ' (a read blocked past the gate\'s timeout)'
+        return None, ['reading the server failed: %s' % why], None
     return facts, topology.gate_problems(facts, params['expect_replica'], params['max_lag'], check,
                                          expect_cluster=params.get('expect_cluster'),
                                          expect_cluster_size=params.get('expect_cluster_size'),
@@ -230,7 +249,7 @@ def main():
     deadline = started + p['timeout']
     result = dict(changed=False, passed=False, caught_up=None, problems=[])
     while True:
-        facts, problems, conn = look(p, p['settings'])
+        facts, problems, conn = look(p, p['settings'], deadline)
         result['problems'] = problems
         if facts is not None:
             result['topology'] = facts

@@ -127,6 +127,27 @@ def lab():
     return LabHandle("local", lab_dir)
 
 
+# The SSH fleet's booted hosts (lab/dbfleet_lab/machines.py, docs/hosts.md).
+BOOTED_HOSTS = ("pkg1", "pkg2", "pkg3", "pkg4", "pkg5")
+
+
+@pytest.fixture(scope="session")
+def booted_machines():
+    """The booted hosts, booted once for every module that uses them (left as found: stopped again at the end of
+    the session when this booted them): a LabHandle of the SSH fleet with .booted_inventory."""
+    lab_dir = _default_lab_dir()
+    status = json.loads(lab_py("--mode", "ssh", "--lab-dir", lab_dir, "status", "--json").stdout)
+    rows = {r["host"]: r for r in status["hosts"]}
+    brought_up = any(rows.get(h, {}).get("state") != "up" for h in BOOTED_HOSTS)
+    if brought_up:
+        lab_py("--mode", "ssh", "--lab-dir", lab_dir, "up", *BOOTED_HOSTS)
+    handle = LabHandle("ssh", lab_dir)
+    handle.booted_inventory = json.loads(handle.run("status", "--json").stdout)["booted_inventory"]
+    yield handle
+    if brought_up:
+        lab_py("--mode", "ssh", "--lab-dir", lab_dir, "down", *BOOTED_HOSTS)
+
+
 @pytest.fixture(scope="session")
 def fleet():
     lab_dir = _default_lab_dir()

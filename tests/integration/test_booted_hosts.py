@@ -20,11 +20,12 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 
-from conftest import LabHandle, _default_lab_dir, lab_py  # noqa: E402  pylint: disable=wrong-import-position
+from conftest import BOOTED_HOSTS  # noqa: E402  pylint: disable=wrong-import-position
 
 pytestmark = pytest.mark.fleet
 
-HOSTS = ("pkg1", "pkg2", "pkg3", "pkg4")
+# The distributions' packages; pkg5 (a tarball under a vendor-style unit, also booted) has test_vendor_unit.py.
+HOSTS = tuple(h for h in BOOTED_HOSTS if h != "pkg5")
 # What each package has: flavor, unit, the directory its option files include last, the client file with its socket.
 PACKAGES = {"pkg1": ("mariadb", "mariadb", "/etc/mysql/mariadb.conf.d", "/etc/mysql/my.cnf"),
             "pkg2": ("mariadb", "mariadb", "/etc/mysql/mariadb.conf.d", "/etc/mysql/my.cnf"),
@@ -37,19 +38,9 @@ SITE_VARS = {"adaptive_hash_enabled": True}
 
 
 @pytest.fixture(scope="module")
-def booted():
-    """pkg1-pkg4 booted (left as found: stopped again at the end when this module booted them)."""
-    lab_dir = _default_lab_dir()
-    status = json.loads(lab_py("--mode", "ssh", "--lab-dir", lab_dir, "status", "--json").stdout)
-    rows = {r["host"]: r for r in status["hosts"]}
-    brought_up = any(rows.get(h, {}).get("state") != "up" for h in HOSTS)
-    if brought_up:
-        lab_py("--mode", "ssh", "--lab-dir", lab_dir, "up", *HOSTS)
-    handle = LabHandle("ssh", lab_dir)
-    handle.booted_inventory = json.loads(handle.run("status", "--json").stdout)["booted_inventory"]
-    yield handle
-    if brought_up:
-        lab_py("--mode", "ssh", "--lab-dir", lab_dir, "down", *HOSTS)
+def booted(booted_machines):
+    """pkg1-pkg5 booted (conftest.booted_machines: once for the session, left as found)."""
+    return booted_machines
 
 
 def env():

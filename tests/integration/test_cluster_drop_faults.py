@@ -1,20 +1,21 @@
-"""playbooks/drop_tables.yml on the lab's real Galera cluster (galera1-3 + galera_replica), its controller killed.
+"""playbooks/drop_tables.yml on the SSH fleet's real Galera cluster (galera1-3 + galera_replica), its controller killed.
 
-The fixture is test_galera.py's (starts galera1-3 and galera_replica when they are not up, stops them at the
-end of the module if it started them). Each test makes a fresh table on galera1 (it reaches every node and the
-replica), switches AHI ON everywhere and runs drop_tables.yml with ``drop_ahi_strategy=toggle`` on group
-``galera``: galera1 drops once, galera2 and galera3 follow it through the cluster, galera_replica through
+The fixture starts the fleet's galera1-3 and galera_replica (``lab.py --mode ssh up``, network namespaces, sshd, the
+playbook over real SSH) when they are not up, as the fault tests of test_cluster_faults.py do (clusterfaults.up), and
+takes them down at the end of the module if it started them. Each test makes a fresh table on galera1 (it reaches
+every node and the replica), switches AHI ON everywhere and runs drop_tables.yml with ``drop_ahi_strategy=toggle`` on
+group ``galera``: galera1 drops once, galera2 and galera3 follow it through the cluster, galera_replica through
 replication; each follower switches AHI OFF before the drop reaches it.
 
 The controller's ansible-playbook is killed as soon as a poll of the servers (every 0.05 s, no fixed sleep) sees
 AHI OFF on every follower:
 
 - SIGTERM (a CI job cancelled, ``kill``): ansible stops its workers (the module running there gets SIGTERM
-  and puts back what it changed); the followers are detached jobs and put AHI back by themselves once
-  ``drop_follow_timeout`` has passed without the drop, on this run, without a next run;
-- SIGKILL of the controller's whole process tree (the controller machine gone): the followers outlive it
-  with AHI OFF; the next run finds them through their markers (guarded.py), cancels them (their finally
-  puts AHI back), then drops.
+  and puts back what it changed); the followers are detached jobs on their hosts and put AHI back by themselves
+  once ``drop_follow_timeout`` has passed without the drop, on this run, without a next run;
+- SIGKILL of the controller's whole process tree (the controller machine gone, its SSH connections with it): the
+  followers outlive it on their hosts with AHI OFF; the next run finds them through their markers (guarded.py),
+  cancels them (their finally puts AHI back), then drops.
 
 Either way: AHI ON on every member and the replica at the end, the table dropped exactly once (one DROP TABLE
 event for it in galera1's binary log, gone on every node and the replica) or not at all, the cluster Synced
@@ -29,9 +30,13 @@ import time
 
 import pytest
 
-from test_galera import INVENTORY, NODES, REPLICA, cluster, env  # noqa: F401  pylint: disable=unused-import
-from conftest import REPO
+from clusterfaults import FleetCluster, env, flat, up
+from conftest import REPO, _default_lab_dir
 
+pytestmark = pytest.mark.fleet
+
+NODES = ('galera1', 'galera2', 'galera3')
+REPLICA = 'galera_replica'      # an asynchronous replica of galera1
 SCHEMA = 'galera_fault_it'
 FOLLOWERS = ('galera2', 'galera3', REPLICA)
 EVERY = NODES + (REPLICA,)
@@ -44,20 +49,48 @@ def window_now():
     return '%02d:00-%02d:00' % ((hour + 23) % 24, (hour + 2) % 24)
 
 
-def drop_cmd(table, **extra):
+class Galera(FleetCluster):
+    """The fleet's Galera cluster: its members' admin connections over their namespaces' addresses."""
+
+    def wait_synced(self, timeout=120):
+        deadline = time.time() + timeout
+        seen = {}
+        while time.time() < deadline:
+            seen = {}
+            for node in NODES:
+                try:
+                    seen[node] = dict(self.query(node, "SHOW GLOBAL STATUS WHERE Variable_name IN "
+                                                       "('wsrep_local_state_comment', 'wsrep_ready', 'wsrep_cluster_size')"))
+                except Exception:  # pylint: disable=broad-except
+                    seen[node] = None
+            if all(s and s.get('wsrep_local_state_comment') == 'Synced' and s.get('wsrep_ready') == 'ON'
+                   and s.get('wsrep_cluster_size') == '3' for s in seen.values()):
+                return
+            time.sleep(0.3)
+        raise AssertionError('the cluster is not Synced on every node: %s' % seen)
+
+
+@pytest.fixture(scope='module')
+def cluster():
+    lab_dir = _default_lab_dir()
+    started = up(lab_dir, EVERY)
+    handle = Galera(lab_dir, NODES, (REPLICA,), 'galera')
+    handle.wait_synced()
+    yield handle
+    if started:
+        handle.lab('down', '--purge', *EVERY)     # gone from lab.py status: the default fleet's tests see db1-db4 only
+
+
+def drop_cmd(cl, table, **extra):
     args = dict(drop_tables=['%s.%s' % (SCHEMA, table)], drop_window=window_now(), drop_confirm=True,
                 drop_ahi_strategy='toggle')
     args.update(extra)
-    return [os.path.join(REPO, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY, '--limit', 'galera',
+    return [os.path.join(REPO, '.venv', 'bin', 'ansible-playbook'), '-i', cl.fleet.inventory, '--limit', 'galera',
             os.path.join(REPO, 'playbooks', 'drop_tables.yml'), '-e', json.dumps(args)]
 
 
 def run_env():
     return env(ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_LOAD_CALLBACK_PLUGINS='0')
-
-
-def flat(text):
-    return ' '.join(text.split())
 
 
 def ahi(cl, node):
@@ -140,7 +173,7 @@ def cluster_intact(cl, table):
 
 
 @pytest.fixture(scope='module')
-def faults(cluster, request):  # noqa: F811
+def faults(cluster, request):
     before = dict((n, ahi(cluster, n)) for n in EVERY)
     yield cluster
     for n, value in before.items():
@@ -160,7 +193,7 @@ def start_and_kill(cl, table, signame, follow_timeout):
     """drop_tables.yml started, killed once every follower has AHI OFF; returns its output."""
     for n in EVERY:
         cl.query(n, 'SET GLOBAL innodb_adaptive_hash_index = ON')
-    proc = subprocess.Popen(drop_cmd(table, drop_follow_timeout=follow_timeout), env=run_env(), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(drop_cmd(cl, table, drop_follow_timeout=follow_timeout), env=run_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, cwd=REPO, start_new_session=True)
     output = []
     reader = threading.Thread(target=lambda: output.append(proc.stdout.read()), daemon=True)
@@ -190,7 +223,7 @@ def start_and_kill(cl, table, signame, follow_timeout):
 
 
 def finish_with_next_run(cl, table, since):
-    proc = subprocess.run(drop_cmd(table), env=run_env(), capture_output=True, text=True, timeout=400, cwd=REPO,
+    proc = subprocess.run(drop_cmd(cl, table), env=run_env(), capture_output=True, text=True, timeout=400, cwd=REPO,
                           check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-5000:]

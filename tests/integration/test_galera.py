@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 from conftest import REPO, lab_py, require_lab_hosts
+from clusterfaults import Queries, env, tasks_ok
 
 INVENTORY = os.path.join(REPO, 'inventories', 'lab', 'hosts.yml')
 NODES = ('galera1', 'galera2', 'galera3')
@@ -35,33 +36,18 @@ HOSTS = NODES + (REPLICA,)
 SCHEMA = 'galera_it'
 
 
-def env(**extra):
-    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'),
-                ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, '.collections'), ANSIBLE_NOCOLOR='1',
-                ANSIBLE_FORCE_COLOR='0', PATH=os.path.join(REPO, '.venv', 'bin') + ':' + os.environ['PATH'], **extra)
-
-
-class Cluster:
-    """The lab's Galera nodes as the tests see them (inventory variables, admin connections)."""
+class Cluster(Queries):
+    """The lab's Galera nodes as the tests see them (inventory variables, admin connections; query())."""
 
     def __init__(self):
         hosts = require_lab_hosts(INVENTORY, HOSTS)
         self.hv = dict((n, hosts[n]) for n in HOSTS)
 
-    def connect(self, node, timeout=3):
-        hv = self.hv[node]
+    def connect(self, host, timeout=3, read_timeout=10):
+        hv = self.hv[host]
         return pymysql.connect(host='127.0.0.1', port=hv['dbfleet_login_port'], user=hv['dbfleet_login_user'],
-                               password=hv['dbfleet_login_password'], connect_timeout=timeout, read_timeout=10,
-                               write_timeout=10, autocommit=True)
-
-    def query(self, node, sql, args=None):
-        conn = self.connect(node)
-        try:
-            with conn.cursor() as cur:
-                cur.execute(sql, args)
-                return cur.fetchall()
-        finally:
-            conn.close()
+                               password=hv['dbfleet_login_password'], connect_timeout=timeout, read_timeout=read_timeout,
+                               write_timeout=read_timeout, autocommit=True)
 
     def wsrep(self, node):
         """{wsrep status name: value} of a node; None when it does not answer."""
@@ -273,20 +259,10 @@ class Writer(threading.Thread):
 def gate_passes(log_path):
     """{node: time its gate passed} from the Ansible log (the line of the gate task's result)."""
     out = {}
-    task = None
-    with open(log_path, encoding='utf-8') as handle:
-        for line in handle:
-            match = re.match(r'(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d+) .*?\| (.*)$', line)
-            if not match:
-                continue
-            stamp = time.mktime(time.strptime(match.group(1), '%Y-%m-%d %H:%M:%S')) + int(match.group(2)) / 1000.0
-            text = match.group(3)
-            if text.startswith('TASK ['):
-                task = text
-                continue
-            gate = re.search(r'Gate, up, replicating, caught up, new settings in effect: (\w+)\]', task or '')
-            if gate and text.startswith('ok: ['):
-                out[gate.group(1)] = stamp
+    for stamp, task, _host in tasks_ok(log_path):
+        gate = re.search(r'Gate, up, replicating, caught up, new settings in effect: (\w+)$', task)
+        if gate:
+            out[gate.group(1)] = stamp
     return out
 
 

@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from test_verify import INVENTORY, LAB_HOSTS, ROOT, lab_inventory, sql
+from test_verify import INVENTORY, LAB_HOSTS, ROOT, lab_inventory, role_state_kept, sql
 
 CALLBACKS = os.path.join(ROOT, 'tests', 'integration', 'callback_plugins')
 BLOCKER_HOST = 'mariadb118'
@@ -159,7 +159,9 @@ def test_site_module_runs_per_host(lab, tmp_path):
     if SITE_HOST not in lab:
         pytest.fail('%s is not up: start the lab with `make lab-up`' % SITE_HOST, pytrace=False)
     counts = tmp_path / 'runs-site.yml'
-    proc, runs = playbook(os.path.join(ROOT, 'playbooks', 'site.yml'), {'site_hosts': SITE_HOST}, tmp_path)
+    # site.yml's drop-ins and runtime changes are put back, so later tests find the lab as it was.
+    with role_state_kept([SITE_HOST]):
+        proc, runs = playbook(os.path.join(ROOT, 'playbooks', 'site.yml'), {'site_hosts': SITE_HOST}, tmp_path)
     actions = json.loads(counts.read_text())['actions'][SITE_HOST]
     assert actions == SITE_RUNS, actions
     assert runs == {SITE_HOST: sum(SITE_RUNS.values())}, runs

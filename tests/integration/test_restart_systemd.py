@@ -1,16 +1,21 @@
 """dbfleet_restart_method: service on booted hosts: the restart goes through systemd, and a server that refuses
 to start is a handled fault (real systemd, real packaged servers, real SSH with become).
 
-The hosts are the booted machines of the SSH fleet, pkg1 -> pkg2 (systemd-nspawn, the distribution's packaged server under
-systemd), read from their inventory: inventories/booted/hosts.yml, or the file named by DBFLEET_BOOTED_INVENTORY.
-The runs are playbooks/rolling_restart.yml, as a user would run it; what they did is read from systemd and the
-servers (tests/integration/playbooks/systemd_state.yml, one run for all hosts):
+The hosts are the booted machines of the SSH fleet, pkg1 -> pkg2 (MariaDB 10.11), pkg3 (MariaDB 11.8), pkg4
+(MySQL 9.7) (systemd-nspawn, the distribution's packaged server under systemd) and pkg5 (MySQL 8.0.33's tarball under
+a unit written as Oracle's Debian package writes it), read from their inventory: inventories/booted/hosts.yml, or the
+file named by DBFLEET_BOOTED_INVENTORY. The runs are playbooks/rolling_restart.yml, as a user would run it; what they
+did is read from systemd and the servers (tests/integration/playbooks/systemd_state.yml, one run for all hosts, which
+serves as one test's "after" and the next one's "before"):
 
 - a restart through systemd gives every host a new main PID and a new InvocationID, and the gates pass;
-- a drop-in the server refuses (a variable its version lacks) on one host of each flavor stops that run before the
-  next host, names the refused file:line and the server's message, is put back (removed: it is new since the last
-  start), and the server runs again, with the rows as they were and, on a replica, replication running.
+- a drop-in the server refuses at start (CASES: a variable its version lacks on each flavor; on MariaDB 10.11 also
+  a value in the variable's range that InnoDB refuses, and a drop-in the server's user cannot read) stops the run
+  before the next host (of another topology, named as not restarted and still on its main PID), names the refused
+  file:line or file and the server's message, is put back (removed: it is new since the last start), and the server
+  runs again, with the rows and checksum as they were on the host and its replica, and replication running.
 """
+import collections
 import json
 import os
 import subprocess
@@ -21,15 +26,43 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, 'lab'))
 
-from conftest import _default_lab_dir, lab_py  # noqa: E402  pylint: disable=wrong-import-position
+from conftest import BOOTED_HOSTS  # noqa: E402  pylint: disable=wrong-import-position
 
 # The booted hosts of the SSH fleet (lab/dbfleet_lab/machines.py), or an inventory of other booted hosts.
-HOSTS = ('pkg1', 'pkg2')
+HOSTS = BOOTED_HOSTS
 INVENTORY = [os.environ.get('DBFLEET_BOOTED_INVENTORY')]
-# A line each flavor refuses at start: a variable the version lacks (MySQL's redo log capacity on MariaDB,
-# MariaDB's log file buffering on MySQL).
-REFUSED = {'mariadb': 'innodb_redo_log_capacity = 1G', 'mysql': 'innodb_log_file_buffering = ON'}
+# The hosts' state as the last read left it (one read serves as one test's 'after' and the next one's 'before').
+LAST = []
 FAULT_DROPIN = '60-dbfleet-fault.cnf'
+
+
+class Case(collections.namedtuple('Case', 'id host unit version next line mode named')):
+    """A drop-in line the server on host refuses at start, the file mode it is written with, and how the
+    report names it (%(dropin)s, %(line)s); next: the host after it in the run, of another topology."""
+
+
+UNKNOWN = '%(dropin)s:2 (%(line)s): unknown variable'
+# Each flavor, each refusal the issue names where cheap: all three on MariaDB 10.11 (pkg1, the primary of pkg2),
+# a variable the version lacks on MariaDB 11.8, MySQL 9.7 and MySQL 8.0.33.
+CASES = (
+    # MySQL's redo log capacity, which MariaDB never had.
+    Case('mariadb-10.11-unknown-variable', 'pkg1', 'mariadb', '10.11', 'pkg3', 'innodb_redo_log_capacity = 1G', '0644',
+         UNKNOWN),
+    # In innodb_buffer_pool_size's range (min 2 MiB), below what InnoDB needs for its 16 KiB pages.
+    Case('mariadb-10.11-value-refused', 'pkg1', 'mariadb', '10.11', 'pkg3', 'innodb_buffer_pool_size = 2M', '0644',
+         '%(dropin)s:2 (%(line)s): InnoDB: innodb_page_size=16384 requires innodb_buffer_pool_size'),
+    # Readable by root (and Ansible) only: the server (user mysql) skips it without a word.
+    Case('mariadb-10.11-unreadable', 'pkg1', 'mariadb', '10.11', 'pkg3', 'innodb_adaptive_hash_index = ON', '0600',
+         '%(dropin)s is not readable by the server'),
+    Case('mariadb-11.8-unknown-variable', 'pkg3', 'mariadb', '11.8', 'pkg4', 'innodb_redo_log_capacity = 1G', '0644',
+         UNKNOWN),
+    # MariaDB's log file buffering, which MySQL never had.
+    Case('mysql-9.7-unknown-variable', 'pkg4', 'mysql', '9.7', 'pkg3', 'innodb_log_file_buffering = ON', '0644',
+         UNKNOWN),
+    # The same on MySQL 8.0.33 under the vendor-style unit (Type=forking: systemd retries the refused start).
+    Case('mysql-8.0-unknown-variable', 'pkg5', 'mysql', '8.0', 'pkg3', 'innodb_log_file_buffering = ON', '0644',
+         UNKNOWN),
+)
 
 pytestmark = pytest.mark.fleet
 
@@ -55,34 +88,33 @@ def playbook(path, extra, limit=None):
 
 
 def state(tmp_path, setup=False):
-    """host -> what systemd_state.yml read: flavor, unit, role, channels, dropin_dir, dropins, unit_state, table."""
+    """host -> what systemd_state.yml read: flavor, version, unit, role, source, channels, dropin_dir, dropins,
+    unit_state, table."""
     out = str(tmp_path / ('state-%d.json' % len(os.listdir(str(tmp_path)))))
     rc, text = playbook(os.path.join(ROOT, 'tests', 'integration', 'playbooks', 'systemd_state.yml'),
                         dict(systemd_state_out=out, systemd_state_setup=setup))
     assert rc == 0, text
     with open(out, encoding='utf-8') as handle:
-        return json.load(handle)
+        LAST[:] = [json.load(handle)]
+    return LAST[0]
+
+
+def last_state(tmp_path):
+    """The state the previous test read after its run (nothing changes the hosts between tests), or a new one."""
+    return LAST[0] if LAST else state(tmp_path)
 
 
 @pytest.fixture(scope='module')
-def booted(tmp_path_factory):
-    """The booted hosts (pkg1 -> pkg2 booted when down, and stopped again at the end), their first state."""
-    brought_up = False
-    lab_dir = _default_lab_dir()
+def booted(request, tmp_path_factory):
+    """The booted hosts (conftest.booted_machines: pkg1-pkg5 booted once for the session, left as found) or the
+    hosts of DBFLEET_BOOTED_INVENTORY; their first state."""
     if not INVENTORY[0]:
-        status = json.loads(lab_py('--mode', 'ssh', '--lab-dir', lab_dir, 'status', '--json').stdout)
-        rows = dict((r['host'], r) for r in status['hosts'])
-        brought_up = any(rows.get(h, {}).get('state') != 'up' for h in HOSTS)
-        if brought_up:
-            lab_py('--mode', 'ssh', '--lab-dir', lab_dir, 'up', *HOSTS)
-        INVENTORY[0] = json.loads(lab_py('--mode', 'ssh', '--lab-dir', lab_dir, 'status', '--json').stdout)[
-            'booted_inventory']
+        INVENTORY[0] = request.getfixturevalue('booted_machines').booted_inventory
     tmp = tmp_path_factory.mktemp('systemd')
     first = state(tmp, setup=True)
-    assert first and all(h['unit_state'].get('ActiveState') == 'active' for h in first.values()), first
-    yield tmp, first
-    if brought_up:
-        lab_py('--mode', 'ssh', '--lab-dir', lab_dir, 'down', *HOSTS)
+    assert set(HOSTS) <= set(first), first
+    assert all(h['unit_state'].get('ActiveState') == 'active' for h in first.values()), first
+    return tmp, first
 
 
 def unit_file(unit):
@@ -90,7 +122,9 @@ def unit_file(unit):
 
 
 def test_restart_through_systemd_gives_a_new_process_and_invocation(booted):
-    tmp, before = booted
+    tmp, dummy = booted
+    before = last_state(tmp)
+    del LAST[:]
     rc, out = playbook(os.path.join(ROOT, 'playbooks', 'rolling_restart.yml'), dict(rolling_restart_all=True))
     assert rc == 0, out
     after = state(tmp)
@@ -104,33 +138,35 @@ def test_restart_through_systemd_gives_a_new_process_and_invocation(booted):
         assert now['channels'] == was['channels'] and all(c == [True, True] for c in now['channels']), (host, now)
 
 
-def test_a_refused_dropin_is_put_back_and_the_run_stops_naming_it(booted):
+@pytest.mark.parametrize('case', CASES, ids=[c.id for c in CASES])
+def test_a_refused_start_is_put_back_and_the_run_stops_naming_it(booted, case):
     tmp, dummy = booted
-    before = state(tmp)
-    # One host of each flavor and version, a replica where there is one.
-    chosen = {}
-    for host, facts in sorted(before.items(), key=lambda item: (item[1]['role'] != 'replica', item[0])):
-        chosen.setdefault((facts['flavor'], facts['unit']), host)
-    for host in sorted(chosen.values()):
-        facts = before[host]
-        dropin = '%s/%s' % (facts['dropin_dir'], FAULT_DROPIN)
-        refused = REFUSED[facts['flavor']]
-        rc, out = ansible([os.path.join(ROOT, '.venv', 'bin', 'ansible'), host, '-i', INVENTORY[0], '-m',
-                           'ansible.builtin.copy', '-a', json.dumps(dict(dest=dropin, mode='0644',
-                                                                         content='[mysqld]\n%s\n' % refused))])
-        assert rc == 0, out
-        rc, out = playbook(os.path.join(ROOT, 'playbooks', 'rolling_restart.yml'),
-                           dict(rolling_restart_all=True, rolling_restart_hosts=host))
-        text = flat(out)
-        assert rc != 0, out
-        assert '%s:2 (%s): unknown variable' % (dropin, refused) in text, out
-        assert 'Put back: removed %s. Started again: yes, main PID' % dropin in text, out
-        assert 'The run stopped at %s' % host in text, out
+    before = last_state(tmp)
+    host, dropin = case.host, '%s/%s' % (before[case.host]['dropin_dir'], FAULT_DROPIN)
+    assert before[host]['unit'] == case.unit and before[host]['version'].startswith(case.version), before[host]
+    rc, out = ansible([os.path.join(ROOT, '.venv', 'bin', 'ansible'), host, '-i', INVENTORY[0], '-m',
+                       'ansible.builtin.copy', '-a', json.dumps(dict(dest=dropin, mode=case.mode, owner='root',
+                                                                     group='root', content='[mysqld]\n%s\n' % case.line))])
+    assert rc == 0, out
+    del LAST[:]
+    # The next host of the run is another topology's, after this one: the run must stop before it.
+    rc, out = playbook(os.path.join(ROOT, 'playbooks', 'rolling_restart.yml'),
+                       dict(rolling_restart_all=True, rolling_restart_hosts='%s:%s' % (host, case.next)))
+    text = flat(out)
+    assert rc != 0, out
+    assert 'in this order: %s -> %s' % (host, case.next) in text, out
+    assert (case.named % dict(dropin=dropin, line=case.line)) in text, out
+    assert 'Put back: removed %s. Started again: yes, main PID' % dropin in text, out
+    assert 'The run stopped at %s; not restarted: %s.' % (host, case.next) in text, out
     after = state(tmp)
-    for host in chosen.values():
-        was, now = before[host], after[host]
-        assert FAULT_DROPIN not in now['dropins'], (host, now)
-        assert now['unit_state']['ActiveState'] == 'active', (host, now)
-        assert now['unit_state']['MainPID'] not in ('0', was['unit_state']['MainPID']), (host, was, now)
-        assert now['table'] == was['table'] and len(now['table']) == 2, (host, was, now)
-        assert now['channels'] == was['channels'] and all(c == [True, True] for c in now['channels']), (host, now)
+    was, now = before[host], after[host]
+    assert FAULT_DROPIN not in now['dropins'], (host, now)
+    assert now['unit_state']['ActiveState'] == 'active', (host, now)
+    assert now['unit_state']['MainPID'] not in ('0', was['unit_state']['MainPID']), (host, was, now)
+    # Nothing lost: rows and checksum as before, on the host and on its replicas; replication running.
+    for name in [host] + [h for h, f in before.items() if f['source'] == host]:
+        assert after[name]['table'] == before[name]['table'] and len(after[name]['table']) == 2, (name, before, after)
+        assert after[name]['channels'] == before[name]['channels'], (name, before[name], after[name])
+        assert all(c == [True, True] for c in after[name]['channels']), (name, after[name])
+    # The next host was not restarted.
+    assert after[case.next]['unit_state']['MainPID'] == before[case.next]['unit_state']['MainPID'], (before, after)

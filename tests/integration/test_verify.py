@@ -75,6 +75,37 @@ def global_value(host, name):
     return rows[0]['Value'] if rows else None
 
 
+# The roles' drop-ins and the runtime values they change, for tests that run site.yml on the lab.
+ROLE_DROPINS = ('60-dbfleet-adaptive_hash.cnf', '60-dbfleet-flush_neighbors.cnf')
+ROLE_VARIABLES = ('innodb_adaptive_hash_index', 'innodb_flush_neighbors')
+
+
+@contextmanager
+def role_state_kept(hosts, variables=ROLE_VARIABLES):
+    """Put the roles' drop-ins and the given global values of each host back as they were afterwards."""
+    dropins = dict((h, host_vars(h)['dbfleet_option_dropin_dir']) for h in hosts)
+    kept = {}
+    for host, directory in dropins.items():
+        for name in ROLE_DROPINS:
+            if os.path.exists(os.path.join(directory, name)):
+                with open(os.path.join(directory, name), encoding='utf-8') as handle:
+                    kept[(host, name)] = handle.read()
+    original = dict((h, dict((v, global_value(h, v)) for v in variables)) for h in hosts)
+    try:
+        yield original
+    finally:
+        for host, directory in dropins.items():
+            for name in ROLE_DROPINS:
+                path = os.path.join(directory, name)
+                if (host, name) in kept:
+                    with open(path, 'w', encoding='utf-8') as handle:
+                        handle.write(kept[(host, name)])
+                elif os.path.exists(path):
+                    os.unlink(path)
+            for variable, value in original[host].items():
+                sql(host, 'SET GLOBAL %s = %s' % (variable, '%s'), [int(value) if value.isdigit() else value])
+
+
 def run_module(name, args, attempts=3):
     """Run plugins/modules/<name>.py as Ansible would; returns (result dict, rc)."""
     env = dict(os.environ, PYTHONPATH=COLLECTIONS)

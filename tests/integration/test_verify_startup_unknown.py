@@ -20,15 +20,14 @@ import subprocess
 
 import pytest
 
-from test_verify import INVENTORY, LAB_HOSTS, ROOT, global_value, host_vars, lab_inventory, sql
+from test_verify import INVENTORY, LAB_HOSTS, ROLE_VARIABLES, ROOT, lab_inventory, role_state_kept, sql
 
 # Role inputs that change every lab server (none of them is every server's default): the adaptive hash index
 # on (OFF by default on MySQL 8.4+/9.x and MariaDB 10.5+), innodb_flush_neighbors 1 for disks (0 by default on
 # MySQL 8.0+).
 ROLE_VARS = {'adaptive_hash_enabled': True, 'flush_neighbors_storage_class': 'hdd'}
 RUNTIME_ONLY = 'mariadb1011'     # innodb_io_capacity 300 with SET GLOBAL only: drift_config, lost at a restart
-ROLE_DROPINS = ('60-dbfleet-adaptive_hash.cnf', '60-dbfleet-flush_neighbors.cnf')
-WATCHED = ('innodb_adaptive_hash_index', 'innodb_flush_neighbors', 'innodb_io_capacity')
+WATCHED = ROLE_VARIABLES + ('innodb_io_capacity',)
 RUNTIME_ORIGINS = ('SQL', 'DYNAMIC')
 
 
@@ -67,18 +66,10 @@ def runs(tmp_path_factory):
     inventories = [INVENTORY, str(extra_inv)]
     cache = {'ANSIBLE_CACHE_PLUGIN': 'jsonfile', 'ANSIBLE_CACHE_PLUGIN_CONNECTION': str(tmp / 'facts'),
              'ANSIBLE_CACHE_PLUGIN_TIMEOUT': '86400'}
-    dropins = dict((h, host_vars(h)['dbfleet_option_dropin_dir']) for h in lab)
-    # Role drop-ins an earlier test left (site.yml on one host) are put back as they were afterwards.
-    kept = {}
-    for host, directory in dropins.items():
-        for name in ROLE_DROPINS:
-            if os.path.exists(os.path.join(directory, name)):
-                with open(os.path.join(directory, name), encoding='utf-8') as handle:
-                    kept[(host, name)] = handle.read()
-    original = dict((h, dict((v, global_value(h, v)) for v in WATCHED)) for h in lab)
-    assert original[RUNTIME_ONLY]['innodb_io_capacity'] != '300'
     out = {}
-    try:
+    # The roles' drop-ins and the watched values are put back as they were afterwards.
+    with role_state_kept(lab, WATCHED) as original:
+        assert original[RUNTIME_ONLY]['innodb_io_capacity'] != '300'
         out['site'] = playbook('site.yml', [INVENTORY], ROLE_VARS)
         sql(RUNTIME_ONLY, 'SET GLOBAL innodb_io_capacity = 300')
         common = dict(ROLE_VARS, verify_desired_from=['flush_neighbors', 'adaptive_hash'], verify_timeout=5)
@@ -94,17 +85,6 @@ def runs(tmp_path_factory):
         out['stale'] = playbook('verify.yml', inventories, dict(common, verify_mode='controller', verify_startup_cache=True,
                                                                 verify_startup_cache_max_age=1,
                                                                 verify_report_dir=str(tmp / 'stale')), cache)
-    finally:
-        for host, directory in dropins.items():
-            for name in ROLE_DROPINS:
-                path = os.path.join(directory, name)
-                if (host, name) in kept:
-                    with open(path, 'w', encoding='utf-8') as handle:
-                        handle.write(kept[(host, name)])
-                elif os.path.exists(path):
-                    os.unlink(path)
-            for variable, value in original[host].items():
-                sql(host, 'SET GLOBAL %s = %s' % (variable, '%s'), [int(value) if value.isdigit() else value])
     yield dict(lab=lab, tmp=tmp, out=out, **dict((k, report(str(tmp / k))) for k in ('host', 'controller', 'cached',
                                                                                      'stale')))
 

@@ -95,3 +95,62 @@ def test_long_host_names_get_a_short_veth():
     from dbfleet_lab import netns  # pylint: disable=import-outside-toplevel
     names = [netns.veth_name(h) for h in ("galera_replica", "gr_replica", "db1")]
     assert all(len(n) <= netns.IFNAMSIZ for n in names) and len(set(names)) == 3
+
+
+def test_the_fleet_runs_a_second_galera_cluster_of_mariadb_118(tmp_path):
+    fleet = Fleet(str(tmp_path), str(tmp_path / "cache"), str(tmp_path / "hosts.yml"))
+    address = {h.name: h.address for h in fleet.HOSTS}
+    nodes = [h.name for h in fleet.HOSTS if h.cluster == galera.GROUP_118]
+    assert nodes == ["galera118_1", "galera118_2", "galera118_3"]
+    assert all(fleet.hosts[n].kind.key == "mariadb118-trixie" and galera.is_node(fleet.hosts[n].cluster) for n in nodes)
+    text = fleet.instance("galera118_2").option_text("/usr")
+    # its own peers and cluster name: never gcomm to a node of the 10.11 cluster
+    assert "wsrep_cluster_address = gcomm://%s:4567,%s:4567,%s:4567" % tuple(address[n] for n in nodes) in text
+    assert "wsrep_cluster_name = dbfleet_galera118" in text and address["galera1"] not in text
+    assert "wsrep_cluster_name = dbfleet_galera\n" in fleet.instance("galera2").option_text("/usr")
+    assert "galera-4" in fleet.hosts["galera118_1"].kind.packages
+    # only when named: neither the default fleet nor DBFLEET_FLEET_WITH_GALERA start them
+    assert not [h for h in fleet.HOSTS if h.cluster == galera.GROUP_118 and (not h.optional or h.opt_in)]
+
+
+def test_a_chroot_node_belongs_to_the_chroots_mysql_user(tmp_path, monkeypatch):
+    root = tmp_path / "chroot"
+    (root / "etc").mkdir(parents=True)
+    (root / "etc" / "passwd").write_text("root:x:0:0::/root:/bin/sh\nmysql:x:100:101:MariaDB Server:/nonexistent:/bin/false\n")
+    calls = []
+    monkeypatch.setattr(galera, "run", calls.append)
+    galera.own("/lab/galera118_1", str(root))
+    assert calls == [["chown", "-R", "100:101", "/lab/galera118_1"]]
+    (root / "etc" / "passwd").write_text("root:x:0:0::/root:/bin/sh\n")
+    try:
+        galera.own("/lab/galera118_1", str(root))
+    except galera.LabError as exc:
+        assert "user mysql is missing in the chroot %s" % root in str(exc)
+    else:
+        raise AssertionError("no error for a chroot without the mysql user")
+
+
+def test_the_provider_is_looked_for_in_the_nodes_chroot(tmp_path):
+    try:
+        galera.check_machine(str(tmp_path))
+    except galera.LabError as exc:
+        assert galera.PROVIDER in str(exc) and "in the chroot %s" % tmp_path in str(exc)
+    else:
+        raise AssertionError("no error for a chroot without galera-4")
+    (tmp_path / "usr" / "lib" / "galera").mkdir(parents=True)
+    (tmp_path / "usr" / "lib" / "galera" / "libgalera_smm.so").write_text("")
+    (tmp_path / "usr" / "bin").mkdir(parents=True)
+    (tmp_path / "usr" / "bin" / "rsync").write_text("")
+    (tmp_path / "usr" / "bin" / "rsync").chmod(0o755)
+    galera.check_machine(str(tmp_path))
+
+
+def test_a_chroot_server_sees_proc_and_the_resolv_conf_of_where_it_runs(tmp_path):
+    from dbfleet_lab import chroots  # pylint: disable=import-outside-toplevel
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "resolv.conf").write_text("nameserver 10.255.255.53\n")
+    argv = chroots.wrap(str(tmp_path), ["/lab/galera118_1"], ["/usr/sbin/mariadbd"])
+    script = argv[argv.index("-c") + 1]
+    assert "mount --bind /proc '%s/proc'" % tmp_path in script
+    assert "mount --bind /etc/resolv.conf '%s/etc/resolv.conf'" % tmp_path in script
+    assert script.endswith('exec chroot \'%s\' "$@"' % tmp_path) and argv[-1] == "/usr/sbin/mariadbd"

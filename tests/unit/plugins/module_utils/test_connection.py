@@ -312,3 +312,9 @@ def test_a_bad_line_is_named_by_number_never_by_its_text(tmp_path, line):
     with pytest.raises(c.ConnectError) as err:
         c.open_connection(dict(config_file=path))
     assert 'Sekr3t' not in str(err.value)
+
+
+def test_a_read_timeout_reaches_the_client_only_when_given(tmp_path):
+    none = str(tmp_path / 'none')
+    assert c.connection_kwargs(dict(login_host='db1', login_port=3306, read_timeout=13, config_file=none))['read_timeout'] == 13
+    assert 'read_timeout' not in c.connection_kwargs(dict(login_host='db1', login_port=3306, config_file=none))
