@@ -120,10 +120,11 @@ def main():
     parser.add_argument('--rtt', help='latency table: comma-separated round-trip times in ms (e.g. 1,20,100); '
                         'every host is reached through the delayed path (latency.py), arms ctl and B only')
     parser.add_argument('--pool', help='controller mode: verify_pool (default: the playbook\'s)')
+    parser.add_argument('--workers', help='controller mode and engine: worker processes (default: one per usable CPU)')
     parser.add_argument('--engine', help=argparse.SUPPRESS)     # the arm "engine" of the latency table
     args = parser.parse_args()
     if args.engine:
-        return engine_only(args.engine, args.pool)
+        return engine_only(args.engine, args.pool, args.workers)
     if args.rtt:
         return latency_table(args)
     if not os.path.exists(LAB_INVENTORY):
@@ -312,7 +313,8 @@ def delayed_inventory(path, lab, top, current, hosts, ca):
 def report_counts(directory):
     with open(os.path.join(directory, 'verify.json')) as handle:
         summary = json.load(handle)['summary']
-    return '%d ok, %d drift, %d error' % (summary['hosts_ok'], summary['hosts_drift'], summary['hosts_error'])
+    return '%d ok, %d startup_unknown, %d drift, %d error' % (
+        summary['hosts_ok'], summary['hosts_startup_unknown'], summary['hosts_drift'], summary['hosts_error'])
 
 
 def latency_table(args):
@@ -357,7 +359,7 @@ def latency_table(args):
 BENCH_MAX_CONNECTIONS = 2000
 
 
-def engine_only(inv_path, pool):
+def engine_only(inv_path, pool, workers=None):
     """The arm "engine": the controller audit's engine alone (verify_fleet.run_pool over audit_host, as the
     action runs it, the login of each host as the bench inventory gives it), no Ansible and no report."""
     sys.path.insert(0, os.path.join(ROOT, '.collections'))
@@ -376,10 +378,14 @@ def engine_only(inv_path, pool):
     size, error = verify_fleet.pool_size(int(pool) if pool else None, len(jobs))
     if error:
         raise SystemExit(error)
-    results = verify_fleet.run_pool(jobs, lambda job: verify_fleet.audit_host(job[0], job[1]), size)
+    count, error = verify_fleet.worker_count(int(workers) if workers else None, len(jobs))
+    if error:
+        raise SystemExit(error)
+    results = verify_fleet.run_workers(jobs, lambda job: verify_fleet.audit_host(job[0], job[1]), size, count)
     summary = verify_fleet.summarize(results)
-    print('engine: %d ok, %d drift, %d error, pool %d' % (summary['hosts_ok'], summary['hosts_drift'],
-                                                          summary['hosts_error'], size))
+    print('engine: %d ok, %d startup_unknown, %d drift, %d error, pool %d, workers %d'
+          % (summary['hosts_ok'], summary['hosts_startup_unknown'], summary['hosts_drift'], summary['hosts_error'],
+             size, count))
 
 
 def set_max_connections(lab, values):
@@ -414,10 +420,13 @@ def latency_rows(args, lab, top, current, ca, tmp, env, playbook, arms, servers,
                              'verify_controller_ca_cert': ca}
                     if args.pool:
                         extra['verify_pool'] = int(args.pool)
+                    if args.workers:
+                        extra['verify_workers'] = int(args.workers)
                     cmd = [playbook, '-i', inv_path, os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e', json.dumps(extra)]
                 elif arm == 'engine':
                     cmd = [sys.executable, os.path.abspath(__file__), '--engine', inv_path] + (
-                        ['--pool', str(args.pool)] if args.pool else [])
+                        ['--pool', str(args.pool)] if args.pool else []) + (
+                        ['--workers', str(args.workers)] if args.workers else [])
                 else:
                     cmd = [playbook, '-i', inv_path, os.path.join(HERE, 'mysql_info.yml'), '-e',
                            json.dumps({'bench_ca_cert': ca})]

@@ -6,12 +6,14 @@
 No module goes to any host. For each host of `hosts`, the login comes from that host's own inventory
 variables through the collection's one login path (plugin_utils/login.py, connection.login_args_from_host),
 and only the variables the audit needs are templated (the login ones, ansible_host, the roles' inputs and
-the settings variable). The audits run in a pool of threads sized by what the controller can hold (plugins/module_utils/verify_fleet.py).
+the settings variable). The audits run in a pool of threads sized by what the controller can hold, the hosts
+dealt out over one worker process per usable CPU (plugins/module_utils/verify_fleet.py).
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
@@ -31,6 +33,7 @@ ARGUMENT_SPEC = dict(
     role_hosts=dict(type='dict', default={}),
     settings_variable=dict(type='str', default='verify_extra_settings'),
     pool=dict(type='int', default=verify_fleet.DEFAULT_POOL),
+    workers=dict(type='int'),
     timeout=dict(type='int', default=verify_fleet.DEFAULT_TIMEOUT),
     deadline=dict(type='int', default=verify_fleet.DEFAULT_DEADLINE),
     controller_ca_cert=dict(type='path'),
@@ -46,6 +49,10 @@ ARGUMENT_SPEC = dict(
 # The cacheable fact playbooks/verify.yml sets in the per-host mode (verify_startup_cache): what the host's
 # verify run read of what a restart brings, with read_at.
 STARTUP_FACT = 'verify_startup_state'
+# Keys of a host's result on its way back from the audit (the inputs' unknown variables, the password to
+# mask messages with); taken off before anything else sees the result.
+_UNKNOWN = '_verify_fleet_unknown'
+_SECRET = '_verify_fleet_login_password'
 
 
 class _HostTask(object):
@@ -69,6 +76,9 @@ class ActionModule(ActionBase):
         if limits:
             raise AnsibleActionFail('verify_fleet: %s' % '; '.join(limits))
         args['pool'], error = verify_fleet.pool_size(args['pool'], len(args['hosts']))
+        if error:
+            raise AnsibleActionFail('verify_fleet: %s' % error)
+        args['workers'], error = verify_fleet.worker_count(args['workers'], len(args['hosts']))
         if error:
             raise AnsibleActionFail('verify_fleet: %s' % error)
         bad = sorted(str(k) for k in args['role_hosts'] if k not in desired.ROLES)
@@ -134,50 +144,74 @@ class ActionModule(ActionBase):
             results = dict((name, self._registered(name, hostvars, args['results_from'])) for name in args['hosts'])
             return self._report(result, results, args)
 
-        results, jobs = {}, {}
-        for name in args['hosts']:
-            if name not in hostvars:
-                results[name] = dict(failed=True, msg='%s is not in the inventory' % name)
-                continue
-            try:
-                job, error = self._host_job(name, hostvars.raw_get(name), args)
-            except Exception as e:  # pylint: disable=broad-except  # a variable that fails to template
-                job, error = None, dict(failed=True, msg='cannot read the host variables: %s' % e)
-            if error:
-                results[name] = error
-            else:
-                jobs[name] = job
-
         timeout = args['timeout']
+        hosts = dict((name, name) for name in args['hosts'])
+        timings = {}
+
+        def prepare(names):
+            """({name: job}, {name: error result}) for these hosts: their inputs templated, one host at a time."""
+            jobs, errors = {}, {}
+            for name in names:
+                if name not in hostvars:
+                    errors[name] = dict(failed=True, msg='%s is not in the inventory' % name)
+                    continue
+                try:
+                    job, error = self._host_job(name, hostvars.raw_get(name), args)
+                except Exception as e:  # pylint: disable=broad-except  # a variable that fails to template
+                    job, error = None, dict(failed=True, msg='cannot read the host variables: %s' % e)
+                if error:
+                    errors[name] = error
+                else:
+                    jobs[name] = job
+            return jobs, errors
 
         def worker(job):
             roles, notes = verify_fleet.controller_roles(job['roles'], job['inputs'])
-            return verify_fleet.audit_host(job['params'], job['extra'], roles, job['inputs'], job['notes'] + notes, timeout,
-                                           upgrade_target=args['target'], deadline=args['deadline'],
-                                           startup_cache=job['startup_cache'],
-                                           startup_cache_max_age=args['startup_cache_max_age'])
+            outcome = verify_fleet.audit_host(job['params'], job['extra'], roles, job['inputs'], job['notes'] + notes,
+                                              timeout, upgrade_target=args['target'], deadline=args['deadline'],
+                                              startup_cache=job['startup_cache'],
+                                              startup_cache_max_age=args['startup_cache_max_age'])
+            # Taken off again as each result comes back (below), never in the output.
+            outcome[_UNKNOWN] = job['unknown']
+            outcome[_SECRET] = job['params'].get('login_password')
+            return outcome
 
-        results.update(verify_fleet.run_pool(jobs, worker, args['pool']))
-        warnings = []
-        for name in sorted(jobs):
-            if jobs[name]['unknown'] and not results[name].get('failed'):
-                results[name]['unknown_variables'] = sorted(set(results[name].get('unknown_variables') or [])
-                                                            | set(jobs[name]['unknown']))
-            warnings.extend('%s: %s is not a variable of its role (misspelt?); it is ignored' % (name, var)
-                            for var in jobs[name]['unknown'])
+        started = time.monotonic()
+        if args['workers'] > 1:
+            # Each worker process reads its own hosts' inputs (one core each), then audits them.
+            results = verify_fleet.run_workers(hosts, worker, args['pool'], args['workers'], prepare=prepare)
+        else:
+            jobs, early = prepare(hosts)
+            timings['inputs'] = round(time.monotonic() - started, 3)
+            started = time.monotonic()
+            results = verify_fleet.run_workers(jobs, worker, args['pool'], 1)
+            results = dict((name, results[name] if name in results else early[name]) for name in args['hosts'])
+        timings['audit'] = round(time.monotonic() - started, 3)
+        warnings, secrets = [], set()
+        for name, outcome in results.items():
+            unknown = outcome.pop(_UNKNOWN, None) or []
+            secret = outcome.pop(_SECRET, None)
+            if secret:
+                secrets.add(str(secret))
+            if unknown and not outcome.get('failed'):
+                outcome['unknown_variables'] = sorted(set(outcome.get('unknown_variables') or []) | set(unknown))
+            warnings.extend((name, '%s: %s is not a variable of its role (misspelt?); it is ignored' % (name, var))
+                            for var in unknown)
         if warnings:
-            result['warnings'] = list(result.get('warnings') or []) + warnings
+            result['warnings'] = list(result.get('warnings') or []) + [text for _name, text in sorted(warnings, key=lambda w: w[0])]
         # No result carries a login; should a server's message ever quote a password, it is masked there
         # (as a word of its own: a short password such as ON does not blank values).
-        secrets = set(str(job['params']['login_password']) for job in jobs.values()
-                      if job['params'].get('login_password'))
         results = report_utils.mask_login_secrets(results, secrets)
-        result.update(changed=False, summary=verify_fleet.summarize(results), pool=args['pool'])
+        result.update(changed=False, summary=verify_fleet.summarize(results), pool=args['pool'], workers=args['workers'],
+                      seconds=timings)
         if not args['report_dir']:
             result['hosts'] = results
             return result
         # Thousands of results: the report files are written here, not templated through the play.
-        return self._report(result, results, args)
+        started = time.monotonic()
+        self._report(result, results, args)
+        timings['report'] = round(time.monotonic() - started, 3)
+        return result
 
     def _registered(self, name, hostvars, variable):
         """The verify result a host registered in the per-host mode (None when it has none)."""

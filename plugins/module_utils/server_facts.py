@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import pwd
 import socket
+from collections.abc import Mapping
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
 from ansible_collections.dbfleet.innodb.plugins.module_utils import discovery
@@ -36,6 +37,50 @@ SERVER_PROGRAMS = ('mysqld', 'mariadbd', 'mysqld-debug', 'mariadbd-debug')
 def all_global_variables(conn):
     """Every GLOBAL variable of the server, {lower-case name: value} (one statement)."""
     return global_variables(conn)
+
+
+class NamedGlobalVariables(Mapping):
+    """The GLOBAL variables of names, read in one statement (SHOW GLOBAL VARIABLES WHERE Variable_name IN ...),
+    as a read-only {lower-case name: value} mapping that answers like all_global_variables() does.
+
+    For a name asked for, what the server returned is the whole truth (a name it lacks is absent). A look-up of
+    any other name, iterating or len() reads every variable (all_global_variables(), once) and answers from that:
+    so what the caller does not foresee (a close-name hint over every name) costs a second statement, never a
+    different answer. complete: whether every variable has been read."""
+
+    def __init__(self, conn, names):
+        self._conn = conn
+        self._asked = frozenset(str(n).lower() for n in names)
+        if not self._asked:
+            raise ValueError('NamedGlobalVariables needs at least one name')
+        self._values = global_variables(conn, sorted(self._asked))
+        self.complete = False
+
+    def _read_all(self):
+        if not self.complete:
+            self._values = all_global_variables(self._conn)
+            self.complete = True
+
+    def __getitem__(self, name):
+        try:
+            return self._values[name]
+        except KeyError:
+            if self.complete or name in self._asked:
+                raise
+        self._read_all()
+        return self._values[name]
+
+    def read(self, conn, names):  # pylint: disable=unused-argument  # global_variables()' signature
+        """global_variables(conn, names) answered from this mapping: no statement when every name was asked for."""
+        return dict((str(n).lower(), self[str(n).lower()]) for n in names if str(n).lower() in self)
+
+    def __iter__(self):
+        self._read_all()
+        return iter(self._values)
+
+    def __len__(self):
+        self._read_all()
+        return len(self._values)
 
 
 # ---------------------------------------------------------------- replication
@@ -79,19 +124,25 @@ def replication_info(conn, identity, variables):
             seconds_behind=_pick(row, 'Seconds_Behind_Source', 'Seconds_Behind_Master'),
         ))
     info['role'] = 'replica' if info['channels'] else 'primary'
-    info['cluster'] = cluster_info(conn, identity)
+    info['cluster'] = cluster_info(conn, identity, variables)
     return info
 
+
+# The global variables cluster_info() reads: what tells each kind of cluster, and the settings its members share.
+CLUSTER_VARIABLES = tuple(sorted(set(clusters.GALERA_VARIABLES + clusters.GR_VARIABLES
+                                     + tuple(n for names in clusters.MUST_MATCH.values() for n in names))))
 
 CLUSTER_KEYS = ('kind', 'name', 'label', 'size', 'state', 'status', 'ready', 'quorum', 'role', 'queue')
 
 
-def cluster_info(conn, identity):
+def cluster_info(conn, identity, variables=None):
     """What a report shows of the server's cluster membership: kind, name, label, size, this member's state,
     ready, quorum, role, queue (clusters.py), and settings: the running values of the settings every member must
-    share (clusters.MUST_MATCH); None for a server that is no cluster member."""
+    share (clusters.MUST_MATCH); None for a server that is no cluster member. variables: NamedGlobalVariables
+    the cluster's variables are read from (CLUSTER_VARIABLES among its names: no statement of their own)."""
+    read_variables = variables.read if isinstance(variables, NamedGlobalVariables) else global_variables
     try:
-        cluster = clusters.read_cluster(conn, identity.flavor, query, global_variables, global_status)
+        cluster = clusters.read_cluster(conn, identity.flavor, query, read_variables, global_status)
     except _DB_ERRORS as e:
         return dict(error='reading the cluster state failed: %s' % error_text(e))
     if cluster is None:
@@ -101,7 +152,7 @@ def cluster_info(conn, identity):
     # check that the members agree (clusters.member_disagreements).
     names = clusters.MUST_MATCH.get(cluster.get('kind'), ())
     try:
-        running = global_variables(conn, names) if names else {}
+        running = read_variables(conn, names) if names else {}
     except _DB_ERRORS as e:
         info['settings_error'] = 'reading the settings every member must share failed: %s' % error_text(e)
         running = {}
@@ -377,7 +428,7 @@ def variable_details(conn, identity, variables, names):
     settable, reason)}, each name resolved for the server (values.resolve) and described the way the
     setter and verify see it (values.describe). Second item: a reason when the server tables could
     not be read."""
-    server_names = frozenset(variables)
+    server_names = variables if isinstance(variables, NamedGlobalVariables) else frozenset(variables)
     resolved = {}
     for name in names:
         found = values.resolve(str(name), identity, server_names)

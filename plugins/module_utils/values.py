@@ -25,6 +25,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import namedtuple
+from collections.abc import Mapping
 
 from ansible.module_utils.six import integer_types, string_types
 
@@ -376,7 +377,8 @@ def resolve(name, identity, server_names):
     if not _NAME_RE.match(key):
         return Resolved(key, None, UNKNOWN, 'invalid variable name %r: use letters, digits and _' % key)
     plain = key.lower().replace('-', '_')
-    server_names = frozenset(server_names)
+    if not isinstance(server_names, (frozenset, Mapping)):
+        server_names = frozenset(server_names)
     resolved = flavors.resolve_name(plain, identity.flavor, identity.version, server_names)
     if resolved is None:
         candidates = flavors.ALIASES.get(plain, (plain,))

@@ -251,9 +251,31 @@ def read_blockers(conn, identity, target):
         tables, identity, target)
 
 
+# The global variables audit() reads besides the settings' own: who the server is (flavors.DETECT_VARIABLES),
+# its paths and name (server_facts.gather), its replication role, whether it loads persisted values, and the
+# buffer pool chunk rounding, and what tells its cluster (server_facts.CLUSTER_VARIABLES).
+AUDIT_VARIABLES = tuple(flavors.DETECT_VARIABLES) + server_facts.FACT_PATHS + server_facts.CLUSTER_VARIABLES + (
+    'hostname', 'port', 'server_id', 'read_only', 'super_read_only', 'persisted_globals_load',
+    'innodb_buffer_pool_chunk_size', 'innodb_buffer_pool_instances')
+
+
+def audit_variable_names(settings, roles=()):
+    """The global variables audit() reads for settings and roles: AUDIT_VARIABLES, every spelling of each
+    setting (flavors.ALIASES, '-' for '_') and of the variables the roles read and set. Sorted, lower-case."""
+    names = set(AUDIT_VARIABLES)
+    wanted = [str(n) for n in settings] + desired_utils.server_variable_names(roles)
+    if 'myrocks' in roles:
+        wanted += [row[1] for row in desired_utils.MYROCKS_SETTINGS]
+    for name in wanted:
+        plain = name.lower().replace('-', '_')
+        names.add(plain)
+        names.update(flavors.ALIASES.get(plain, ()))
+    return sorted(names)
+
+
 def audit(conn, settings, login_params=None, option_files=None, fallback_option_files=None,
           proc_root='/proc', desired_from=(), role_variables=None, detect_storage=None, target=None,
-          startup_cache=None, startup_cache_max_age=DEFAULT_STARTUP_CACHE_MAX_AGE, now=None):
+          startup_cache=None, startup_cache_max_age=DEFAULT_STARTUP_CACHE_MAX_AGE, now=None, read_named=False):
     """Verify settings on the server behind conn. Returns the module result (without changed).
 
     desired_from: roles whose desired state (desired.for_roles, from role_variables and this server's
@@ -261,14 +283,20 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
     target; the tables whose engine this server or the target lacks are returned as blockers.
     startup_cache: where the option files cannot be read here (the controller-side audit), what an earlier per-host
     run read (its startup_state with read_at: cached_startup()), used up to startup_cache_max_age seconds old.
+    read_named: read only the variables the audit reads (audit_variable_names(): NamedGlobalVariables) instead of
+    every one; the answer is the same.
     Raises desired_utils.InputError for bad role variables."""
     check_settings(settings)
-    variables = server_facts.all_global_variables(conn)
+    if read_named:
+        variables = server_facts.NamedGlobalVariables(conn, audit_variable_names(settings, desired_from))
+        server_names = variables
+    else:
+        variables = server_facts.all_global_variables(conn)
+        server_names = frozenset(variables)
     facts = server_facts.gather(conn, variables, login_params, option_files, fallback_option_files,
                                 proc_root)
     identity = facts.pop('_identity')
     plan = facts.pop('_plan')
-    server_names = frozenset(variables)
 
     states, unknown = {}, []
     if desired_from:

@@ -21,8 +21,12 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
+import pickle
 import resource
+import selectors
+import signal
 import socket
+import struct
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -362,9 +366,94 @@ def read_rows(read, seq, converters, on_end):
 if connection.pymysql is not None:
     _protocol = connection.pymysql.protocol
     _CR = connection.pymysql.constants.CR
+    _FIELD_TYPE = connection.pymysql.constants.FIELD_TYPE
+    _TEXT_TYPES = connection.pymysql.connections.TEXT_TYPES
+    _THROUGH = connection.pymysql.converters.through
+    _FIELD_TAIL = struct.Struct('<xHIBHBxx')
+
+    class _Field(object):
+        """A column definition packet, parsed as PyMySQL's FieldDescriptorPacket parses it (the same attributes
+        and description()), in one pass over the bytes: a result of SHOW REPLICA STATUS has 50-70 columns, and
+        PyMySQL's packet object with a method call per field was a tenth of the controller's CPU per host."""
+        __slots__ = ('_data', '_encoding', 'catalog', 'db', 'table_name', 'org_table', 'name', 'org_name', 'charsetnr',
+                     'length', 'type_code', 'flags', 'scale')
+
+        def __init__(self, data, encoding):
+            self._data = data
+            self._encoding = encoding
+            if data and data[0] == 0xff:
+                return
+            pos, out = 0, []
+            for _field in range(6):
+                c = data[pos]
+                if c < 0xfb:
+                    n, pos = c, pos + 1
+                elif c == 0xfb:
+                    out.append(None)
+                    pos += 1
+                    continue
+                elif c == 0xfc:
+                    n, pos = data[pos + 1] | data[pos + 2] << 8, pos + 3
+                elif c == 0xfd:
+                    n, pos = data[pos + 1] | data[pos + 2] << 8 | data[pos + 3] << 16, pos + 4
+                else:
+                    n, pos = int.from_bytes(data[pos + 1:pos + 9], 'little'), pos + 9
+                out.append(data[pos:pos + n])
+                pos += n
+            self.catalog, self.db = out[0], out[1]
+            self.table_name, self.org_table, self.name, self.org_name = (v.decode(encoding) for v in out[2:])
+            (self.charsetnr, self.length, self.type_code, self.flags,
+             self.scale) = _FIELD_TAIL.unpack_from(data, pos)
+
+        def is_error_packet(self):
+            return bool(self._data) and self._data[0] == 0xff
+
+        def is_eof_packet(self):
+            return bool(self._data) and self._data[0] == 0xfe and len(self._data) < 9
+
+        def raise_for_error(self):
+            _protocol.MysqlPacket(self._data, self._encoding).raise_for_error()
+
+        def get_column_length(self):
+            if self.type_code == _FIELD_TYPE.VAR_STRING:
+                return self.length // _protocol.MBLENGTH.get(self.charsetnr, 1)
+            return self.length
+
+        def description(self):
+            length = self.get_column_length()
+            return (self.name, self.type_code, None, length, length, self.scale, self.flags % 2 == 0)
 
     class _Result(connection.pymysql.connections.MySQLResult):
         """PyMySQL's result, whose rows are read by read_rows() (same rows, a fraction of the CPU)."""
+
+        def _get_descriptions(self):
+            """PyMySQL's MySQLResult._get_descriptions with the column definitions read as _Field."""
+            conn = self.connection
+            self.fields = []
+            self.converters = []
+            description = []
+            use_unicode, encoding_of_text, decoders = conn.use_unicode, conn.encoding, conn.decoders
+            for _column in range(self.field_count):
+                field = conn._read_packet(_Field)
+                self.fields.append(field)
+                description.append(field.description())
+                field_type = field.type_code
+                if not use_unicode:
+                    encoding = None
+                elif field_type == _FIELD_TYPE.JSON:
+                    encoding = encoding_of_text
+                elif field_type in _TEXT_TYPES:
+                    encoding = None if field.charsetnr == 63 else encoding_of_text
+                else:
+                    encoding = 'ascii'
+                converter = decoders.get(field_type)
+                if converter is _THROUGH:
+                    converter = None
+                self.converters.append((encoding, converter))
+            eof_packet = conn._read_packet()
+            if not eof_packet.is_eof_packet():
+                raise connection.pymysql.err.InternalError('Protocol error, expecting EOF after the column definitions')
+            self.description = tuple(description)
 
         def _read_rowdata_packet(self):
             conn = self.connection
@@ -557,7 +646,7 @@ def _audit_host(params, settings, roles, role_variables, notes, timeout, connect
     try:
         result = verify.audit(conn, settings, login_params=params, proc_root=None, desired_from=list(roles),
                               role_variables=role_variables or {}, detect_storage=storage_not_inspected,
-                              target=upgrade_target, **cache)
+                              target=upgrade_target, read_named=True, **cache)
     except desired.InputError as e:
         return dict(failed=True, msg='invalid role input, nothing audited: %s' % '; '.join(e.messages),
                     connected_to=target, seconds=round(time.monotonic() - start, 3))
@@ -588,10 +677,12 @@ def _audit_host(params, settings, roles, role_variables, notes, timeout, connect
 THREAD_STACK = 1 << 20
 
 
-def run_pool(jobs, worker, pool=AUTO_POOL):
+def run_pool(jobs, worker, pool=AUTO_POOL, on_result=None):
     """{name: worker(job)} for jobs ({name: job}), at most `pool` at a time (pool_size() sizes it).
 
-    A worker that raises gives dict(failed=True, msg=...) for its host; the others complete."""
+    A worker that raises gives dict(failed=True, msg=...) for its host; the others complete. on_result(name,
+    outcome), if given, is called for each host as it completes (one at a time) instead of keeping the
+    results: the dict returned is then empty."""
     results = {}
     lock = threading.Lock()
 
@@ -601,7 +692,10 @@ def run_pool(jobs, worker, pool=AUTO_POOL):
         except Exception as e:  # pylint: disable=broad-except
             outcome = dict(failed=True, msg='%s: %s' % (type(e).__name__, e))
         with lock:
-            results[name] = outcome
+            if on_result is None:
+                results[name] = outcome
+            else:
+                on_result(name, outcome)
 
     if not jobs:
         return results
@@ -613,6 +707,169 @@ def run_pool(jobs, worker, pool=AUTO_POOL):
     finally:
         threading.stack_size(previous)
     return results
+
+
+# ---------------------------------------------------------------- worker processes
+# One process audits at most one core's worth of hosts: a host costs the controller 4-7 ms of CPU (TLS, the
+# protocol, verify.audit()), under one GIL per process. `workers` processes, each with its share of the
+# hosts and of the pool, use as many cores. Below this many hosts per process a fork costs more than it saves.
+MIN_HOSTS_PER_WORKER = 64
+MAX_WORKERS = 256
+_FRAME = struct.Struct('>I')
+_NOT_PREPARED = 'not audited: no job was prepared for this host'
+
+
+def usable_cpus():
+    """The CPUs this process may run on (its affinity mask; os.cpu_count() where that is not known)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_count(workers, hosts, cpus=None):
+    """(count, error): how many worker processes audit `hosts` hosts.
+
+    workers None: one per usable CPU, with at least MIN_HOSTS_PER_WORKER hosts each (1 for a small fleet);
+    set: 1 to MAX_WORKERS (an error otherwise), no more than the hosts. 1 means no extra process."""
+    if workers is not None:
+        if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= MAX_WORKERS:
+            return 0, 'workers must be 1-%d; got %r' % (MAX_WORKERS, workers)
+        return max(1, min(workers, hosts)), None
+    cpus = usable_cpus() if cpus is None else cpus
+    return max(1, min(cpus, hosts // MIN_HOSTS_PER_WORKER)), None
+
+
+def shard(names, count):
+    """`names` dealt out over `count` shards in turn (hosts next to each other in the inventory, often on one
+    site or one server, spread over every worker)."""
+    return [names[i::count] for i in range(count)]
+
+
+def _send(fd, name, outcome):
+    try:
+        data = pickle.dumps((name, outcome), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as e:  # pylint: disable=broad-except  # a value that does not pickle: that host's error
+        data = pickle.dumps((name, dict(failed=True, msg='the result could not be passed back from its worker '
+                                        'process: %s: %s' % (type(e).__name__, e))), protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(_FRAME.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _child(jobs, worker, pool, fd, prepare=None):
+    """In a worker process: a fresh deadline thread and lock (a fork keeps neither's state safely), the
+    shard's jobs prepared (prepare()), its hosts audited, each result written to fd as it completes."""
+    global _WATCH  # pylint: disable=global-statement
+    _WATCH = _Watch()
+    if _Connection is not None:
+        _Connection._lock = threading.Lock()
+    if prepare is not None:
+        jobs, early = prepare(jobs)
+        for name, outcome in early.items():
+            _send(fd, name, outcome)
+    run_pool(jobs, worker, pool, on_result=lambda name, outcome: _send(fd, name, outcome))
+
+
+def _frames(buffer):
+    """(decoded (name, outcome) frames, the bytes left) of a worker's stream."""
+    out = []
+    while len(buffer) >= _FRAME.size:
+        size = _FRAME.unpack_from(buffer)[0]
+        if len(buffer) < _FRAME.size + size:
+            break
+        out.append(pickle.loads(bytes(buffer[_FRAME.size:_FRAME.size + size])))
+        del buffer[:_FRAME.size + size]
+    return out
+
+
+def _exit_text(status):
+    if os.WIFSIGNALED(status):
+        return 'killed by signal %d' % os.WTERMSIG(status)
+    return 'exit code %d' % os.WEXITSTATUS(status)
+
+
+def run_workers(jobs, worker, pool=AUTO_POOL, workers=1, prepare=None):
+    """{name: worker(job)} for jobs, in the order of jobs: the hosts dealt out over `workers` processes
+    (shard()), each running run_pool() over its share with its share of `pool`, results streamed back
+    through a pipe as each host completes and merged here.
+
+    prepare: called with each share of jobs ({name: job}) in its own process, in one thread, before the pool
+    starts: returns (jobs for the pool, {name: result} of hosts done already, such as input errors). Work that
+    is not safe in threads and costs CPU per host (reading each host's inputs) then runs on every core.
+    workers 1 (or one job): prepare and run_pool() in this process. A worker process that ends before passing back all
+    its hosts (killed, out of memory) gives each host it did not pass back dict(failed=True, msg=...) naming
+    the process and how it ended; the other processes' hosts complete."""
+    names = list(jobs)
+    count = max(1, min(int(workers), len(names)))
+    if count == 1:
+        early = {}
+        if prepare is not None:
+            jobs, early = prepare(jobs)
+        results = run_pool(jobs, worker, pool)
+        results.update(early)
+        return dict((name, results.get(name) or dict(failed=True, msg=_NOT_PREPARED)) for name in names)
+    shares = shard(names, count)
+    share_pool = max(1, -(-int(pool) // count))
+    children = {}
+    results = {}
+    selector = selectors.DefaultSelector()
+    try:
+        for index, share in enumerate(shares):
+            read_fd, write_fd = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child's coverage is its results
+                code = 0
+                try:
+                    os.close(read_fd)
+                    for other in children.values():
+                        os.close(other['fd'])
+                    _child(dict((name, jobs[name]) for name in share), worker, share_pool, write_fd, prepare)
+                except BaseException:  # pylint: disable=broad-except
+                    code = 1
+                finally:
+                    os._exit(code)  # pylint: disable=protected-access  # no atexit of the parent in a child
+            os.close(write_fd)
+            children[pid] = dict(fd=read_fd, index=index, share=share, buffer=bytearray())
+            selector.register(read_fd, selectors.EVENT_READ, pid)
+        open_pipes = len(children)
+        while open_pipes:
+            for key, _events in selector.select():
+                child = children[key.data]
+                data = os.read(key.fd, 1 << 16)
+                if data:
+                    child['buffer'] += data
+                    for name, outcome in _frames(child['buffer']):
+                        results[name] = outcome
+                    continue
+                selector.unregister(key.fd)
+                os.close(key.fd)
+                child['fd'] = None
+                open_pipes -= 1
+                child['status'] = os.waitpid(key.data, 0)[1]
+                child['reaped'] = True
+    finally:
+        selector.close()
+        for pid, child in children.items():
+            if child.get('fd') is not None:
+                os.close(child['fd'])
+            if not child.get('reaped'):
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                    child['status'] = os.waitpid(pid, 0)[1]
+                except OSError:
+                    child['status'] = 0
+    for pid, child in children.items():
+        for name in child['share']:
+            if name in results:
+                continue
+            if child['status'] == 0:
+                results[name] = dict(failed=True, msg=_NOT_PREPARED)
+            else:
+                results[name] = dict(failed=True, msg='the audit worker process %d of %d (pid %d) ended (%s) before it '
+                                     'passed back this host\'s result'
+                                     % (child['index'] + 1, count, pid, _exit_text(child['status'])))
+    return dict((name, results[name]) for name in names)
 
 
 def summarize(results):

@@ -77,6 +77,20 @@ options:
       - Set - 1 to 65536, and no more than the controller can hold; any other value fails the task before any
         host is read, naming the bound. Keep it below the servers' C(max_connections) headroom when inventory
         names share servers.
+      - With more than one worker process (O(workers)), the pool is shared out over them.
+    type: int
+  workers:
+    description:
+      - How many processes audit the hosts, each with its share of them (dealt out in turn) and of O(pool), its
+        results passed back as each host completes and merged in the order of O(hosts). A host costs the
+        controller a few milliseconds of CPU (TLS, the protocol, the audit) under one Python interpreter lock per
+        process, so one process uses one core at most.
+      - Not set (the default) - one per CPU this controller process may run on, with at least 64 hosts each (one
+        for a smaller fleet). The number used is returned as RV(workers).
+      - Set - 1 to 256 (1 - no extra process), no more than the hosts; any other value fails the task before any
+        host is read.
+      - A worker process that ends before passing back all its hosts (killed, out of memory) makes each host it
+        did not pass back an error item that names the process and how it ended; the other hosts are audited.
     type: int
   timeout:
     description:
@@ -257,6 +271,19 @@ pool:
   returned: always
   type: int
   sample: 512
+seconds:
+  description:
+    - Where the run's time went, in seconds of wall time - C(inputs) reading each host's login and desired
+      settings from the inventory, C(audit) the audits, C(report) building and writing the report files
+      (with O(report_dir) only).
+  returned: unless O(results_from) is set
+  type: dict
+  sample: {inputs: 2.1, audit: 8.4, report: 1.9}
+workers:
+  description: How many processes audited the hosts (O(workers), or one per usable CPU).
+  returned: unless O(results_from) is set
+  type: int
+  sample: 2
 summary:
   description:
     - How many hosts were audited, and how many are ok, drift or could not be audited.

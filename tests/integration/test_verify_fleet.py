@@ -89,13 +89,16 @@ def both_modes(tmp_path_factory):
             sql(host, 'SET GLOBAL innodb_io_capacity = 300')
         per_host, _out = run_verify('host', inventories, str(tmp / 'host'))
         controller, out = run_verify('controller', inventories, str(tmp / 'controller'), '-vvv')
+        # The same hosts dealt out over three worker processes (each reads its hosts' inputs and audits them).
+        sharded, sharded_out = run_verify('controller', inventories, str(tmp / 'sharded'), '-vvv', '-e', 'verify_workers=3')
     finally:
         sql(BLOCKED_HOST, 'DROP DATABASE IF EXISTS %s' % schema)
         if os.path.exists(dropin):
             os.unlink(dropin)
         for host, value in original.items():
             sql(host, 'SET GLOBAL innodb_io_capacity = %s', [int(value)])
-    yield dict(lab=lab, per_host=per_host, controller=controller, out=out, tmp=tmp, hosts=hosts)
+    yield dict(lab=lab, per_host=per_host, controller=controller, out=out, tmp=tmp, hosts=hosts, sharded=sharded,
+               sharded_out=sharded_out)
 
 
 def test_both_modes_agree_wherever_sql_can_tell(both_modes):
@@ -174,3 +177,23 @@ def test_one_bad_host_is_its_own_error_and_no_password_shows(both_modes):
     # One action on the controller: the per-host play matched no host, and no module ran anywhere.
     assert 'TASK [Audit every host over SQL, from the controller]' in out
     assert 'TASK [Audit this host' not in out and 'AnsiballZ' not in out
+
+
+def test_three_worker_processes_give_the_same_report_and_no_password(both_modes):
+    controller, sharded, out = both_modes['controller'], both_modes['sharded'], both_modes['sharded_out']
+    assert re.search(r'hosts\s+at\s+once\s+in\s+3\s+worker\s+processes;\s+seconds:\s+audit\s+[0-9.]+,\s+report\s+[0-9.]+', out), out[-2000:]
+    assert list(sharded['hosts']) == list(controller['hosts'])
+    for key in ('hosts', 'hosts_ok', 'hosts_startup_unknown', 'hosts_drift', 'hosts_error'):
+        assert sharded['summary'][key] == controller['summary'][key], key
+    for host, entry in controller['hosts'].items():
+        mine = sharded['hosts'][host]
+        assert mine['status'] == entry['status'], host
+        assert sorted(mine.get('variables') or {}) == sorted(entry.get('variables') or {}), host
+        for name, item in (entry.get('variables') or {}).items():
+            assert dict((k, mine['variables'][name].get(k)) for k in ('status', 'runtime', 'desired')) == \
+                dict((k, item.get(k)) for k in ('status', 'runtime', 'desired')), (host, name)
+    for host, fragment in BROKEN.items():
+        assert sharded['hosts'][host]['status'] == 'error' and fragment in sharded['hosts'][host]['reason']
+    assert 'fleet-wrong-password' not in out and '_verify_fleet_login_password' not in out
+    for host in both_modes['lab']:
+        assert both_modes['hosts'][host]['dbfleet_login_password'] not in out

@@ -523,3 +523,194 @@ def test_read_rows_joins_a_row_of_16_mib_and_more():
     data = _packet(1, payload[:0xffffff]) + _packet(2, payload[0xffffff:]) + _packet(3, EOF_PACKET)
     rows, end = fa.read_rows(io.BytesIO(data).read, 1, [(None, None)] * 2, lambda payload: True)
     assert rows == [(b'big', value)] and end == ('end', None, 4)
+
+
+# ---------------------------------------------------------------- worker processes
+def test_worker_count_one_per_cpu_with_enough_hosts_each():
+    assert fa.worker_count(None, 10000, cpus=2) == (2, None)
+    assert fa.worker_count(None, 10000, cpus=1) == (1, None)
+    # a small fleet: a fork would cost more than it saves
+    assert fa.worker_count(None, fa.MIN_HOSTS_PER_WORKER * 2 - 1, cpus=8) == (1, None)
+    assert fa.worker_count(None, fa.MIN_HOSTS_PER_WORKER * 3, cpus=8) == (3, None)
+    assert fa.worker_count(None, 0, cpus=4) == (1, None)
+
+
+def test_explicit_worker_count_wins_and_is_checked():
+    assert fa.worker_count(3, 10, cpus=1) == (3, None)
+    assert fa.worker_count(8, 5, cpus=1) == (5, None)
+    for bad in (0, -1, fa.MAX_WORKERS + 1, True, '2'):
+        count, error = fa.worker_count(bad, 100, cpus=2)
+        assert count == 0 and error.startswith('workers must be 1-%d' % fa.MAX_WORKERS), bad
+
+
+def test_shard_deals_hosts_out_in_turn():
+    names = ['h%d' % i for i in range(7)]
+    shares = fa.shard(names, 3)
+    assert shares == [['h0', 'h3', 'h6'], ['h1', 'h4'], ['h2', 'h5']]
+    assert sorted(n for share in shares for n in share) == sorted(names)
+
+
+def test_run_workers_merges_every_process_in_host_order():
+    import os
+    names = ['db%03d' % i for i in range(50)]
+    jobs = dict((name, i) for i, name in enumerate(reversed(names)))
+
+    def worker(job):
+        if job == 7:
+            raise ValueError('bad host')
+        return dict(value=job * 2, pid=os.getpid())
+
+    results = fa.run_workers(jobs, worker, pool=8, workers=3)
+    assert list(results) == list(jobs)                       # the order of the jobs, not of completion
+    assert results[names[-8]] == dict(failed=True, msg='ValueError: bad host')
+    assert all(results[n]['value'] == jobs[n] * 2 for n in names if jobs[n] != 7)
+    pids = set(r['pid'] for r in results.values() if 'pid' in r)
+    assert len(pids) == 3 and os.getpid() not in pids
+
+
+def test_run_workers_one_worker_stays_in_this_process():
+    import os
+    results = fa.run_workers({'a': 1, 'b': 2}, lambda job: dict(pid=os.getpid(), job=job), pool=4, workers=1)
+    assert results == {'a': dict(pid=os.getpid(), job=1), 'b': dict(pid=os.getpid(), job=2)}
+
+
+def test_a_worker_process_that_dies_fails_only_the_hosts_it_did_not_pass_back():
+    import os
+    jobs = dict(('h%d' % i, i) for i in range(6))      # workers 2: h0 h2 h4 | h1 h3 h5
+
+    def worker(job):
+        if job == 3:
+            os._exit(9)       # the process ends mid-audit (as the kernel's OOM killer would end it)
+        if job == 5:
+            time.sleep(0.5)   # still in flight when its process ends
+        return dict(ok=job)
+
+    results = fa.run_workers(jobs, worker, pool=1, workers=2)
+    assert [results['h%d' % i] for i in (0, 2, 4)] == [dict(ok=0), dict(ok=2), dict(ok=4)]
+    assert results['h1'] == dict(ok=1)                 # passed back before its process ended
+    for name in ('h3', 'h5'):
+        assert results[name]['failed'] is True
+        assert 'worker process 2 of 2' in results[name]['msg'] and 'exit code 9' in results[name]['msg']
+
+
+def test_a_result_that_does_not_pickle_is_that_hosts_error():
+    results = fa.run_workers({'a': 1, 'b': 2}, lambda job: dict(value=(lambda: job) if job == 2 else job),
+                             pool=2, workers=2)
+    assert results['a'] == dict(value=1)
+    assert results['b']['failed'] is True and 'could not be passed back' in results['b']['msg']
+
+
+def test_run_pool_streams_results_when_asked():
+    seen = []
+    assert fa.run_pool({'a': 1, 'b': 2}, lambda job: job + 1, pool=2, on_result=lambda n, o: seen.append((n, o))) == {}
+    assert sorted(seen) == [('a', 2), ('b', 3)]
+
+
+def test_frames_decode_a_stream_cut_anywhere():
+    import pickle
+    stream = b''
+    for item in (('a', {'x': 1}), ('b', {'y': [2, 3]})):
+        data = pickle.dumps(item)
+        stream += fa._FRAME.pack(len(data)) + data
+    for cut in range(len(stream) + 1):
+        buffer, got = bytearray(stream[:cut]), []
+        got.extend(fa._frames(buffer))
+        buffer += stream[cut:]
+        got.extend(fa._frames(buffer))
+        assert got == [('a', {'x': 1}), ('b', {'y': [2, 3]})] and not buffer
+
+
+@pytest.mark.parametrize('workers', [1, 3])
+def test_run_workers_prepares_each_share_in_its_own_process(workers):
+    import os
+    names = ['h%02d' % i for i in range(12)]
+    prepared_in = {}
+
+    def prepare(share):
+        jobs, early = {}, {}
+        for name in share:
+            if name == 'h05':
+                early[name] = dict(failed=True, msg='cannot read the host variables')
+            elif name != 'h07':                      # h07: no job and no result
+                jobs[name] = (name, os.getpid())
+        return jobs, early
+
+    results = fa.run_workers(dict((n, n) for n in names), lambda job: dict(host=job[0], prepared_pid=job[1],
+                                                                           audit_pid=os.getpid()),
+                             pool=4, workers=workers, prepare=prepare)
+    assert list(results) == names
+    assert results['h05'] == dict(failed=True, msg='cannot read the host variables')
+    assert results['h07'] == dict(failed=True, msg=fa._NOT_PREPARED)
+    audited = [r for n, r in results.items() if n not in ('h05', 'h07')]
+    assert all(r['prepared_pid'] == r['audit_pid'] for r in audited)
+    prepared_in = set(r['prepared_pid'] for r in audited)
+    assert len(prepared_in) == workers and (os.getpid() in prepared_in) == (workers == 1)
+
+
+# ---------------------------------------------------------------- column definitions
+def _coded(value):
+    if len(value) < 251:
+        return bytes([len(value)]) + value
+    return b'\xfc' + struct.pack('<H', len(value)) + value
+
+
+def _column(name, table=b'VARIABLES', type_code=253, charsetnr=33, length=1024, flags=1, scale=0):
+    return (_coded(b'def') + _coded(b'performance_schema') + _coded(table) + _coded(b'org_' + table) + _coded(name)
+            + _coded(b'org_' + name) + b'\x0c' + struct.pack('<HIBHB', charsetnr, length, type_code, flags, scale)
+            + b'\x00\x00')
+
+
+@pytest.mark.parametrize('packet', [
+    _column(b'Variable_name'),
+    _column(b'x' * 300, table='t\u00e9'.encode('utf8'), type_code=3, charsetnr=63, length=11, flags=0x1020, scale=0),
+    _column(b'VARIABLE_VALUE', type_code=252, charsetnr=63, length=65535, flags=0x90, scale=31),
+    _column(b'j', type_code=245, charsetnr=63),
+])
+def test_a_column_definition_reads_as_pymysqls(packet):
+    pymysql = connection.pymysql
+    theirs = pymysql.protocol.FieldDescriptorPacket(packet, 'utf8')
+    ours = fa._Field(packet, 'utf8')
+    for attribute in ('catalog', 'db', 'table_name', 'org_table', 'name', 'org_name', 'charsetnr', 'length',
+                      'type_code', 'flags', 'scale'):
+        assert getattr(ours, attribute) == getattr(theirs, attribute), attribute
+    assert ours.description() == theirs.description()
+    assert not ours.is_error_packet() and not ours.is_eof_packet()
+
+
+def test_a_column_definition_that_is_an_error_raises_as_pymysql():
+    pymysql = connection.pymysql
+    packet = b'\xff' + struct.pack('<H', 1146) + b'#42S02' + b"Table 'x.y' doesn't exist"
+    field = fa._Field(packet, 'utf8')
+    assert field.is_error_packet()
+    with pytest.raises(pymysql.err.ProgrammingError, match='1146'):
+        field.raise_for_error()
+
+
+def test_the_column_definitions_of_a_result_give_pymysqls_fields_and_converters():
+    pymysql = connection.pymysql
+    packets = [_column(b'Variable_name'), _column(b'Value', type_code=3, charsetnr=63, length=11),
+               _column(b'Blob', type_code=252, charsetnr=63), _column(b'Doc', type_code=245, charsetnr=63)]
+    eof = b'\xfe\x00\x00\x02\x00'
+
+    class Conn(object):
+        use_unicode = True
+        encoding = 'utf8'
+        decoders = pymysql.converters.decoders
+
+        def __init__(self):
+            self.queue = list(packets) + [eof]
+
+        def _read_packet(self, packet_type=pymysql.protocol.MysqlPacket):
+            return packet_type(self.queue.pop(0), self.encoding)
+
+    ours = fa._Result.__new__(fa._Result)
+    theirs = pymysql.connections.MySQLResult.__new__(pymysql.connections.MySQLResult)
+    for result in (ours, theirs):
+        result.connection = Conn()
+        result.field_count = len(packets)
+        result.unbuffered_active = False
+        result._get_descriptions()
+    assert ours.converters == theirs.converters
+    assert ours.description == theirs.description
+    assert [f.name for f in ours.fields] == [f.name for f in theirs.fields]
+    assert [f.table_name for f in ours.fields] == [f.table_name for f in theirs.fields]
