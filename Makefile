@@ -25,7 +25,7 @@ ANSIBLE_BUNDLE := ansible==12.3.0
 EE_APT_PACKAGES := podman runc uidmap debootstrap
 EE_IMAGE ?= localhost/dbfleet-innodb-ee:0.1.0
 
-.PHONY: help deps apt venv collections lab-up lab-down lab-status fleet-up fleet-clusters-up fleet-down fleet-status \
+.PHONY: help deps test-extended apt venv collections lab-up lab-down lab-status fleet-up fleet-clusters-up fleet-down fleet-status \
         demo test lint sanity units integration molecule build-test bench clean ee ee-apt
 
 help:
@@ -121,6 +121,12 @@ demo: lab-up
 # ---------------------------------------------------------------- checks
 test: deps ee-apt
 	$(ROOT)/tests/run-all.sh
+
+# What make test leaves out for its time budget: faults it covers, again on another flavor (pytest marker
+# `extended`), and the drop runbook's Molecule scenario on the SSH fleet.
+test-extended: deps lab-up
+	$(PY) -m pytest -q -m extended tests/integration
+	DBFLEET_MOLECULE_EXTENDED=1 DBFLEET_FLEET_NET=12 $(ROOT)/tests/molecule.sh drop_tables_fleet
 
 lint: deps
 	ansible-lint --profile production
