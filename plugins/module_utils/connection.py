@@ -502,6 +502,21 @@ def connect(module):
         module.fail_json(msg=str(e))
 
 
+def run_and_exit(module, what, action):
+    """Connect, run action(conn) (a result dict with `failed`), close, and end the module with the result:
+    fail_json when it failed or when the server raised (naming what failed), exit_json otherwise."""
+    conn = connect(module)
+    try:
+        result = action(conn)
+    except pymysql.err.MySQLError as e:
+        module.fail_json(msg='%s failed: %s' % (what, _error_text(e)), changed=False)
+    finally:
+        conn.close()
+    if result.pop('failed'):
+        module.fail_json(**result)
+    module.exit_json(**result)
+
+
 def _error_text(e):
     args = getattr(e, 'args', ())
     if len(args) >= 2:

@@ -136,19 +136,9 @@ def main():
     p = module.params
     if p['seconds'] < 0:
         module.fail_json(msg='seconds must be 0 or more, got %d; nothing was changed' % p['seconds'])
-    conn = conn_utils.connect(module)
-    try:
-        result = clusters.run_drain(conn, conn_utils.query, conn_utils.execute, conn_utils.global_variables,
-                                    conn_utils.global_status, p['method'], p['state'], p['restore_value'], p['seconds'],
-                                    p['expect_cluster'], module.check_mode)
-    except conn_utils.pymysql.err.MySQLError as e:
-        module.fail_json(msg='the drain (%s %s) failed: %s' % (p['method'], p['state'], conn_utils.error_text(e)),
-                         changed=False)
-    finally:
-        conn.close()
-    if result.pop('failed'):
-        module.fail_json(**result)
-    module.exit_json(**result)
+    conn_utils.run_and_exit(module, 'the drain (%s %s)' % (p['method'], p['state']), lambda conn: clusters.run_drain(
+        conn, conn_utils.query, conn_utils.execute, conn_utils.global_variables, conn_utils.global_status, p['method'],
+        p['state'], p['restore_value'], p['seconds'], p['expect_cluster'], module.check_mode))
 
 
 if __name__ == '__main__':

@@ -105,17 +105,9 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
-    conn = conn_utils.connect(module)
-    try:
-        result = clusters.run_switchover(conn, conn_utils.query, conn_utils.global_variables, p['allowed'],
-                                         p['candidates'], p['expect_cluster'], module.check_mode)
-    except conn_utils.pymysql.err.MySQLError as e:
-        module.fail_json(msg='the switchover failed: %s' % conn_utils.error_text(e), changed=False)
-    finally:
-        conn.close()
-    if result.pop('failed'):
-        module.fail_json(**result)
-    module.exit_json(**result)
+    conn_utils.run_and_exit(module, 'the switchover', lambda conn: clusters.run_switchover(
+        conn, conn_utils.query, conn_utils.global_variables, p['allowed'], p['candidates'], p['expect_cluster'],
+        module.check_mode))
 
 
 if __name__ == '__main__':

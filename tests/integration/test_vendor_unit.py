@@ -21,6 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 
 from conftest import LabHandle, _default_lab_dir, lab_py  # noqa: E402  pylint: disable=wrong-import-position
+from test_booted_hosts import env, inside as inside_host  # noqa: E402  pylint: disable=wrong-import-position
 
 pytestmark = pytest.mark.fleet
 
@@ -47,20 +48,9 @@ def booted():
         lab_py("--mode", "ssh", "--lab-dir", lab_dir, "down", HOST)
 
 
-def env():
-    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
-                ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".collections"), ANSIBLE_NOCOLOR="1",
-                ANSIBLE_FORCE_COLOR="0", PATH=os.path.join(ROOT, ".venv", "bin") + ":" + os.environ["PATH"])
-
-
 def inside(lab, *argv):
-    """A command inside the booted machine (nsenter at its PID 1)."""
-    with open(os.path.join(lab.lab_dir, "fleet", HOST, "nspawn.pid"), encoding="utf-8") as handle:
-        nspawn = handle.read().strip()
-    with open("/proc/%s/task/%s/children" % (nspawn, nspawn), encoding="utf-8") as handle:
-        leader = handle.read().split()[0]
-    return subprocess.run(["nsenter", "-t", leader, "-a"] + list(argv), capture_output=True, text=True,
-                          check=True, timeout=60).stdout
+    """A command inside pkg5 (test_booted_hosts.inside)."""
+    return inside_host(lab, HOST, *argv)
 
 
 def site(lab, check=False):
