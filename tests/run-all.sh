@@ -18,8 +18,8 @@ run_part() {
   NAMES+=("$name"); TIMES+=($((SECONDS - start)))
 }
 
-# The execution environment image (ee/build.sh, as `make ee`) builds beside the first checks: the first time on a
-# machine it is mostly downloads (debootstrap, PyPI, Debian packages); afterwards podman's layer cache and the
+# The execution environment image (ee/build.sh, as `make ee`) builds beside the local lab's start: the first
+# time on a machine it is mostly downloads (debootstrap, PyPI, Debian packages); afterwards podman's layer cache and the
 # cached base root make it short. The integration tests run the job templates inside it (test_awx_ee.py).
 EE_OUT=$(mktemp -d)
 (
@@ -29,12 +29,18 @@ EE_OUT=$(mktemp -d)
 ) &
 ee_build=$!
 
-# Three streams at once: the local lab's integration tests, the SSH fleet's tests, and the Molecule scenarios
-# (which start first, beside the checks below: they need none of them). They use different servers (the local
-# lab; the fleet's network namespaces and booted machines; Molecule's private labs on their own ports and, for
-# its fleet scenarios, its own fleet network), and most of a test's time is spent waiting for servers to
-# restart, rejoin their cluster or replicate, not on the CPU. The other streams' output follows the first's.
-# Tests marked `extended` (a fault already covered here, again on another flavor) run in `make test-extended`.
+# Three streams at once: the local lab's integration tests, the SSH fleet's tests, and the Molecule scenarios.
+# They use different servers (the local lab; the fleet's network namespaces and booted machines; Molecule's
+# private labs on their own ports and, for its fleet scenarios, its own fleet network), and most of a test's time
+# is spent waiting for servers to restart, rejoin their cluster or replicate, not on the CPU.
+# - The local lab comes up first, alone: on a fresh machine it downloads and builds the servers, chroots and
+#   datadir templates that the other streams' labs then find in the cache (each is built once, renamed into place).
+# - The local integration tests are the longest stream: they start as soon as the lab is up and the image is built.
+# - The static checks (lint, changelog, sanity, units, build) run at the head of the fleet's stream, which has
+#   room for them; its tests then wait for the image too (test_awx_ee runs a fleet job inside it).
+# - Molecule starts once the lab is up; it needs nothing else.
+# The other streams' output follows the first's. Tests marked `extended` (a fault already covered here, again on
+# another flavor) run in `make test-extended`.
 STREAMS=$(mktemp -d)
 stream() {
   local key=$1; shift
@@ -44,25 +50,29 @@ stream() {
     for i in "${!NAMES[@]}"; do echo "${NAMES[$i]} ${RESULTS[$i]} ${TIMES[$i]}"; done > "$STREAMS/$key.results"
   ) > "$STREAMS/$key.output" 2>&1 &
 }
-fleet_stream() { run_part integration-fleet python -m pytest -q --durations=15 -m "fleet and not extended" tests/integration; }
+# The image's result, once: ee/build.sh writes it when done (a stream is no child of this shell, so it cannot `wait`).
+ee_built() { while [ ! -s "$EE_OUT/result" ]; do sleep 2; done; }
+fleet_stream() {
+  run_part lint         ansible-lint --profile production
+  run_part changelog    antsibull-changelog lint
+  run_part sanity       tests/sanity.sh
+  run_part units        python -m pytest -q tests/unit
+  run_part build        tests/build-test.sh
+  ee_built
+  run_part integration-fleet python -m pytest -q --durations=15 -m "fleet and not extended" tests/integration
+}
 molecule_stream() { DBFLEET_FLEET_NET="${DBFLEET_MOLECULE_FLEET_NET:-12}" run_part molecule tests/molecule.sh; }
-stream molecule molecule_stream
 
-run_part lint         ansible-lint --profile production
-run_part changelog    antsibull-changelog lint
-run_part sanity       tests/sanity.sh
-run_part units        python -m pytest -q tests/unit
-run_part build        tests/build-test.sh
+run_part lab-up       python lab/lab.py up
+stream molecule molecule_stream
+stream fleet fleet_stream
+ee_built
 wait "$ee_build"
 echo
-echo "=================== ee: ee/build.sh (built beside the checks above)"
+echo "=================== ee: ee/build.sh (built beside the lab's start)"
 read -r ee_result ee_time < "$EE_OUT/result" || { ee_result=FAILED; ee_time=0; }
 if [ "$ee_result" = ok ]; then tail -n 4 "$EE_OUT/output"; else tail -n 40 "$EE_OUT/output"; fi
 NAMES+=(ee); RESULTS+=("$ee_result"); TIMES+=("$ee_time")
-rm -rf "$EE_OUT"
-run_part lab-up       python lab/lab.py up
-
-stream fleet fleet_stream
 run_part integration  python -m pytest -q --durations=25 -m "not fleet and not extended" tests/integration
 wait
 for key in fleet molecule; do
@@ -73,7 +83,7 @@ for key in fleet molecule; do
     NAMES+=("$key"); RESULTS+=(FAILED); TIMES+=(0)
   fi
 done
-rm -rf "$STREAMS"
+rm -rf "$STREAMS" "$EE_OUT"
 run_part lab-down     python lab/lab.py down
 
 echo

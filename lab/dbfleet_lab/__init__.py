@@ -15,6 +15,9 @@ Modules:
 - ``inventory``: reading those inventories back (for the tests and benchmarks).
 - ``yamlout``: a small YAML emitter for the inventories (the lab needs no PyYAML).
 """
+import contextlib
+import fcntl
+import functools
 import os
 import subprocess
 
@@ -42,6 +45,34 @@ def tail(path, lines=20):
     except OSError:
         return "(no %s)" % path
     return "\n".join(text.splitlines()[-lines:])
+
+
+@contextlib.contextmanager
+def building(target):
+    """Hold the build lock of the cache entry TARGET (the file TARGET.lock, kept).
+
+    On a fresh machine the streams of `make test` start labs at once, and two of them may need the same
+    server, chroot, root or template. The second waits here for the first and then finds the entry built,
+    instead of building it again and failing to rename its copy onto the first one's."""
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target + ".lock", "a", encoding="ascii") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def built_once(target_of):
+    """Decorate a cache entry's ensure function, which returns early when its entry exists: while the entry
+    target_of(*args) is missing, the function runs under the entry's build lock (`building`)."""
+    def decorate(ensure):
+        @functools.wraps(ensure)
+        def locked(*args, **kwargs):
+            target = target_of(*args, **kwargs)
+            if os.path.isdir(target):
+                return ensure(*args, **kwargs)
+            with building(target):
+                return ensure(*args, **kwargs)
+        return locked
+    return decorate
 
 
 def say(message):

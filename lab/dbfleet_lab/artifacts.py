@@ -18,7 +18,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 
-from . import LabError, say
+from . import LabError, built_once, say
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,7 @@ def tarball_in_jar(member):
     return extract
 
 
+@built_once(lambda name, artifact, extract, cache, fetch=None: os.path.join(cache, "dist", name))
 def ensure_dist(name, artifact, extract, cache, fetch=maven_fetch):
     """cache/dist/<name>: extracted once into a temporary directory, then renamed into place."""
     dist_root = os.path.join(cache, "dist")

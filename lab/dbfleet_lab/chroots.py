@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 import time
 
-from . import LabError, say
+from . import LabError, built_once, say
 
 MIRROR = "http://deb.debian.org/debian"
 APT_ENV = {"DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -81,6 +81,7 @@ def _step(name, what, argv, log, env=None):
     say("    %s: %s (%.0f s)" % (name, what, time.monotonic() - started))
 
 
+@built_once(lambda name, suite, packages, check_binary, cache: os.path.join(cache, "chroots", name))
 def ensure_chroot(name, suite, packages, check_binary, cache):
     """cache/chroots/<name>: Debian SUITE with packages installed; built once, then reused."""
     root = os.path.join(cache, "chroots")

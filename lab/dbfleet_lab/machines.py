@@ -33,7 +33,7 @@ import time
 
 import pymysql
 
-from . import LabError, run, say, tail
+from . import LabError, built_once, run, say, tail
 from .chroots import APT_ENV, APT_OPTIONS, MIRROR, POLICY_RC_D, _mounts_under, _step, remove_tree
 from .servers import MYSQL80, MariaDB, MySQL80
 
@@ -158,6 +158,7 @@ ROOT_AUTH_SOCKET = ("INSTALL PLUGIN auth_socket SONAME 'auth_socket.so';\n"
                     "ALTER USER 'root'@'localhost' IDENTIFIED WITH auth_socket;\n")
 
 
+@built_once(lambda dist, cache: os.path.join(cache, "machines", dist.key))
 def ensure_root(dist, cache):
     """cache/machines/<key>: a bootable Debian root with the server's packages; built once, then reused."""
     base = os.path.join(cache, "machines")
@@ -210,6 +211,7 @@ def ensure_root(dist, cache):
     return target
 
 
+@built_once(lambda dist, base, log: os.path.join(base, "." + dist.stage + ".debootstrap"))
 def _debootstrapped(dist, base, log):
     """machines/.<key>.debootstrap: the debootstrap stage, kept, so that a build failing later (a package's
     script) does not download and unpack the base system again (that takes 1-9 minutes on a busy machine)."""

@@ -29,7 +29,7 @@ import time
 import pymysql
 import pymysql.cursors
 
-from . import LabError, run, say, tail
+from . import LabError, built_once, run, say, tail
 from .artifacts import Artifact, ensure_dist, tarball_in_jar, unzip_members
 from .chroots import ensure_chroot, wrap
 
@@ -307,6 +307,7 @@ def base_options(kind, basedir, datadir, log_error):
             "log-error = %s" % log_error] + kind.option_lines(basedir) + ["innodb_buffer_pool_size = 128M"]
 
 
+@built_once(lambda kind, basedir, cache: os.path.join(cache, "templates", kind.name))
 def ensure_template(kind, basedir, cache):
     """cache/templates/<kind>/data: a pristine datadir, initialized once and renamed into place."""
     root = os.path.join(cache, "templates")
