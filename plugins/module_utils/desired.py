@@ -122,6 +122,16 @@ MYROCKS_SETTINGS = (
     ('myrocks_default_cf_options', 'rocksdb_default_cf_options', 'text', None, None, False),
 )
 
+# The server variables each role's desired state may name in its settings (for_role()['settings']).
+SETTING_VARIABLES = {
+    'adaptive_hash': ('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts',
+                      'innodb_adaptive_hash_index_partitions'),
+    'flush_neighbors': ('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
+    'memcached': ('daemon_memcached_option', 'daemon_memcached_r_batch_size', 'daemon_memcached_w_batch_size',
+                  'innodb_api_enable_binlog', 'innodb_api_enable_mdl', 'innodb_api_trx_level'),
+    'myrocks': tuple(row[1] for row in MYROCKS_SETTINGS),
+}
+
 # Where the packaged servers of each OS family include drop-in files (/etc/mysql/my.cnf:
 # !includedir /etc/mysql/conf.d/; /etc/my.cnf: !includedir /etc/my.cnf.d). The inventory's
 # dbfleet_option_dropin_dir wins. The only place a drop-in directory is written down.
@@ -904,6 +914,15 @@ def server_variable_names(roles):
     names = []
     for role in roles:
         names.extend(n for n in SERVER_VARIABLES[role] if n not in names)
+    return names
+
+
+def setting_variable_names(roles):
+    """The server variables the roles' desired states may name as settings (what verify compares), in one list:
+    the controller-side audit reads these by name (verify.audit_variable_names())."""
+    names = []
+    for role in roles:
+        names.extend(n for n in SETTING_VARIABLES[role] if n not in names)
     return names
 
 

@@ -263,9 +263,8 @@ def audit_variable_names(settings, roles=()):
     """The global variables audit() reads for settings and roles: AUDIT_VARIABLES, every spelling of each
     setting (flavors.ALIASES, '-' for '_') and of the variables the roles read and set. Sorted, lower-case."""
     names = set(AUDIT_VARIABLES)
-    wanted = [str(n) for n in settings] + desired_utils.server_variable_names(roles)
-    if 'myrocks' in roles:
-        wanted += [row[1] for row in desired_utils.MYROCKS_SETTINGS]
+    wanted = [str(n) for n in settings] + desired_utils.server_variable_names(roles) \
+        + desired_utils.setting_variable_names(roles)
     for name in wanted:
         plain = name.lower().replace('-', '_')
         names.add(plain)

@@ -407,3 +407,22 @@ def test_myrocks_taken_out_needs_a_restart_and_no_tables():
 ])
 def test_myrocks_bad_input(variables, message):
     assert message in error_of(desired.myrocks, variables, rocks())
+
+
+# ---------------------------------------------------------------- the settings' names, as data
+@pytest.mark.parametrize('role, state', [
+    ('adaptive_hash', lambda: desired.adaptive_hash({'adaptive_hash_enabled': True, 'adaptive_hash_parts': 16},
+                                                    facts('mysql', (8, 0, 33)))),
+    ('adaptive_hash', lambda: desired.adaptive_hash({'adaptive_hash_parts': 16}, facts('percona', (5, 6, 40)))),
+    ('flush_neighbors', lambda: desired.flush_neighbors({'flush_neighbors_io_profile': True}, facts(), SSD)),
+    ('memcached', lambda: desired.memcached(mc(memcached_r_batch_size=5, memcached_w_batch_size=2,
+                                               memcached_api_enable_binlog=True, memcached_api_enable_mdl=True,
+                                               memcached_api_trx_level=1), facts(version=(8, 0, 33)))),
+    ('myrocks', lambda: desired.myrocks(dict(WANTED, myrocks_block_cache_size=1 << 30), rocks(loaded=True))),
+])
+def test_every_setting_a_role_names_is_in_its_setting_variables(role, state):
+    """The controller audit reads the variables it compares by name (verify.audit_variable_names()); a setting
+    missing from SETTING_VARIABLES would make it read every variable of every host."""
+    settings = state()['settings']
+    assert settings, 'the case must name settings'
+    assert set(settings) <= set(desired.setting_variable_names([role]))

@@ -140,3 +140,23 @@ def test_the_audit_of_known_names_reads_no_variable_it_does_not_need():
 
 
 _NOW = __import__('datetime').datetime(2026, 11, 25, 20, 0, tzinfo=__import__('datetime').timezone.utc)
+
+
+MYSQL80_MEMCACHED = dict(MYSQL84, version='8.0.33', daemon_memcached_option='-p11211', daemon_memcached_r_batch_size='1',
+                         daemon_memcached_w_batch_size='1', innodb_api_enable_binlog='OFF', innodb_api_enable_mdl='OFF',
+                         innodb_api_trx_level='0')
+MEMCACHED_INPUTS = dict(memcached_containers=[dict(name='token', schema='s', table='t', key_column='id', value_columns=['v'],
+                                                   unique_index='PRIMARY')],
+                        memcached_r_batch_size=5, memcached_api_enable_mdl=True, memcached_api_trx_level=1)
+
+
+def test_the_memcached_roles_audit_reads_its_settings_by_name():
+    """The memcached role's settings (daemon_memcached_*, innodb_api_*) are in the name set: one read, the same answer."""
+    full, named = FakeServer(MYSQL80_MEMCACHED), FakeServer(MYSQL80_MEMCACHED)
+    expected = verify.audit(full, {}, proc_root=None, desired_from=['memcached'], role_variables=MEMCACHED_INPUTS, now=_NOW)
+    got = verify.audit(named, {}, proc_root=None, desired_from=['memcached'], role_variables=MEMCACHED_INPUTS, now=_NOW,
+                       read_named=True)
+    assert got == expected
+    assert got['variables']['innodb_api_trx_level']['runtime'] == '0'
+    assert got['variables']['daemon_memcached_r_batch_size']['status'] == 'drift_runtime'
+    assert len(_reads(named)) == 1 and 'WHERE' in _reads(named)[0]
