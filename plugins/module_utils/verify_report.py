@@ -49,9 +49,25 @@ _SERVER_KEYS = ('flavor', 'version_text', 'version_string', 'hostname', 'port', 
                 'option_files_source', 'runs_as_root', 'local', 'aurora_reader', 'notes')
 
 
+# What _host_entry() reads of a verify result besides _RESULT_KEYS; of its server facts, _SERVER_KEYS and replication.
+_OUTCOME_KEYS = _RESULT_KEYS + ('unreachable', 'skipped', 'skip_reason', 'msg', 'failed')
+
+
 def _plain(value):
     """A copy made of plain dicts, lists and scalars (Ansible hands lazy/tagged containers)."""
     return json.loads(json.dumps(value, default=str))
+
+
+def _read_outcome(outcome):
+    """A plain copy of the parts of a verify result that the report reads: not the rest of the server facts
+    (capabilities, variables), the desired state or the startup state, which were most of each copy's cost."""
+    read = dict((k, outcome.get(k)) for k in _OUTCOME_KEYS if k in outcome)
+    server = outcome.get('server')
+    if isinstance(server, dict):
+        read['server'] = dict((k, server.get(k)) for k in _SERVER_KEYS + ('replication',) if k in server)
+    elif server is not None:
+        read['server'] = server
+    return _plain(read)
 
 
 def _is_plain(report):
@@ -172,7 +188,7 @@ def _host_entry(outcome):
         return dict(status='error', reason='not audited: the host dropped out of the play before the audit ran')
     if not isinstance(outcome, dict):
         return dict(status='error', reason='not audited: unexpected result %r' % (outcome,))
-    outcome = _plain(outcome)
+    outcome = _read_outcome(outcome)
     if outcome.get('unreachable'):
         return dict(status='error', reason='unreachable: %s' % (outcome.get('msg') or 'no reason given'))
     if outcome.get('skipped'):

@@ -269,3 +269,29 @@ def test_json_is_streamed_host_by_host_as_to_nice_json_writes_it(report):
     assert ''.join(pieces) == json.dumps(report, indent=2, sort_keys=True, separators=(',', ': ')) + '\n'
     if report.get('hosts'):
         assert len(pieces) >= len(report) + len(report['hosts'])      # one piece per host, not one string
+
+
+class _Lazy(dict):
+    """A dict subclass, as Ansible hands registered results (lazy/tagged containers)."""
+
+
+def test_the_report_copies_only_what_it_reads_and_says_the_same(monkeypatch):
+    """Each host's entry is built from a plain copy of the parts of its result that the report reads (not the
+    server's capabilities, the desired state, ...): the same entries as from a copy of the whole result."""
+    full = outcomes()
+    full['db1'] = _Lazy(full['db1'], desired=dict(settings={'x': 1}), startup_state=dict(state='unavailable'),
+                        server=_Lazy(flavor='mariadb', version_text='11.8.3', capabilities=dict(('c%d' % i, True) for i in range(200)),
+                                     replication=_Lazy(role='primary', cluster=_Lazy(kind='galera', name='galera-a', settings={}), channels=[])))
+    full['db3'] = dict(unreachable=True, msg='ssh: no route')
+    full['db4'] = dict(skipped=True, skip_reason='not in the window')
+    copied = []
+    monkeypatch.setattr(vr, '_plain', lambda value: copied.append(value) or json.loads(json.dumps(value, default=str)))
+    report = vr.verify_report(full)
+    db1 = [c for c in copied if isinstance(c, dict) and c.get('server', {}).get('version_text') == '11.8.3']
+    assert len(db1) == 1 and 'capabilities' not in db1[0]['server'] and 'desired' not in db1[0]
+    assert report['hosts']['db1']['server']['cluster'] == dict(kind='galera', name='galera-a', settings={})
+    assert report['hosts']['db1']['server']['role'] == 'primary'
+    assert report['hosts']['db3']['reason'] == 'unreachable: ssh: no route'
+    assert report['hosts']['db4']['reason'] == 'not audited: not in the window'
+    monkeypatch.setattr(vr, '_read_outcome', lambda value: json.loads(json.dumps(value, default=str)))
+    assert vr.verify_report(full)['hosts'] == report['hosts']
