@@ -91,8 +91,8 @@ def writer_order(primary):
 def test_a_writer_under_load_for_a_whole_rolling_restart(group, tmp_path):
     primary = group.primary()
     playbook, extra = rolling_restart()
-    took, samples, seen, writer, summary = rolling_restart_under_writes(group, tmp_path, playbook, extra,
-                                                                        writer_order(primary), FIGURES)
+    took, samples, seen, writer, summary, _output = rolling_restart_under_writes(group, tmp_path, playbook, extra,
+                                                                                 writer_order(primary), FIGURES)
     assert seen[-1][1] == primary, 'the primary %s did not restart last: %s' % (primary, [m for _t, m, _o in seen])
     print('GR a: rolling restart under writes %.1f s, %d samples, 0 below a majority, stops %s (primary %s last), '
           '%d rows committed, %d writer errors %s, rows/checksum %s'
