@@ -132,9 +132,10 @@ test: deps ee-apt
 	$(ROOT)/tests/run-all.sh
 
 # What make test leaves out for its time budget: faults it covers, again on another flavor (pytest marker
-# `extended`), and the drop runbook's Molecule scenario on the SSH fleet.
+# `extended`; none today: pytest's exit 5, no test selected, is no failure), and the drop runbook's Molecule
+# scenario on the SSH fleet.
 test-extended: deps lab-up
-	$(PY) -m pytest -q -m extended tests/integration
+	$(PY) -m pytest -q -m extended tests/integration || [ $$? -eq 5 ]
 	DBFLEET_MOLECULE_EXTENDED=1 DBFLEET_FLEET_NET=12 $(ROOT)/tests/molecule.sh drop_tables_fleet
 
 lint: deps

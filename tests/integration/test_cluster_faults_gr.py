@@ -112,7 +112,6 @@ def test_b_a_member_killed_mid_run_stops_the_run(group, tmp_path):
              len(writer.errors), summary['gr1']))
 
 
-@pytest.mark.extended
 def test_c_a_member_left_recovering_stops_the_run_past_the_gate_timeout(group, tmp_path):
     primary = group.primary()
 
@@ -135,7 +134,6 @@ def test_c_a_member_left_recovering_stops_the_run_past_the_gate_timeout(group, t
              len(writer.errors), summary['gr1']))
 
 
-@pytest.mark.extended
 def test_d_a_network_partition_mid_run_stops_the_run(group, tmp_path):
     primary = group.primary()
     playbook, extra = rolling_restart()
