@@ -577,14 +577,13 @@ def drained_one_at_a_time(cluster, samples, seen, writer):
     refused) only between the previous member's stop and its own stop, never two members at once; the writer
     had a query refused (1047) by its member while that member was drained; every member is back to NONE.
     Returns {member: (first, last) time it was seen drained}."""
-    up_samples = [(t, s) for t, s in samples]
-    two = [(t, s) for t, s in up_samples if sum(1 for m in cluster.members if s[m] != 'down' and s[m][4] != 'NONE') > 1]
+    two = [(t, s) for t, s in samples if sum(1 for m in cluster.members if s[m] != 'down' and s[m][4] != 'NONE') > 1]
     assert not two, 'two members drained at once: %s' % two[:2]
     windows = {}
     for i, (stop_at, member, _others) in enumerate(seen):
         since = seen[i - 1][0] if i else 0
-        drained = [t for t, s in up_samples if s[member] != 'down' and s[member][4] == 'ALL']
-        refused = [t for t, s in up_samples if s[member] != 'down' and s[member][4] == 'ALL' and s[member][5] == 'refused']
+        drained = [t for t, s in samples if s[member] != 'down' and s[member][4] == 'ALL']
+        refused = [t for t, s in samples if s[member] != 'down' and s[member][4] == 'ALL' and s[member][5] == 'refused']
         assert drained and refused, '%s never seen drained with a read refused' % member
         assert since < drained[0] and drained[-1] < stop_at, \
             '%s drained %.1f-%.1f, outside its turn %.1f-%.1f' % (member, drained[0], drained[-1], since, stop_at)
