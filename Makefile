@@ -32,8 +32,9 @@ help:
 	@echo "make demo    install what is needed, bring the lab up, run site.yml and verify.yml"
 	@echo "make test    install what is needed and run every check"
 	@echo "make lab-up | lab-down | lab-status      local lab fleet (one process per server)"
-	@echo "make fleet-up | fleet-down | fleet-status  SSH fleet (a network namespace per host)"
-	@echo "make fleet-clusters-up                     the SSH fleet with its Galera cluster and Group Replication group"
+	@echo "make fleet-up | fleet-down | fleet-status  SSH fleet (a network namespace per host): db1-db4, the Galera"
+	@echo "                                           clusters and the Group Replication group, each with its replica"
+	@echo "                                           (DBFLEET_FLEET_CLUSTERS=0: db1-db4 only; fleet-clusters-up: alias)"
 	@echo "make ee      build the execution environment image (podman, ansible-builder; docs/awx.md)"
 
 # ---------------------------------------------------------------- set-up
@@ -101,11 +102,19 @@ lab-down:
 lab-status:
 	$(LAB) status
 
+# db1-db4 and the fleet's clusters: Galera galera1-3 + galera_replica (MariaDB 10.11), galera118_1-3 +
+# galera118_replica (MariaDB 11.8), Group Replication gr1-3 + gr_replica (about 2-3 min more and ~3 GB of RAM).
+# DBFLEET_FLEET_CLUSTERS=0 make fleet-up: db1-db4 only, for small machines. fleet-clusters-up: the same as fleet-up.
+FLEET_CLUSTERS_ENV := DBFLEET_FLEET_WITH_GALERA=1 DBFLEET_FLEET_WITH_GALERA118=1 DBFLEET_FLEET_WITH_GR=1
+ifeq ($(DBFLEET_FLEET_CLUSTERS),0)
+FLEET_UP_ENV :=
+else
+FLEET_UP_ENV := $(FLEET_CLUSTERS_ENV)
+endif
 fleet-up: deps
-	$(LAB) --mode ssh up
-# The fleet's clusters too: Galera galera1-3 + galera_replica, Group Replication gr1-3 + gr_replica (~1 min, ~2 GB).
+	$(FLEET_UP_ENV) $(LAB) --mode ssh up
 fleet-clusters-up: deps
-	DBFLEET_FLEET_WITH_GALERA=1 DBFLEET_FLEET_WITH_GR=1 $(LAB) --mode ssh up
+	$(FLEET_CLUSTERS_ENV) $(LAB) --mode ssh up
 fleet-down:
 	@if [ -x $(PY) ]; then $(LAB) --mode ssh down; else echo "no fleet here"; fi
 fleet-status:
@@ -123,9 +132,10 @@ test: deps ee-apt
 	$(ROOT)/tests/run-all.sh
 
 # What make test leaves out for its time budget: faults it covers, again on another flavor (pytest marker
-# `extended`), and the drop runbook's Molecule scenario on the SSH fleet.
+# `extended`; none today: pytest's exit 5, no test selected, is no failure), and the drop runbook's Molecule
+# scenario on the SSH fleet.
 test-extended: deps lab-up
-	$(PY) -m pytest -q -m extended tests/integration
+	$(PY) -m pytest -q -m extended tests/integration || [ $$? -eq 5 ]
 	DBFLEET_MOLECULE_EXTENDED=1 DBFLEET_FLEET_NET=12 $(ROOT)/tests/molecule.sh drop_tables_fleet
 
 lint: deps

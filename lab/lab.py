@@ -31,10 +31,13 @@ ssh mode: hosts in network namespaces reached over SSH, inventory inventories/fl
   db3 (MariaDB 10.11, primary, 10.231.7.13)  db4 (replica of db3, 10.231.7.14)
   optional, only when named (`--mode ssh up db5 db6`): db5 (MySQL 9.7, 10.231.7.15), db6 (MariaDB 11.8,
   10.231.7.16): standalone, their server in its chroot inside the host's namespace
-  clusters, optional (by name, or DBFLEET_FLEET_WITH_GALERA=1 / DBFLEET_FLEET_WITH_GR=1; `make fleet-clusters-up`),
-  inventory groups `galera` and `group_replication` (outside group `fleet`):
+  clusters, optional (by name, or DBFLEET_FLEET_WITH_GALERA=1 / DBFLEET_FLEET_WITH_GALERA118=1 /
+  DBFLEET_FLEET_WITH_GR=1, all three set by `make fleet-up` unless DBFLEET_FLEET_CLUSTERS=0),
+  inventory groups `galera`, `galera118` and `group_replication` (outside group `fleet`):
   galera1..3 (10.231.7.31-33) a 3-node MariaDB 10.11 Galera cluster (galera-4, gcomm over the namespaces'
               addresses, rsync SST, wsrep_gtid_mode), galera_replica (.34) its GTID replica of galera1
+  galera118_1..3 (10.231.7.35-37) a 3-node MariaDB 11.8 Galera cluster (trixie chroot, its galera-4),
+              galera118_replica (.38) its GTID replica of galera118_1 (MariaDB 11.8)
   gr1..3 (10.231.7.41-43) a single-primary Group Replication group of MySQL 8.0.33, gr_replica (.44) a
               GTID replica of gr1
   booted hosts, only when named (`--mode ssh up pkg1 pkg2`): systemd-nspawn machines with the distribution's
@@ -54,7 +57,8 @@ environment:
   DBFLEET_LAB_WITH_GALERA=1  include galera1, galera2, galera3 and galera_replica in the default hosts
   DBFLEET_LAB_WITH_GR=1  include gr1, gr2, gr3 in the default hosts
   DBFLEET_LAB_INVENTORY  inventory file to write (default inventories/lab|fleet/hosts.yml)
-  DBFLEET_FLEET_WITH_GALERA=1, DBFLEET_FLEET_WITH_GR=1  ssh mode: include the Galera cluster / the GR group
+  DBFLEET_FLEET_WITH_GALERA=1, DBFLEET_FLEET_WITH_GALERA118=1, DBFLEET_FLEET_WITH_GR=1  ssh mode: include the
+                         10.11 Galera cluster / the 11.8 Galera cluster / the GR group, each with its replica
   DBFLEET_FLEET_NET      ssh mode: network 10.231.N.0/24, bridge and namespace names tagged N (default 7),
                          so that two checkouts can each run a fleet at once
 

@@ -26,6 +26,7 @@ MEMCACHED_OFFSET = 211
 REPLICATION_TIMEOUT = 30
 FLEET_GALERA_OPT_IN = "DBFLEET_FLEET_WITH_GALERA"
 FLEET_GR_OPT_IN = "DBFLEET_FLEET_WITH_GR"
+FLEET_GALERA118_OPT_IN = "DBFLEET_FLEET_WITH_GALERA118"
 
 
 @dataclass(frozen=True)
@@ -528,8 +529,9 @@ class Fleet(Lab):
              Host("db6", MARIADB118, 6, address=PREFIX + "16", optional=True),
              # Clusters, each member in its namespace (lab/dbfleet_lab/galera.py, clusters.py), only when named
              # or opted in: a 3-node Galera cluster of MariaDB 10.11 (galera-4) with a GTID replica of galera1,
-             # a 3-node Galera cluster of MariaDB 11.8 (trixie chroot, its galera-4) only when named,
-             # and a single-primary Group Replication group of MySQL 8.0.33 with a replica of gr1.
+             # a 3-node Galera cluster of MariaDB 11.8 (trixie chroot, its galera-4) with a GTID replica of
+             # galera118_1, and a single-primary Group Replication group of MySQL 8.0.33 with a replica of gr1.
+             # `make fleet-up` opts in to all three (DBFLEET_FLEET_CLUSTERS=0 leaves them out).
              Host("galera1", MARIADB, 31, address=PREFIX + "31", optional=True, opt_in=FLEET_GALERA_OPT_IN,
                   cluster=galera.GROUP),
              Host("galera2", MARIADB, 32, address=PREFIX + "32", optional=True, opt_in=FLEET_GALERA_OPT_IN,
@@ -538,9 +540,14 @@ class Fleet(Lab):
                   cluster=galera.GROUP),
              Host("galera_replica", MARIADB, 34, address=PREFIX + "34", source="galera1", optional=True,
                   opt_in=FLEET_GALERA_OPT_IN),
-             Host("galera118_1", MARIADB118, 35, address=PREFIX + "35", optional=True, cluster=galera.GROUP_118),
-             Host("galera118_2", MARIADB118, 36, address=PREFIX + "36", optional=True, cluster=galera.GROUP_118),
-             Host("galera118_3", MARIADB118, 37, address=PREFIX + "37", optional=True, cluster=galera.GROUP_118),
+             Host("galera118_1", MARIADB118, 35, address=PREFIX + "35", optional=True, opt_in=FLEET_GALERA118_OPT_IN,
+                  cluster=galera.GROUP_118),
+             Host("galera118_2", MARIADB118, 36, address=PREFIX + "36", optional=True, opt_in=FLEET_GALERA118_OPT_IN,
+                  cluster=galera.GROUP_118),
+             Host("galera118_3", MARIADB118, 37, address=PREFIX + "37", optional=True, opt_in=FLEET_GALERA118_OPT_IN,
+                  cluster=galera.GROUP_118),
+             Host("galera118_replica", MARIADB118, 38, address=PREFIX + "38", source="galera118_1", optional=True,
+                  opt_in=FLEET_GALERA118_OPT_IN),
              Host("gr1", MYSQL80, 41, address=PREFIX + "41", optional=True, opt_in=FLEET_GR_OPT_IN,
                   cluster=clusters.GR_INVENTORY_GROUP),
              Host("gr2", MYSQL80, 42, address=PREFIX + "42", optional=True, opt_in=FLEET_GR_OPT_IN,

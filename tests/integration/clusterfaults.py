@@ -82,6 +82,7 @@ class FleetCluster(Queries):
     serving_word = 'serving'        # the figure stops_while_another_not_<word>
     majority_word = 'quorum'        # the figure samples_below_<word>
     position_sql = wait_sql = None
+    replica_status_sql = None       # SHOW REPLICA STATUS unless the flavor needs another statement
 
     def __init__(self, lab_dir, members, replicas, group):
         self.fleet = LabHandle('ssh', lab_dir)
@@ -175,6 +176,7 @@ class Galera(FleetCluster):
     majority_word = 'quorum'
     position_sql = 'SELECT @@gtid_binlog_pos'
     wait_sql = 'SELECT MASTER_GTID_WAIT(%s, 60)'
+    replica_status_sql = 'SHOW SLAVE STATUS'
     look = staticmethod(wsrep)
 
     @staticmethod
@@ -460,12 +462,12 @@ def first_member_gate(run, members):
     return min(passed)[1] if passed else None
 
 
-def run_with(cluster, tmp_path, playbook, extra, writer_order, inject=None, hold=12):
-    """Writer (through writer_order) + monitor around one playbook run; inject(run) is called once and
-    returns the time of its fault; the monitor then runs at least hold seconds past it."""
+def run_with(cluster, tmp_path, playbook, extra, writer_order, inject=None, hold=12, look=None):
+    """Writer (through writer_order) + monitor (its look: cluster.look unless given) around one playbook run;
+    inject(run) is called once and returns the time of its fault; the monitor then runs at least hold seconds past it."""
     create_table(cluster, writer_order[0])
     cluster.wait_ready()
-    monitor, writer = Monitor(cluster), Writer(cluster, writer_order)
+    monitor, writer = Monitor(cluster, look), Writer(cluster, writer_order)
     monitor.start()
     writer.start()
     try:
@@ -498,17 +500,21 @@ def heal_and_compare(cluster, writer, figures):
     return compare(cluster, writer, figures)
 
 
-def rolling_restart_under_writes(cluster, tmp_path, playbook, extra, writer_order, figures):
+def rolling_restart_under_writes(cluster, tmp_path, playbook, extra, writer_order, figures, look=None,
+                                 replicas_in_play=False):
     """The run completes; the cluster never below its majority; no member stopped while another was not
     serving; each gate passed only once its member served again, before the next member stopped; the
-    async replicas (outside the play) never restarted; every host ends with the same rows and checksum.
-    Returns (seconds, samples, [(time, member, others)] of the stops, writer, {host: (rows, checksum)})."""
+    async replicas never restarted (outside the play), or (replicas_in_play) restarted each before the first
+    member stopped and replicate again; every host ends with the same rows and checksum.
+    Returns (seconds, samples, [(time, member, others)] of the stops, writer, {host: (rows, checksum)}, output)."""
     pids = cluster.pids()
-    run, rc, output, took, samples, writer, _injected = run_with(cluster, tmp_path, playbook, extra, writer_order)
+    run, rc, output, took, samples, writer, _injected = run_with(cluster, tmp_path, playbook, extra, writer_order,
+                                                                 look=look)
     assert rc == 0, output
     figures['runs_completed'] += 1
     assert all(cluster.pid(h) != pids[h] for h in cluster.members), 'not every member restarted'
-    assert all(cluster.pid(h) == pids[h] for h in cluster.replicas), 'the replica, outside the play, restarted'
+    if not replicas_in_play:
+        assert all(cluster.pid(h) == pids[h] for h in cluster.replicas), 'the replica, outside the play, restarted'
     below = below_majority(cluster, samples, figures)
     assert not below, 'below %s: %s' % (cluster.majority_word, below[:3])
     seen = stops(samples, cluster.members)
@@ -524,8 +530,70 @@ def rolling_restart_under_writes(cluster, tmp_path, playbook, extra, writer_orde
         assert passed and back and passed >= back[0] - 0.3, (member, passed, back[:1])
         if i + 1 < len(seen):
             assert passed < seen[i + 1][0], 'the next member stopped before the gate of %s passed' % member
+    if replicas_in_play:
+        for replica in cluster.replicas:
+            # an async replica of a member belongs to the cluster's topology and restarts first
+            assert cluster.pid(replica) != pids[replica], '%s did not restart' % replica
+            passed = run.gate_passed(replica)
+            assert passed and passed < seen[0][0], '%s: gate at %s, first member stopped at %.1f' % (replica, passed, seen[0][0])
     summary = heal_and_compare(cluster, writer, figures)
-    return took, samples, seen, writer, summary
+    for replica in cluster.replicas:
+        assert replicating(cluster, replica), '%s does not replicate after the run' % replica
+    return took, samples, seen, writer, summary, output
+
+
+def replicating(cluster, replica):
+    """Both replication threads of an async replica run (MariaDB SHOW SLAVE STATUS / MySQL SHOW REPLICA STATUS)."""
+    conn = cluster.connect(replica)
+    try:
+        with conn.cursor(pymysql.cursors.DictCursor) as cur:
+            cur.execute('SHOW REPLICA STATUS' if cluster.replica_status_sql is None else cluster.replica_status_sql)
+            rows = cur.fetchall()
+    finally:
+        conn.close()
+    return bool(rows) and all((r.get('Slave_IO_Running') or r.get('Replica_IO_Running')) == 'Yes'
+                              and (r.get('Slave_SQL_Running') or r.get('Replica_SQL_Running')) == 'Yes' for r in rows)
+
+
+def wsrep_drain(conn):
+    """wsrep(conn) + (wsrep_reject_queries, 'ok' or 'refused': a read of the test table, refused with 1047 or not)."""
+    state = wsrep(conn)
+    with conn.cursor() as cur:
+        cur.execute("SHOW GLOBAL VARIABLES LIKE 'wsrep_reject_queries'")
+        reject = cur.fetchone()[1]
+        try:
+            cur.execute('SELECT COUNT(*) FROM %s.t WHERE id < 0' % SCHEMA)
+            cur.fetchall()
+            probe = 'ok'
+        except pymysql.err.MySQLError as exc:
+            if not exc.args or exc.args[0] != 1047:
+                raise
+            probe = 'refused'
+    return state + (reject, probe)
+
+
+def drained_one_at_a_time(cluster, samples, seen, writer):
+    """From samples of wsrep_drain and the stops seen: each member was drained (wsrep_reject_queries=ALL, a read
+    refused) only between the previous member's stop and its own stop, never two members at once; the writer
+    had a query refused (1047) by its member while that member was drained; every member is back to NONE.
+    Returns {member: (first, last) time it was seen drained}."""
+    two = [(t, s) for t, s in samples if sum(1 for m in cluster.members if s[m] != 'down' and s[m][4] != 'NONE') > 1]
+    assert not two, 'two members drained at once: %s' % two[:2]
+    windows = {}
+    for i, (stop_at, member, _others) in enumerate(seen):
+        since = seen[i - 1][0] if i else 0
+        drained = [t for t, s in samples if s[member] != 'down' and s[member][4] == 'ALL']
+        refused = [t for t, s in samples if s[member] != 'down' and s[member][4] == 'ALL' and s[member][5] == 'refused']
+        assert drained and refused, '%s never seen drained with a read refused' % member
+        assert since < drained[0] and drained[-1] < stop_at, \
+            '%s drained %.1f-%.1f, outside its turn %.1f-%.1f' % (member, drained[0], drained[-1], since, stop_at)
+        windows[member] = (drained[0], drained[-1])
+    refused = [(t, m) for t, m, code in writer.errors if code == 1047 and m in windows
+               and windows[m][0] - 1 <= t <= windows[m][1] + 1]
+    assert refused, 'the writer never had a query refused by a drained member: %s' % writer.errors[:5]
+    after = dict((m, cluster.query(m, "SHOW GLOBAL VARIABLES LIKE 'wsrep_reject_queries'")[0][1]) for m in cluster.members)
+    assert set(after.values()) == {'NONE'}, 'left drained: %s' % after
+    return windows
 
 
 def _fault_mid_run(cluster, tmp_path, playbook, extra, writer_order, figures, choose, fault, hold):
@@ -640,7 +708,7 @@ def adaptive_hash_parts_under_writes(cluster, tmp_path, figures, label):
     playbook = tmp_path / 'ahi.yml'
     playbook.write_text(yaml.safe_dump([{'name': 'AHI partitions on the cluster', 'hosts': ':'.join(members),
                                          'gather_facts': False, 'roles': [{'role': 'dbfleet.innodb.adaptive_hash'}]}]))
-    took, samples, seen, writer, summary = rolling_restart_under_writes(
+    took, samples, seen, writer, summary, _output = rolling_restart_under_writes(
         cluster, tmp_path, str(playbook), {'adaptive_hash_parts': parts, 'adaptive_hash_restart': 'allowed',
                                            'adaptive_hash_restart_timeout': 120}, members, figures)
     for host in members:

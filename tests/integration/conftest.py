@@ -116,7 +116,7 @@ def _default_lab_dir():
 def pytest_configure(config):
     config.addinivalue_line("markers", "fleet: needs the SSH fleet (lab.py --mode ssh up; root, network namespaces)")
     config.addinivalue_line("markers", "extended: a fault already covered in make test, again on another flavor; run by "
-                                       "`make test-extended`, not by `make test` (its 35-minute budget)")
+                                       "`make test-extended`, not by `make test` (its 35-minute budget); none today")
 
 
 @pytest.fixture(scope="session")

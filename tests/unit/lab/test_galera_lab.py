@@ -109,8 +109,27 @@ def test_the_fleet_runs_a_second_galera_cluster_of_mariadb_118(tmp_path):
     assert "wsrep_cluster_name = dbfleet_galera118" in text and address["galera1"] not in text
     assert "wsrep_cluster_name = dbfleet_galera\n" in fleet.instance("galera2").option_text("/usr")
     assert "galera-4" in fleet.hosts["galera118_1"].kind.packages
-    # only when named: neither the default fleet nor DBFLEET_FLEET_WITH_GALERA start them
-    assert not [h for h in fleet.HOSTS if h.cluster == galera.GROUP_118 and (not h.optional or h.opt_in)]
+    # its async replica: MariaDB 11.8 too, a replica of galera118_1 at the next address of the plan
+    replica = fleet.hosts["galera118_replica"]
+    assert (replica.kind.key, replica.source, replica.address, replica.cluster) == (
+        "mariadb118-trixie", "galera118_1", address["galera118_3"][:-2] + "38", "")
+    # by name, or with DBFLEET_FLEET_WITH_GALERA118=1 (make fleet-up); never with DBFLEET_FLEET_WITH_GALERA alone
+    assert all(fleet.hosts[n].optional and fleet.hosts[n].opt_in == "DBFLEET_FLEET_WITH_GALERA118"
+               for n in nodes + ["galera118_replica"])
+
+
+def test_make_fleet_up_opts_in_to_every_cluster(tmp_path, monkeypatch):
+    fleet = Fleet(str(tmp_path), str(tmp_path / "cache"), str(tmp_path / "hosts.yml"))
+    monkeypatch.delenv("DBFLEET_LAB_HOSTS", raising=False)
+    for variable in ("DBFLEET_FLEET_WITH_GALERA", "DBFLEET_FLEET_WITH_GALERA118", "DBFLEET_FLEET_WITH_GR"):
+        monkeypatch.setenv(variable, "1")
+    names = [h.name for h in fleet.select(())]
+    assert names == ["db1", "db2", "db3", "db4", "galera1", "galera2", "galera3", "galera_replica", "galera118_1",
+                     "galera118_2", "galera118_3", "galera118_replica", "gr1", "gr2", "gr3", "gr_replica"]
+    # the Makefile's fleet-up opts in to exactly the fleet's cluster variables
+    makefile = open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "Makefile"), encoding="utf-8").read()
+    line = next(l for l in makefile.splitlines() if l.startswith("FLEET_CLUSTERS_ENV :="))
+    assert sorted(line.split(":=")[1].split()) == sorted("%s=1" % v for v in set(h.opt_in for h in fleet.HOSTS if h.opt_in))
 
 
 def test_a_chroot_node_belongs_to_the_chroots_mysql_user(tmp_path, monkeypatch):
