@@ -9,7 +9,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pymysql
 
@@ -26,6 +26,10 @@ MEMCACHED_OFFSET = 211
 REPLICATION_TIMEOUT = 30
 FLEET_GALERA_OPT_IN = "DBFLEET_FLEET_WITH_GALERA"
 FLEET_GR_OPT_IN = "DBFLEET_FLEET_WITH_GR"
+# db1-db4 as booted machines (machines.py) instead of tarball servers in namespaces: with
+# DBFLEET_FLEET_BOOTED=1 at `up`; recorded in <lab>/fleet/booted-db so that later commands follow it.
+FLEET_BOOTED_OPT_IN = "DBFLEET_FLEET_BOOTED"
+FLEET_BOOTED_MARKER = "booted-db"
 
 
 @dataclass(frozen=True)
@@ -557,10 +561,34 @@ class Fleet(Lab):
              Host("pkg4", machines.MACHINE_MYSQL97, 54, address=PREFIX + "54", optional=True),
              Host("pkg5", machines.MACHINE_MYSQL80, 55, address=PREFIX + "55", optional=True))
     PORT = 3306
+    # What db1-db4 are as booted machines: db1 -> db2 MySQL 8.0.33 (pkg5's kind: the tarball under the
+    # vendor's mysql.service), db3 -> db4 MariaDB 10.11 (pkg1's kind: bookworm's package).
+    BOOTED_DB = {"db1": machines.MACHINE_MYSQL80, "db2": machines.MACHINE_MYSQL80,
+                 "db3": machines.MACHINE_MARIADB1011, "db4": machines.MACHINE_MARIADB1011}
+    # The hosts of the booted inventory (inventories/booted/hosts.yml); every other host is in the fleet's.
+    BOOTED_INVENTORY_HOSTS = ("pkg1", "pkg2", "pkg3", "pkg4", "pkg5")
 
     def __init__(self, root, cache, inventory):
+        self.booted_db = self.booted_db_wanted(root)
+        if self.booted_db:
+            self.HOSTS = tuple(replace(h, kind=self.BOOTED_DB[h.name]) if h.name in self.BOOTED_DB else h
+                               for h in Fleet.HOSTS)
         super().__init__(root, cache, self.PORT, inventory)
         self.client_key = os.path.join(self.root, "ssh", "id_ed25519")
+
+    @staticmethod
+    def booted_db_wanted(root):
+        """db1-db4 booted: DBFLEET_FLEET_BOOTED=1 (0: not), else as the fleet in root was brought up."""
+        wanted = os.environ.get(FLEET_BOOTED_OPT_IN, "")
+        marker = os.path.exists(os.path.join(root, FLEET_BOOTED_MARKER))
+        if wanted not in ("", "0", "1"):
+            raise LabError("%s=%r: expected 1 (db1-db4 booted machines) or 0 (tarball servers)" % (FLEET_BOOTED_OPT_IN, wanted))
+        if wanted == "":
+            return marker
+        if marker != (wanted == "1") and any(os.path.isdir(os.path.join(root, name)) for name in Fleet.BOOTED_DB):
+            raise LabError("%s=%s, but the fleet in %s has db1-db4 %s: `lab.py --mode ssh down --purge` first"
+                           % (FLEET_BOOTED_OPT_IN, wanted, root, "booted" if marker else "as tarball servers"))
+        return wanted == "1"
 
     def _port_base(self, requested):
         return requested
@@ -624,6 +652,9 @@ class Fleet(Lab):
                 os.makedirs(os.path.dirname(self.client_key), exist_ok=True)
                 run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "dbfleet-lab", "-f", self.client_key])
             ensure_bridge()
+            if self.booted_db:
+                with open(os.path.join(self.root, FLEET_BOOTED_MARKER), "w", encoding="utf-8") as handle:
+                    handle.write("db1-db4 are booted machines (%s=1 at up)\n" % FLEET_BOOTED_OPT_IN)
             with ThreadPoolExecutor(max_workers=len(hosts)) as pool:
                 list(pool.map(self._machine_up, hosts))
         self._up(hosts, started_at)
@@ -726,6 +757,11 @@ class Fleet(Lab):
     def after_down(self, hosts):
         if not any(self.namespace(h).exists() for h in self.HOSTS):
             remove_bridge()
+        if not any(os.path.isdir(os.path.join(self.root, name)) for name in self.BOOTED_DB):
+            try:
+                os.remove(os.path.join(self.root, FLEET_BOOTED_MARKER))     # purged: the next `up` chooses again
+            except OSError:
+                pass
 
     def status_rows(self):
         """A booted host is listed while it is booted: its kept root alone (after `down`) is no host that is down
@@ -782,7 +818,7 @@ class Fleet(Lab):
                 "ansible_python_interpreter": self.python}
 
     def inventory_data(self, hosts=None):
-        hosts = [h for h in self.HOSTS if not booted(h)] if hosts is None else hosts
+        hosts = [h for h in self.HOSTS if h.name not in self.BOOTED_INVENTORY_HOSTS] if hosts is None else hosts
         data = super().inventory_data(hosts)
         children = data["all"]["children"]
         up = set(children["mysql"]["hosts"]) | set(children["mariadb"]["hosts"])
@@ -813,15 +849,23 @@ class Fleet(Lab):
                     "dbfleet_lab_expected_version": host.kind.version}
         if host.source:
             hostvars["dbfleet_replication_source"] = host.source
+        if host.name not in self.BOOTED_INVENTORY_HOSTS:
+            # In the fleet's inventory, whose group vars log in as root with the lab's Python: as the booted
+            # inventory's group vars say it for pkg1-pkg5.
+            hostvars.update((key, value) for key, value in self.booted_connection_vars().items()
+                            if key in ("ansible_user", "ansible_become", "ansible_python_interpreter"))
         return hostvars
 
+    def booted_connection_vars(self):
+        """How Ansible reaches a booted host: as deploy over SSH with the lab's key, then become."""
+        return {"ansible_connection": "ssh", "ansible_user": machines.DEPLOY_USER, "ansible_become": True,
+                "ansible_port": 22, "ansible_ssh_private_key_file": self.client_key,
+                "ansible_ssh_common_args": self.inventory_vars()["ansible_ssh_common_args"],
+                "ansible_python_interpreter": "/usr/bin/python3"}
+
     def booted_inventory_data(self):
-        data = self.inventory_data([h for h in self.HOSTS if booted(h)])
-        data["all"]["vars"] = {
-            "ansible_connection": "ssh", "ansible_user": machines.DEPLOY_USER, "ansible_become": True,
-            "ansible_port": 22, "ansible_ssh_private_key_file": self.client_key,
-            "ansible_ssh_common_args": self.inventory_vars()["ansible_ssh_common_args"],
-            "ansible_python_interpreter": "/usr/bin/python3"}
+        data = self.inventory_data([h for h in self.HOSTS if h.name in self.BOOTED_INVENTORY_HOSTS])
+        data["all"]["vars"] = self.booted_connection_vars()
         children = data["all"]["children"]
         children["booted"] = children.pop(self.inventory_group)
         return data
