@@ -67,6 +67,12 @@ class LabHandle:
         fleet = Fleet(os.path.join(self.lab_dir, "fleet"), None, self.inventory)
         return fleet.instance(host), fleet.hosts[host]
 
+    def machine(self, host):
+        """The booted machine of host (lab/dbfleet_lab/machines.py Machine), or None for a tarball server in a namespace,
+        whose files and processes are this machine's own."""
+        instance = self._fleet_instance(host)[0]
+        return instance if hasattr(instance, "inside") else None
+
     def booted(self, host):
         from dbfleet_lab.labs import booted  # pylint: disable=import-outside-toplevel
         return booted(self._fleet_instance(host)[1])
