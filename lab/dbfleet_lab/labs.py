@@ -26,10 +26,10 @@ MEMCACHED_OFFSET = 211
 REPLICATION_TIMEOUT = 30
 FLEET_GALERA_OPT_IN = "DBFLEET_FLEET_WITH_GALERA"
 FLEET_GR_OPT_IN = "DBFLEET_FLEET_WITH_GR"
-# db1-db4 as booted machines (machines.py) instead of tarball servers in namespaces: with
-# DBFLEET_FLEET_BOOTED=1 at `up`; recorded in <lab>/fleet/booted-db so that later commands follow it.
+# db1-db4 as booted machines (machines.py) instead of tarball servers in namespaces: DBFLEET_FLEET_BOOTED=1
+# (or 0) at `up`; later commands follow what the fleet's directory holds (Fleet.booted_db_wanted).
 FLEET_BOOTED_OPT_IN = "DBFLEET_FLEET_BOOTED"
-FLEET_BOOTED_MARKER = "booted-db"
+FLEET_BOOTED_DEFAULT = False
 
 
 @dataclass(frozen=True)
@@ -578,17 +578,20 @@ class Fleet(Lab):
 
     @staticmethod
     def booted_db_wanted(root):
-        """db1-db4 booted: DBFLEET_FLEET_BOOTED=1 (0: not), else as the fleet in root was brought up."""
+        """db1-db4 booted: as the fleet in root has them (a booted host's machine root is <root>/<host>/root), else
+        DBFLEET_FLEET_BOOTED=1 (0: tarball servers), else FLEET_BOOTED_DEFAULT. Asking for the other kind while
+        the fleet has hosts of one is an error: down --purge first."""
         wanted = os.environ.get(FLEET_BOOTED_OPT_IN, "")
-        marker = os.path.exists(os.path.join(root, FLEET_BOOTED_MARKER))
         if wanted not in ("", "0", "1"):
             raise LabError("%s=%r: expected 1 (db1-db4 booted machines) or 0 (tarball servers)" % (FLEET_BOOTED_OPT_IN, wanted))
-        if wanted == "":
-            return marker
-        if marker != (wanted == "1") and any(os.path.isdir(os.path.join(root, name)) for name in Fleet.BOOTED_DB):
+        present = [name for name in Fleet.BOOTED_DB if os.path.isdir(os.path.join(root, name))]
+        recorded = any(os.path.isdir(os.path.join(root, name, "root")) for name in present) if present else None
+        if recorded is None:
+            return FLEET_BOOTED_DEFAULT if wanted == "" else wanted == "1"
+        if wanted != "" and recorded != (wanted == "1"):
             raise LabError("%s=%s, but the fleet in %s has db1-db4 %s: `lab.py --mode ssh down --purge` first"
-                           % (FLEET_BOOTED_OPT_IN, wanted, root, "booted" if marker else "as tarball servers"))
-        return wanted == "1"
+                           % (FLEET_BOOTED_OPT_IN, wanted, root, "booted" if recorded else "as tarball servers"))
+        return recorded
 
     def _port_base(self, requested):
         return requested
@@ -652,9 +655,6 @@ class Fleet(Lab):
                 os.makedirs(os.path.dirname(self.client_key), exist_ok=True)
                 run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "dbfleet-lab", "-f", self.client_key])
             ensure_bridge()
-            if self.booted_db:
-                with open(os.path.join(self.root, FLEET_BOOTED_MARKER), "w", encoding="utf-8") as handle:
-                    handle.write("db1-db4 are booted machines (%s=1 at up)\n" % FLEET_BOOTED_OPT_IN)
             with ThreadPoolExecutor(max_workers=len(hosts)) as pool:
                 list(pool.map(self._machine_up, hosts))
         self._up(hosts, started_at)
@@ -757,11 +757,7 @@ class Fleet(Lab):
     def after_down(self, hosts):
         if not any(self.namespace(h).exists() for h in self.HOSTS):
             remove_bridge()
-        if not any(os.path.isdir(os.path.join(self.root, name)) for name in self.BOOTED_DB):
-            try:
-                os.remove(os.path.join(self.root, FLEET_BOOTED_MARKER))     # purged: the next `up` chooses again
-            except OSError:
-                pass
+
 
     def status_rows(self):
         """A booted host is listed while it is booted: its kept root alone (after `down`) is no host that is down

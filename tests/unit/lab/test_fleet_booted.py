@@ -7,7 +7,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "lab"))
 
 from dbfleet_lab import LabError, machines  # noqa: E402  pylint: disable=wrong-import-position
-from dbfleet_lab.labs import FLEET_BOOTED_MARKER, FLEET_BOOTED_OPT_IN, Fleet, booted  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_lab.labs import FLEET_BOOTED_DEFAULT, FLEET_BOOTED_OPT_IN, Fleet, booted  # noqa: E402  pylint: disable=wrong-import-position
 
 # What a user's inventory would not say of a host (docs/hosts.md): the collection finds it.
 NOT_IN_A_USERS_INVENTORY = ("dbfleet_login_password", "dbfleet_login_user", "dbfleet_login_unix_socket",
@@ -25,9 +25,11 @@ def fleet(tmp_path, monkeypatch, wanted):
     return Fleet(str(root), str(tmp_path / "cache"), str(tmp_path / "inventories" / "fleet" / "hosts.yml"))
 
 
-def test_tarball_servers_unless_asked(tmp_path, monkeypatch):
+def test_the_default_unless_asked(tmp_path, monkeypatch):
     lab = fleet(tmp_path, monkeypatch, None)
-    assert not lab.booted_db and not any(booted(lab.hosts[name]) for name in ("db1", "db2", "db3", "db4"))
+    assert lab.booted_db is FLEET_BOOTED_DEFAULT
+    assert all(booted(lab.hosts[name]) is FLEET_BOOTED_DEFAULT for name in ("db1", "db2", "db3", "db4"))
+    assert not fleet(tmp_path, monkeypatch, "0").booted_db
 
 
 def test_booted_db1_to_db4_keep_names_addresses_and_replication(tmp_path, monkeypatch):
@@ -44,14 +46,16 @@ def test_booted_db1_to_db4_keep_names_addresses_and_replication(tmp_path, monkey
     assert not booted(plain["db1"])
 
 
-def test_the_choice_is_kept_by_the_lab_and_not_switched_under_a_running_fleet(tmp_path, monkeypatch):
+def test_the_choice_is_what_the_fleet_holds_and_not_switched_under_it(tmp_path, monkeypatch):
     root = tmp_path / "fleet"
-    root.mkdir()
-    (root / FLEET_BOOTED_MARKER).write_text("db1-db4 are booted machines\n")
+    (root / "db1" / "root").mkdir(parents=True)        # a booted db1's machine root
     assert fleet(tmp_path, monkeypatch, None).booted_db       # a later command without the variable follows it
-    (root / "db1").mkdir()
     with pytest.raises(LabError, match="down --purge"):
         fleet(tmp_path, monkeypatch, "0")
+    (root / "db1" / "root").rmdir()                     # a tarball db1's directory
+    assert not fleet(tmp_path, monkeypatch, None).booted_db
+    with pytest.raises(LabError, match="down --purge"):
+        fleet(tmp_path, monkeypatch, "1")
     with pytest.raises(LabError, match=FLEET_BOOTED_OPT_IN):
         fleet(tmp_path, monkeypatch, "yes")
 
