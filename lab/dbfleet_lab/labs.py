@@ -758,7 +758,6 @@ class Fleet(Lab):
         if not any(self.namespace(h).exists() for h in self.HOSTS):
             remove_bridge()
 
-
     def status_rows(self):
         """A booted host is listed while it is booted: its kept root alone (after `down`) is no host that is down
         (the tests' fleet fixture reads every listed host as one that should be up)."""
