@@ -26,10 +26,10 @@ MEMCACHED_OFFSET = 211
 REPLICATION_TIMEOUT = 30
 FLEET_GALERA_OPT_IN = "DBFLEET_FLEET_WITH_GALERA"
 FLEET_GR_OPT_IN = "DBFLEET_FLEET_WITH_GR"
-# db1-db4 as booted machines (machines.py) instead of tarball servers in namespaces: DBFLEET_FLEET_BOOTED=1
-# (or 0) at `up`; later commands follow what the fleet's directory holds (Fleet.booted_db_wanted).
+# db1-db4 are booted machines (machines.py) by default; DBFLEET_FLEET_BOOTED=0 at `up` makes them tarball servers
+# in namespaces as before; later commands follow what the fleet's directory holds (Fleet.booted_db_wanted).
 FLEET_BOOTED_OPT_IN = "DBFLEET_FLEET_BOOTED"
-FLEET_BOOTED_DEFAULT = False
+FLEET_BOOTED_DEFAULT = True
 
 
 @dataclass(frozen=True)
@@ -519,7 +519,8 @@ class Lab:
 
 
 class Fleet(Lab):
-    """The SSH fleet: a network namespace, an sshd and a server per host; GTID replication."""
+    """The SSH fleet: a network namespace per host, with a booted machine (db1-db4, pkg1-pkg5) or an sshd and a
+    lab-started server (DBFLEET_FLEET_BOOTED=0's db1-db4, the clusters); GTID replication."""
 
     mode = "ssh"
     inventory_group = "fleet"
@@ -759,10 +760,11 @@ class Fleet(Lab):
             remove_bridge()
 
     def status_rows(self):
-        """A booted host is listed while it is booted: its kept root alone (after `down`) is no host that is down
+        """An optional booted host (pkg1-pkg5) is listed while it is booted: its kept root alone (after `down`) is no host that is down
         (the tests' fleet fixture reads every listed host as one that should be up)."""
         return [row for row in super().status_rows()
-                if not (booted(self.hosts[row["host"]]) and row["state"] != "up" and not row.get("booted_now"))]
+                if not (booted(self.hosts[row["host"]]) and self.hosts[row["host"]].optional and row["state"] != "up"
+                        and not row.get("booted_now"))]
 
     def status_extra(self, host, instance):
         extra = dict(super().status_extra(host, instance), address=host.address,

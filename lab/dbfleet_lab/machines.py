@@ -431,7 +431,9 @@ class Machine:
     # ------------------------------------------------------------ lifecycle
     def create(self, base, _template=None):
         """The host's own copy of the distribution's root, named and keyed for this host."""
-        if not os.path.isdir(self.root):
+        if not os.path.isdir(os.path.join(self.root, "etc")):     # no copy yet (or a stray directory of that name)
+            if os.path.isdir(self.root):
+                shutil.rmtree(self.root)
             os.makedirs(self.dir, exist_ok=True)
             tmp = self.root + ".tmp"
             if os.path.exists(tmp):

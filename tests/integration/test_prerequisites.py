@@ -67,6 +67,7 @@ def venv_and_wheels(fleet, tmp_path, wheels):
     if fleet.machine(HOST) is None:
         yield str(tmp_path / "venv"), wheels
         return
+    assert fleet.machine(HOST).leader(), "%s is not booted: start the fleet with `make fleet-up`" % HOST
     venv, where = "/opt/dbfleet-it-prereq-venv", "/opt/dbfleet-it-prereq-wheels"
     shutil.rmtree(on_host(fleet, venv), ignore_errors=True)
     shutil.rmtree(on_host(fleet, where), ignore_errors=True)
