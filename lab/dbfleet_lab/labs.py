@@ -9,7 +9,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pymysql
 
@@ -27,6 +27,10 @@ REPLICATION_TIMEOUT = 30
 FLEET_GALERA_OPT_IN = "DBFLEET_FLEET_WITH_GALERA"
 FLEET_GR_OPT_IN = "DBFLEET_FLEET_WITH_GR"
 FLEET_GALERA118_OPT_IN = "DBFLEET_FLEET_WITH_GALERA118"
+# db1-db4 are booted machines (machines.py) by default; DBFLEET_FLEET_BOOTED=0 at `up` makes them tarball servers
+# in namespaces as before; later commands follow what the fleet's directory holds (Fleet.booted_db_wanted).
+FLEET_BOOTED_OPT_IN = "DBFLEET_FLEET_BOOTED"
+FLEET_BOOTED_DEFAULT = True
 
 
 @dataclass(frozen=True)
@@ -516,7 +520,8 @@ class Lab:
 
 
 class Fleet(Lab):
-    """The SSH fleet: a network namespace, an sshd and a server per host; GTID replication."""
+    """The SSH fleet: a network namespace per host, with a booted machine (db1-db4, pkg1-pkg5) or an sshd and a
+    lab-started server (DBFLEET_FLEET_BOOTED=0's db1-db4, the clusters); GTID replication."""
 
     mode = "ssh"
     inventory_group = "fleet"
@@ -564,10 +569,37 @@ class Fleet(Lab):
              Host("pkg4", machines.MACHINE_MYSQL97, 54, address=PREFIX + "54", optional=True),
              Host("pkg5", machines.MACHINE_MYSQL80, 55, address=PREFIX + "55", optional=True))
     PORT = 3306
+    # What db1-db4 are as booted machines: db1 -> db2 MySQL 8.0.33 (pkg5's kind: the tarball under the
+    # vendor's mysql.service), db3 -> db4 MariaDB 10.11 (pkg1's kind: bookworm's package).
+    BOOTED_DB = {"db1": machines.MACHINE_MYSQL80, "db2": machines.MACHINE_MYSQL80,
+                 "db3": machines.MACHINE_MARIADB1011, "db4": machines.MACHINE_MARIADB1011}
+    # The hosts of the booted inventory (inventories/booted/hosts.yml); every other host is in the fleet's.
+    BOOTED_INVENTORY_HOSTS = ("pkg1", "pkg2", "pkg3", "pkg4", "pkg5")
 
     def __init__(self, root, cache, inventory):
+        self.booted_db = self.booted_db_wanted(root)
+        if self.booted_db:
+            self.HOSTS = tuple(replace(h, kind=self.BOOTED_DB[h.name]) if h.name in self.BOOTED_DB else h
+                               for h in Fleet.HOSTS)
         super().__init__(root, cache, self.PORT, inventory)
         self.client_key = os.path.join(self.root, "ssh", "id_ed25519")
+
+    @staticmethod
+    def booted_db_wanted(root):
+        """db1-db4 booted: as the fleet in root has them (a booted host's machine root is <root>/<host>/root), else
+        DBFLEET_FLEET_BOOTED=1 (0: tarball servers), else FLEET_BOOTED_DEFAULT. Asking for the other kind while
+        the fleet has hosts of one is an error: down --purge first."""
+        wanted = os.environ.get(FLEET_BOOTED_OPT_IN, "")
+        if wanted not in ("", "0", "1"):
+            raise LabError("%s=%r: expected 1 (db1-db4 booted machines) or 0 (tarball servers)" % (FLEET_BOOTED_OPT_IN, wanted))
+        present = [name for name in Fleet.BOOTED_DB if os.path.isdir(os.path.join(root, name))]
+        recorded = any(os.path.isdir(os.path.join(root, name, "root")) for name in present) if present else None
+        if recorded is None:
+            return FLEET_BOOTED_DEFAULT if wanted == "" else wanted == "1"
+        if wanted != "" and recorded != (wanted == "1"):
+            raise LabError("%s=%s, but the fleet in %s has db1-db4 %s: `lab.py --mode ssh down --purge` first"
+                           % (FLEET_BOOTED_OPT_IN, wanted, root, "booted" if recorded else "as tarball servers"))
+        return recorded
 
     def _port_base(self, requested):
         return requested
@@ -735,10 +767,11 @@ class Fleet(Lab):
             remove_bridge()
 
     def status_rows(self):
-        """A booted host is listed while it is booted: its kept root alone (after `down`) is no host that is down
+        """An optional booted host (pkg1-pkg5) is listed while it is booted: its kept root alone (after `down`) is no host that is down
         (the tests' fleet fixture reads every listed host as one that should be up)."""
         return [row for row in super().status_rows()
-                if not (booted(self.hosts[row["host"]]) and row["state"] != "up" and not row.get("booted_now"))]
+                if not (booted(self.hosts[row["host"]]) and self.hosts[row["host"]].optional and row["state"] != "up"
+                        and not row.get("booted_now"))]
 
     def status_extra(self, host, instance):
         extra = dict(super().status_extra(host, instance), address=host.address,
@@ -789,7 +822,7 @@ class Fleet(Lab):
                 "ansible_python_interpreter": self.python}
 
     def inventory_data(self, hosts=None):
-        hosts = [h for h in self.HOSTS if not booted(h)] if hosts is None else hosts
+        hosts = [h for h in self.HOSTS if h.name not in self.BOOTED_INVENTORY_HOSTS] if hosts is None else hosts
         data = super().inventory_data(hosts)
         children = data["all"]["children"]
         up = set(children["mysql"]["hosts"]) | set(children["mariadb"]["hosts"])
@@ -820,15 +853,23 @@ class Fleet(Lab):
                     "dbfleet_lab_expected_version": host.kind.version}
         if host.source:
             hostvars["dbfleet_replication_source"] = host.source
+        if host.name not in self.BOOTED_INVENTORY_HOSTS:
+            # In the fleet's inventory, whose group vars log in as root with the lab's Python: as the booted
+            # inventory's group vars say it for pkg1-pkg5.
+            hostvars.update((key, value) for key, value in self.booted_connection_vars().items()
+                            if key in ("ansible_user", "ansible_become", "ansible_python_interpreter"))
         return hostvars
 
+    def booted_connection_vars(self):
+        """How Ansible reaches a booted host: as deploy over SSH with the lab's key, then become."""
+        return {"ansible_connection": "ssh", "ansible_user": machines.DEPLOY_USER, "ansible_become": True,
+                "ansible_port": 22, "ansible_ssh_private_key_file": self.client_key,
+                "ansible_ssh_common_args": self.inventory_vars()["ansible_ssh_common_args"],
+                "ansible_python_interpreter": "/usr/bin/python3"}
+
     def booted_inventory_data(self):
-        data = self.inventory_data([h for h in self.HOSTS if booted(h)])
-        data["all"]["vars"] = {
-            "ansible_connection": "ssh", "ansible_user": machines.DEPLOY_USER, "ansible_become": True,
-            "ansible_port": 22, "ansible_ssh_private_key_file": self.client_key,
-            "ansible_ssh_common_args": self.inventory_vars()["ansible_ssh_common_args"],
-            "ansible_python_interpreter": "/usr/bin/python3"}
+        data = self.inventory_data([h for h in self.HOSTS if h.name in self.BOOTED_INVENTORY_HOSTS])
+        data["all"]["vars"] = self.booted_connection_vars()
         children = data["all"]["children"]
         children["booted"] = children.pop(self.inventory_group)
         return data

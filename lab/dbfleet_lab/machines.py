@@ -382,10 +382,60 @@ class Machine:
             return None
         return leader if state == "active" and main_pid else None
 
+    def server_pid(self):
+        """The server's main PID as the host sees it (the unit's MainPID is the machine's own PID namespace's),
+        or None: what a test kills, or compares before and after a restart."""
+        leader = self.leader()
+        if leader is None:
+            return None
+        try:
+            state, main_pid = self.unit_state()
+            namespace = os.readlink("/proc/%d/ns/pid" % leader)
+        except (LabError, OSError, subprocess.TimeoutExpired):
+            return None
+        if state != "active" or not main_pid:
+            return None
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                if os.readlink("/proc/%s/ns/pid" % entry) != namespace:
+                    continue
+                with open("/proc/%s/status" % entry, encoding="utf-8") as handle:
+                    nspid = [line.split()[1:] for line in handle if line.startswith("NSpid:")]
+            except OSError:
+                continue
+            if nspid and nspid[0] and int(nspid[0][-1]) == main_pid:
+                return int(entry)
+        return None
+
+    NO_RESTART_DROPIN = "zz-dbfleet-lab-no-restart.conf"
+
+    def keep_down_when_killed(self, on):
+        """A killed server stays down, as a tarball server killed stays down (on=True): a runtime drop-in suspends
+        the unit's Restart= (a restart asked of systemctl still restarts; a killed server ends the unit failed,
+        Result=signal); on=False puts the unit back as the package wrote it. `lab.py up` starts a failed unit."""
+        # /run inside is the machine's own tmpfs: reached through its PID 1's root, not the root's copy.
+        dropin_dir = "/proc/%d/root/run/systemd/system/%s.d" % (self.leader(), self.dist.unit)
+        dropin = os.path.join(dropin_dir, self.NO_RESTART_DROPIN)
+        if on:
+            os.makedirs(dropin_dir, exist_ok=True)
+            with open(dropin, "w", encoding="utf-8") as handle:
+                handle.write("# lab.py: a killed server stays down (a fault test)\n[Service]\nRestart=no\n")
+        elif os.path.exists(dropin):
+            os.remove(dropin)
+        self.inside(["systemctl", "daemon-reload"])
+
+    def host_path(self, path):
+        """A path inside the machine as the host reaches it (its root's copy)."""
+        return os.path.join(self.root, path.lstrip("/"))
+
     # ------------------------------------------------------------ lifecycle
     def create(self, base, _template=None):
         """The host's own copy of the distribution's root, named and keyed for this host."""
-        if not os.path.isdir(self.root):
+        if not os.path.isdir(os.path.join(self.root, "etc")):     # no copy yet (or a stray directory of that name)
+            if os.path.isdir(self.root):
+                shutil.rmtree(self.root)
             os.makedirs(self.dir, exist_ok=True)
             tmp = self.root + ".tmp"
             if os.path.exists(tmp):
@@ -428,8 +478,12 @@ class Machine:
         os.chmod(os.path.join(ssh_dir, "authorized_keys"), 0o600)
 
     def launch(self, _basedir=None, _extra_args=()):
-        """Boot the machine detached; wait_ready() follows."""
+        """Boot the machine detached; wait_ready() follows. A booted machine whose server's unit is down (killed,
+        failed) gets the unit started again, as an operator would with systemctl."""
         if self.nspawn_pid():
+            if self.leader() and self.unit_state()[0] not in ("active", "activating", "reloading"):
+                self.inside(["systemctl", "reset-failed", self.dist.unit], check=False)
+                self.inside(["systemctl", "start", "--no-block", self.dist.unit])
             return None
         argv = ["systemd-nspawn", "--boot", "--directory=" + self.root, "--machine=" + self.name,
                 "--hostname=" + self.name, "--register=no", "--keep-unit", "--console=passive",

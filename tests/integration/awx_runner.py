@@ -107,6 +107,14 @@ def controller_inventory(inventory_file, group_vars_dir=None):
     return inventory, dict(zip(LOGIN_SECRETS, login)), group_vars_dir
 
 
+def fleet_login(login, fleet):
+    """The job's credential for the SSH fleet: the inventory's login, or where the inventory has none (db1-db4 booted:
+    a user's inventory names no login), the lab's admin account, as an operator attaches one to the job template."""
+    if login.get("dbfleet_login_user"):
+        return login
+    return {"dbfleet_login_user": fleet.admin_user, "dbfleet_login_password": fleet.admin_password}
+
+
 def all_hosts(inventory):
     hosts = set()
 
@@ -120,14 +128,25 @@ def all_hosts(inventory):
     return sorted(hosts)
 
 
-def _set_host_var(node, name, value):
-    """Give every host below node the variable name = value, unless it has its own."""
+def _set_host_var(node, name, value, own=None):
+    """Give every host below node the variable name = value, unless it has its own (in any group that lists it:
+    a host listed again in another group, as the fleet's primaries and replicas, keeps its own value)."""
+    if own is None:
+        own = set()
+
+        def collect(branch):
+            own.update(h for h, hostvars in (branch.get("hosts") or {}).items() if name in (hostvars or {}))
+            for child in (branch.get("children") or {}).values():
+                if child:
+                    collect(child)
+        collect(node)
     for host, hostvars in list((node.get("hosts") or {}).items()):
         node["hosts"][host] = dict(hostvars or {})
-        node["hosts"][host].setdefault(name, value)
+        if host not in own:
+            node["hosts"][host].setdefault(name, value)
     for child in (node.get("children") or {}).values():
         if child:
-            _set_host_var(child, name, value)
+            _set_host_var(child, name, value, own)
 
 
 def slice_inventory(inventory, number, count):

@@ -9,6 +9,7 @@
 
 DBFLEET_LAB_DIR chooses the lab directory, as for lab.py.
 """
+import contextlib
 import json
 import os
 import subprocess
@@ -59,10 +60,74 @@ class LabHandle:
     def up_hosts(self):
         return [name for name, row in self.hosts.items() if row["state"] == "up"]
 
+    # The fleet's hosts as the machine running the lab sees them: a tarball server in a namespace
+    # (<lab>/fleet/<host>/), or a booted machine (DBFLEET_FLEET_BOOTED=1; its root under <lab>/fleet/<host>/root).
+    def _fleet_instance(self, host):
+        from dbfleet_lab.labs import Fleet  # pylint: disable=import-outside-toplevel
+        fleet = Fleet(os.path.join(self.lab_dir, "fleet"), None, self.inventory)
+        return fleet.instance(host), fleet.hosts[host]
+
+    def machine(self, host):
+        """The booted machine of host (lab/dbfleet_lab/machines.py Machine), or None for a tarball server in a namespace,
+        whose files and processes are this machine's own."""
+        instance = self._fleet_instance(host)[0]
+        return instance if hasattr(instance, "inside") else None
+
+    def booted(self, host):
+        from dbfleet_lab.labs import booted  # pylint: disable=import-outside-toplevel
+        return booted(self._fleet_instance(host)[1])
+
+    def server_pid(self, host):
+        """The server's PID as this machine sees it (what a test kills or compares across a restart), or None."""
+        instance = self._fleet_instance(host)[0]
+        if hasattr(instance, "server_pid"):
+            return instance.server_pid()
+        try:
+            with open(os.path.join(self.lab_dir, "fleet", host, "mysqld.pid"), encoding="utf-8") as handle:
+                return int(handle.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    @contextlib.contextmanager
+    def killed_stays_down(self, host):
+        """While inside: host's server, once killed, stays down also on a booted host, whose systemd would start it
+        again (Machine.keep_down_when_killed); `run("up", host)` brings it back."""
+        instance = self._fleet_instance(host)[0]
+        if not hasattr(instance, "keep_down_when_killed"):
+            yield
+            return
+        instance.keep_down_when_killed(True)
+        try:
+            yield
+        finally:
+            instance.keep_down_when_killed(False)
+
+    def dropin_path(self, host, name):
+        """Where a drop-in file the collection writes on host is, read from this machine."""
+        instance = self._fleet_instance(host)[0]
+        if hasattr(instance, "host_path"):
+            return instance.host_path(os.path.join(instance.dropin_dir, name))
+        return os.path.join(self.lab_dir, "fleet", host, "conf.d", name)
+
+    def error_log_lines(self, host):
+        """The server's error log lines: its file, or on a booted host whose server logs to the journal
+        (Debian's MariaDB), the unit's journal lines."""
+        instance = self._fleet_instance(host)[0]
+        if hasattr(instance, "inside"):
+            if os.path.exists(instance.error_log):
+                with open(instance.error_log, encoding="utf-8", errors="replace") as handle:
+                    return handle.read().splitlines()
+            return instance.inside(["journalctl", "--no-pager", "-o", "cat", "-u", instance.dist.unit]).stdout.splitlines()
+        with open(os.path.join(self.lab_dir, "fleet", host, "error.log"), encoding="utf-8", errors="replace") as handle:
+            return handle.read().splitlines()
+
     def connect(self, host, via="tcp", **kwargs):
         """A PyMySQL connection as the admin user, over TCP (default) or the unix socket."""
         row = self.hosts[host]
-        where = ({"unix_socket": row["socket"]} if via == "socket" else
+        socket = row.get("socket")
+        if via == "socket" and row.get("booted_now"):
+            socket = "/proc/%s/root%s" % (self._fleet_instance(host)[0].leader(), socket)   # in its machine's root
+        where = ({"unix_socket": socket} if via == "socket" else
                  {"host": row.get("address") or "127.0.0.1", "port": row["port"]})
         kwargs.setdefault("connect_timeout", 10)
         kwargs.setdefault("autocommit", True)

@@ -220,6 +220,7 @@ def test_ahi_advice_inside_the_image(ee_job, lab_inventory):
 @pytest.mark.fleet
 def test_rolling_restart_inside_the_image_on_the_ssh_fleet(container_job, fleet):
     inventory, login, _gv = awx_runner.controller_inventory(os.path.join(ROOT, "inventories", "fleet", "hosts.yml"))
+    login = awx_runner.fleet_login(login, fleet)
     hosts = awx_runner.all_hosts(inventory)
     # The job reaches the fleet hosts over SSH from the container, with the fleet's key exposed to it.
     key = inventory["all"]["vars"]["ansible_ssh_private_key_file"]

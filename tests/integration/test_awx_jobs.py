@@ -279,6 +279,7 @@ def test_ahi_advice_out_of_range_answer_is_named(project, lab_inventory, jobs):
 @pytest.mark.fleet
 def test_rolling_restart_job_on_the_ssh_fleet(project, fleet, jobs):
     inventory, login, _gv = awx_runner.controller_inventory(os.path.join(ROOT, "inventories", "fleet", "hosts.yml"))
+    login = awx_runner.fleet_login(login, fleet)
     hosts = awx_runner.all_hosts(inventory)
     assert RESTART["job_slice_count"] == 1
     job = awx_runner.run_job(project, jobs, "restart", RESTART, inventory,

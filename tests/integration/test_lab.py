@@ -206,6 +206,30 @@ def test_fleet_is_reachable_over_ssh(fleet):
         assert "address: %s" % row["address"] in proc.stdout
 
 
+# What a user's inventory would not say of a host (the collection finds it, docs/hosts.md).
+NOT_IN_A_USERS_INVENTORY = ("dbfleet_login_password", "dbfleet_login_user", "dbfleet_login_unix_socket",
+                            "dbfleet_option_file", "dbfleet_option_dropin_dir", "dbfleet_restart_command",
+                            "dbfleet_restart_method", "dbfleet_service_name")
+
+
+@pytest.mark.fleet
+def test_fleet_inventory_of_db1_to_db4(fleet):
+    """Booted (DBFLEET_FLEET_BOOTED=1 at up): reached as deploy with become, and nothing a user's inventory would
+    not say; as tarball servers in namespaces: root, and lab.py restarts them (dbfleet_restart_command)."""
+    with open(fleet.inventory, encoding="utf-8") as handle:
+        data = yaml.safe_load(handle)
+    hostvars = {name: values for group in data["all"]["children"].values()
+                for name, values in ((group or {}).get("hosts") or {}).items() if values}
+    for host in ("db1", "db2", "db3", "db4"):
+        values = dict(data["all"]["vars"], **hostvars[host])
+        if fleet.booted(host):
+            assert (values["ansible_user"], values["ansible_become"]) == ("deploy", True), values
+            assert not [k for k in NOT_IN_A_USERS_INVENTORY if k in values], values
+            assert fleet.hosts[host]["unit"] == ("mysql.service" if host in ("db1", "db2") else "mariadb.service")
+        else:
+            assert values["ansible_user"] == "root" and values["dbfleet_restart_command"][-2:] == ["restart", host]
+
+
 @pytest.mark.fleet
 def test_fleet_replicates(fleet):
     for replica, primary in (("db2", "db1"), ("db4", "db3")):

@@ -5,10 +5,13 @@
   then a collection module runs with that interpreter.
 - package method for the system Python (Debian family here): check mode only, as the run would install
   python3-pymysql system-wide on a machine the fleet hosts share.
+On a booted db1 (DBFLEET_FLEET_BOOTED=1) the virtualenv and the wheels are in its machine, and its system Python
+lacks cryptography (it has its PyMySQL package).
 """
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -35,8 +38,18 @@ def recap(proc):
     return dict(part.split("=") for part in line.split(":", 1)[1].split())
 
 
-def has(python, library):
+def has(fleet, python, library):
+    """Whether python on HOST imports library (on a booted HOST, inside its machine)."""
+    machine = fleet.machine(HOST)
+    if machine is not None:
+        return machine.inside([python, "-c", "import " + library], check=False).returncode == 0
     return subprocess.run([python, "-c", "import " + library], capture_output=True, check=False).returncode == 0
+
+
+def on_host(fleet, path):
+    """Where a path of HOST is from this machine: the same path, or under a booted HOST's root."""
+    machine = fleet.machine(HOST)
+    return machine.host_path(path) if machine is not None else path
 
 
 @pytest.fixture(scope="module")
@@ -47,22 +60,41 @@ def wheels(tmp_path_factory):
     return str(out)
 
 
-def test_pip_into_a_virtualenv_without_pymysql(fleet, tmp_path, wheels):
-    venv = tmp_path / "venv"
-    subprocess.run([SYSTEM_PYTHON, "-m", "venv", str(venv)], check=True, timeout=120)
-    python = str(venv / "bin" / "python")
-    assert not has(python, "pymysql") and not has(python, "cryptography")
+@pytest.fixture
+def venv_and_wheels(fleet, tmp_path, wheels):
+    """A fresh virtualenv and the wheel directory on HOST (a booted HOST: made in its machine's root, its Python being
+    this machine's version), removed again at the end."""
+    if fleet.machine(HOST) is None:
+        yield str(tmp_path / "venv"), wheels
+        return
+    assert fleet.machine(HOST).leader(), "%s is not booted: start the fleet with `make fleet-up`" % HOST
+    venv, where = "/opt/dbfleet-it-prereq-venv", "/opt/dbfleet-it-prereq-wheels"
+    shutil.rmtree(on_host(fleet, venv), ignore_errors=True)
+    shutil.rmtree(on_host(fleet, where), ignore_errors=True)
+    shutil.copytree(wheels, on_host(fleet, where))
+    try:
+        yield venv, where
+    finally:
+        shutil.rmtree(on_host(fleet, venv), ignore_errors=True)
+        shutil.rmtree(on_host(fleet, where), ignore_errors=True)
+
+
+def test_pip_into_a_virtualenv_without_pymysql(fleet, venv_and_wheels):
+    venv, wheels = venv_and_wheels
+    subprocess.run([SYSTEM_PYTHON, "-m", "venv", on_host(fleet, venv)], check=True, timeout=120)
+    python = os.path.join(venv, "bin", "python")
+    assert not has(fleet, python, "pymysql") and not has(fleet, python, "cryptography")
     playbook = ("ansible-playbook", "playbooks/prerequisites.yml", "-e", "prerequisites_pip_find_links=" + wheels)
 
     check = ansible(fleet, *playbook, interpreter=python, check=True)
     assert check.returncode == 0, check.stdout + check.stderr
     assert recap(check)["changed"] == "1", check.stdout
-    assert not has(python, "pymysql"), "check mode installed something"
+    assert not has(fleet, python, "pymysql"), "check mode installed something"
 
     run = ansible(fleet, *playbook, interpreter=python)
     assert run.returncode == 0, run.stdout + run.stderr
     assert recap(run)["changed"] == "1" and recap(run)["failed"] == "0", run.stdout
-    assert has(python, "pymysql") and has(python, "cryptography")
+    assert has(fleet, python, "pymysql") and has(fleet, python, "cryptography")
 
     again = ansible(fleet, *playbook, interpreter=python)
     assert again.returncode == 0 and recap(again)["changed"] == "0", again.stdout
@@ -73,13 +105,15 @@ def test_pip_into_a_virtualenv_without_pymysql(fleet, tmp_path, wheels):
 
 
 def test_package_method_check_mode_for_the_system_python(fleet):
-    assert not has(SYSTEM_PYTHON, "pymysql"), "the system Python already has PyMySQL: this check proves nothing"
+    # The lab machine's system Python lacks PyMySQL; a booted host's has it (its package) but not cryptography.
+    missing = [lib for lib in ("pymysql", "cryptography") if not has(fleet, SYSTEM_PYTHON, lib)]
+    assert missing, "the system Python already has every library: this check proves nothing"
     check = ansible(fleet, "ansible-playbook", "playbooks/prerequisites.yml", "-v", interpreter=SYSTEM_PYTHON,
                     check=True)
     assert check.returncode == 0, check.stdout + check.stderr
     assert recap(check)["changed"] == "1", check.stdout
+    assert [lib for lib in ("pymysql", "cryptography") if not has(fleet, SYSTEM_PYTHON, lib)] == missing
     assert "Install the distribution packages" in check.stdout
-    assert not has(SYSTEM_PYTHON, "pymysql")
 
 
 def test_bad_method_is_named_before_anything(fleet):

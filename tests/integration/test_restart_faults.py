@@ -51,11 +51,8 @@ def flat(text):
 
 
 def pid_of(fleet, host):
-    try:
-        with open(os.path.join(fleet.lab_dir, 'fleet', host, 'mysqld.pid'), encoding='utf-8') as handle:
-            return int(handle.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
+    """The server's PID as this machine sees it (a booted host's mysqld too)."""
+    return fleet.server_pid(host)
 
 
 def pids(fleet):
@@ -232,13 +229,14 @@ def test_replica_killed_during_rolling_restart_stops_before_the_primary(topo):
                 return
             time.sleep(0.2)
 
-    killer = threading.Thread(target=kill_restarted_db2)
-    killer.start()
-    try:
-        rc, out = playbook(fleet, 'rolling_restart.yml', dict(rolling_restart_all=True, rolling_restart_hosts='db1:db2',
-                                                              rolling_restart_timeout=20))
-    finally:
-        killer.join(150)
+    with fleet.killed_stays_down('db2'):       # a booted host's systemd would start it again
+        killer = threading.Thread(target=kill_restarted_db2)
+        killer.start()
+        try:
+            rc, out = playbook(fleet, 'rolling_restart.yml', dict(rolling_restart_all=True, rolling_restart_hosts='db1:db2',
+                                                                  rolling_restart_timeout=20))
+        finally:
+            killer.join(150)
     assert killed, 'db2 never restarted, so nothing was killed:\n' + out
     FIGURES['faults_injected'] += 1
     assert rc != 0, out
@@ -287,14 +285,13 @@ def test_write_load_on_primary_while_its_replica_restarts(topo):
 # ---------------------------------------------------------------- the roles: adaptive_hash_restart: allowed
 def _log_times(fleet, host, pattern, since):
     out = []
-    with open(os.path.join(fleet.lab_dir, 'fleet', host, 'error.log'), encoding='utf-8', errors='replace') as handle:
-        for line in handle:
-            if pattern in line:
-                # MySQL: 2026-11-23T14:40:31.213791Z ...; MariaDB: 2026-11-23 14:42:10 ...
-                words = line.split()
-                stamp = words[0] if 'T' in words[0] else '%sT%s' % (words[0], words[1])
-                if stamp >= since:
-                    out.append(stamp)
+    for line in fleet.error_log_lines(host):
+        if pattern in line:
+            # MySQL: 2026-11-23T14:40:31.213791Z ...; MariaDB: 2026-11-23 14:42:10 ...
+            words = line.split()
+            stamp = words[0] if 'T' in words[0] else '%sT%s' % (words[0], words[1])
+            if stamp >= since:
+                out.append(stamp)
     return out
 
 
@@ -331,7 +328,7 @@ def test_adaptive_hash_restart_allowed_restarts_one_at_a_time_primary_last(topo,
         assert rc == 0 and pids(fleet) == after, out
     finally:
         for host in ('db1', 'db2'):
-            path = os.path.join(fleet.lab_dir, 'fleet', host, 'conf.d', '60-dbfleet-adaptive_hash.cnf')
+            path = fleet.dropin_path(host, '60-dbfleet-adaptive_hash.cnf')
             if os.path.exists(path):
                 os.remove(path)
     assert_nothing_lost(fleet)

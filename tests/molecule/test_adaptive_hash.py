@@ -20,8 +20,8 @@ def _wanted(hostvars):
     return enabled, parts
 
 
-def _dropin(host, hostvars):
-    return host.file(os.path.join(hostvars.get('dbfleet_option_dropin_dir', '/etc/mysql/conf.d'), DROPIN))
+def _dropin(host, dropin_dir):
+    return host.file(os.path.join(dropin_dir, DROPIN))
 
 
 def _on(value):
@@ -35,9 +35,9 @@ def test_ahi_runs_as_configured(db, hostvars):
     assert _on(global_value(db, 'innodb_adaptive_hash_index')) is _on(enabled)
 
 
-def test_dropin_is_managed_and_says_the_same(host, hostvars):
+def test_dropin_is_managed_and_says_the_same(host, hostvars, dropin_dir):
     enabled, parts = _wanted(hostvars)
-    dropin = _dropin(host, hostvars)
+    dropin = _dropin(host, dropin_dir)
     assert dropin.exists
     text = dropin.content_string
     assert 'Managed by the dbfleet.innodb.adaptive_hash role' in text
@@ -56,9 +56,8 @@ def test_partitions_applied_nothing_pending(db, hostvars):
     assert int(global_value(db, 'innodb_adaptive_hash_index_parts')) == int(parts)
 
 
-def test_only_the_own_dropin_is_written(host, hostvars):
+def test_only_the_own_dropin_is_written(host, hostvars, dropin_dir):
     _wanted(hostvars)
-    d = hostvars.get('dbfleet_option_dropin_dir', '/etc/mysql/conf.d')
-    names = host.check_output('ls -1 %s' % d).split()
+    names = host.check_output('ls -1 %s' % dropin_dir).split()
     ours = [n for n in names if 'adaptive_hash' in n]
     assert ours == [DROPIN]

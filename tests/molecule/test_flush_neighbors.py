@@ -59,10 +59,10 @@ def test_runtime_value(db, expected):
     assert _global(db, 'innodb_flush_neighbors') == str(expected[1])
 
 
-def test_dropin_written(host, hostvars, expected):
+def test_dropin_written(host, hostvars, expected, dropin_dir):
     if hostvars.get('flush_neighbors_persist', 'dropin') == 'set_persist':
         pytest.skip('values persisted with SET PERSIST, no drop-in')
-    path = '%s/%s' % (hostvars.get('dbfleet_option_dropin_dir', '/etc/mysql/conf.d'), DROPIN)
+    path = '%s/%s' % (dropin_dir, DROPIN)
     f = host.file(path)
     assert f.exists and f.is_file
     text = f.content_string
@@ -72,18 +72,25 @@ def test_dropin_written(host, hostvars, expected):
     assert 'innodb_flush_neighbors = %d' % expected[1] in lines
 
 
-def test_value_survives_restart_and_verify_agrees(host, hostvars, expected):
+def test_value_survives_restart_and_verify_agrees(host, hostvars, expected, login):
     argv = hostvars.get('dbfleet_restart_command')
-    if hostvars.get('dbfleet_restart_method', 'service') != 'command' or not argv:
+    booted = bool(hostvars.get('ansible_become')) and not argv     # a booted host: its package's unit, no login given
+    if booted:
+        unit = 'mariadb' if hostvars['dbfleet_lab_expected_flavor'] == 'mariadb' else 'mysql'
+        cmd = host.run('sudo systemctl restart %s' % unit)     # as an operator restarts it
+    elif hostvars.get('dbfleet_restart_method', 'service') != 'command' or not argv:
         pytest.skip('no restart command for this host')
-    cmd = host.run(' '.join("'%s'" % str(a).replace("'", "'\\''") for a in argv))
-    assert cmd.rc == 0, cmd.stderr
-    login = _login_args(hostvars)
-    kwargs = dict(user=login.get('login_user'), password=login.get('login_password', ''), connect_timeout=5)
-    if 'login_unix_socket' in login:
-        kwargs['unix_socket'] = login['login_unix_socket']
     else:
-        kwargs.update(host=login['login_host'], port=login['login_port'])
+        cmd = host.run(' '.join("'%s'" % str(a).replace("'", "'\\''") for a in argv))
+    assert cmd.rc == 0, cmd.stderr
+    login_args = {} if booted else _login_args(hostvars)
+    kwargs = dict(user=login[0], password=login[1], connect_timeout=5)
+    if 'login_unix_socket' in login_args:
+        kwargs['unix_socket'] = login_args['login_unix_socket']
+    elif booted:
+        kwargs.update(host=hostvars['ansible_host'], port=3306)
+    else:
+        kwargs.update(host=login_args['login_host'], port=login_args['login_port'])
     for i in range(30):
         try:
             conn = pymysql.connect(cursorclass=pymysql.cursors.DictCursor, **kwargs)
@@ -96,10 +103,11 @@ def test_value_survives_restart_and_verify_agrees(host, hostvars, expected):
         assert _global(conn, 'innodb_flush_neighbors') == str(expected[1])
     finally:
         conn.close()
-    args = dict(_login_args(hostvars), settings={'innodb_flush_neighbors': expected[1]})
+    args = dict(login_args, settings={'innodb_flush_neighbors': expected[1]})
     if hostvars.get('dbfleet_option_file'):
         args['fallback_option_files'] = [hostvars['dbfleet_option_file']]
-    result = host.ansible('dbfleet.innodb.verify', json.dumps(args), check=False)
+    # On a booted host the module logs in as root through the server's socket (become), as the roles do.
+    result = host.ansible('dbfleet.innodb.verify', json.dumps(args), check=False, become=booted)
     assert not result.get('failed'), result.get('msg')
     status = result['variables']['innodb_flush_neighbors']
     assert status['status'] == 'ok', status

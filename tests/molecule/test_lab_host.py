@@ -8,7 +8,7 @@ def test_server_is_the_expected_flavor_and_version(db, hostvars):
     assert ('MariaDB' in version) == (hostvars['dbfleet_lab_expected_flavor'] == 'mariadb')
 
 
-def test_dropin_directory_is_included(host, hostvars):
-    option_file = host.file(hostvars['dbfleet_option_file'])
+def test_dropin_directory_is_included(host, hostvars, dropin_dir):
+    option_file = host.file(hostvars.get('dbfleet_option_file', '/etc/mysql/my.cnf'))
     assert option_file.exists
-    assert '!includedir %s' % hostvars['dbfleet_option_dropin_dir'] in option_file.content_string
+    assert '!includedir %s' % dropin_dir in option_file.content_string
