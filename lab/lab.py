@@ -29,6 +29,8 @@ local mode (default): one process per server on 127.0.0.1, inventory inventories
 ssh mode: hosts in network namespaces reached over SSH, inventory inventories/fleet/hosts.yml
   db1 (MySQL 8.0.33, primary, 10.231.7.11)   db2 (replica of db1, 10.231.7.12)
   db3 (MariaDB 10.11, primary, 10.231.7.13)  db4 (replica of db3, 10.231.7.14)
+  db1-db4 are booted systemd-nspawn machines (db1/db2 copies of pkg5's root, db3/db4 of pkg1's, below), reached
+  as user deploy with become; with DBFLEET_FLEET_BOOTED=0 at `up`, tarball servers in the namespaces as before
   optional, only when named (`--mode ssh up db5 db6`): db5 (MySQL 9.7, 10.231.7.15), db6 (MariaDB 11.8,
   10.231.7.16): standalone, their server in its chroot inside the host's namespace
   clusters, optional (by name, or DBFLEET_FLEET_WITH_GALERA=1 / DBFLEET_FLEET_WITH_GALERA118=1 /
@@ -59,6 +61,8 @@ environment:
   DBFLEET_LAB_INVENTORY  inventory file to write (default inventories/lab|fleet/hosts.yml)
   DBFLEET_FLEET_WITH_GALERA=1, DBFLEET_FLEET_WITH_GALERA118=1, DBFLEET_FLEET_WITH_GR=1  ssh mode: include the
                          10.11 Galera cluster / the 11.8 Galera cluster / the GR group, each with its replica
+  DBFLEET_FLEET_BOOTED=0 ssh mode, at `up` of a fleet without db1-db4: tarball servers instead of booted machines
+                         (later commands follow what the fleet's directory holds)
   DBFLEET_FLEET_NET      ssh mode: network 10.231.N.0/24, bridge and namespace names tagged N (default 7),
                          so that two checkouts can each run a fleet at once
 
