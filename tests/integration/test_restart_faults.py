@@ -287,9 +287,14 @@ def _log_times(fleet, host, pattern, since):
     out = []
     for line in fleet.error_log_lines(host):
         if pattern in line:
-            # MySQL: 2026-11-23T14:40:31.213791Z ...; MariaDB: 2026-11-23 14:42:10 ...
+            # MySQL: 2026-11-23T14:40:31.213791Z ...; MariaDB: 2026-11-23 14:42:10 ..., its hour padded with a
+            # space, not a zero (2026-11-26  0:07:48): zero-padded here, so that it compares with since as text.
             words = line.split()
-            stamp = words[0] if 'T' in words[0] else '%sT%s' % (words[0], words[1])
+            if 'T' in words[0]:
+                stamp = words[0]
+            else:
+                hour, rest = words[1].split(':', 1)
+                stamp = '%sT%02d:%s' % (words[0], int(hour), rest)
             if stamp >= since:
                 out.append(stamp)
     return out
