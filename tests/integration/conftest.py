@@ -79,9 +79,9 @@ class LabHandle:
 
     def server_pid(self, host):
         """The server's PID as this machine sees it (what a test kills or compares across a restart), or None."""
-        instance = self._fleet_instance(host)[0]
-        if hasattr(instance, "server_pid"):
-            return instance.server_pid()
+        machine = self.machine(host)
+        if machine is not None:
+            return machine.server_pid()
         try:
             with open(os.path.join(self.lab_dir, "fleet", host, "mysqld.pid"), encoding="utf-8") as handle:
                 return int(handle.read().split()[0])
@@ -92,32 +92,32 @@ class LabHandle:
     def killed_stays_down(self, host):
         """While inside: host's server, once killed, stays down also on a booted host, whose systemd would start it
         again (Machine.keep_down_when_killed); `run("up", host)` brings it back."""
-        instance = self._fleet_instance(host)[0]
-        if not hasattr(instance, "keep_down_when_killed"):
+        machine = self.machine(host)
+        if machine is None:
             yield
             return
-        instance.keep_down_when_killed(True)
+        machine.keep_down_when_killed(True)
         try:
             yield
         finally:
-            instance.keep_down_when_killed(False)
+            machine.keep_down_when_killed(False)
 
     def dropin_path(self, host, name):
         """Where a drop-in file the collection writes on host is, read from this machine."""
-        instance = self._fleet_instance(host)[0]
-        if hasattr(instance, "host_path"):
-            return instance.host_path(os.path.join(instance.dropin_dir, name))
+        machine = self.machine(host)
+        if machine is not None:
+            return machine.host_path(os.path.join(machine.dropin_dir, name))
         return os.path.join(self.lab_dir, "fleet", host, "conf.d", name)
 
     def error_log_lines(self, host):
         """The server's error log lines: its file, or on a booted host whose server logs to the journal
         (Debian's MariaDB), the unit's journal lines."""
-        instance = self._fleet_instance(host)[0]
-        if hasattr(instance, "inside"):
-            if os.path.exists(instance.error_log):
-                with open(instance.error_log, encoding="utf-8", errors="replace") as handle:
+        machine = self.machine(host)
+        if machine is not None:
+            if os.path.exists(machine.error_log):
+                with open(machine.error_log, encoding="utf-8", errors="replace") as handle:
                     return handle.read().splitlines()
-            return instance.inside(["journalctl", "--no-pager", "-o", "cat", "-u", instance.dist.unit]).stdout.splitlines()
+            return machine.inside(["journalctl", "--no-pager", "-o", "cat", "-u", machine.dist.unit]).stdout.splitlines()
         with open(os.path.join(self.lab_dir, "fleet", host, "error.log"), encoding="utf-8", errors="replace") as handle:
             return handle.read().splitlines()
 
@@ -126,7 +126,7 @@ class LabHandle:
         row = self.hosts[host]
         socket = row.get("socket")
         if via == "socket" and row.get("booted_now"):
-            socket = "/proc/%s/root%s" % (self._fleet_instance(host)[0].leader(), socket)   # in its machine's root
+            socket = "/proc/%s/root%s" % (self.machine(host).leader(), socket)   # in its machine's root
         where = ({"unix_socket": socket} if via == "socket" else
                  {"host": row.get("address") or "127.0.0.1", "port": row["port"]})
         kwargs.setdefault("connect_timeout", 10)
