@@ -61,11 +61,12 @@ INSTANCE_VARIABLES = frozenset((
     "rand_seed1", "rand_seed2", "warning_count", "error_count", "last_insert_id", "identity", "insert_id",
     "in_transaction", "external_user", "proxy_user", "rpl_semi_sync_source_enabled", "wsrep_node_name",
     "wsrep_node_address", "wsrep_node_incoming_address", "wsrep_sst_receive_address", "wsrep_data_home_dir",
-    "large_page_size", "log_tc_size", "report_port", "mysqlx_bind_address",
+    "large_page_size", "log_tc_size", "report_port", "mysqlx_bind_address", "build_id",
 ))
 
-# Defaults the manuals say are sized from the machine or from another setting (name -> reason). The running
-# value of the lab's server is kept as an example, never compared as the default.
+# Defaults the manuals say are sized from the machine or from another setting (name -> reason, or {flavor: reason}
+# where only one flavor sizes it). The running value of the lab's server is kept as an example, never compared as
+# the default.
 MACHINE_DEPENDENT = {
     "innodb_buffer_pool_instances": "MySQL: 8 when innodb_buffer_pool_size >= 1 GiB, else 1 (and fewer when the pool is small)",
     "innodb_read_io_threads": "MySQL 8.4+: the number of logical CPUs / 2, at least 4",
@@ -93,7 +94,7 @@ MACHINE_DEPENDENT = {
     "innodb_log_file_write_through": "MariaDB: from the redo log's device",
     "innodb_data_file_buffering": "MariaDB: from innodb_flush_method and the file system",
     "innodb_data_file_write_through": "MariaDB: from innodb_flush_method and the file system",
-    "innodb_log_buffer_size": "MariaDB 11.x: at least the redo log block size of the device; MySQL: fixed",
+    "innodb_log_buffer_size": {"mariadb": "MariaDB 11.x: at least the redo log block size of the device"},
     "innodb_adaptive_hash_index_cells": "MariaDB 11.8: sized from innodb_buffer_pool_size",
     "ignore_db_dirs": "MariaDB 11.8: adds #binlog_cache_files when the binary log is on (log-bin)",
 }
@@ -214,10 +215,13 @@ def dynamic_on_server(cur, name):
     return True
 
 
-def machine_reason(name, value, origin, compiled):
+def machine_reason(flavor, name, value, origin, compiled):
     reasons = []
-    if name in MACHINE_DEPENDENT:
-        reasons.append(MACHINE_DEPENDENT[name])
+    known = MACHINE_DEPENDENT.get(name)
+    if isinstance(known, dict):
+        known = known.get(flavor)
+    if known:
+        reasons.append(known)
     for prefix, reason in MACHINE_PREFIXES.items():
         if name.startswith(prefix) and str(compiled) == "-1":
             reasons.append(reason)
@@ -299,7 +303,7 @@ def read_server(host, kind, cache, work):
                     default, machine = None, "instance"
                 else:
                     default = value
-                    machine = machine_reason(name, value, origin, compiled.get(name))
+                    machine = machine_reason(kind.flavor, name, value, origin, compiled.get(name))
                 if low is not None and high is not None and (low, high) == (0, 0):
                     low = high = None
                 if kind_name not in ("int", "float"):

@@ -38,7 +38,7 @@ VARIABLES = {
     'aria_group_commit': ('enum', 'none', True, None, None, ('none', 'hard', 'soft'), None),
     'aria_group_commit_interval': ('int', '0', True, 0, 4294967295, None, None),
     'aria_log_dir_path': ('str',
-                          '/tmp/dbfleet-fd-utjkr8x1/fd-89qr44io/data/',
+                          '/tmp/dbfleet-fd-zo9zkzv_/fd-ps7gd1l5/data/',
                           False,
                           None,
                           None,
@@ -314,8 +314,8 @@ VARIABLES = {
                                2097152,
                                2147479552,
                                None,
-                               'MariaDB 11.x: at least the redo log block size of the device; MySQL: fixed; decided at sta'
-                               'rt-up: --verbose --help says 16777216'),
+                               'MariaDB 11.x: at least the redo log block size of the device; decided at start-up: --verbo'
+                               'se --help says 16777216'),
     'innodb_log_checkpoint_now': ('bool', 'OFF', True, None, None, None, None),
     'innodb_log_file_buffering': ('bool', 'OFF', True, None, None, None, 'MariaDB: OFF when the redo log can be opened with O_DIRECT'),
     'innodb_log_file_mmap': ('bool', 'ON', False, None, None, None, None),
@@ -824,7 +824,7 @@ VARIABLES = {
     'secure_timestamp': ('enum', 'NO', False, None, None, ('NO', 'SUPER', 'REPLICATION', 'YES'), None),
     'server_id': ('int', None, True, 1, 4294967295, None, 'instance'),
     'server_uid': ('str',
-                   'bKiEJ4F2gSyN15CzGRAlb+BwW+Q=',
+                   'ntM6F5q89tGIhlgiADr/6k/sdO4=',
                    False,
                    None,
                    None,
