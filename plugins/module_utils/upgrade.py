@@ -30,6 +30,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import desired as d
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report
 
 WOULD_NOT_START = 'would_not_start'
 IGNORED = 'ignored'
@@ -58,6 +59,19 @@ ROLE_INPUTS = dict([
     ('innodb_api_trx_level', 'memcached_api_trx_level'),
 ] + [(row[1], row[0]) for row in desired_utils.MYROCKS_SETTINGS])
 
+# Defaults a server sizes for what it has built in (instrument classes, error messages): a new version's own number
+# is right for it, so these changes are reported and never pinned.
+SIZED_BY_SERVER = ('performance_schema_max_*_classes', 'performance_schema_error_size')
+
+
+def sized_by_server(name):
+    for pattern in SIZED_BY_SERVER:
+        head, _star, tail = pattern.partition('*')
+        if name == pattern or (_star and name.startswith(head) and name.endswith(tail)):
+            return True
+    return False
+
+
 # Where a running value came from, as the server says (MySQL variables_info VARIABLE_SOURCE, MariaDB
 # GLOBAL_VALUE_ORIGIN): its default (compiled in, or sized at start-up) ...
 DEFAULT_ORIGINS = ('COMPILED', 'COMPILE-TIME', 'AUTO')
@@ -65,6 +79,8 @@ DEFAULT_ORIGINS = ('COMPILED', 'COMPILE-TIME', 'AUTO')
 FILE_ORIGINS = ('EXPLICIT', 'CONFIG', 'GLOBAL', 'SERVER', 'LOGIN', 'CLIENT', 'EXTRA')
 COMMAND_LINE_ORIGINS = ('COMMAND_LINE', 'COMMAND-LINE')
 PERSISTED_ORIGINS = ('PERSISTED',)
+# ... or a SET GLOBAL since start-up.
+RUNTIME_ORIGINS = ('DYNAMIC', 'SQL')
 
 # A setting as the host's start-up reads it. origin: option_file | command_line | persisted | server (the server's
 # record of where the value came from, when the files are not read); loose: written loose- (an unknown name is then
@@ -88,7 +104,9 @@ class Target(object):
 
     @property
     def label(self):
-        return '%s %s' % (flavors.display_name(self.flavor), flavors.format_version(self.version))
+        """'MySQL 9.7' (a target given without its patch version), 'MySQL 8.4.3'."""
+        shown = self.version[:2] if self.version[2:] == (0,) else self.version
+        return '%s %s' % (flavors.display_name(self.flavor), flavors.format_version(shown))
 
     def source(self):
         if self.facts is not None:
@@ -331,29 +349,65 @@ def setting_findings(target, settings, current=None):
     return out
 
 
-def default_findings(target, identity, settings, runtime, origins):
-    """Findings on the variables the host leaves at their default, whose default the target changes."""
+def _relies_on_default(name, origin, now, current):
+    """Whether a value not set by any file, command line or mysqld-auto.cnf is the default the host relies on: the
+    server says so (DEFAULT_ORIGINS), or it was set at run time to what its own version's default is anyway."""
+    if not origin or origin in DEFAULT_ORIGINS:
+        return True
+    if origin in RUNTIME_ORIGINS and current is not None:
+        before = current.variable(name)
+        return before is not None and not before.machine and before.default is not None \
+            and same_value(now, before.default, before.kind)
+    return False
+
+
+def _flags(text):
+    return dict(part.strip().lower().split('=', 1) for part in str(text).split(',') if '=' in part)
+
+
+def _same_flags(a, b):
+    """For a flag set (optimizer_switch: a=on,b=off): the flags both have are equal (a new flag is no change)."""
+    x, y = _flags(a), _flags(b)
+    common = set(x) & set(y)
+    return bool(common) and all(x[k] == y[k] for k in common)
+
+
+def _changed_flags(a, b):
+    """'hash_join_cardinality=off -> on, ...' for the flags a flag set changes, or None when it is no flag set."""
+    x, y = _flags(a), _flags(b)
+    changed = ['%s=%s -> %s' % (k, x[k], y[k]) for k in sorted(set(x) & set(y)) if x[k] != y[k]]
+    return ', '.join(changed) if changed else None
+
+
+def default_findings(target, identity, settings, runtime, origins, current=None):
+    """Findings on the variables the host leaves at their default, whose default the target changes.
+    current: the host's own version as a Target when the collection has its facts (a value set at run time to its
+    default still relies on it)."""
     out = []
     set_names = set(variable_name(target, s.name) for s in settings) | set(s.name for s in settings)
     for name in sorted(runtime):
         if name in set_names:
             continue
         origin = str(origins.get(name) or '').upper()
-        if origin and origin not in DEFAULT_ORIGINS:
-            continue        # set at runtime, or by a place not read here: not the default it relies on
+        now = runtime[name]
+        if now is None or not _relies_on_default(name, origin, now, current):
+            continue        # set at run time to another value, or by a place not read here
         variable = target.variable(name)
         if variable is None or variable.default is None or variable.machine == flavor_data.INSTANCE:
             continue
-        now = runtime[name]
-        if now is None or same_value(now, variable.default, variable.kind):
+        if same_value(now, variable.default, variable.kind) or (variable.kind == 'set' and _same_flags(now, variable.default)):
             continue
         machine = variable.machine
         after = ('%s on the lab\'s machine (depends: %s)' % (variable.default, machine)) if machine else variable.default
-        out.append(_finding(DEFAULT_CHANGES, name, '%s %s -> %s: left at its default on %s %s, which %s changes'
-                            % (name, _shown(now), _shown(after), flavors.display_name(identity.flavor),
-                               flavors.format_version(identity.version), target.label),
-                            now=now, after=variable.default, machine=machine, pin=pin(name, now, variable.kind),
-                            innodb=name.startswith('innodb_')))
+        own = sized_by_server(name)
+        flags = _changed_flags(now, variable.default)
+        change = ('flags %s' % flags) if flags else '%s -> %s' % (_shown(now), _shown(after))
+        out.append(_finding(DEFAULT_CHANGES, name, '%s %s: left at its default on %s %s, which %s changes%s'
+                            % (name, change, flavors.display_name(identity.flavor),
+                               flavors.format_version(identity.version), target.label,
+                               ' (sized by the server for what it has built in: not to pin)' if own else ''),
+                            now=now, after=variable.default, machine=machine,
+                            pin=None if own else pin(name, now, variable.kind), innodb=name.startswith('innodb_')))
     return out
 
 
@@ -411,10 +465,34 @@ def findings(target, identity, settings, runtime, origins, uses=None, current_en
     out = setting_findings(target, settings, current if current.complete else None)
     if target_entries is not None:
         out += not_read_findings(target, current_entries, target_entries)
-    out += default_findings(target, identity, settings, runtime, origins)
+    out += default_findings(target, identity, settings, runtime, origins, current if current.complete else None)
     out += feature_findings(target, uses or {})
     order = dict((k, i) for i, k in enumerate(KINDS))
-    return sorted(out, key=lambda f: (order[f['kind']], not f.get('innodb'), f['setting'], f.get('line') or 0))
+    return [masked(f) for f in sorted(out, key=lambda f: (order[f['kind']], not f.get('innodb'), f['setting'],
+                                                          f.get('line') or 0))]
+
+
+_VALUE_KEYS = ('value', 'now', 'after')
+
+
+def masked(item):
+    """item with the values of a secret variable (verify_report.is_secret_variable) masked everywhere, and the
+    credentials inside an option string (key=value) masked in every text. Returns item."""
+    if verify_report.is_secret_variable(item['setting']):
+        shown = ['%s' % item[k] for k in _VALUE_KEYS if item.get(k) not in (None, '')]
+        for key in _VALUE_KEYS:
+            if item.get(key) not in (None, ''):
+                item[key] = verify_report.MASK
+        for value in sorted(shown, key=len, reverse=True):
+            item['message'] = item['message'].replace(value, verify_report.MASK)
+        if item.get('pin'):
+            item['pin'] = dict(item['pin'], value=verify_report.MASK)
+        item['masked'] = True
+    else:
+        item['message'] = verify_report.mask_text(item['message'])
+        for key in _VALUE_KEYS:
+            item[key] = verify_report.mask_text(item.get(key))
+    return item
 
 
 def summary(items):

@@ -68,9 +68,23 @@ def test_ahi_left_at_its_default_turns_off_on_mysql_97_and_names_its_role():
 
 
 def test_a_pinned_or_runtime_set_value_is_no_silent_change():
-    runtime = {'innodb_adaptive_hash_index': 'ON', 'innodb_io_capacity': '200'}
+    runtime = {'innodb_adaptive_hash_index': 'ON', 'innodb_io_capacity': '300'}
     assert run(TO_97, MYSQL80, [entry('innodb_adaptive_hash_index', 'ON', 2)], runtime=runtime,
                origins={'innodb_adaptive_hash_index': 'EXPLICIT', 'innodb_io_capacity': 'DYNAMIC'}) == []
+
+
+def test_a_value_set_at_run_time_to_its_default_still_relies_on_it():
+    items = run(TO_97, MYSQL80, runtime={'innodb_io_capacity': '200'}, origins={'innodb_io_capacity': 'DYNAMIC'})
+    assert kinds(items) == [('default_changes', 'innodb_io_capacity')]
+    assert (items[0]['now'], items[0]['after']) == ('200', '10000')
+
+
+def test_a_new_flag_of_a_flag_set_is_no_change_and_server_sizes_are_not_pinned():
+    before = upgrade.Target('mysql', (8, 0, 33)).variable('optimizer_switch').default
+    runtime = {'optimizer_switch': before, 'performance_schema_max_memory_classes': '450'}
+    items = run(TO_97, MYSQL80, runtime=runtime, origins=dict.fromkeys(runtime, 'COMPILED'))
+    assert kinds(items) == [('default_changes', 'performance_schema_max_memory_classes')]
+    assert items[0]['pin'] is None and upgrade.summary(items)['settings_values'] == {}
 
 
 def test_the_rest_is_pinned_by_the_settings_role_in_one_run():
@@ -96,7 +110,7 @@ def test_a_target_without_facts_compares_the_version_table_spans_only():
     items = run(target, MYSQL80, [entry('innodb_log_files_in_group', '2', 3)],
                 runtime={'innodb_adaptive_hash_index': 'ON'}, origins={'innodb_adaptive_hash_index': 'COMPILED'})
     assert kinds(items) == [('default_changes', 'innodb_adaptive_hash_index')]
-    assert not target.complete and 'no facts of every variable of MySQL 8.4.0' in target.source()
+    assert not target.complete and 'no facts of every variable of MySQL 8.4' in target.source()
 
 
 def test_values_the_target_refuses_or_adjusts():
@@ -153,6 +167,16 @@ def test_origin_settings_when_the_files_cannot_be_read():
 
 def test_result_shape():
     out = upgrade.result(TO_97, [], ['a note'])
-    assert out['target'] == dict(flavor='mysql', version='9.7.0', label='MySQL 9.7.0')
+    assert out['target'] == dict(flavor='mysql', version='9.7.0', label='MySQL 9.7')
     assert out['complete'] and 'mysql 9.7.4' in out['facts'] and out['summary']['would_start']
     assert out['summary']['by_kind'] == dict.fromkeys(upgrade.KINDS, 0)
+
+
+def test_a_secret_value_never_shows():
+    target = upgrade.Target('mariadb', (11, 8, 0))
+    secret = entry('wsrep_sst_auth', 'sst:Hunter2pw', 4)
+    item = upgrade.setting_findings(target, upgrade.option_settings([secret._replace(name='wsrep_sst_auth_old')]))[0]
+    item = upgrade.masked(dict(item, setting='wsrep_sst_auth', message=item['message'] + ' sst:Hunter2pw'))
+    assert 'Hunter2pw' not in str(item) and item['masked']
+    plain = upgrade.masked(upgrade._finding(upgrade.VALUE_ADJUSTED, 'x_options', 'bad: password=abc;', value='password=abc'))
+    assert 'abc' not in plain['message'] and 'abc' not in plain['value']
