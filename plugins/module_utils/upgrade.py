@@ -333,6 +333,15 @@ def setting_findings(target, settings, current=None):
                                     % (name, setting.where, label, reason, refuses, maybe, instead),
                                     target_name=new_name, **_at(setting)))
             continue
+        said = target.facts.removed_accepted.get(name) if target.facts is not None else None
+        if said:
+            replaced = flavors.replacement(name, target.flavor, target.version)
+            new_name = replaced[0] if replaced else None
+            out.append(_finding(IGNORED, name, '%s (%s): %s takes it and ignores it: "%s"%s'
+                                % (name, setting.where, target.label, said,
+                                   (' Its successor on %s: %s.' % (target.label, new_name)) if new_name else ''),
+                                target_name=new_name, **_at(setting)))
+            continue
         variable = target.variable(variable_name(target, name))
         if variable is None or variable.machine == flavor_data.INSTANCE:
             continue

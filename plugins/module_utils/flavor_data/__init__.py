@@ -38,6 +38,8 @@ class VersionFacts(object):
         self.version = tuple(self.source['version'])
         self._variables = module.VARIABLES
         self.options = frozenset(module.OPTIONS)
+        # Names of other versions this one lists nowhere but takes as no-ops, with the warning it prints.
+        self.removed_accepted = dict(getattr(module, 'REMOVED_ACCEPTED', {}))
 
     def __repr__(self):
         return 'VersionFacts(%s %s)' % (self.flavor, '.'.join(str(x) for x in self.version))
@@ -56,8 +58,9 @@ class VersionFacts(object):
         return None if row is None else Variable(name, *row)
 
     def accepts_option(self, name):
-        """True when the server binary takes name ('_' spelling) as an option: a variable or another option."""
-        return name in self._variables or name in self.options
+        """True when the server binary takes name ('_' spelling) as an option: a variable, another option, or a
+        removed name it still takes as a no-op (removed_accepted)."""
+        return name in self._variables or name in self.options or name in self.removed_accepted
 
     def source_text(self):
         return '%s (%s), read %s by %s: %s' % (self.label, self.source.get('version_string'), self.source.get('date'),

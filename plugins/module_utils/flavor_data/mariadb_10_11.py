@@ -6,6 +6,7 @@
 VARIABLES: name -> (kind, default, dynamic, minimum, maximum, choices, machine); machine is None, "instance"
 (the value is the instance's, no default) or why the default depends on the machine (default: this lab's value).
 OPTIONS: option names the binary accepts that are not variables.
+REMOVED_ACCEPTED: names of other versions of the flavor it lists nowhere but takes (a no-op, with a warning).
 """
 
 from __future__ import annotations
@@ -1014,3 +1015,7 @@ OPTIONS = (
     'transaction_isolation', 'transaction_read_only', 'unix_socket', 'user', 'user_variables', 'verbose', 'wsrep_OSU_method', 'wsrep_SR_store',
     'wsrep_certify_nonPK', 'wsrep_convert_LOCK_to_trx', 'wsrep_new_cluster', 'wsrep_slave_FK_checks', 'wsrep_slave_UK_checks',
 )
+
+# Names of other versions this one lists nowhere but still takes, with what it says of them.
+REMOVED_ACCEPTED = {
+}

@@ -6,6 +6,7 @@
 VARIABLES: name -> (kind, default, dynamic, minimum, maximum, choices, machine); machine is None, "instance"
 (the value is the instance's, no default) or why the default depends on the machine (default: this lab's value).
 OPTIONS: option names the binary accepts that are not variables.
+REMOVED_ACCEPTED: names of other versions of the flavor it lists nowhere but takes (a no-op, with a warning).
 """
 
 from __future__ import annotations
@@ -1056,3 +1057,31 @@ OPTIONS = (
     'unix_socket', 'user', 'user_variables', 'verbose', 'wsrep_OSU_method', 'wsrep_SR_store', 'wsrep_certify_nonPK', 'wsrep_convert_LOCK_to_trx',
     'wsrep_new_cluster', 'wsrep_slave_FK_checks', 'wsrep_slave_UK_checks',
 )
+
+# Names of other versions this one lists nowhere but still takes, with what it says of them.
+REMOVED_ACCEPTED = {
+    'date_format': "'date-format' was removed. It does nothing now and exists only for compatibility with old "
+                     'my.cnf files.',
+    'datetime_format': "'datetime-format' was removed. It does nothing now and exists only for compatibility with "
+                         'old my.cnf files.',
+    'innodb_change_buffering': "'innodb-change-buffering' was removed. It does nothing now and exists only for compatibili"
+                                 'ty with old my.cnf files.',
+    'innodb_defragment': "'innodb-defragment' was removed. It does nothing now and exists only for compatibility wit"
+                           'h old my.cnf files.',
+    'innodb_defragment_fill_factor': "'innodb-defragment-fill-factor' was removed. It does nothing now and exists only for compa"
+                                       'tibility with old my.cnf files.',
+    'innodb_defragment_fill_factor_n_recs': "'innodb-defragment-fill-factor-n-recs' was removed. It does nothing now and exists only fo"
+                                              'r compatibility with old my.cnf files.',
+    'innodb_defragment_frequency': "'innodb-defragment-frequency' was removed. It does nothing now and exists only for compati"
+                                     'bility with old my.cnf files.',
+    'innodb_defragment_n_pages': "'innodb-defragment-n-pages' was removed. It does nothing now and exists only for compatibi"
+                                   'lity with old my.cnf files.',
+    'innodb_defragment_stats_accuracy': "'innodb-defragment-stats-accuracy' was removed. It does nothing now and exists only for co"
+                                          'mpatibility with old my.cnf files.',
+    'time_format': "'time-format' was removed. It does nothing now and exists only for compatibility with old "
+                     'my.cnf files.',
+    'wsrep_causal_reads': "'wsrep-causal-reads' was removed. It does nothing now and exists only for compatibility wi"
+                            'th old my.cnf files.',
+    'wsrep_load_data_splitting': "'wsrep-load-data-splitting' was removed. It does nothing now and exists only for compatibi"
+                                   'lity with old my.cnf files.',
+}

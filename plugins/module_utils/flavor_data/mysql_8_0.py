@@ -6,6 +6,7 @@
 VARIABLES: name -> (kind, default, dynamic, minimum, maximum, choices, machine); machine is None, "instance"
 (the value is the instance's, no default) or why the default depends on the machine (default: this lab's value).
 OPTIONS: option names the binary accepts that are not variables.
+REMOVED_ACCEPTED: names of other versions of the flavor it lists nowhere but takes (a no-op, with a warning).
 """
 
 from __future__ import annotations
@@ -912,3 +913,7 @@ OPTIONS = (
     'skip_grant_tables', 'skip_host_cache', 'skip_new', 'skip_stack_trace', 'sporadic_binlog_dump_fail', 'ssl', 'super_large_pages', 'symbolic_links',
     'sysdate_is_now', 'tc_heuristic_recover', 'upgrade', 'user', 'validate_config', 'validate_user_plugins', 'verbose',
 )
+
+# Names of other versions this one lists nowhere but still takes, with what it says of them.
+REMOVED_ACCEPTED = {
+}
