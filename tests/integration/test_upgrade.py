@@ -165,3 +165,89 @@ def test_ahi_left_at_its_default_is_reported_on_to_off(private_lab):
     assert upgrade['summary']['role_inputs']['dbfleet.innodb.adaptive_hash'] == {'adaptive_hash_enabled': True}
     # and the rest of the silent changes are pinned by the settings role in one run
     assert upgrade['summary']['settings_values']['innodb_use_fdatasync'] == 'OFF'
+
+
+# ---------------------------------------------------------------- a real in-place upgrade: MariaDB 10.11 -> 11.8
+UPGRADED_DROPIN = ('# written by tests/integration/test_upgrade.py\n'
+                   '[mysqld]\n'
+                   'innodb_buffer_pool_size = 192M\n'                       # pinned: the same after
+                   'innodb_change_buffering = none\n'                       # removed, taken as a no-op by 11.8
+                   '[mariadb-10.11]\n'
+                   'innodb_io_capacity = 400\n')                            # a group 11.8 does not read
+
+
+def _variables(conn):
+    with conn.cursor() as cur:
+        cur.execute('SHOW GLOBAL VARIABLES')
+        return {name.lower(): value for name, value in cur.fetchall()}
+
+
+def test_mariadb_1011_datadir_upgraded_in_place_to_118_changes_what_was_predicted(private_lab):
+    import pymysql  # pylint: disable=import-outside-toplevel
+    from dbfleet_lab.chroots import wrap  # pylint: disable=import-outside-toplevel
+    from dbfleet_lab.servers import terminate  # pylint: disable=import-outside-toplevel
+    hv = private_lab['mariadb1011']
+    instance_dir = os.path.dirname(hv['dbfleet_option_file'])
+    with open(os.path.join(hv['dbfleet_option_dropin_dir'], DROPIN), 'w', encoding='utf-8') as handle:
+        handle.write(UPGRADED_DROPIN)
+    lab_py(*(PRIVATE_ARGS + ['restart', 'mariadb1011']))       # it runs what its files say
+    upgrade = verify_upgrade(hv, 'mariadb-11.8')
+    assert upgrade['summary']['would_start'] is True, upgrade['findings']
+    before_conn = pymysql.connect(unix_socket=hv['dbfleet_login_unix_socket'], user=hv['dbfleet_login_user'],
+                                  password=hv['dbfleet_login_password'])
+    try:
+        before = _variables(before_conn)
+    finally:
+        before_conn.close()
+    lab_py(*(PRIVATE_ARGS + ['stop', 'mariadb1011']))
+
+    # the datadir and option files, paths moved to a copy beside it, started by 11.8's mariadbd, then mariadb-upgrade
+    copy = os.path.join(PRIVATE_DIR, 'up118')
+    shutil.rmtree(copy, ignore_errors=True)
+    os.makedirs(copy)
+    shutil.copytree(os.path.join(instance_dir, 'data'), os.path.join(copy, 'data'), symlinks=True)
+    shutil.copytree(hv['dbfleet_option_dropin_dir'], os.path.join(copy, 'conf.d'))
+    with open(hv['dbfleet_option_file'], encoding='utf-8') as handle:
+        text = handle.read().replace(instance_dir, copy)
+    text = re.sub(r'(?m)^port = \d+$', 'port = %d' % (PORT_BASE + 600), text)
+    with open(os.path.join(copy, 'my.cnf'), 'w', encoding='utf-8') as handle:
+        handle.write(text)
+    basedir = MARIADB118.basedir(CACHE)
+    socket = os.path.join(copy, 'mysqld.sock')
+    server = subprocess.Popen(MARIADB118.command(basedir, ['--defaults-file=%s/my.cnf' % copy], [copy]),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        conn = None
+        for _attempt in range(300):
+            assert server.poll() is None, open(os.path.join(copy, 'error.log'), encoding='utf-8').read()[-3000:]
+            try:
+                conn = pymysql.connect(unix_socket=socket, user='root', password='')
+                break
+            except pymysql.err.MySQLError:
+                subprocess.run(['sleep', '0.2'], check=True)
+        assert conn is not None, 'MariaDB 11.8 did not answer on the upgraded copy'
+        proc = subprocess.run(wrap(basedir, [copy], ['mariadb-upgrade', '--socket=%s' % socket, '--user=root']),
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        after = _variables(conn)
+        conn.close()
+    finally:
+        terminate(server.pid, 'MariaDB 11.8 on the upgraded copy')
+        shutil.rmtree(copy, ignore_errors=True)
+    assert after['version'].startswith('11.8'), after['version']
+
+    predicted = dict((f['setting'], f) for f in upgrade['findings'] if f['kind'] == 'default_changes')
+    lost = set(f['setting'] for f in upgrade['findings'] if f['kind'] in ('not_read', 'ignored'))
+    # every predicted change of an InnoDB default happened (a machine-dependent one: to what the lab's 11.8 runs)
+    for name, finding in sorted(predicted.items()):
+        if name.startswith('innodb_'):
+            assert str(after.get(name)).upper() == str(finding['after']).upper(), (name, before.get(name), after.get(name), finding)
+    # and no InnoDB value changed that was not predicted (paths are the copy's own)
+    unpredicted = ['%s: %s -> %s' % (n, before[n], after[n]) for n in sorted(set(before) & set(after))
+                   if n.startswith('innodb_') and str(before[n]) != str(after[n]) and n not in predicted and n not in lost
+                   and instance_dir not in str(before[n])]
+    assert not unpredicted, 'InnoDB values that changed in the real upgrade without a finding: %s' % unpredicted
+    assert after['innodb_io_capacity'] == '200' and 'innodb_io_capacity' in lost       # the [mariadb-10.11] line
+    assert after['innodb_buffer_pool_size'] == str(192 * 1024 * 1024)                    # pinned, kept
+    assert 'innodb_snapshot_isolation' in predicted and after['innodb_snapshot_isolation'] == 'ON'
