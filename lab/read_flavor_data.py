@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Read the version facts of plugins/module_utils/flavor_data/ from the lab's real servers, and write them.
 
 For each server kind of the lab (MariaDB 10.11, MySQL 8.0.33, MySQL 9.7.x, MariaDB 11.8.x), a private server is
@@ -389,11 +388,13 @@ def module_name(source):
 
 
 def _literal(value, indent):
-    """repr of value; a long string as adjacent literals, one per line, at indent."""
+    """repr of value; a long string as adjacent literals, one per line, at indent; a long tuple one element a line."""
     text = repr(value)
+    if isinstance(value, tuple) and len(text) > 100:
+        return "(" + (",\n" + " " * (indent + 1)).join(_literal(v, indent + 1) for v in value) + ("," if len(value) == 1 else "") + ")"
     if not isinstance(value, str) or len(text) <= 100:
         return text
-    parts = [value[i:i + 90] for i in range(0, len(value), 90)]
+    parts = [value[i:i + 80] for i in range(0, len(value), 80)]
     return ("\n" + " " * indent).join(repr(part) for part in parts)
 
 
@@ -440,7 +441,7 @@ def render(source, variables, options, accepted):
     body += "}\n\nOPTIONS = (\n%s)\n" % _packed(options)
     body += "\n# Names of other versions this one lists nowhere but still takes, with what it says of them.\nREMOVED_ACCEPTED = {\n"
     for name in sorted(accepted):
-        body += "    %r: %s,\n" % (name, _literal(accepted[name], 8 + len(repr(name))))
+        body += "    %r: %s,\n" % (name, _literal(accepted[name], 6 + len(repr(name))))
     body += "}\n"
     return header + body
 

@@ -44,7 +44,7 @@ description:
     C(playbooks/verify.yml) audits a host this way in one module run.
   - With O(target_version), it also lists the tables whose storage engine this server's own version or
     the upgrade target does not have (RV(blockers)), from C(information_schema.TABLES), and what the server's
-    settings would do on the target (RV(upgrade)): settings the target has no option for (it would not start, with
+    settings would do on the target (RV(upgrade)) - settings the target has no option for (it would not start, with
     the file and line, or ignores a C(loose-) line), values it refuses or adjusts, lines of a versioned option group
     it no longer reads, settings left at a default the target changes (value now and after), and features it drops
     that the server uses (the InnoDB memcached plugin, C(mysql_native_password) accounts). The target's facts come
@@ -307,12 +307,12 @@ upgrade:
       only the defaults of its version table are compared); C(notes).
     - C(findings), one per problem, in this order - C(kind) C(would_not_start) (the target has no such option;
       C(target_name) is its successor where there is one), C(value_refused) (would not start either),
-      C(feature_removed), C(ignored) (a C(loose-) line, or a persisted value: dropped with a warning), C(not_read)
+      C(feature_removed), C(ignored) (a C(loose-) line, or a persisted value, dropped with a warning), C(not_read)
       (a line in a group only this version reads, such as C([mysqld-8.0])), C(value_adjusted) (outside the target's
-      range), C(default_changes) (left at its default, which the target changes: C(now), C(after); C(machine) says
+      range), C(default_changes) (left at its default, which the target changes, C(now) and C(after); C(machine) says
       why a target default depends on the machine, its value then being the lab's) - with C(setting), C(message),
-      C(stops_start), C(where), C(file), C(line), C(value) and C(pin), how to keep the value: the owning role and its
-      variable (C(adaptive_hash_enabled) for AHI) or C(dbfleet.innodb.settings) with C(settings_values).
+      C(stops_start), C(where), C(file), C(line), C(value) and C(pin), how to keep the value (the owning role and its
+      variable (C(adaptive_hash_enabled) for AHI) or C(dbfleet.innodb.settings) with C(settings_values)).
     - C(summary) - C(would_start), C(stops_start), C(silent_changes), C(by_kind), and the one-run pins
       C(settings_values) (for the settings role) and C(role_inputs) (per role).
   returned: success

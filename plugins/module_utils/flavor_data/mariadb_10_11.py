@@ -17,10 +17,10 @@ SOURCE = dict(
     generator='lab/read_flavor_data.py',
     host='mariadb1011',
     machine='2 CPUs, 24105 MiB memory, datadir on ext2/ext3',
-    read="a private server on a fresh copy of the lab's datadir template, started with only socket, "
-         'pid-file, port, bind-address, basedir, datadir, user, log-error, plugin-dir, lc-messages-d'
-         'ir; SHOW GLOBAL VARIABLES; information_schema.SYSTEM_VARIABLES; --no-defaults --verbose --'
-         'help (option names)',
+    read="a private server on a fresh copy of the lab's datadir template, started with onl"
+         'y socket, pid-file, port, bind-address, basedir, datadir, user, log-error, plugi'
+         'n-dir, lc-messages-dir; SHOW GLOBAL VARIABLES; information_schema.SYSTEM_VARIABL'
+         'ES; --no-defaults --verbose --help (option names)',
     version=(10, 11, 19),
     version_comment='Debian 12',
     version_string='10.11.19-MariaDB-0+deb12u1',
@@ -170,8 +170,8 @@ VARIABLES = {
                         0,
                         65536,
                         None,
-                        '128 + max_connections (MySQL), at most 2000; the server sized it at start-up (GLOBAL_VALUE'
-                        '_ORIGIN AUTO)'),
+                        '128 + max_connections (MySQL), at most 2000; the server sized it at start-up (GL'
+                        'OBAL_VALUE_ORIGIN AUTO)'),
     'hostname': ('str', None, False, None, None, None, 'instance'),
     'idle_readonly_transaction_timeout': ('int', '0', True, 0, 31536000, None, None),
     'idle_transaction_timeout': ('int', '0', True, 0, 31536000, None, None),
@@ -383,12 +383,22 @@ VARIABLES = {
     'log_slow_admin_statements': ('bool', 'ON', True, None, None, None, None),
     'log_slow_disabled_statements': ('set', 'sp', True, None, None, ('admin', 'call', 'slave', 'sp'), None),
     'log_slow_filter': ('set',
-                        'admin,filesort,filesort_on_disk,filesort_priority_queue,full_join,full_scan,query_cache,qu'
-                        'ery_cache_miss,tmp_table,tmp_table_on_disk',
+                        'admin,filesort,filesort_on_disk,filesort_priority_queue,full_join,full_scan,quer'
+                        'y_cache,query_cache_miss,tmp_table,tmp_table_on_disk',
                         True,
                         None,
                         None,
-                        ('admin', 'filesort', 'filesort_on_disk', 'filesort_priority_queue', 'full_join', 'full_scan', 'not_using_index', 'query_cache', 'query_cache_miss', 'tmp_table', 'tmp_table_on_disk'),
+                        ('admin',
+                         'filesort',
+                         'filesort_on_disk',
+                         'filesort_priority_queue',
+                         'full_join',
+                         'full_scan',
+                         'not_using_index',
+                         'query_cache',
+                         'query_cache_miss',
+                         'tmp_table',
+                         'tmp_table_on_disk'),
                         None),
     'log_slow_max_warnings': ('int', '10', True, 0, 1000, None, None),
     'log_slow_min_examined_row_limit': ('int', '0', True, 0, 4294967295, None, None),
@@ -457,7 +467,13 @@ VARIABLES = {
                  True,
                  None,
                  None,
-                 ('NO_DUP_KEY_WARNINGS_WITH_IGNORE', 'NO_PROGRESS_INFO', 'ZERO_DATE_TIME_CAST', 'UTF8_IS_UTF8MB3', 'IGNORE_INDEX_ONLY_FOR_JOIN', 'COMPAT_5_1_CHECKSUM', 'NO_NULL_COLLATION_IDS'),
+                 ('NO_DUP_KEY_WARNINGS_WITH_IGNORE',
+                  'NO_PROGRESS_INFO',
+                  'ZERO_DATE_TIME_CAST',
+                  'UTF8_IS_UTF8MB3',
+                  'IGNORE_INDEX_ONLY_FOR_JOIN',
+                  'COMPAT_5_1_CHECKSUM',
+                  'NO_NULL_COLLATION_IDS'),
                  None),
     'old_passwords': ('bool', 'OFF', True, None, None, None, None),
     'open_files_limit': ('int',
@@ -466,14 +482,21 @@ VARIABLES = {
                          0,
                          4294967295,
                          None,
-                         "the process's open-file limit (ulimit -n, systemd LimitNOFILE); the server sized it at sta"
-                         'rt-up (GLOBAL_VALUE_ORIGIN AUTO)'),
+                         "the process's open-file limit (ulimit -n, systemd LimitNOFILE); the server sized"
+                         ' it at start-up (GLOBAL_VALUE_ORIGIN AUTO)'),
     'optimizer_adjust_secondary_key_costs': ('set',
                                              'fix_reuse_range_for_ref,fix_card_multiplier',
                                              True,
                                              None,
                                              None,
-                                             ('adjust_secondary_key_cost', 'disable_max_seek', 'disable_forced_index_in_group_by', 'fix_innodb_cardinality', 'fix_reuse_range_for_ref', 'fix_card_multiplier', 'fix_derived_table_read_cost', 'fix_order_by_index_choice'),
+                                             ('adjust_secondary_key_cost',
+                                              'disable_max_seek',
+                                              'disable_forced_index_in_group_by',
+                                              'fix_innodb_cardinality',
+                                              'fix_reuse_range_for_ref',
+                                              'fix_card_multiplier',
+                                              'fix_derived_table_read_cost',
+                                              'fix_order_by_index_choice'),
                                              None),
     'optimizer_extra_pruning_depth': ('int', '8', True, 0, 62, None, None),
     'optimizer_join_limit_pref_ratio': ('int', '0', True, 0, 4294967295, None, None),
@@ -483,30 +506,70 @@ VARIABLES = {
     'optimizer_search_depth': ('int', '62', True, 0, 62, None, None),
     'optimizer_selectivity_sampling_limit': ('int', '100', True, 10, 4294967295, None, None),
     'optimizer_switch': ('set',
-                         'index_merge=on,index_merge_union=on,index_merge_sort_union=on,index_merge_intersection=on,'
-                         'index_merge_sort_intersection=off,engine_condition_pushdown=off,index_condition_pushdown=o'
-                         'n,derived_merge=on,derived_with_keys=on,firstmatch=on,loosescan=on,materialization=on,in_t'
-                         'o_exists=on,semijoin=on,partial_match_rowid_merge=on,partial_match_table_scan=on,subquery_'
-                         'cache=on,mrr=off,mrr_cost_based=off,mrr_sort_keys=off,outer_join_with_cache=on,semijoin_wi'
-                         'th_cache=on,join_cache_incremental=on,join_cache_hashed=on,join_cache_bka=on,optimize_join'
-                         '_buffer_size=on,table_elimination=on,extended_keys=on,exists_to_in=on,orderby_uses_equalit'
-                         'ies=on,condition_pushdown_for_derived=on,split_materialized=on,condition_pushdown_for_subq'
-                         'uery=on,rowid_filter=on,condition_pushdown_from_having=on,not_null_range_scan=off,hash_joi'
-                         'n_cardinality=off,cset_narrowing=off',
+                         'index_merge=on,index_merge_union=on,index_merge_sort_union=on,index_merge_inters'
+                         'ection=on,index_merge_sort_intersection=off,engine_condition_pushdown=off,index_'
+                         'condition_pushdown=on,derived_merge=on,derived_with_keys=on,firstmatch=on,looses'
+                         'can=on,materialization=on,in_to_exists=on,semijoin=on,partial_match_rowid_merge='
+                         'on,partial_match_table_scan=on,subquery_cache=on,mrr=off,mrr_cost_based=off,mrr_'
+                         'sort_keys=off,outer_join_with_cache=on,semijoin_with_cache=on,join_cache_increme'
+                         'ntal=on,join_cache_hashed=on,join_cache_bka=on,optimize_join_buffer_size=on,tabl'
+                         'e_elimination=on,extended_keys=on,exists_to_in=on,orderby_uses_equalities=on,con'
+                         'dition_pushdown_for_derived=on,split_materialized=on,condition_pushdown_for_subq'
+                         'uery=on,rowid_filter=on,condition_pushdown_from_having=on,not_null_range_scan=of'
+                         'f,hash_join_cardinality=off,cset_narrowing=off',
                          True,
                          None,
                          None,
-                         ('index_merge', 'index_merge_union', 'index_merge_sort_union', 'index_merge_intersection', 'index_merge_sort_intersection', 'engine_condition_pushdown', 'index_condition_pushdown', 'derived_merge', 'derived_with_keys', 'firstmatch', 'loosescan', 'materialization', 'in_to_exists', 'semijoin', 'partial_match_rowid_merge', 'partial_match_table_scan', 'subquery_cache', 'mrr', 'mrr_cost_based', 'mrr_sort_keys', 'outer_join_with_cache', 'semijoin_with_cache', 'join_cache_incremental', 'join_cache_hashed', 'join_cache_bka', 'optimize_join_buffer_size', 'table_elimination', 'extended_keys', 'exists_to_in', 'orderby_uses_equalities', 'condition_pushdown_for_derived', 'split_materialized', 'condition_pushdown_for_subquery', 'rowid_filter', 'condition_pushdown_from_having', 'not_null_range_scan', 'hash_join_cardinality', 'cset_narrowing', 'default'),
-                         'decided at start-up: --verbose --help says index_merge=on,index_merge_union=on,index_merge'
-                         '_sort_union=on,index_merge_intersection=on,index_merge_sort_intersection=off,engine_condit'
-                         'ion_pushdown=off,index_condition_pushdown=on,derived_merge=on,derived_with_keys=on,firstma'
-                         'tch=on,loosescan=on,materialization=on,in_to_exists=on,semijoin=on,partial_match_rowid_mer'
-                         'ge=on,partial_match_table_scan=on,subquery_cache=on,mrr=off,mrr_cost_based=off,mrr_sort_ke'
-                         'ys=off,outer_join_with_cache=on,semijoin_with_cache=on,join_cache_incremental=on,join_cach'
-                         'e_hashed=on,join_cache_bka=on,optimize_join_buffer_size=on,table_elimination=on,extended_k'
-                         'eys=on,exists_to_in=on,orderby_uses_equalities=on,condition_pushdown_for_derived=on,split_'
-                         'materialized=on,condition_pushdown_for_subquery=on,rowid_filter=on,condition_pushdown_from'
-                         '_having=on'),
+                         ('index_merge',
+                          'index_merge_union',
+                          'index_merge_sort_union',
+                          'index_merge_intersection',
+                          'index_merge_sort_intersection',
+                          'engine_condition_pushdown',
+                          'index_condition_pushdown',
+                          'derived_merge',
+                          'derived_with_keys',
+                          'firstmatch',
+                          'loosescan',
+                          'materialization',
+                          'in_to_exists',
+                          'semijoin',
+                          'partial_match_rowid_merge',
+                          'partial_match_table_scan',
+                          'subquery_cache',
+                          'mrr',
+                          'mrr_cost_based',
+                          'mrr_sort_keys',
+                          'outer_join_with_cache',
+                          'semijoin_with_cache',
+                          'join_cache_incremental',
+                          'join_cache_hashed',
+                          'join_cache_bka',
+                          'optimize_join_buffer_size',
+                          'table_elimination',
+                          'extended_keys',
+                          'exists_to_in',
+                          'orderby_uses_equalities',
+                          'condition_pushdown_for_derived',
+                          'split_materialized',
+                          'condition_pushdown_for_subquery',
+                          'rowid_filter',
+                          'condition_pushdown_from_having',
+                          'not_null_range_scan',
+                          'hash_join_cardinality',
+                          'cset_narrowing',
+                          'default'),
+                         'decided at start-up: --verbose --help says index_merge=on,index_merge_union=on,i'
+                         'ndex_merge_sort_union=on,index_merge_intersection=on,index_merge_sort_intersecti'
+                         'on=off,engine_condition_pushdown=off,index_condition_pushdown=on,derived_merge=o'
+                         'n,derived_with_keys=on,firstmatch=on,loosescan=on,materialization=on,in_to_exist'
+                         's=on,semijoin=on,partial_match_rowid_merge=on,partial_match_table_scan=on,subque'
+                         'ry_cache=on,mrr=off,mrr_cost_based=off,mrr_sort_keys=off,outer_join_with_cache=o'
+                         'n,semijoin_with_cache=on,join_cache_incremental=on,join_cache_hashed=on,join_cac'
+                         'he_bka=on,optimize_join_buffer_size=on,table_elimination=on,extended_keys=on,exi'
+                         'sts_to_in=on,orderby_uses_equalities=on,condition_pushdown_for_derived=on,split_'
+                         'materialized=on,condition_pushdown_for_subquery=on,rowid_filter=on,condition_pus'
+                         'hdown_from_having=on'),
     'optimizer_trace': ('set', 'enabled=off', True, None, None, ('enabled', 'default'), None),
     'optimizer_trace_max_mem_size': ('int', '1048576', True, 0, 18446744073709551616, None, None),
     'optimizer_use_condition_selectivity': ('int', '4', True, 1, 5, None, None),
@@ -835,7 +898,41 @@ VARIABLES = {
                  True,
                  None,
                  None,
-                 ('REAL_AS_FLOAT', 'PIPES_AS_CONCAT', 'ANSI_QUOTES', 'IGNORE_SPACE', 'IGNORE_BAD_TABLE_OPTIONS', 'ONLY_FULL_GROUP_BY', 'NO_UNSIGNED_SUBTRACTION', 'NO_DIR_IN_CREATE', 'POSTGRESQL', 'ORACLE', 'MSSQL', 'DB2', 'MAXDB', 'NO_KEY_OPTIONS', 'NO_TABLE_OPTIONS', 'NO_FIELD_OPTIONS', 'MYSQL323', 'MYSQL40', 'ANSI', 'NO_AUTO_VALUE_ON_ZERO', 'NO_BACKSLASH_ESCAPES', 'STRICT_TRANS_TABLES', 'STRICT_ALL_TABLES', 'NO_ZERO_IN_DATE', 'NO_ZERO_DATE', 'ALLOW_INVALID_DATES', 'ERROR_FOR_DIVISION_BY_ZERO', 'TRADITIONAL', 'NO_AUTO_CREATE_USER', 'HIGH_NOT_PRECEDENCE', 'NO_ENGINE_SUBSTITUTION', 'PAD_CHAR_TO_FULL_LENGTH', 'EMPTY_STRING_IS_NULL', 'SIMULTANEOUS_ASSIGNMENT', 'TIME_ROUND_FRACTIONAL'),
+                 ('REAL_AS_FLOAT',
+                  'PIPES_AS_CONCAT',
+                  'ANSI_QUOTES',
+                  'IGNORE_SPACE',
+                  'IGNORE_BAD_TABLE_OPTIONS',
+                  'ONLY_FULL_GROUP_BY',
+                  'NO_UNSIGNED_SUBTRACTION',
+                  'NO_DIR_IN_CREATE',
+                  'POSTGRESQL',
+                  'ORACLE',
+                  'MSSQL',
+                  'DB2',
+                  'MAXDB',
+                  'NO_KEY_OPTIONS',
+                  'NO_TABLE_OPTIONS',
+                  'NO_FIELD_OPTIONS',
+                  'MYSQL323',
+                  'MYSQL40',
+                  'ANSI',
+                  'NO_AUTO_VALUE_ON_ZERO',
+                  'NO_BACKSLASH_ESCAPES',
+                  'STRICT_TRANS_TABLES',
+                  'STRICT_ALL_TABLES',
+                  'NO_ZERO_IN_DATE',
+                  'NO_ZERO_DATE',
+                  'ALLOW_INVALID_DATES',
+                  'ERROR_FOR_DIVISION_BY_ZERO',
+                  'TRADITIONAL',
+                  'NO_AUTO_CREATE_USER',
+                  'HIGH_NOT_PRECEDENCE',
+                  'NO_ENGINE_SUBSTITUTION',
+                  'PAD_CHAR_TO_FULL_LENGTH',
+                  'EMPTY_STRING_IS_NULL',
+                  'SIMULTANEOUS_ASSIGNMENT',
+                  'TIME_ROUND_FRACTIONAL'),
                  None),
     'sql_notes': ('bool', 'ON', True, None, None, None, None),
     'sql_quote_show_create': ('bool', 'ON', True, None, None, None, None),
@@ -869,8 +966,8 @@ VARIABLES = {
                                400,
                                2097152,
                                None,
-                               '400 + table_open_cache / 2 (MySQL), at most 2000; the server sized it at start-up (GLOBAL_'
-                               'VALUE_ORIGIN AUTO)'),
+                               '400 + table_open_cache / 2 (MySQL), at most 2000; the server sized it at start-u'
+                               'p (GLOBAL_VALUE_ORIGIN AUTO)'),
     'table_open_cache': ('int', '2000', True, 10, 1048576, None, 'reduced to what the open-file limit allows'),
     'table_open_cache_instances': ('int',
                                    '4',
@@ -889,8 +986,8 @@ VARIABLES = {
                           0,
                           16384,
                           None,
-                          '8 + max_connections / 100 (MySQL), at most 100; the server sized it at start-up (GLOBAL_VA'
-                          'LUE_ORIGIN AUTO)'),
+                          '8 + max_connections / 100 (MySQL), at most 100; the server sized it at start-up '
+                          '(GLOBAL_VALUE_ORIGIN AUTO)'),
     'thread_handling': ('enum', 'one-thread-per-connection', False, None, None, ('one-thread-per-connection', 'no-threads', 'pool-of-threads'), None),
     'thread_pool_dedicated_listener': ('bool', 'OFF', True, None, None, None, None),
     'thread_pool_exact_stats': ('bool', 'OFF', True, None, None, None, None),
@@ -958,7 +1055,13 @@ VARIABLES = {
                    True,
                    None,
                    None,
-                   ('STRICT_REPLICATION', 'BINLOG_ROW_FORMAT_ONLY', 'REQUIRED_PRIMARY_KEY', 'REPLICATE_MYISAM', 'REPLICATE_ARIA', 'DISALLOW_LOCAL_GTID', 'BF_ABORT_MARIABACKUP'),
+                   ('STRICT_REPLICATION',
+                    'BINLOG_ROW_FORMAT_ONLY',
+                    'REQUIRED_PRIMARY_KEY',
+                    'REPLICATE_MYISAM',
+                    'REPLICATE_ARIA',
+                    'DISALLOW_LOCAL_GTID',
+                    'BF_ABORT_MARIABACKUP'),
                    None),
     'wsrep_mysql_replication_bundle': ('int', '0', True, 0, 1000, None, None),
     'wsrep_node_address': ('str', None, True, None, None, None, 'instance'),

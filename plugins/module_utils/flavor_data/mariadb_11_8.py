@@ -17,10 +17,10 @@ SOURCE = dict(
     generator='lab/read_flavor_data.py',
     host='mariadb118',
     machine='2 CPUs, 24105 MiB memory, datadir on ext2/ext3',
-    read="a private server on a fresh copy of the lab's datadir template, started with only socket, "
-         'pid-file, port, bind-address, basedir, datadir, user, log-error, plugin-dir, lc-messages-d'
-         'ir; SHOW GLOBAL VARIABLES; information_schema.SYSTEM_VARIABLES; --no-defaults --verbose --'
-         'help (option names)',
+    read="a private server on a fresh copy of the lab's datadir template, started with onl"
+         'y socket, pid-file, port, bind-address, basedir, datadir, user, log-error, plugi'
+         'n-dir, lc-messages-dir; SHOW GLOBAL VARIABLES; information_schema.SYSTEM_VARIABL'
+         'ES; --no-defaults --verbose --help (option names)',
     version=(11, 8, 9),
     version_comment='-- Please help get to 10k stars at https://github.com/MariaDB/Server',
     version_string='11.8.9-MariaDB-0+deb13u1 from Debian',
@@ -89,19 +89,27 @@ VARIABLES = {
                               True,
                               None,
                               None,
-                              ('aes-128-ecb', 'aes-192-ecb', 'aes-256-ecb', 'aes-128-cbc', 'aes-192-cbc', 'aes-256-cbc', 'aes-128-ctr', 'aes-192-ctr', 'aes-256-ctr'),
+                              ('aes-128-ecb',
+                               'aes-192-ecb',
+                               'aes-256-ecb',
+                               'aes-128-cbc',
+                               'aes-192-cbc',
+                               'aes-256-cbc',
+                               'aes-128-ctr',
+                               'aes-192-ctr',
+                               'aes-256-ctr'),
                               None),
     'bulk_insert_buffer_size': ('int', '8388608', True, 0, 18446744073709551616, None, None),
     'character_set_client': ('enum', 'utf8mb4', True, None, None, None, None),
     'character_set_collations': ('str',
-                                 'utf8mb3=utf8mb3_uca1400_ai_ci,ucs2=ucs2_uca1400_ai_ci,utf8mb4=utf8mb4_uca1400_ai_ci,utf16='
-                                 'utf16_uca1400_ai_ci,utf32=utf32_uca1400_ai_ci',
+                                 'utf8mb3=utf8mb3_uca1400_ai_ci,ucs2=ucs2_uca1400_ai_ci,utf8mb4=utf8mb4_uca1400_ai'
+                                 '_ci,utf16=utf16_uca1400_ai_ci,utf32=utf32_uca1400_ai_ci',
                                  True,
                                  None,
                                  None,
                                  None,
-                                 'decided at start-up: --verbose --help says utf8mb3=uca1400_ai_ci,utf8mb4=uca1400_ai_ci,ucs'
-                                 '2=uca1400_ai_ci,utf16=uca1400_ai_ci,utf32=uca1400_ai_ci'),
+                                 'decided at start-up: --verbose --help says utf8mb3=uca1400_ai_ci,utf8mb4=uca1400'
+                                 '_ai_ci,ucs2=uca1400_ai_ci,utf16=uca1400_ai_ci,utf32=uca1400_ai_ci'),
     'character_set_connection': ('enum', 'utf8mb4', True, None, None, None, None),
     'character_set_database': ('enum', 'utf8mb4', True, None, None, None, None),
     'character_set_filesystem': ('enum', 'binary', True, None, None, None, None),
@@ -192,8 +200,8 @@ VARIABLES = {
                         0,
                         65536,
                         None,
-                        '128 + max_connections (MySQL), at most 2000; the server sized it at start-up (GLOBAL_VALUE'
-                        '_ORIGIN AUTO)'),
+                        '128 + max_connections (MySQL), at most 2000; the server sized it at start-up (GL'
+                        'OBAL_VALUE_ORIGIN AUTO)'),
     'hostname': ('str', None, False, None, None, None, 'instance'),
     'idle_readonly_transaction_timeout': ('int', '0', True, 0, 31536000, None, None),
     'idle_transaction_timeout': ('int', '0', True, 0, 31536000, None, None),
@@ -309,8 +317,8 @@ VARIABLES = {
                                2097152,
                                2147479552,
                                None,
-                               'MariaDB 11.x: at least the redo log block size of the device; decided at start-up: --verbo'
-                               'se --help says 16777216'),
+                               'MariaDB 11.x: at least the redo log block size of the device; decided at start-u'
+                               'p: --verbose --help says 16777216'),
     'innodb_log_checkpoint_now': ('bool', 'OFF', True, None, None, None, None),
     'innodb_log_file_buffering': ('bool', 'OFF', True, None, None, None, 'MariaDB: OFF when the redo log can be opened with O_DIRECT'),
     'innodb_log_file_mmap': ('bool', 'ON', False, None, None, None, None),
@@ -417,12 +425,22 @@ VARIABLES = {
     'log_slow_always_query_time': ('float', '31536000.000000', True, 0, 31536000, None, None),
     'log_slow_disabled_statements': ('set', 'sp', True, None, None, ('admin', 'call', 'slave', 'sp'), None),
     'log_slow_filter': ('set',
-                        'admin,filesort,filesort_on_disk,filesort_priority_queue,full_join,full_scan,query_cache,qu'
-                        'ery_cache_miss,tmp_table,tmp_table_on_disk',
+                        'admin,filesort,filesort_on_disk,filesort_priority_queue,full_join,full_scan,quer'
+                        'y_cache,query_cache_miss,tmp_table,tmp_table_on_disk',
                         True,
                         None,
                         None,
-                        ('admin', 'filesort', 'filesort_on_disk', 'filesort_priority_queue', 'full_join', 'full_scan', 'not_using_index', 'query_cache', 'query_cache_miss', 'tmp_table', 'tmp_table_on_disk'),
+                        ('admin',
+                         'filesort',
+                         'filesort_on_disk',
+                         'filesort_priority_queue',
+                         'full_join',
+                         'full_scan',
+                         'not_using_index',
+                         'query_cache',
+                         'query_cache_miss',
+                         'tmp_table',
+                         'tmp_table_on_disk'),
                         None),
     'log_slow_max_warnings': ('int', '10', True, 0, 1000, None, None),
     'log_slow_min_examined_row_limit': ('int', '0', True, 0, 4294967295, None, None),
@@ -497,7 +515,16 @@ VARIABLES = {
                  True,
                  None,
                  None,
-                 ('NO_DUP_KEY_WARNINGS_WITH_IGNORE', 'NO_PROGRESS_INFO', 'ZERO_DATE_TIME_CAST', 'UTF8_IS_UTF8MB3', 'IGNORE_INDEX_ONLY_FOR_JOIN', 'COMPAT_5_1_CHECKSUM', 'NO_NULL_COLLATION_IDS', 'LOCK_ALTER_TABLE_COPY', 'OLD_FLUSH_STATUS', 'SESSION_USER_IS_USER'),
+                 ('NO_DUP_KEY_WARNINGS_WITH_IGNORE',
+                  'NO_PROGRESS_INFO',
+                  'ZERO_DATE_TIME_CAST',
+                  'UTF8_IS_UTF8MB3',
+                  'IGNORE_INDEX_ONLY_FOR_JOIN',
+                  'COMPAT_5_1_CHECKSUM',
+                  'NO_NULL_COLLATION_IDS',
+                  'LOCK_ALTER_TABLE_COPY',
+                  'OLD_FLUSH_STATUS',
+                  'SESSION_USER_IS_USER'),
                  None),
     'old_passwords': ('bool', 'OFF', True, None, None, None, None),
     'open_files_limit': ('int',
@@ -506,8 +533,8 @@ VARIABLES = {
                          0,
                          4294967295,
                          None,
-                         "the process's open-file limit (ulimit -n, systemd LimitNOFILE); the server sized it at sta"
-                         'rt-up (GLOBAL_VALUE_ORIGIN AUTO)'),
+                         "the process's open-file limit (ulimit -n, systemd LimitNOFILE); the server sized"
+                         ' it at start-up (GLOBAL_VALUE_ORIGIN AUTO)'),
     'optimizer_adjust_secondary_key_costs': ('int', '0', True, 0, 2, None, None),
     'optimizer_disk_read_cost': ('float', '10.240000', True, 0, 10000, None, None),
     'optimizer_disk_read_ratio': ('float', '0.020000', True, 0, 1, None, None),
@@ -530,20 +557,59 @@ VARIABLES = {
     'optimizer_search_depth': ('int', '62', True, 0, 62, None, None),
     'optimizer_selectivity_sampling_limit': ('int', '100', True, 10, 4294967295, None, None),
     'optimizer_switch': ('set',
-                         'index_merge=on,index_merge_union=on,index_merge_sort_union=on,index_merge_intersection=on,'
-                         'index_merge_sort_intersection=off,index_condition_pushdown=on,derived_merge=on,derived_wit'
-                         'h_keys=on,firstmatch=on,loosescan=on,materialization=on,in_to_exists=on,semijoin=on,partia'
-                         'l_match_rowid_merge=on,partial_match_table_scan=on,subquery_cache=on,mrr=off,mrr_cost_base'
-                         'd=off,mrr_sort_keys=off,outer_join_with_cache=on,semijoin_with_cache=on,join_cache_increme'
-                         'ntal=on,join_cache_hashed=on,join_cache_bka=on,optimize_join_buffer_size=on,table_eliminat'
-                         'ion=on,extended_keys=on,exists_to_in=on,orderby_uses_equalities=on,condition_pushdown_for_'
-                         'derived=on,split_materialized=on,condition_pushdown_for_subquery=on,rowid_filter=on,condit'
-                         'ion_pushdown_from_having=on,not_null_range_scan=off,hash_join_cardinality=on,cset_narrowin'
-                         'g=on,sargable_casefold=on',
+                         'index_merge=on,index_merge_union=on,index_merge_sort_union=on,index_merge_inters'
+                         'ection=on,index_merge_sort_intersection=off,index_condition_pushdown=on,derived_'
+                         'merge=on,derived_with_keys=on,firstmatch=on,loosescan=on,materialization=on,in_t'
+                         'o_exists=on,semijoin=on,partial_match_rowid_merge=on,partial_match_table_scan=on'
+                         ',subquery_cache=on,mrr=off,mrr_cost_based=off,mrr_sort_keys=off,outer_join_with_'
+                         'cache=on,semijoin_with_cache=on,join_cache_incremental=on,join_cache_hashed=on,j'
+                         'oin_cache_bka=on,optimize_join_buffer_size=on,table_elimination=on,extended_keys'
+                         '=on,exists_to_in=on,orderby_uses_equalities=on,condition_pushdown_for_derived=on'
+                         ',split_materialized=on,condition_pushdown_for_subquery=on,rowid_filter=on,condit'
+                         'ion_pushdown_from_having=on,not_null_range_scan=off,hash_join_cardinality=on,cse'
+                         't_narrowing=on,sargable_casefold=on',
                          True,
                          None,
                          None,
-                         ('index_merge', 'index_merge_union', 'index_merge_sort_union', 'index_merge_intersection', 'index_merge_sort_intersection', 'index_condition_pushdown', 'derived_merge', 'derived_with_keys', 'firstmatch', 'loosescan', 'materialization', 'in_to_exists', 'semijoin', 'partial_match_rowid_merge', 'partial_match_table_scan', 'subquery_cache', 'mrr', 'mrr_cost_based', 'mrr_sort_keys', 'outer_join_with_cache', 'semijoin_with_cache', 'join_cache_incremental', 'join_cache_hashed', 'join_cache_bka', 'optimize_join_buffer_size', 'table_elimination', 'extended_keys', 'exists_to_in', 'orderby_uses_equalities', 'condition_pushdown_for_derived', 'split_materialized', 'condition_pushdown_for_subquery', 'rowid_filter', 'condition_pushdown_from_having', 'not_null_range_scan', 'hash_join_cardinality', 'cset_narrowing', 'sargable_casefold', 'default'),
+                         ('index_merge',
+                          'index_merge_union',
+                          'index_merge_sort_union',
+                          'index_merge_intersection',
+                          'index_merge_sort_intersection',
+                          'index_condition_pushdown',
+                          'derived_merge',
+                          'derived_with_keys',
+                          'firstmatch',
+                          'loosescan',
+                          'materialization',
+                          'in_to_exists',
+                          'semijoin',
+                          'partial_match_rowid_merge',
+                          'partial_match_table_scan',
+                          'subquery_cache',
+                          'mrr',
+                          'mrr_cost_based',
+                          'mrr_sort_keys',
+                          'outer_join_with_cache',
+                          'semijoin_with_cache',
+                          'join_cache_incremental',
+                          'join_cache_hashed',
+                          'join_cache_bka',
+                          'optimize_join_buffer_size',
+                          'table_elimination',
+                          'extended_keys',
+                          'exists_to_in',
+                          'orderby_uses_equalities',
+                          'condition_pushdown_for_derived',
+                          'split_materialized',
+                          'condition_pushdown_for_subquery',
+                          'rowid_filter',
+                          'condition_pushdown_from_having',
+                          'not_null_range_scan',
+                          'hash_join_cardinality',
+                          'cset_narrowing',
+                          'sargable_casefold',
+                          'default'),
                          None),
     'optimizer_trace': ('set', 'enabled=off', True, None, None, ('enabled', 'default'), None),
     'optimizer_trace_max_mem_size': ('int', '1048576', True, 0, 18446744073709551616, None, None),
@@ -822,8 +888,8 @@ VARIABLES = {
     'session_track_schema': ('bool', 'ON', True, None, None, None, None),
     'session_track_state_change': ('bool', 'OFF', True, None, None, None, None),
     'session_track_system_variables': ('str',
-                                       'autocommit,character_set_client,character_set_connection,character_set_results,redirect_ur'
-                                       'l,time_zone',
+                                       'autocommit,character_set_client,character_set_connection,character_set_results,r'
+                                       'edirect_url,time_zone',
                                        True,
                                        None,
                                        None,
@@ -878,7 +944,41 @@ VARIABLES = {
                  True,
                  None,
                  None,
-                 ('REAL_AS_FLOAT', 'PIPES_AS_CONCAT', 'ANSI_QUOTES', 'IGNORE_SPACE', 'IGNORE_BAD_TABLE_OPTIONS', 'ONLY_FULL_GROUP_BY', 'NO_UNSIGNED_SUBTRACTION', 'NO_DIR_IN_CREATE', 'POSTGRESQL', 'ORACLE', 'MSSQL', 'DB2', 'MAXDB', 'NO_KEY_OPTIONS', 'NO_TABLE_OPTIONS', 'NO_FIELD_OPTIONS', 'MYSQL323', 'MYSQL40', 'ANSI', 'NO_AUTO_VALUE_ON_ZERO', 'NO_BACKSLASH_ESCAPES', 'STRICT_TRANS_TABLES', 'STRICT_ALL_TABLES', 'NO_ZERO_IN_DATE', 'NO_ZERO_DATE', 'ALLOW_INVALID_DATES', 'ERROR_FOR_DIVISION_BY_ZERO', 'TRADITIONAL', 'NO_AUTO_CREATE_USER', 'HIGH_NOT_PRECEDENCE', 'NO_ENGINE_SUBSTITUTION', 'PAD_CHAR_TO_FULL_LENGTH', 'EMPTY_STRING_IS_NULL', 'SIMULTANEOUS_ASSIGNMENT', 'TIME_ROUND_FRACTIONAL'),
+                 ('REAL_AS_FLOAT',
+                  'PIPES_AS_CONCAT',
+                  'ANSI_QUOTES',
+                  'IGNORE_SPACE',
+                  'IGNORE_BAD_TABLE_OPTIONS',
+                  'ONLY_FULL_GROUP_BY',
+                  'NO_UNSIGNED_SUBTRACTION',
+                  'NO_DIR_IN_CREATE',
+                  'POSTGRESQL',
+                  'ORACLE',
+                  'MSSQL',
+                  'DB2',
+                  'MAXDB',
+                  'NO_KEY_OPTIONS',
+                  'NO_TABLE_OPTIONS',
+                  'NO_FIELD_OPTIONS',
+                  'MYSQL323',
+                  'MYSQL40',
+                  'ANSI',
+                  'NO_AUTO_VALUE_ON_ZERO',
+                  'NO_BACKSLASH_ESCAPES',
+                  'STRICT_TRANS_TABLES',
+                  'STRICT_ALL_TABLES',
+                  'NO_ZERO_IN_DATE',
+                  'NO_ZERO_DATE',
+                  'ALLOW_INVALID_DATES',
+                  'ERROR_FOR_DIVISION_BY_ZERO',
+                  'TRADITIONAL',
+                  'NO_AUTO_CREATE_USER',
+                  'HIGH_NOT_PRECEDENCE',
+                  'NO_ENGINE_SUBSTITUTION',
+                  'PAD_CHAR_TO_FULL_LENGTH',
+                  'EMPTY_STRING_IS_NULL',
+                  'SIMULTANEOUS_ASSIGNMENT',
+                  'TIME_ROUND_FRACTIONAL'),
                  None),
     'sql_notes': ('bool', 'ON', True, None, None, None, None),
     'sql_quote_show_create': ('bool', 'ON', True, None, None, None, None),
@@ -912,8 +1012,8 @@ VARIABLES = {
                                400,
                                2097152,
                                None,
-                               '400 + table_open_cache / 2 (MySQL), at most 2000; the server sized it at start-up (GLOBAL_'
-                               'VALUE_ORIGIN AUTO)'),
+                               '400 + table_open_cache / 2 (MySQL), at most 2000; the server sized it at start-u'
+                               'p (GLOBAL_VALUE_ORIGIN AUTO)'),
     'table_open_cache': ('int', '2000', True, 10, 1048576, None, 'reduced to what the open-file limit allows'),
     'table_open_cache_instances': ('int',
                                    '4',
@@ -932,8 +1032,8 @@ VARIABLES = {
                           0,
                           16384,
                           None,
-                          '8 + max_connections / 100 (MySQL), at most 100; the server sized it at start-up (GLOBAL_VA'
-                          'LUE_ORIGIN AUTO)'),
+                          '8 + max_connections / 100 (MySQL), at most 100; the server sized it at start-up '
+                          '(GLOBAL_VALUE_ORIGIN AUTO)'),
     'thread_handling': ('enum', 'one-thread-per-connection', False, None, None, ('one-thread-per-connection', 'no-threads', 'pool-of-threads'), None),
     'thread_pool_dedicated_listener': ('bool', 'OFF', True, None, None, None, None),
     'thread_pool_exact_stats': ('bool', 'OFF', True, None, None, None, None),
@@ -1000,7 +1100,13 @@ VARIABLES = {
                    True,
                    None,
                    None,
-                   ('STRICT_REPLICATION', 'BINLOG_ROW_FORMAT_ONLY', 'REQUIRED_PRIMARY_KEY', 'REPLICATE_MYISAM', 'REPLICATE_ARIA', 'DISALLOW_LOCAL_GTID', 'BF_ABORT_MARIABACKUP'),
+                   ('STRICT_REPLICATION',
+                    'BINLOG_ROW_FORMAT_ONLY',
+                    'REQUIRED_PRIMARY_KEY',
+                    'REPLICATE_MYISAM',
+                    'REPLICATE_ARIA',
+                    'DISALLOW_LOCAL_GTID',
+                    'BF_ABORT_MARIABACKUP'),
                    None),
     'wsrep_mysql_replication_bundle': ('int', '0', True, 0, 1000, None, None),
     'wsrep_node_address': ('str', None, True, None, None, None, 'instance'),
@@ -1060,28 +1166,28 @@ OPTIONS = (
 
 # Names of other versions this one lists nowhere but still takes, with what it says of them.
 REMOVED_ACCEPTED = {
-    'date_format': "'date-format' was removed. It does nothing now and exists only for compatibility with old "
-                     'my.cnf files.',
-    'datetime_format': "'datetime-format' was removed. It does nothing now and exists only for compatibility with "
-                         'old my.cnf files.',
-    'innodb_change_buffering': "'innodb-change-buffering' was removed. It does nothing now and exists only for compatibili"
-                                 'ty with old my.cnf files.',
-    'innodb_defragment': "'innodb-defragment' was removed. It does nothing now and exists only for compatibility wit"
-                           'h old my.cnf files.',
-    'innodb_defragment_fill_factor': "'innodb-defragment-fill-factor' was removed. It does nothing now and exists only for compa"
-                                       'tibility with old my.cnf files.',
-    'innodb_defragment_fill_factor_n_recs': "'innodb-defragment-fill-factor-n-recs' was removed. It does nothing now and exists only fo"
-                                              'r compatibility with old my.cnf files.',
-    'innodb_defragment_frequency': "'innodb-defragment-frequency' was removed. It does nothing now and exists only for compati"
-                                     'bility with old my.cnf files.',
-    'innodb_defragment_n_pages': "'innodb-defragment-n-pages' was removed. It does nothing now and exists only for compatibi"
-                                   'lity with old my.cnf files.',
-    'innodb_defragment_stats_accuracy': "'innodb-defragment-stats-accuracy' was removed. It does nothing now and exists only for co"
-                                          'mpatibility with old my.cnf files.',
-    'time_format': "'time-format' was removed. It does nothing now and exists only for compatibility with old "
-                     'my.cnf files.',
-    'wsrep_causal_reads': "'wsrep-causal-reads' was removed. It does nothing now and exists only for compatibility wi"
-                            'th old my.cnf files.',
-    'wsrep_load_data_splitting': "'wsrep-load-data-splitting' was removed. It does nothing now and exists only for compatibi"
-                                   'lity with old my.cnf files.',
+    'date_format': "'date-format' was removed. It does nothing now and exists only for compatibility"
+                   ' with old my.cnf files.',
+    'datetime_format': "'datetime-format' was removed. It does nothing now and exists only for compatibi"
+                       'lity with old my.cnf files.',
+    'innodb_change_buffering': "'innodb-change-buffering' was removed. It does nothing now and exists only for c"
+                               'ompatibility with old my.cnf files.',
+    'innodb_defragment': "'innodb-defragment' was removed. It does nothing now and exists only for compati"
+                         'bility with old my.cnf files.',
+    'innodb_defragment_fill_factor': "'innodb-defragment-fill-factor' was removed. It does nothing now and exists only"
+                                     ' for compatibility with old my.cnf files.',
+    'innodb_defragment_fill_factor_n_recs': "'innodb-defragment-fill-factor-n-recs' was removed. It does nothing now and exis"
+                                            'ts only for compatibility with old my.cnf files.',
+    'innodb_defragment_frequency': "'innodb-defragment-frequency' was removed. It does nothing now and exists only f"
+                                   'or compatibility with old my.cnf files.',
+    'innodb_defragment_n_pages': "'innodb-defragment-n-pages' was removed. It does nothing now and exists only for"
+                                 ' compatibility with old my.cnf files.',
+    'innodb_defragment_stats_accuracy': "'innodb-defragment-stats-accuracy' was removed. It does nothing now and exists o"
+                                        'nly for compatibility with old my.cnf files.',
+    'time_format': "'time-format' was removed. It does nothing now and exists only for compatibility"
+                   ' with old my.cnf files.',
+    'wsrep_causal_reads': "'wsrep-causal-reads' was removed. It does nothing now and exists only for compat"
+                          'ibility with old my.cnf files.',
+    'wsrep_load_data_splitting': "'wsrep-load-data-splitting' was removed. It does nothing now and exists only for"
+                                 ' compatibility with old my.cnf files.',
 }

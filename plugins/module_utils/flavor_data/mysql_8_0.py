@@ -17,11 +17,11 @@ SOURCE = dict(
     generator='lab/read_flavor_data.py',
     host='mysql80',
     machine='2 CPUs, 24105 MiB memory, datadir on ext2/ext3',
-    read="a private server on a fresh copy of the lab's datadir template, started with only socket, "
-         'pid-file, port, bind-address, basedir, datadir, user, log-error, plugin-dir, lc-messages-d'
-         'ir, mysqlx-port, mysqlx-socket; SHOW GLOBAL VARIABLES; performance_schema.variables_info; '
-         'SET GLOBAL v = @@GLOBAL.v (dynamic), SET v = 0, 1, 2... (enumeration values); --no-default'
-         's --verbose --help (option names)',
+    read="a private server on a fresh copy of the lab's datadir template, started with onl"
+         'y socket, pid-file, port, bind-address, basedir, datadir, user, log-error, plugi'
+         'n-dir, lc-messages-dir, mysqlx-port, mysqlx-socket; SHOW GLOBAL VARIABLES; perfo'
+         'rmance_schema.variables_info; SET GLOBAL v = @@GLOBAL.v (dynamic), SET v = 0, 1,'
+         ' 2... (enumeration values); --no-defaults --verbose --help (option names)',
     version=(8, 0, 33),
     version_comment='MySQL Community Server - GPL',
     version_string='8.0.33',
@@ -186,8 +186,8 @@ VARIABLES = {
                                      0,
                                      64,
                                      None,
-                                     'MySQL: 8 when innodb_buffer_pool_size >= 1 GiB, else 1 (and fewer when the pool is small);'
-                                     ' decided at start-up: --verbose --help says 0'),
+                                     'MySQL: 8 when innodb_buffer_pool_size >= 1 GiB, else 1 (and fewer when the pool '
+                                     'is small); decided at start-up: --verbose --help says 0'),
     'innodb_buffer_pool_load_abort': ('bool', 'OFF', True, None, None, None, None),
     'innodb_buffer_pool_load_at_startup': ('bool', 'ON', False, None, None, None, None),
     'innodb_buffer_pool_load_now': ('bool', 'OFF', True, None, None, None, None),
@@ -447,13 +447,13 @@ VARIABLES = {
     'optimizer_prune_level': ('int', '1', True, 0, 1, None, None),
     'optimizer_search_depth': ('int', '62', True, 0, 62, None, None),
     'optimizer_switch': ('str',
-                         'index_merge=on,index_merge_union=on,index_merge_sort_union=on,index_merge_intersection=on,'
-                         'engine_condition_pushdown=on,index_condition_pushdown=on,mrr=on,mrr_cost_based=on,block_ne'
-                         'sted_loop=on,batched_key_access=off,materialization=on,semijoin=on,loosescan=on,firstmatch'
-                         '=on,duplicateweedout=on,subquery_materialization_cost_based=on,use_index_extensions=on,con'
-                         'dition_fanout_filter=on,derived_merge=on,use_invisible_indexes=off,skip_scan=on,hash_join='
-                         'on,subquery_to_derived=off,prefer_ordering_index=on,hypergraph_optimizer=off,derived_condi'
-                         'tion_pushdown=on',
+                         'index_merge=on,index_merge_union=on,index_merge_sort_union=on,index_merge_inters'
+                         'ection=on,engine_condition_pushdown=on,index_condition_pushdown=on,mrr=on,mrr_co'
+                         'st_based=on,block_nested_loop=on,batched_key_access=off,materialization=on,semij'
+                         'oin=on,loosescan=on,firstmatch=on,duplicateweedout=on,subquery_materialization_c'
+                         'ost_based=on,use_index_extensions=on,condition_fanout_filter=on,derived_merge=on'
+                         ',use_invisible_indexes=off,skip_scan=on,hash_join=on,subquery_to_derived=off,pre'
+                         'fer_ordering_index=on,hypergraph_optimizer=off,derived_condition_pushdown=on',
                          True,
                          None,
                          None,
@@ -483,8 +483,8 @@ VARIABLES = {
                                         -1,
                                         1048576,
                                         None,
-                                        'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                        'd at start-up: --verbose --help says -1'),
+                                        'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                        'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_error_size': ('int', '5288', False, 0, 1048576, None, None),
     'performance_schema_events_stages_history_long_size': ('int',
                                                            '10000',
@@ -492,64 +492,64 @@ VARIABLES = {
                                                            -1,
                                                            1048576,
                                                            None,
-                                                           'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                           'd at start-up: --verbose --help says -1'),
+                                                           'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                           'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_events_stages_history_size': ('int',
                                                       '10',
                                                       False,
                                                       -1,
                                                       1024,
                                                       None,
-                                                      'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                      'd at start-up: --verbose --help says -1'),
+                                                      'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                      'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_events_statements_history_long_size': ('int',
                                                                '10000',
                                                                False,
                                                                -1,
                                                                1048576,
                                                                None,
-                                                               'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                               'd at start-up: --verbose --help says -1'),
+                                                               'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                               'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_events_statements_history_size': ('int',
                                                           '10',
                                                           False,
                                                           -1,
                                                           1024,
                                                           None,
-                                                          'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                          'd at start-up: --verbose --help says -1'),
+                                                          'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                          'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_events_transactions_history_long_size': ('int',
                                                                  '10000',
                                                                  False,
                                                                  -1,
                                                                  1048576,
                                                                  None,
-                                                                 'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                                 'd at start-up: --verbose --help says -1'),
+                                                                 'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                                 'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_events_transactions_history_size': ('int',
                                                             '10',
                                                             False,
                                                             -1,
                                                             1024,
                                                             None,
-                                                            'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                            'd at start-up: --verbose --help says -1'),
+                                                            'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                            'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_events_waits_history_long_size': ('int',
                                                           '10000',
                                                           False,
                                                           -1,
                                                           1048576,
                                                           None,
-                                                          'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                          'd at start-up: --verbose --help says -1'),
+                                                          'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                          'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_events_waits_history_size': ('int',
                                                      '10',
                                                      False,
                                                      -1,
                                                      1024,
                                                      None,
-                                                     'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                     'd at start-up: --verbose --help says -1'),
+                                                     'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                     'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_hosts_size': ('int',
                                       '-1',
                                       False,
@@ -668,8 +668,8 @@ VARIABLES = {
                                                       -1,
                                                       1048576,
                                                       None,
-                                                      'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                      'd at start-up: --verbose --help says -1'),
+                                                      'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                      'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_setup_actors_size': ('int',
                                              '-1',
                                              False,
@@ -810,8 +810,8 @@ VARIABLES = {
     'sql_generate_invisible_primary_key': ('bool', 'OFF', True, None, None, None, None),
     'sql_log_off': ('bool', 'OFF', True, None, None, None, None),
     'sql_mode': ('str',
-                 'ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_'
-                 'ZERO,NO_ENGINE_SUBSTITUTION',
+                 'ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DI'
+                 'VISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',
                  True,
                  None,
                  None,

@@ -17,11 +17,12 @@ SOURCE = dict(
     generator='lab/read_flavor_data.py',
     host='mysql97',
     machine='2 CPUs, 24105 MiB memory, datadir on ext2/ext3',
-    read="a private server on a fresh copy of the lab's datadir template, started with only socket, "
-         'pid-file, port, bind-address, basedir, datadir, user, log-error, plugin-dir, lc-messages-d'
-         'ir, secure-file-priv, mysqlx-port, mysqlx-socket; SHOW GLOBAL VARIABLES; performance_schem'
-         'a.variables_info; performance_schema.variables_metadata; SET GLOBAL v = @@GLOBAL.v (dynami'
-         'c), SET v = 0, 1, 2... (enumeration values); --no-defaults --verbose --help (option names)',
+    read="a private server on a fresh copy of the lab's datadir template, started with onl"
+         'y socket, pid-file, port, bind-address, basedir, datadir, user, log-error, plugi'
+         'n-dir, lc-messages-dir, secure-file-priv, mysqlx-port, mysqlx-socket; SHOW GLOBA'
+         'L VARIABLES; performance_schema.variables_info; performance_schema.variables_met'
+         'adata; SET GLOBAL v = @@GLOBAL.v (dynamic), SET v = 0, 1, 2... (enumeration valu'
+         'es); --no-defaults --verbose --help (option names)',
     version=(9, 7, 4),
     version_comment='(Debian)',
     version_string='9.7.4-2',
@@ -79,7 +80,24 @@ VARIABLES = {
                               True,
                               None,
                               None,
-                              ('aes-128-ecb', 'aes-192-ecb', 'aes-256-ecb', 'aes-128-cbc', 'aes-192-cbc', 'aes-256-cbc', 'aes-128-cfb1', 'aes-192-cfb1', 'aes-256-cfb1', 'aes-128-cfb8', 'aes-192-cfb8', 'aes-256-cfb8', 'aes-128-cfb128', 'aes-192-cfb128', 'aes-256-cfb128', 'aes-128-ofb', 'aes-192-ofb', 'aes-256-ofb'),
+                              ('aes-128-ecb',
+                               'aes-192-ecb',
+                               'aes-256-ecb',
+                               'aes-128-cbc',
+                               'aes-192-cbc',
+                               'aes-256-cbc',
+                               'aes-128-cfb1',
+                               'aes-192-cfb1',
+                               'aes-256-cfb1',
+                               'aes-128-cfb8',
+                               'aes-192-cfb8',
+                               'aes-256-cfb8',
+                               'aes-128-cfb128',
+                               'aes-192-cfb128',
+                               'aes-256-cfb128',
+                               'aes-128-ofb',
+                               'aes-192-ofb',
+                               'aes-256-ofb'),
                               None),
     'build_id': ('str', None, False, None, None, None, 'instance'),
     'bulk_insert_buffer_size': ('int', '8388608', True, 0, 18446744073709551616, None, None),
@@ -204,8 +222,8 @@ VARIABLES = {
                                      0,
                                      64,
                                      None,
-                                     'MySQL: 8 when innodb_buffer_pool_size >= 1 GiB, else 1 (and fewer when the pool is small);'
-                                     ' decided at start-up: --verbose --help says 0'),
+                                     'MySQL: 8 when innodb_buffer_pool_size >= 1 GiB, else 1 (and fewer when the pool '
+                                     'is small); decided at start-up: --verbose --help says 0'),
     'innodb_buffer_pool_load_abort': ('bool', 'OFF', True, None, None, None, None),
     'innodb_buffer_pool_load_at_startup': ('bool', 'ON', False, None, None, None, None),
     'innodb_buffer_pool_load_now': ('bool', 'OFF', True, None, None, None, None),
@@ -245,8 +263,8 @@ VARIABLES = {
                             None,
                             None,
                             None,
-                            "MySQL 8.4+: O_DIRECT when the data directory's file system supports it, else fsync; decide"
-                            'd at start-up: --verbose --help says fsync'),
+                            "MySQL 8.4+: O_DIRECT when the data directory's file system supports it, else fsy"
+                            'nc; decided at start-up: --verbose --help says fsync'),
     'innodb_flush_neighbors': ('int', '0', True, 0, 2, None, None),
     'innodb_flush_sync': ('bool', 'ON', True, None, None, None, None),
     'innodb_flushing_avg_loops': ('int', '30', True, 1, 1000, None, None),
@@ -471,13 +489,14 @@ VARIABLES = {
     'optimizer_prune_level': ('int', '1', True, 0, 1, None, None),
     'optimizer_search_depth': ('int', '62', True, 0, 62, None, None),
     'optimizer_switch': ('set',
-                         'index_merge=on,index_merge_union=on,index_merge_sort_union=on,index_merge_intersection=on,'
-                         'engine_condition_pushdown=on,index_condition_pushdown=on,mrr=on,mrr_cost_based=on,block_ne'
-                         'sted_loop=on,batched_key_access=off,materialization=on,semijoin=on,loosescan=on,firstmatch'
-                         '=on,duplicateweedout=on,subquery_materialization_cost_based=on,use_index_extensions=on,con'
-                         'dition_fanout_filter=on,derived_merge=on,use_invisible_indexes=off,skip_scan=on,hash_join='
-                         'on,subquery_to_derived=off,prefer_ordering_index=on,hypergraph_optimizer=off,derived_condi'
-                         'tion_pushdown=on,hash_set_operations=on',
+                         'index_merge=on,index_merge_union=on,index_merge_sort_union=on,index_merge_inters'
+                         'ection=on,engine_condition_pushdown=on,index_condition_pushdown=on,mrr=on,mrr_co'
+                         'st_based=on,block_nested_loop=on,batched_key_access=off,materialization=on,semij'
+                         'oin=on,loosescan=on,firstmatch=on,duplicateweedout=on,subquery_materialization_c'
+                         'ost_based=on,use_index_extensions=on,condition_fanout_filter=on,derived_merge=on'
+                         ',use_invisible_indexes=off,skip_scan=on,hash_join=on,subquery_to_derived=off,pre'
+                         'fer_ordering_index=on,hypergraph_optimizer=off,derived_condition_pushdown=on,has'
+                         'h_set_operations=on',
                          True,
                          None,
                          None,
@@ -507,8 +526,8 @@ VARIABLES = {
                                         -1,
                                         1048576,
                                         None,
-                                        'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                        'd at start-up: --verbose --help says -1'),
+                                        'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                        'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_error_size': ('int', '5814', False, 0, 1048576, None, None),
     'performance_schema_events_stages_history_long_size': ('int',
                                                            '10000',
@@ -516,64 +535,64 @@ VARIABLES = {
                                                            -1,
                                                            1048576,
                                                            None,
-                                                           'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                           'd at start-up: --verbose --help says -1'),
+                                                           'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                           'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_events_stages_history_size': ('int',
                                                       '10',
                                                       False,
                                                       -1,
                                                       1024,
                                                       None,
-                                                      'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                      'd at start-up: --verbose --help says -1'),
+                                                      'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                      'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_events_statements_history_long_size': ('int',
                                                                '10000',
                                                                False,
                                                                -1,
                                                                1048576,
                                                                None,
-                                                               'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                               'd at start-up: --verbose --help says -1'),
+                                                               'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                               'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_events_statements_history_size': ('int',
                                                           '10',
                                                           False,
                                                           -1,
                                                           1024,
                                                           None,
-                                                          'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                          'd at start-up: --verbose --help says -1'),
+                                                          'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                          'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_events_transactions_history_long_size': ('int',
                                                                  '10000',
                                                                  False,
                                                                  -1,
                                                                  1048576,
                                                                  None,
-                                                                 'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                                 'd at start-up: --verbose --help says -1'),
+                                                                 'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                                 'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_events_transactions_history_size': ('int',
                                                             '10',
                                                             False,
                                                             -1,
                                                             1024,
                                                             None,
-                                                            'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                            'd at start-up: --verbose --help says -1'),
+                                                            'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                            'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_events_waits_history_long_size': ('int',
                                                           '10000',
                                                           False,
                                                           -1,
                                                           1048576,
                                                           None,
-                                                          'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                          'd at start-up: --verbose --help says -1'),
+                                                          'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                          'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_events_waits_history_size': ('int',
                                                      '10',
                                                      False,
                                                      -1,
                                                      1024,
                                                      None,
-                                                     'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                     'd at start-up: --verbose --help says -1'),
+                                                     'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                     'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_hosts_size': ('int',
                                       '-1',
                                       False,
@@ -695,8 +714,8 @@ VARIABLES = {
                                                       -1,
                                                       1048576,
                                                       None,
-                                                      'autosized at start-up (-1 in --verbose --help) from max_connections and the caches; decide'
-                                                      'd at start-up: --verbose --help says -1'),
+                                                      'autosized at start-up (-1 in --verbose --help) from max_connections and the cach'
+                                                      'es; decided at start-up: --verbose --help says -1'),
     'performance_schema_setup_actors_size': ('int',
                                              '-1',
                                              False,
@@ -835,8 +854,8 @@ VARIABLES = {
     'sql_generate_invisible_primary_key': ('bool', 'OFF', True, None, None, None, None),
     'sql_log_off': ('bool', 'OFF', True, None, None, None, None),
     'sql_mode': ('set',
-                 'ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_'
-                 'ZERO,NO_ENGINE_SUBSTITUTION',
+                 'ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DI'
+                 'VISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',
                  True,
                  None,
                  None,
