@@ -320,8 +320,9 @@ def setting_findings(target, settings, current=None):
             instead = (' Its successor on %s: %s.' % (label, new_name)) if new_name else ''
             reason = (' (%s)' % why) if why else ''
             if setting.origin == 'persisted':
-                out.append(_finding(IGNORED, name, '%s in %s: %s has no such variable%s; at start it logs a warning and '
-                                    'the value is lost.%s' % (name, setting.where, label, reason, instead),
+                out.append(_finding(IGNORED, name, '%s in %s: %s has no such variable%s; it starts and logs "Currently '
+                                    'unknown variable \'%s\' was read from the persisted config file" (MySQL 9.7.4), the '
+                                    'value does nothing.%s' % (name, setting.where, label, reason, name, instead),
                                     target_name=new_name, **_at(setting)))
             elif setting.loose:
                 out.append(_finding(IGNORED, name, '%s (%s) is written loose-: %s has no such option%s and starts '
