@@ -5,18 +5,15 @@ by module_utils/upgrade.py on the lab's facts; the page rendered in headless Chr
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import xml.etree.ElementTree as ET
-
-import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import upgrade
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as vr
 
-CHROMIUM = '/usr/bin/chromium'
+from test_verify_report import chromium_dom
+
 MYSQL80 = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
 TARGET = upgrade.Target('mysql', (9, 7, 0))
 EVIL = '<!--<script>'
@@ -73,16 +70,7 @@ def test_the_html_section_escapes_and_renders_in_a_browser(tmp_path):
     page = vr.verify_report_html(vr.verify_report(outcomes()))
     assert EVIL not in page.split('<script id="verify-data"', maxsplit=1)[0]
     assert 'id="upgrade-title"' in page and 'Upgrade to MySQL 9.7' in page
-    if not os.path.exists(CHROMIUM):
-        pytest.fail('chromium (Debian package chromium) is not installed: run `make deps`', pytrace=False)
-    path = tmp_path / 'verify.html'
-    path.write_text(page, encoding='utf-8')
-    proc = subprocess.run([CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-                           '--disable-background-networking', '--disable-component-update', '--disable-sync',
-                           '--user-data-dir=%s' % (tmp_path / 'profile'), '--dump-dom', path.as_uri()],
-                          capture_output=True, text=True, timeout=120, check=False)
-    dom = proc.stdout
-    assert 'data-ready="true"' in dom, (proc.returncode, proc.stderr[-2000:], dom[-2000:])
+    dom = chromium_dom(page, tmp_path)
     assert 'id="upgrade-would-not-start" data-count="1"' in dom and 'id="upgrade-silent" data-count="2"' in dom
     assert dom.count('class="upgrade-finding"') == 3 and dom.count('class="upgrade-none"') == 1
     assert 'dbfleet.innodb.adaptive_hash: adaptive_hash_enabled: true' in dom
