@@ -263,8 +263,10 @@ def read_upgrade(conn, identity, target, variables, plan, parsed, persisted):
                      'as for one' % (flavors.display_name(identity.flavor), target_facts.label))
     runtime = variables if isinstance(variables, dict) else server_facts.all_global_variables(conn)
     table, reason = server_facts.variable_table(conn, identity, list(runtime))
+    compared = runtime
     if reason:
-        notes.append(reason)
+        compared = {}       # without where each value came from, a value set at run time would pass for a default
+        notes.append('%s: the defaults the server relies on are not compared' % reason)
     origins = dict((name, row.get('origin')) for name, row in table.items())
     settings = upgrade.persisted_settings(persisted)
     current_entries, target_entries = (), None
@@ -293,7 +295,7 @@ def read_upgrade(conn, identity, target, variables, plan, parsed, persisted):
             uses['native_password_accounts'] = [_decoded(r['account']) for r in rows]
     except connection.pymysql.err.MySQLError as e:
         notes.append('what the server uses (plugins, accounts) could not be read: %s' % connection.error_text(e))
-    items = upgrade.findings(target_facts, identity, settings, runtime, origins, uses, current_entries, target_entries)
+    items = upgrade.findings(target_facts, identity, settings, compared, origins, uses, current_entries, target_entries)
     return upgrade.result(target_facts, items, notes)
 
 
