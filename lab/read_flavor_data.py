@@ -312,6 +312,12 @@ def read_server(host, kind, cache, work):
         conn.close()
         terminate(proc.pid, "%s (private)" % kind.name)
         shutil.rmtree(directory, ignore_errors=True)
+        if basedir != "/usr":       # a chroot server: the empty mount point it made inside the cached chroot
+            for path in (basedir + directory, basedir + work):
+                try:
+                    os.rmdir(path)
+                except OSError:
+                    pass
     version = tuple(int(x) for x in version_string.split("-")[0].split(".")[:3])
     source = dict(
         host=host, flavor=kind.flavor, version=version, version_string=version_string, version_comment=comment,
