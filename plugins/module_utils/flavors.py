@@ -200,6 +200,63 @@ ALIASES = {
                                               'innodb_adaptive_hash_index_partitions'),
 }
 
+# Variables a later version removed, with the name that does the job there (None: nothing replaces it) and why.
+# Which names a version has is read from its own server (flavor_data, lab/read_flavor_data.py: a name absent from
+# the lab's MySQL 9.7.4 or MariaDB 11.8.9); this table only adds where the job went. A span starts at the first
+# version without the name as the vendor's release notes give it; where the notes were not checked, at the lab's
+# version that lacks it. Sources: MySQL 8.4 / 9.0 "What is new" (removed features), MySQL 8.0 refman (deprecations),
+# MariaDB KB "System variables removed" per release (11.0, 11.1, 11.3), read on the lab's servers.
+RENAMED_VARIABLES = {
+    'default_authentication_plugin': [_span((MYSQL, PERCONA), (9, 0, 0), None, (
+        'authentication_policy', 'removed in MySQL 9.0 (deprecated 8.0.27): the first element of '
+        'authentication_policy names the default plugin'))],
+    'expire_logs_days': [_span((MYSQL, PERCONA), (8, 4, 0), None, (
+        'binlog_expire_logs_seconds', 'removed in MySQL 8.4 (deprecated 8.0.3): binlog_expire_logs_seconds, in seconds'))],
+    'innodb_log_file_size': [_span((MYSQL, PERCONA), (9, 0, 0), None, (
+        'innodb_redo_log_capacity', 'deprecated in MySQL 8.0.30, absent from 9.7.4: the redo log is sized by '
+        'innodb_redo_log_capacity (innodb_log_file_size x innodb_log_files_in_group)'))],
+    'innodb_log_files_in_group': [_span((MYSQL, PERCONA), (9, 0, 0), None, (
+        'innodb_redo_log_capacity', 'deprecated in MySQL 8.0.30, absent from 9.7.4: the redo log is sized by '
+        'innodb_redo_log_capacity (innodb_log_file_size x innodb_log_files_in_group)'))],
+    'master_info_repository': [_span((MYSQL, PERCONA), (9, 0, 0), None, (
+        None, 'removed in MySQL 9.0: replication metadata is always kept in tables (TABLE)'))],
+    'relay_log_info_repository': [_span((MYSQL, PERCONA), (9, 0, 0), None, (
+        None, 'removed in MySQL 9.0: replication metadata is always kept in tables (TABLE)'))],
+    'relay_log_info_file': [_span((MYSQL, PERCONA), (9, 0, 0), None, (
+        None, 'removed in MySQL 9.0: replication metadata is always kept in tables'))],
+    'slave_parallel_type': [_span((MYSQL, PERCONA), (8, 3, 0), None, (
+        None, 'removed in MySQL 8.3: replicas always apply in parallel by LOGICAL_CLOCK'))],
+    'replica_parallel_type': [_span((MYSQL, PERCONA), (8, 3, 0), None, (
+        None, 'removed in MySQL 8.3: replicas always apply in parallel by LOGICAL_CLOCK'))],
+    'binlog_transaction_dependency_tracking': [_span((MYSQL, PERCONA), (8, 4, 0), None, (
+        None, 'removed in MySQL 8.4: dependencies are always tracked by WRITESET'))],
+    'transaction_write_set_extraction': [_span((MYSQL, PERCONA), (8, 3, 0), None, (
+        None, 'removed in MySQL 8.3: write sets are always extracted with XXHASH64'))],
+    'mysql_native_password_proxy_users': [_span((MYSQL, PERCONA), (9, 0, 0), None, (
+        None, 'the mysql_native_password plugin it belongs to was removed in MySQL 9.0'))],
+    'innodb_undo_tablespaces': [_span((MYSQL, PERCONA), (8, 4, 0), None, (
+        None, 'removed in MySQL 8.4 (deprecated 8.0.14): undo tablespaces are made with CREATE UNDO TABLESPACE'))],
+    'old_alter_table': [_span((MARIADB,), (11, 8, 0), None, (
+        'alter_algorithm', 'absent from MariaDB 11.8.9 (deprecated since 10.3.7): alter_algorithm=COPY'))],
+    'wsrep_causal_reads': [_span((MARIADB,), (11, 8, 0), None, (
+        'wsrep_sync_wait', 'absent from MariaDB 11.8.9 (deprecated since 10.1): wsrep_sync_wait=1'))],
+    'innodb_change_buffering': [_span((MARIADB,), (11, 0, 0), None, (
+        None, 'removed in MariaDB 11.0 with the change buffer (deprecated 10.9)'))],
+    'innodb_change_buffer_max_size': [_span((MARIADB,), (11, 0, 0), None, (
+        None, 'removed in MariaDB 11.0 with the change buffer (deprecated 10.9)'))],
+}
+for _name in ('innodb_defragment', 'innodb_defragment_fill_factor', 'innodb_defragment_fill_factor_n_recs',
+              'innodb_defragment_frequency', 'innodb_defragment_n_pages', 'innodb_defragment_stats_accuracy'):
+    RENAMED_VARIABLES[_name] = [_span((MARIADB,), (11, 1, 0), None, (
+        None, 'removed in MariaDB 11.1 with InnoDB defragmentation (OPTIMIZE TABLE rebuilds the table)'))]
+
+
+def replacement(name, flavor, version):
+    """(new name or None, why) for a variable that flavor/version removed, or None when the table has no entry."""
+    span = _lookup(RENAMED_VARIABLES.get(str(name).lower(), ()), flavor, version)
+    return span.value if span else None
+
+
 # ---------------------------------------------------------------- capabilities
 # name -> spans whose value is the capability's value; absent means the default below.
 CAPABILITIES = {
@@ -207,6 +264,9 @@ CAPABILITIES = {
     'set_persist': [_span((MYSQL, PERCONA), (8, 0, 0), None, True)],
     # The InnoDB memcached plugin exists in these builds (deprecated 8.0.22, removed 8.3.0).
     'memcached_plugin': [_span((MYSQL, PERCONA), (5, 6, 6), (8, 3, 0), True)],
+    # The mysql_native_password authentication plugin: not loaded by default from MySQL 8.4 (mysql_native_password=ON
+    # loads it), removed in 9.0 (MySQL 9.0 release notes); MariaDB keeps it.
+    'mysql_native_password': [_span(MYSQL_LIKE, (4, 1, 0), (9, 0, 0), True), _span((MARIADB,), (5, 0, 0), None, True)],
     # Column of INFORMATION_SCHEMA.INNODB_METRICS that says whether a counter is on.
     'innodb_metrics_enabled_column': [_span((MARIADB,), (10, 5, 0), None, 'ENABLED')],
     # SHOW GLOBAL STATUS Innodb_adaptive_hash_hash_searches / _non_hash_searches.
@@ -302,6 +362,7 @@ CAPABILITIES = {
 CAPABILITY_DEFAULTS = {
     'set_persist': False,
     'memcached_plugin': False,
+    'mysql_native_password': False,
     'innodb_metrics_enabled_column': 'STATUS',
     'ahi_status_counters': False,
     'ahi_lazy_drop': False,

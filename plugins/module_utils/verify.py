@@ -18,6 +18,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import offpeak
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
+from ansible_collections.dbfleet.innodb.plugins.module_utils import upgrade
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report
 
@@ -251,6 +252,57 @@ def read_blockers(conn, identity, target):
         tables, identity, target)
 
 
+def read_upgrade(conn, identity, target, variables, plan, parsed, persisted):
+    """The upgrade findings (upgrade.findings) of this server's settings for target, over conn: every global
+    variable and where its value came from, the option files read again for the target's option groups, the command
+    line, mysqld-auto.cnf, and what the target drops that the server uses (upgrade.result())."""
+    target_facts = upgrade.Target(*target)
+    notes = []
+    if target[0] != identity.flavor:
+        notes.append('%s to %s is a migration to another flavor, not an in-place upgrade: the settings are compared '
+                     'as for one' % (flavors.display_name(identity.flavor), target_facts.label))
+    runtime = variables if isinstance(variables, dict) else server_facts.all_global_variables(conn)
+    table, reason = server_facts.variable_table(conn, identity, list(runtime))
+    compared = runtime
+    if reason:
+        compared = {}       # without where each value came from, a value set at run time would pass for a default
+        notes.append('%s: the defaults the server relies on are not compared' % reason)
+    origins = dict((name, row.get('origin')) for name, row in table.items())
+    settings = upgrade.persisted_settings(persisted)
+    current_entries, target_entries = (), None
+    if plan['source'] == 'unavailable':
+        rows = dict((name, dict(row, value=runtime.get(name))) for name, row in table.items() if name not in persisted)
+        settings += upgrade.origin_settings(rows)
+        notes.append('%s: the settings are those the server records as set by a file or the command line (an option '
+                     'that is no variable, or a line written loose-, is not seen)' % plan['note'])
+    else:
+        suffix = plan['command_line'].group_suffix if plan['command_line'] else None
+        groups = optionfiles.group_names(flavors.option_groups_for(target[0], target[1]), suffix)
+        target_parsed = optionfiles.read_option_files(plan['files'], groups)
+        current_entries, target_entries = parsed.entries, target_parsed.entries
+        settings += upgrade.option_settings(target_entries)
+        if plan['command_line']:
+            settings += upgrade.option_settings(plan['command_line'].options, 'command_line')
+    uses = dict(memcached_plugin=False, native_password_accounts=[])
+    try:
+        rows = connection.query(conn, "SELECT PLUGIN_NAME FROM information_schema.PLUGINS WHERE PLUGIN_NAME = "
+                                      "'daemon_memcached' AND PLUGIN_STATUS = 'ACTIVE'")
+        uses['memcached_plugin'] = bool(rows)
+        if flavors.capability('mysql_native_password', identity.flavor, identity.version) \
+                and not flavors.capability('mysql_native_password', target[0], target[1]):
+            rows = connection.query(conn, "SELECT CONCAT(User, '@', Host) AS account FROM mysql.user "
+                                          "WHERE plugin = 'mysql_native_password' ORDER BY User, Host")
+            uses['native_password_accounts'] = [_decoded(r['account']) for r in rows]
+    except connection.pymysql.err.MySQLError as e:
+        notes.append('what the server uses (plugins, accounts) could not be read: %s' % connection.error_text(e))
+    items = upgrade.findings(target_facts, identity, settings, compared, origins, uses, current_entries, target_entries)
+    return upgrade.result(target_facts, items, notes)
+
+
+def _decoded(value):
+    return value.decode('utf-8', 'replace') if isinstance(value, bytes) else value
+
+
 # The global variables audit() reads besides the settings' own: who the server is (flavors.DETECT_VARIABLES),
 # its paths and name (server_facts.gather), its replication role, whether it loads persisted values, and the
 # buffer pool chunk rounding, and what tells its cluster (server_facts.CLUSTER_VARIABLES).
@@ -428,9 +480,11 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
             item['desired_normalized'] = None
         results[key] = item
 
-    blockers, engine_notes = [], []
+    blockers, engine_notes, upgrade_result = [], [], None
     if target is not None:
         blockers, engine_notes = read_blockers(conn, identity, target)
+        upgrade_result = read_upgrade(conn, identity, target, None if read_named else variables, plan, parsed,
+                                      persisted)
     summary, drift = summarize(results)
     return dict(
         variables=results,
@@ -446,6 +500,7 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
         target=None if target is None else dict(flavor=target[0], version=flavors.format_version(target[1])),
         blockers=blockers,
         engine_notes=engine_notes,
+        upgrade=upgrade_result,
         startup_state=read_state,
     )
 

@@ -44,7 +44,7 @@ REPORT_FORMAT = 1
 
 # Keys of a verify result kept in the report (invocation and the like are dropped).
 _RESULT_KEYS = ('variables', 'summary', 'drift', 'skipped', 'option_files', 'errors', 'target', 'blockers',
-                'engine_notes')
+                'engine_notes', 'upgrade')
 _SERVER_KEYS = ('flavor', 'version_text', 'version_string', 'hostname', 'port', 'datadir', 'option_files',
                 'option_files_source', 'runs_as_root', 'local', 'aurora_reader', 'notes')
 
@@ -216,6 +216,7 @@ def _host_entry(outcome):
     entry['summary'] = summary
     entry['blockers'] = entry.get('blockers') or []
     entry['engine_notes'] = entry.get('engine_notes') or []
+    entry['upgrade'] = _upgrade_entry(entry.get('upgrade'))
     drift = any(summary.get(s) for s in STATUSES if s not in NO_DRIFT)
     entry['status'] = 'drift' if drift else 'startup_unknown' if summary.get('startup_unknown') else 'ok'
     entry['reason'] = '; '.join(entry.get('errors') or []) or None
@@ -269,6 +270,7 @@ def verify_report(outcomes, hostvars=None, key='__verify_result', generated=None
         for h, e in hosts.items()))
     summary['cluster_disagreements'] = [d for d in disagree if d['must_match']]
     summary['per_member_settings'] = [d for d in disagree if not d['must_match']]
+    summary['upgrade'] = upgrade_summary(hosts)
     if generated is None:
         generated = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
     return dict(format=REPORT_FORMAT, generated=generated, summary=summary, variables=variables, hosts=hosts)
@@ -664,6 +666,7 @@ def verify_report_html(report, title='InnoDB fleet verification'):
     out.append('<table class="matrix" id="matrix"><thead><tr><th class="host">host</th></tr></thead><tbody></tbody>'
                '</table><div id="more">more hosts</div>')
     out.extend(_blockers_html(report))
+    out.extend(_upgrade_html(report))
     out.append('<div id="details" aria-live="polite">Click a cell to see the evidence.</div>')
     out.append('<div class="legend">ok: runs the desired value and keeps it after a restart &middot; '
                'runtime ok, startup unknown: runs the desired value; what a restart brings could not be read '
@@ -722,6 +725,159 @@ def _blockers_html(report):
     return out
 
 
+# ---------------------------------------------------------------- upgrade readiness (module_utils/upgrade.py)
+# Finding kinds in the order the report shows them, with their label; those that stop the target from starting.
+UPGRADE_KINDS = (('would_not_start', 'would not start'), ('value_refused', 'value refused: would not start'),
+                 ('feature_removed', 'feature removed'), ('ignored', 'ignored'), ('not_read', 'line not read'),
+                 ('value_adjusted', 'value adjusted'), ('default_changes', 'default changes'))
+UPGRADE_SILENT = ('default_changes', 'not_read', 'value_adjusted', 'ignored')
+
+
+def _upgrade_entry(upgrade):
+    """A host's upgrade result as the report keeps it (texts masked again; None without a target)."""
+    if not isinstance(upgrade, dict):
+        return None
+    upgrade = dict(upgrade)
+    upgrade['findings'] = [dict(f, message=mask_text(f.get('message'))) for f in upgrade.get('findings') or []
+                           if isinstance(f, dict)]
+    upgrade['notes'] = [mask_text(n) for n in upgrade.get('notes') or []]
+    return upgrade
+
+
+def upgrade_summary(hosts):
+    """The fleet's upgrade readiness: hosts that would not start on the target, hosts with silent changes, and by
+    setting which hosts have which finding (stops first, then the most hosts); None when no host has a target."""
+    audited = dict((h, e['upgrade']) for h, e in hosts.items() if e.get('upgrade'))
+    if not audited:
+        return None
+    by_setting = {}
+    for host, upgrade in sorted(audited.items()):
+        for f in upgrade['findings']:
+            row = by_setting.setdefault((f.get('setting'), f.get('kind')), dict(
+                setting=f.get('setting'), kind=f.get('kind'), hosts=[], changes={}, stops_start=bool(f.get('stops_start')),
+                pin=f.get('pin'), machine=f.get('machine'), target_name=f.get('target_name')))
+            if host not in row['hosts']:
+                row['hosts'].append(host)
+            if f.get('kind') == 'default_changes':
+                change = '%s -> %s' % (f.get('now'), f.get('after'))
+                row['changes'][change] = row['changes'].get(change, 0) + 1
+    order = dict((k, i) for i, (k, _label) in enumerate(UPGRADE_KINDS))
+    rows = sorted(by_setting.values(), key=lambda r: (order.get(r['kind'], 99), -len(r['hosts']), str(r['setting'])))
+    for row in rows:
+        row['count'] = len(row['hosts'])
+    return dict(
+        targets=sorted(set(u['target']['label'] for u in audited.values() if u.get('target'))),
+        hosts=sorted(audited),
+        would_not_start=sorted(h for h, u in audited.items() if not u['summary'].get('would_start', True)),
+        silent_changes=sorted(h for h, u in audited.items() if u['summary'].get('silent_changes')),
+        incomplete=sorted(h for h, u in audited.items() if not u.get('complete')),
+        by_setting=rows)
+
+
+def upgrade_finding_text(host, finding):
+    """Plain-text evidence of one upgrade finding (HTML title, JUnit message body)."""
+    lines = ['%s on %s: %s' % (finding.get('kind'), host, finding.get('message'))]
+    for key in ('where', 'now', 'after', 'machine', 'target_name'):
+        if finding.get(key) not in (None, ''):
+            lines.append('%s: %s' % (key.replace('_', ' '), finding[key]))
+    if finding.get('pin'):
+        lines.append('pin: %s' % pin_text(finding['pin']))
+    return '\n'.join(lines)
+
+
+def pin_text(pin):
+    """'dbfleet.innodb.adaptive_hash: adaptive_hash_enabled: true', 'dbfleet.innodb.settings: settings_values: {...}'."""
+    if not isinstance(pin, dict):
+        return ''
+    value = json.dumps(pin.get('value'), sort_keys=True, default=str)
+    if pin.get('variable'):
+        return '%s: %s: %s' % (pin.get('role'), pin['variable'], value)
+    return '%s (%s)' % (pin.get('role'), pin.get('note') or value)
+
+
+def _upgrade_html(report):
+    """The "upgrade to X" section: the fleet summary, the findings by setting, then every host's findings."""
+    fleet = report['summary'].get('upgrade')
+    if not fleet:
+        return []
+    labels = dict(UPGRADE_KINDS)
+    stop, silent = fleet['would_not_start'], fleet['silent_changes']
+    out = ['<h2 id="upgrade-title">Upgrade to %s</h2>' % _e(', '.join(fleet['targets'])),
+           '<div class="summary" id="upgrade-summary">',
+           '<span class="badge st-%s" id="upgrade-would-not-start" data-count="%d"><span class="n">%d</span> hosts would '
+           'not start</span>' % ('drift_runtime' if stop else 'ok zero', len(stop), len(stop)),
+           '<span class="badge st-%s" id="upgrade-silent" data-count="%d"><span class="n">%d</span> hosts with silent '
+           'changes</span>' % ('drift_config' if silent else 'ok zero', len(silent), len(silent)),
+           '<span class="badge" data-count="%d"><span class="n">%d</span> hosts checked</span></div>'
+           % (len(fleet['hosts']), len(fleet['hosts']))]
+    if stop:
+        out.append('<div class="summary" id="upgrade-stop-hosts"><b>would not start</b>: %s</div>'
+                   % _e(', '.join(stop)))
+    if fleet.get('incomplete'):
+        out.append('<div class="summary" id="upgrade-incomplete">only the version table\'s variables compared (no facts '
+                   'of every variable of the target): %s</div>' % _e(', '.join(fleet['incomplete'])))
+    out.append('<table class="matrix" id="upgrade-by-setting"><thead><tr><th>setting</th><th>finding</th><th>hosts</th>'
+               '<th>change (hosts)</th><th>pin</th></tr></thead><tbody>')
+    for row in fleet['by_setting']:
+        changes = ', '.join('%s (%d)' % (c, n) for c, n in sorted(row['changes'].items()))
+        if row.get('machine'):
+            changes += ' [depends on the machine: %s]' % row['machine']
+        if row.get('target_name'):
+            changes = (changes + ' ' if changes else '') + 'target name: %s' % row['target_name']
+        out.append('<tr class="upgrade-setting" data-setting="%s" data-kind="%s" title="%s"><th>%s</th>'
+                   '<td class="%s">%s</td><td>%d</td><td>%s</td><td>%s</td></tr>'
+                   % (_e(row['setting']), _e(row['kind']), _e(', '.join(row['hosts'])), _e(row['setting']),
+                      'st-drift_runtime' if row['stops_start'] else 'st-drift_config', _e(labels.get(row['kind'], row['kind'])),
+                      row['count'], _e(changes), _e(pin_text(row.get('pin')))))
+    out.append('</tbody></table>')
+    out.append('<table class="matrix" id="upgrade-findings"><thead><tr><th>host</th><th>finding</th><th>setting</th>'
+               '<th>where</th><th>message</th><th>pin</th></tr></thead><tbody>')
+    for host in fleet['hosts']:
+        upgrade = report['hosts'][host]['upgrade']
+        if not upgrade['findings']:
+            out.append('<tr class="upgrade-none" data-host="%s"><th class="host">%s</th><td colspan="5" class="st-ok">'
+                       'nothing changes on %s</td></tr>' % (_e(host), _e(host), _e(upgrade['target'].get('label'))))
+        for f in upgrade['findings']:
+            out.append('<tr class="upgrade-finding" data-host="%s" data-kind="%s" title="%s"><th class="host">%s</th>'
+                       '<td class="%s">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>'
+                       % (_e(host), _e(f.get('kind')), _e(upgrade_finding_text(host, f)), _e(host),
+                          'st-drift_runtime' if f.get('stops_start') else 'st-drift_config',
+                          _e(labels.get(f.get('kind'), f.get('kind'))), _e(f.get('setting')), _e(f.get('where') or ''),
+                          _e(f.get('message')), _e(pin_text(f.get('pin')))))
+    out.append('</tbody></table>')
+    return out
+
+
+def _junit_upgrade(host, upgrade, counts):
+    """A host's upgrade test cases: one that fails when the target would not start on the host's settings (each
+    finding that stops it in the body), one per feature the target drops, and one that lists the silent changes."""
+    label = (upgrade.get('target') or {}).get('label') or 'the target'
+    cases = []
+    stops = [f for f in upgrade['findings'] if f.get('stops_start')]
+    counts['tests'] += 1
+    case = '    <testcase classname=%s name=%s>' % (quoteattr(host), quoteattr('upgrade to %s: the server starts' % label))
+    if stops:
+        counts['failures'] += 1
+        body = '\n\n'.join(upgrade_finding_text(host, f) for f in stops)
+        case += '<failure message=%s type="upgrade_would_not_start">%s</failure>' % (
+            quoteattr('; '.join(f.get('message') or '' for f in stops)), html.escape(body))
+    cases.append(case + '</testcase>')
+    for f in upgrade['findings']:
+        if f.get('kind') != 'feature_removed':
+            continue
+        counts['tests'] += 1
+        counts['failures'] += 1
+        cases.append('    <testcase classname=%s name=%s><failure message=%s type="upgrade_feature_removed">%s</failure>'
+                     '</testcase>' % (quoteattr(host), quoteattr('upgrade to %s: %s' % (label, f.get('setting'))),
+                                      quoteattr(f.get('message') or ''), html.escape(upgrade_finding_text(host, f))))
+    silent = [f for f in upgrade['findings'] if f.get('kind') in UPGRADE_SILENT]
+    counts['tests'] += 1
+    cases.append('    <testcase classname=%s name=%s><system-out>%s</system-out></testcase>'
+                 % (quoteattr(host), quoteattr('upgrade to %s: silent changes (%d)' % (label, len(silent))),
+                    html.escape('\n'.join(f.get('message') or '' for f in silent) or 'none')))
+    return cases
+
+
 # ---------------------------------------------------------------- JUnit
 def verify_report_junit(report, suite_name='dbfleet.innodb.verify'):
     """JUnit XML: a test suite per host, a test case per variable; drift fails, error errs,
@@ -777,6 +933,8 @@ def verify_report_junit(report, suite_name='dbfleet.innodb.verify'):
                 cases.append('    <testcase classname=%s name=%s><system-out>no table stops a move to %s'
                              '</system-out></testcase>'
                              % (quoteattr(host), quoteattr('upgrade blockers: %s' % target), html.escape(target)))
+        if entry.get('upgrade'):
+            cases.extend(_junit_upgrade(host, entry['upgrade'], counts))
         for k in totals:
             totals[k] += counts[k]
         suites.append('  <testsuite name=%s tests="%d" failures="%d" errors="%d" skipped="%d" timestamp=%s>\n'

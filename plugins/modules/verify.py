@@ -43,7 +43,12 @@ description:
     M(dbfleet.innodb.desired_settings) computes for one role), and verified with O(settings) on top.
     C(playbooks/verify.yml) audits a host this way in one module run.
   - With O(target_version), it also lists the tables whose storage engine this server's own version or
-    the upgrade target does not have (RV(blockers)), from C(information_schema.TABLES).
+    the upgrade target does not have (RV(blockers)), from C(information_schema.TABLES), and what the server's
+    settings would do on the target (RV(upgrade)) - settings the target has no option for (it would not start, with
+    the file and line, or ignores a C(loose-) line), values it refuses or adjusts, lines of a versioned option group
+    it no longer reads, settings left at a default the target changes (value now and after), and features it drops
+    that the server uses (the InnoDB memcached plugin, C(mysql_native_password) accounts). The target's facts come
+    from its own server in the lab (C(plugins/module_utils/flavor_data/), docs/upgrades.md).
   - One connection, reads only. It never changes anything; C(changed) is always false.
 author:
   - dbfleet maintainers (@dbfleet)
@@ -79,7 +84,8 @@ options:
       - An upgrade target, V(<flavor>-<version>) with a flavor of C(mysql), C(percona), C(mariadb),
         C(aurora-mysql) (for example V(mysql-8.4), V(mariadb-11.8), V(percona-8.0.28)).
       - When set, the tables whose engine this server's own version or the target does not have are
-        returned as RV(blockers). Any other value fails the task before the server is read.
+        returned as RV(blockers), and the upgrade readiness of the server's settings as RV(upgrade). Any other value
+        fails the task before the server is read.
     type: str
   option_files:
     description:
@@ -293,6 +299,44 @@ engine_notes:
   returned: success
   type: list
   elements: str
+upgrade:
+  description:
+    - With O(target_version), what this server's settings would do on the target; V(null) otherwise.
+    - C(target) (C(flavor), C(version), C(label)); C(facts), where the target's facts come from (the lab server, how
+      it was read, when); C(complete), false when the collection has no facts of every variable of the target (then
+      only the defaults of its version table are compared); C(notes).
+    - C(findings), one per problem, in this order - C(kind) C(would_not_start) (the target has no such option;
+      C(target_name) is its successor where there is one), C(value_refused) (would not start either),
+      C(feature_removed), C(ignored) (a C(loose-) line, or a persisted value, dropped with a warning), C(not_read)
+      (a line in a group only this version reads, such as C([mysqld-8.0])), C(value_adjusted) (outside the target's
+      range), C(default_changes) (left at its default, which the target changes, C(now) and C(after); C(machine) says
+      why a target default depends on the machine, its value then being the lab's) - with C(setting), C(message),
+      C(stops_start), C(where), C(file), C(line), C(value) and C(pin), how to keep the value (the owning role and its
+      variable (C(adaptive_hash_enabled) for AHI) or C(dbfleet.innodb.settings) with C(settings_values)).
+    - C(summary) - C(would_start), C(stops_start), C(silent_changes), C(by_kind), and the one-run pins
+      C(settings_values) (for the settings role) and C(role_inputs) (per role).
+  returned: success
+  type: dict
+  sample:
+    target: {flavor: mysql, version: 9.7.0, label: MySQL 9.7}
+    complete: true
+    facts: "mysql 9.7.4 (9.7.4-2), read 2026-11-27 by lab/read_flavor_data.py: ..."
+    findings:
+      - kind: would_not_start
+        setting: innodb_log_files_in_group
+        where: /etc/mysql/conf.d/90-app.cnf:3 [mysqld]
+        target_name: innodb_redo_log_capacity
+        stops_start: true
+        message: "would not start: innodb_log_files_in_group (/etc/mysql/conf.d/90-app.cnf:3 [mysqld]) is not an option of
+          MySQL 9.7 (...): mysqld refuses to start on an unknown variable. Its successor on MySQL 9.7: innodb_redo_log_capacity."
+      - kind: default_changes
+        setting: innodb_adaptive_hash_index
+        now: 'ON'
+        after: 'OFF'
+        pin: {role: dbfleet.innodb.adaptive_hash, variable: adaptive_hash_enabled, value: true}
+        message: "innodb_adaptive_hash_index ON -> OFF: left at its default on MySQL 8.0.33, which MySQL 9.7 changes"
+    summary: {would_start: false, stops_start: 1, silent_changes: 1, settings_values: {},
+              role_inputs: {dbfleet.innodb.adaptive_hash: {adaptive_hash_enabled: true}}}
 startup_state:
   description:
     - What this run read of what a restart brings, per server variable name (C(value), V(null) when nothing

@@ -124,7 +124,11 @@ options:
       - An upgrade target, V(<flavor>-<version>) with a flavor of C(mysql), C(percona), C(mariadb),
         C(aurora-mysql) (for example V(mysql-8.4), V(mariadb-11.8)).
       - When set, each host's result lists the tables whose engine the host's own version or the target
-        does not have (C(blockers)), read from C(information_schema.TABLES) as M(dbfleet.innodb.verify) does.
+        does not have (C(blockers)), read from C(information_schema.TABLES) as M(dbfleet.innodb.verify) does, and the
+        upgrade readiness of its settings (C(upgrade), as M(dbfleet.innodb.verify) returns it). The option files are
+        not read from the controller, the settings are those the server records as set by an option file, the
+        command line or C(mysqld-auto.cnf) (C(performance_schema.variables_info), C(information_schema.SYSTEM_VARIABLES)),
+        so a line written C(loose-) or an option that is no variable is not seen (each host's C(upgrade.notes) says so).
         Any other value fails the task before any host is read.
     type: str
   report_dir:

@@ -15,38 +15,16 @@ For each variable of the table and each lab host, the server's own answers must 
 A table value of None means "not known / depends on the machine" and is not compared. Each
 disagreement is reported with the variable, the server, the table's value and the server's value.
 """
-import re
-import subprocess
-
 import pymysql
 import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from dbfleet_lab.serverhelp import compiled_defaults
 from test_verify import LAB_HOSTS
 
 HOSTS = LAB_HOSTS
 ER_INCORRECT_GLOBAL_LOCAL_VAR = 1238
 TRUE_WORDS = ('ON', 'TRUE', '1', 'YES')
 FALSE_WORDS = ('OFF', 'FALSE', '0', 'NO')
-
-
-def compiled_defaults(command):
-    """{variable: default} from `mysqld --no-defaults --verbose --help` (the table after the dashes)."""
-    proc = subprocess.run(list(command) + ['--no-defaults', '--user=root', '--verbose', '--help'], capture_output=True,
-                          text=True, timeout=120, check=False)
-    lines = proc.stdout.splitlines()
-    try:
-        start = next(i for i, line in enumerate(lines) if re.match(r'^-{20,} -+$', line)) + 1
-    except StopIteration:
-        raise AssertionError('no variables table in the output of %s --no-defaults --verbose --help (exit %d):\n%s'
-                             % (' '.join(command), proc.returncode, (proc.stdout + proc.stderr)[-2000:])) from None
-    defaults = {}
-    for line in lines[start:]:
-        if not line.strip():
-            break
-        name, _sep, value = line.partition(' ')
-        value = value.strip()
-        defaults[name.replace('-', '_')] = None if value == '(No default value)' else value
-    return defaults
 
 
 def same(kind, table_value, server_value):

@@ -145,19 +145,25 @@ def test_embedded_data_is_escaped_for_any_string_parsed():
     assert '&lt;!--&lt;script&gt;' in page and parser.cells == 0     # cells are made by the page's script
 
 
-def test_the_page_renders_in_headless_chromium(tmp_path):
-    """Chromium's own parser runs the page's script (it marks <body data-ready>) and keeps every row: a table
-    named <!--<script> does not swallow the page."""
+def chromium_dom(html_text, tmp_path):
+    """The DOM headless Chromium makes of the page html_text once its script ran (it marks <body data-ready>)."""
     if not os.path.exists(CHROMIUM):
         pytest.fail('chromium (Debian package chromium) is not installed: run `make deps`', pytrace=False)
     page = tmp_path / 'verify.html'
-    page.write_text(vr.verify_report_html(evil_report()), encoding='utf-8')
+    page.write_text(html_text, encoding='utf-8')
     proc = subprocess.run([CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
                            '--disable-background-networking', '--disable-component-update', '--disable-sync',
                            '--user-data-dir=%s' % (tmp_path / 'profile'), '--dump-dom', page.as_uri()],
                           capture_output=True, text=True, timeout=120, check=False)
     dom = proc.stdout
     assert 'data-ready="true"' in dom, (proc.returncode, proc.stderr[-2000:], dom[-2000:])
+    return dom
+
+
+def test_the_page_renders_in_headless_chromium(tmp_path):
+    """Chromium's own parser runs the page's script (it marks <body data-ready>) and keeps every row: a table
+    named <!--<script> does not swallow the page."""
+    dom = chromium_dom(vr.verify_report_html(evil_report()), tmp_path)
     assert dom.count('class="hostrow"') == 2 and 'id="details"' in dom and 'class="legend"' in dom
     assert dom.count('class="cell st-') == 2 and 'data-status="drift_runtime"' in dom
     assert '<title>InnoDB fleet verification</title>' in dom
