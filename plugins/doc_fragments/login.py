@@ -112,11 +112,15 @@ options:
         account whose authentication asks for it (C(mysql_clear_password), MariaDB's PAM C(dialog)) logs in
         only over a verified TLS connection (V(verify_ca), V(verify_identity)) or a unix socket; otherwise
         the module fails and the password does not leave.
-      - The full authentication of C(caching_sha2_password) and C(sha256_password) sends the password itself
-        (inside TLS, or encrypted with an RSA key the server hands over). It is done only with a verified
-        server, over a unix socket, to a loopback address, or when O(login_ssl_mode) is set explicitly (to
-        accept an unverified server); otherwise the module fails before the password leaves.
-        C(mysql_native_password) and the fast path of C(caching_sha2_password) send only a hash.
+      - The full authentication of C(caching_sha2_password) and C(sha256_password) sends the password itself,
+        inside TLS or, without TLS, encrypted with an RSA public key. Inside TLS it is sent only to a verified
+        server, over a unix socket, to a trusted loopback address (O(login_trust_loopback)), or with
+        O(login_ssl_mode=required) set explicitly (to accept an unverified server). Without TLS, the RSA
+        exchange is made only with the key O(login_server_public_key) gives, with
+        O(login_get_server_public_key=true), or to a trusted loopback address; otherwise the module fails before
+        the answer that would carry the key request or the password, naming the server and these two options.
+        O(login_ssl_mode=preferred), set explicitly or not, allows none of this. C(mysql_native_password) and
+        the fast path of C(caching_sha2_password) send only a hash.
       - Over a unix socket (O(login_unix_socket)) TLS is not used, whatever the mode.
       - When not set, the host variable C(dbfleet_login_ssl_mode) is used, then C(ssl-mode) of O(config_file).
       - The controller mode of M(dbfleet.innodb.verify_fleet) sends the password to a server that is not on
@@ -124,6 +128,33 @@ options:
         the server was not verified).
     type: str
     choices: [ disabled, preferred, required, verify_ca, verify_identity ]
+  login_server_public_key:
+    description:
+      - The server's RSA public key (a PEM file, the server's C(public_key.pem)), as the mysql client's
+        C(--server-public-key-path). Without TLS, C(sha256_password) and the full authentication of
+        C(caching_sha2_password) encrypt the password with this key; a key the server sends is ignored, so only
+        the server that holds the private key can read the password.
+      - When not set, the host variable C(dbfleet_login_server_public_key) is used.
+    type: path
+  login_get_server_public_key:
+    description:
+      - Whether to take the RSA public key the server sends, without TLS, to encrypt the password with
+        (C(sha256_password), the full authentication of C(caching_sha2_password)), as the mysql client's
+        C(--get-server-public-key). Nothing verifies that key - whoever answers on the address gets the password.
+        Prefer O(login_server_public_key), verified TLS or a unix socket.
+      - When not set (or V(false)), the module fails before asking for the key (see O(login_ssl_mode)).
+      - When not set, the host variable C(dbfleet_login_get_server_public_key) is used.
+    type: bool
+  login_trust_loopback:
+    description:
+      - Whether a TCP login to a loopback address (C(127.0.0.1), C(::1), C(localhost) over TCP) may carry the
+        password itself (full authentication, inside unverified TLS or by the server's RSA key), as if it were
+        a unix socket. V(true) when not set, so existing C(127.0.0.1) logins keep working.
+      - Any local user can listen on an unprivileged port such as 3306 while mysqld is down (for example while
+        the restart gate reconnects) and would receive the password. Set V(false) and only a unix socket or
+        verified TLS carries it; prefer O(login_unix_socket) wherever the server has one.
+      - When not set, the host variable C(dbfleet_login_trust_loopback) is used.
+    type: bool
 requirements:
   - PyMySQL 1.0 or later (Python library) on the host the module runs on.
 attributes:

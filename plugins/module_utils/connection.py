@@ -50,6 +50,9 @@ def login_argument_spec():
         client_key=dict(type='path', aliases=['ssl_key']),
         check_hostname=dict(type='bool'),
         login_ssl_mode=dict(type='str', choices=list(SSL_MODES)),
+        login_server_public_key=dict(type='path'),
+        login_get_server_public_key=dict(type='bool'),
+        login_trust_loopback=dict(type='bool'),
     )
 
 
@@ -73,6 +76,9 @@ LOGIN_HOST_VARIABLES = (
     ('client_key', 'dbfleet_login_client_key'),
     ('check_hostname', 'dbfleet_login_check_hostname'),
     ('login_ssl_mode', 'dbfleet_login_ssl_mode'),
+    ('login_server_public_key', 'dbfleet_login_server_public_key'),
+    ('login_get_server_public_key', 'dbfleet_login_get_server_public_key'),
+    ('login_trust_loopback', 'dbfleet_login_trust_loopback'),
 )
 
 # Where the connection goes. A task that names a host or a socket names its server: it gets none of
@@ -173,7 +179,9 @@ def resolve_login(params):
     config_file, then from the default (localhost, 3306). A socket is used when
     login_unix_socket is given, or when config_file names one and neither login_host nor
     login_port is given. Returns a dict with user, password, host, port, unix_socket, ca_cert,
-    client_cert, client_key, check_hostname and ssl_mode (None where nothing gives a value).
+    client_cert, client_key, check_hostname, ssl_mode, server_public_key (a path),
+    get_server_public_key (a bool, None when not given) and trust_loopback (True unless
+    login_trust_loopback is false).
     """
     from_file = read_client_options(params.get('config_file'))
 
@@ -206,6 +214,9 @@ def resolve_login(params):
         client_key=pick('client_key', 'client_key'),
         check_hostname=params.get('check_hostname'),
         ssl_mode=pick('login_ssl_mode', 'ssl_mode'),
+        server_public_key=params.get('login_server_public_key') or None,
+        get_server_public_key=params.get('login_get_server_public_key'),
+        trust_loopback=params.get('login_trust_loopback') is not False,
     )
 
 
@@ -319,18 +330,22 @@ def identity_refusal(params):
     """For the controller mode: why the controller must not send params' password, or None.
 
     The controller sends one fleet-wide password to addresses an inventory names. It sends it only to a
-    server whose identity it verifies (verify_ca, verify_identity), to one on its own machine (a loopback
-    address or a socket), or where the user chose an unverified login_ssl_mode explicitly."""
+    server whose identity it verifies (verify_ca, verify_identity), to one on its own machine (a socket, or a
+    loopback address while login_trust_loopback is not false), or where the user chose an unverified
+    login_ssl_mode explicitly (then Connection's rules still keep the password itself from an unverified
+    server: only hash-based logins, or required's TLS)."""
     login = resolve_login(params)
-    if not login.get('password') or login['unix_socket'] or is_loopback(login['host']):
+    if not login.get('password') or login['unix_socket'] or (login['trust_loopback'] and is_loopback(login['host'])):
         return None
     plan = tls_plan(login)
     if plan['mode'] in VERIFIED_MODES or plan['explicit']:
         return None
     return ('not connected: %s is not on the controller and its identity cannot be verified (login_ssl_mode %s '
-            'without a CA), so the password was not sent. Set dbfleet_login_ca_cert (the server is then verified, '
-            'verify_identity), or choose dbfleet_login_ssl_mode explicitly (required or preferred accept an '
-            'unverified server)' % (describe_target(params), plan['mode']))
+            'without a CA), so the password was not sent. Set verify_fleet controller_ca_cert and '
+            'dbfleet_login_ssl_mode verify_identity (the server is then verified), or choose dbfleet_login_ssl_mode '
+            'explicitly (required sends the password inside TLS to an unverified server; preferred logs in only '
+            'where the server asks for a hash of the password, never the password itself)'
+            % (describe_target(params), plan['mode']))
 
 
 def identity_note(params):
@@ -340,14 +355,16 @@ def identity_note(params):
         plan = tls_plan(login)
     except ValueError:
         return None
-    if login['unix_socket'] or is_loopback(login['host']) or plan['mode'] in VERIFIED_MODES or not plan['explicit']:
+    if (login['unix_socket'] or (login['trust_loopback'] and is_loopback(login['host'])) or plan['mode'] in VERIFIED_MODES
+            or not plan['explicit']):
         return None
     return ("the server's identity was not verified: login_ssl_mode %s was chosen for %s"
             % (plan['mode'], describe_target(params)))
 
 
 def connection_kwargs(params):
-    """Keyword arguments of Connection (PyMySQL's, and dbfleet_tls: the tls_plan()) for the login options in params.
+    """Keyword arguments of Connection (PyMySQL's, dbfleet_tls: the tls_plan(), dbfleet_password: the
+    password_policy(); server_public_key: the key login_server_public_key names) for the login options in params.
 
     Raises ValueError for options that contradict each other or an option file the client would refuse."""
     login = resolve_login(params)
@@ -371,7 +388,31 @@ def connection_kwargs(params):
         kwargs['host'] = login['host']
         kwargs['port'] = login['port']
     kwargs['dbfleet_tls'] = tls_plan(login)
+    kwargs['dbfleet_password'] = password_policy(login)
+    if login['server_public_key']:
+        kwargs['server_public_key'] = read_public_key(login['server_public_key'])
     return kwargs
+
+
+def password_policy(login):
+    """How a resolve_login() result lets the password itself leave (Connection's dbfleet_password):
+    dict(get_server_public_key, trust_loopback)."""
+    return dict(get_server_public_key=bool(login.get('get_server_public_key')),
+                trust_loopback=login.get('trust_loopback', True) is not False)
+
+
+def read_public_key(path):
+    """The PEM bytes of the server's RSA public key in path (login_server_public_key); ValueError naming the path."""
+    path = os.path.expanduser(path)
+    try:
+        with open(path, 'rb') as handle:
+            data = handle.read(65536)
+    except OSError as e:
+        raise ValueError('login_server_public_key %s cannot be read: %s' % (path, e.strerror or e))
+    if b'-----BEGIN PUBLIC KEY-----' not in data and b'-----BEGIN RSA PUBLIC KEY-----' not in data:
+        raise ValueError('login_server_public_key %s holds no PEM public key (the server\'s public_key.pem, '
+                         'as SHOW STATUS LIKE \'Caching_sha2_password_rsa_public_key\' prints it)' % path)
+    return data
 
 
 def describe_target(params):
@@ -399,49 +440,92 @@ CLEARTEXT_PLUGINS = (b'mysql_clear_password', b'dialog')
 # Error numbers of the MySQL client library: CR_SSL_CONNECTION_ERROR, CR_AUTH_PLUGIN_ERR.
 CR_SSL_CONNECTION_ERROR = 2026
 CR_AUTH_PLUGIN_ERR = 2061
-# What the client writes during authentication that hands the password to the peer itself (besides the
-# password in clear): a request for the server's RSA key (caching_sha2_password: 2, sha256_password: 1),
-# with which the client then encrypts the password - for whoever holds that key.
-_KEY_REQUESTS = (b'\x01', b'\x02')
-_ADVICE = ('use login_ssl_mode verify_identity (or verify_ca) with ca_cert, or a unix socket')
+# A request for the server's RSA public key, by the plugin that sends it (sha256_password: 1,
+# caching_sha2_password: 2): the client then encrypts the password with the key it is given - for whoever
+# holds that key.
+_KEY_REQUESTS = {b'\x01': 'sha256_password', b'\x02': 'caching_sha2_password'}
+_ADVICE = 'use login_ssl_mode verify_identity (or verify_ca) with ca_cert, or a unix socket'
+_KEY_ADVICE = ("to allow it, give the server's public key (login_server_public_key, a file, as the mysql client's "
+               "--server-public-key-path; host variable dbfleet_login_server_public_key) or choose "
+               "login_get_server_public_key: true (as --get-server-public-key; dbfleet_login_get_server_public_key); "
+               "or " + _ADVICE)
+
+
+def key_refusal(plugin):
+    """The message of a refused RSA key exchange: what the server asked for and the ways to allow it."""
+    return ("the server asks for the password encrypted with an RSA public key it would send itself (%s, no TLS), "
+            "and nothing verifies that key: refused, the password was not sent (%s)" % (plugin, _KEY_ADVICE))
+
 
 if pymysql is not None:
     from pymysql.constants import CLIENT as _CLIENT
 
     class Connection(pymysql.connections.Connection):
-        """PyMySQL's connection with the collection's TLS rules (dbfleet_tls, a tls_plan()).
+        """PyMySQL's connection with the collection's rules for TLS and the password (dbfleet_tls, a
+        tls_plan(); dbfleet_password, a password_policy()).
 
         - modes required, verify_ca and verify_identity never fall back to plain text: a server that
           offers no TLS is refused before the client sends anything (user name included);
         - the password is sent in clear (CLEARTEXT_PLUGINS) only over a TLS connection whose server was
           verified, or over a unix socket; otherwise the login fails and the password is not sent;
-        - the password itself (inside TLS, or encrypted with an RSA key the server sends: the full
-          authentication of caching_sha2_password and sha256_password) goes only to a verified server, over
-          a unix socket, to a loopback address, or where login_ssl_mode was chosen explicitly. Hash-based
-          logins (mysql_native_password, the fast path of caching_sha2_password) are not concerned."""
+        - the password inside TLS (full authentication of caching_sha2_password, sha256_password) goes only
+          to a verified server, over a unix socket, to a trusted loopback address, or inside TLS when
+          login_ssl_mode required was chosen explicitly (the user accepted an unverified server);
+        - the RSA exchange (the same, without TLS) only with the key the user gave (login_server_public_key:
+          the key the server sends is ignored), with login_get_server_public_key chosen, or to a trusted
+          loopback address; otherwise the client stops before it asks for the key. Hash-based logins
+          (mysql_native_password, the fast path of caching_sha2_password) are not concerned."""
 
-        def __init__(self, *args, dbfleet_tls=None, **kwargs):
+        def __init__(self, *args, dbfleet_tls=None, dbfleet_password=None, **kwargs):
             plan = dbfleet_tls or dict(mode='preferred', client_cert=None, client_key=None, explicit=False)
+            policy = dbfleet_password or {}
             mode = plan['mode']
             if mode in ('disabled', 'socket'):
                 kwargs['ssl_disabled'] = True
             elif mode != 'preferred' or plan.get('client_cert') or plan.get('client_key'):
                 kwargs['ssl'] = tls_context(plan)
             self._dbfleet_tls_required = mode in ('required',) + VERIFIED_MODES
-            self._dbfleet_explicit = bool(plan.get('explicit'))
+            self._dbfleet_accepts_unverified = bool(plan.get('explicit')) and mode == 'required'
+            self._dbfleet_trust_loopback = policy.get('trust_loopback', True)
+            self._dbfleet_get_key = bool(policy.get('get_server_public_key'))
+            self._dbfleet_pinned_key = kwargs.get('server_public_key') or None
             self._dbfleet_authenticating = False
             super().__init__(*args, **kwargs)
+
+        # The server's RSA key: the user's (pinned) wins over any key a server sends; a key a server sends
+        # is taken only where the RSA exchange is allowed (dbfleet_may_exchange_key()).
+        @property
+        def server_public_key(self):
+            return self._dbfleet_pinned_key or self.__dict__.get('_dbfleet_server_key')
+
+        @server_public_key.setter
+        def server_public_key(self, value):
+            if self._dbfleet_pinned_key or not value:
+                return
+            if self._dbfleet_authenticating and not self.dbfleet_may_exchange_key():
+                raise pymysql.err.OperationalError(CR_AUTH_PLUGIN_ERR, key_refusal('an RSA key sent unasked'))
+            self.__dict__['_dbfleet_server_key'] = value
+
+        def _dbfleet_tls_will_verify(self):
+            context = getattr(self, 'ctx', None)
+            return bool(self.ssl and context is not None and context.verify_mode == ssl.CERT_REQUIRED
+                        and self.server_capabilities & _CLIENT.SSL)
 
         def _request_authentication(self):
             if self._dbfleet_tls_required and not self.server_capabilities & _CLIENT.SSL:
                 raise pymysql.err.OperationalError(
                     CR_SSL_CONNECTION_ERROR, 'the server offers no TLS and login_ssl_mode requires it: nothing was sent to it')
-            if (self._auth_plugin_name == 'sha256_password' and self.password and self.ssl
-                    and self.server_capabilities & _CLIENT.SSL and not self.dbfleet_may_reveal()):
-                # PyMySQL would put the password into its first answer, inside an unverified TLS connection.
-                raise pymysql.err.OperationalError(
-                    CR_AUTH_PLUGIN_ERR, 'the server wants the password itself (sha256_password) over a connection '
-                    'whose server is not verified: refused, the password was not sent (%s)' % _ADVICE)
+            if self._auth_plugin_name == 'sha256_password' and self.password:
+                # PyMySQL answers a greeting that names sha256_password in its first packet: with the
+                # password inside TLS, or (no TLS) with a request for the server's key.
+                if self.ssl and self.server_capabilities & _CLIENT.SSL:
+                    if not (self._dbfleet_tls_will_verify() or self.dbfleet_local() or self._dbfleet_accepts_unverified):
+                        raise pymysql.err.OperationalError(
+                            CR_AUTH_PLUGIN_ERR, 'the server wants the password itself (sha256_password) over a '
+                            'connection whose server is not verified: refused, the password was not sent (%s; or '
+                            'choose login_ssl_mode required explicitly to send it to an unverified server)' % _ADVICE)
+                elif not (self._dbfleet_pinned_key or self.dbfleet_may_exchange_key()):
+                    raise pymysql.err.OperationalError(CR_AUTH_PLUGIN_ERR, key_refusal('sha256_password'))
             self._dbfleet_authenticating = True
             try:
                 return super()._request_authentication()
@@ -456,17 +540,28 @@ if pymysql is not None:
             return bool(getattr(self, '_secure', False) and context is not None
                         and context.verify_mode == ssl.CERT_REQUIRED)
 
+        def dbfleet_local(self):
+            """True for a TCP login to a loopback address while login_trust_loopback is not false."""
+            return bool(self._dbfleet_trust_loopback and not self.unix_socket and is_loopback(self.host))
+
         def dbfleet_may_reveal(self):
-            """True when the password itself may go to the peer, inside TLS or encrypted with the peer's key."""
-            return self.dbfleet_verified() or is_loopback(self.host) or self._dbfleet_explicit
+            """True when the password itself may go to the peer inside the connection (TLS or a socket)."""
+            return (self.dbfleet_verified() or self.dbfleet_local()
+                    or (self._dbfleet_accepts_unverified and getattr(self, '_secure', False)))
+
+        def dbfleet_may_exchange_key(self):
+            """True when the password may go encrypted with an RSA key the server sends."""
+            return self._dbfleet_get_key or self.dbfleet_verified() or self.dbfleet_local()
 
         def write_packet(self, payload):
-            if (self._dbfleet_authenticating and self.password and not self.dbfleet_may_reveal()
-                    and (payload == self.password + b'\0' or payload in _KEY_REQUESTS)):
-                raise pymysql.err.OperationalError(
-                    CR_AUTH_PLUGIN_ERR, 'the server wants the password itself (full authentication) and its identity '
-                    'is not verified: refused, the password was not sent (%s; or choose login_ssl_mode required '
-                    'explicitly to send it to an unverified server)' % _ADVICE)
+            if self._dbfleet_authenticating and self.password:
+                if payload in _KEY_REQUESTS and not self.server_public_key and not self.dbfleet_may_exchange_key():
+                    raise pymysql.err.OperationalError(CR_AUTH_PLUGIN_ERR, key_refusal(_KEY_REQUESTS[payload]))
+                if payload == self.password + b'\0' and not self.dbfleet_may_reveal():
+                    raise pymysql.err.OperationalError(
+                        CR_AUTH_PLUGIN_ERR, 'the server wants the password itself (full authentication) and its '
+                        'identity is not verified: refused, the password was not sent (%s; or choose login_ssl_mode '
+                        'required explicitly to send it to an unverified server)' % _ADVICE)
             return super().write_packet(payload)
 
         def _process_auth(self, plugin_name, auth_packet, *args, **kwargs):

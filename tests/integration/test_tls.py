@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import ssl
 import struct
 import subprocess
 import threading
@@ -134,12 +135,12 @@ def _packet(seq, payload):
     return struct.pack('<I', len(payload))[:3] + bytes([seq]) + payload
 
 
-def _greeting(capabilities):
+def _greeting(capabilities, plugin=b'mysql_native_password'):
     salt = b'0123456789abcdefghij'
     return _packet(0, b'\x0a' + b'8.0.33-fake\x00' + struct.pack('<I', 7) + salt[:8] + b'\x00'
                    + struct.pack('<H', capabilities & 0xffff) + bytes([45]) + struct.pack('<H', 2)
                    + struct.pack('<H', capabilities >> 16) + bytes([21]) + b'\x00' * 10 + salt[8:] + b'\x00'
-                   + b'mysql_native_password\x00')
+                   + plugin + b'\x00')
 
 
 class Listener:
@@ -337,6 +338,314 @@ def test_the_controller_sends_no_password_to_a_server_it_cannot_verify():
                          "dbfleet@%s:%d" % (server.address, server.port)]
     finally:
         server.close()
+
+
+# ---------------------------------------------------------------- every way a server asks for the password
+# The fake servers listen on the lab's own network (the SSH fleet's bridge, 10.231.N.1, made by
+# `python lab/lab.py --mode ssh up`): an ordinary address, not a loopback one.
+WAYS = ('sha256_greeting', 'sha256_switch', 'clear', 'dialog', 'caching_full', 'caching_full_tls')
+SALT = b'0123456789abcdefghij'
+
+
+def lab_network_address():
+    """The root side of the lab's SSH fleet network (netns.GATEWAY), or fail saying how to make it."""
+    from dbfleet_lab import netns  # pylint: disable=import-outside-toplevel
+    shown = subprocess.run(['ip', '-o', '-4', 'addr', 'show', 'dev', netns.BRIDGE], capture_output=True, text=True,
+                           check=False).stdout
+    if ' %s/' % netns.GATEWAY not in shown:
+        pytest.fail('the lab network %s (%s) is not up: start it with `DBFLEET_FLEET_NET=%d python lab/lab.py --mode ssh '
+                    'up db3`' % (netns.BRIDGE, netns.GATEWAY, netns.NET), pytrace=False)
+    return netns.GATEWAY
+
+
+def _rsa_key():
+    from cryptography.hazmat.primitives import serialization  # pylint: disable=import-outside-toplevel
+    from cryptography.hazmat.primitives.asymmetric import rsa  # pylint: disable=import-outside-toplevel
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key, key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def _self_signed(directory):
+    """(certificate, key) files of a self-signed certificate: what a server in the middle offers."""
+    import datetime  # pylint: disable=import-outside-toplevel
+    from cryptography import x509  # pylint: disable=import-outside-toplevel
+    from cryptography.hazmat.primitives import hashes, serialization  # pylint: disable=import-outside-toplevel
+    from cryptography.x509.oid import NameOID  # pylint: disable=import-outside-toplevel
+    key, _pem = _rsa_key()
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, 'fake-mysql')])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1)).sign(key, hashes.SHA256()))
+    cert_file, key_file = os.path.join(directory, 'fake-cert.pem'), os.path.join(directory, 'fake-key.pem')
+    with open(cert_file, 'wb') as handle:
+        handle.write(cert.public_bytes(serialization.Encoding.PEM))
+    with open(key_file, 'wb') as handle:
+        handle.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                       serialization.NoEncryption()))
+    return cert_file, key_file
+
+
+class AuthServer(Listener):
+    """A fake MySQL server that asks for the password in one of WAYS and keeps what it learns.
+
+    received: every byte a client sent, after TLS is taken off (the server ends the TLS itself, as a
+    server in the middle does); decrypted: what it decrypted with its RSA key. learned(secret) tells whether
+    the secret reached it in either form."""
+
+    def __init__(self, way, address, tls_files=None):
+        self.way = way
+        self.key, self.public_pem = _rsa_key()
+        self.tls_files = tls_files
+        self.received = bytearray()
+        self.decrypted = []
+        self.connections = 0
+        capabilities = CAPABILITIES | (CLIENT_SSL if way == 'caching_full_tls' else 0)
+        plugin = {'sha256_greeting': b'sha256_password', 'caching_full': b'caching_sha2_password',
+                  'caching_full_tls': b'caching_sha2_password'}.get(way, b'mysql_native_password')
+        self.greeting = _greeting(capabilities, plugin)
+        super().__init__(address)
+
+    def learned(self, secret):
+        secret = secret.encode()
+        return secret in bytes(self.received) or any(secret in text for text in self.decrypted)
+
+    def _read(self, client):
+        """(seq, payload) of the client's next packet, or (None, b'') when it sends no more."""
+        try:
+            head = self._exactly(client, 4)
+            payload = self._exactly(client, int.from_bytes(head[:3], 'little'))
+        except (OSError, EOFError):
+            return None, b''
+        self.received.extend(payload)
+        return head[3], payload
+
+    @staticmethod
+    def _exactly(client, size):
+        data = b''
+        while len(data) < size:
+            chunk = client.recv(size - len(data))
+            if not chunk:
+                raise EOFError
+            data += chunk
+        return data
+
+    def _decrypt(self, blob):
+        from cryptography.hazmat.primitives import hashes  # pylint: disable=import-outside-toplevel
+        from cryptography.hazmat.primitives.asymmetric import padding  # pylint: disable=import-outside-toplevel
+        try:
+            message = self.key.decrypt(blob, padding.OAEP(mgf=padding.MGF1(algorithm=hashes.SHA1()),
+                                                          algorithm=hashes.SHA1(), label=None))
+        except ValueError:
+            return              # encrypted with another key (the one the user gave): nothing learned
+        self.decrypted.append(bytes(b ^ SALT[i % len(SALT)] for i, b in enumerate(message)))
+
+    @staticmethod
+    def _auth_response(payload):
+        """The auth response of a handshake response packet (lenenc, as CAPABILITIES announce)."""
+        rest = payload[32:]
+        rest = rest[rest.index(b'\0') + 1:]
+        size = rest[0]
+        return rest[1:1 + size]
+
+    def handle(self, client):
+        self.connections += 1
+        try:
+            client.settimeout(5)
+            client.sendall(self.greeting)
+            seq, payload = self._read(client)
+            if seq is None:
+                return
+            if self.way == 'caching_full_tls' and len(payload) == 32:
+                context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+                context.load_cert_chain(*self.tls_files)
+                client = context.wrap_socket(client, server_side=True)
+                seq, payload = self._read(client)
+                if seq is None:
+                    return
+            answer = self._respond(client, seq, payload)
+            while answer is not None:
+                seq, answer = answer
+                seq, payload = self._read(client)
+                if seq is None:
+                    return
+                answer = self._after(client, seq, payload)
+            client.sendall(_packet((seq + 1) & 0xff, b'\xff\x15\x04#28000Access denied'))
+        except (OSError, ssl.SSLError):
+            pass
+        finally:
+            client.close()
+
+    def _send(self, client, seq, payload):
+        client.sendall(_packet((seq + 1) & 0xff, payload))
+        return (seq + 1, payload)
+
+    def _respond(self, client, seq, payload):
+        """The server's answer to the handshake response: (seq, what) to read another packet, None to end."""
+        if self.way == 'sha256_greeting':
+            response = self._auth_response(payload)
+            if response == b'\x01':
+                return self._send(client, seq, b'\x01' + self.public_pem)
+            self._decrypt(response)
+            return None
+        if self.way == 'sha256_switch':
+            return self._send(client, seq, b'\xfe' + b'sha256_password\x00' + SALT + b'\x00')
+        if self.way == 'clear':
+            return self._send(client, seq, b'\xfe' + b'mysql_clear_password\x00')
+        if self.way == 'dialog':
+            return self._send(client, seq, b'\xfe' + b'dialog\x00' + b'\x05Password: ')
+        return self._send(client, seq, b'\x01\x04')           # caching_sha2_password: full authentication
+
+    def _after(self, client, seq, payload):
+        if payload in (b'\x01', b'\x02'):
+            return self._send(client, seq, b'\x01' + self.public_pem)
+        if len(payload) == 256:
+            self._decrypt(payload)
+        return None
+
+
+@pytest.fixture(scope='module')
+def tls_files(tmp_path_factory):
+    return _self_signed(str(tmp_path_factory.mktemp('fake-tls')))
+
+
+@pytest.fixture
+def auth_servers(tls_files):
+    """One AuthServer per way on the lab's network; closed after the test."""
+    address = lab_network_address()
+    servers = dict((way, AuthServer(way, address, tls_files)) for way in WAYS)
+    yield servers
+    for server in servers.values():
+        server.close()
+
+
+def _fake_login(server, **extra):
+    return dict(login_host=server.address, login_port=server.port, login_user='dbfleet', login_password=MARKER, **extra)
+
+
+def test_the_fake_servers_learn_the_password_from_plain_pymysql(auth_servers):
+    # The hazard itself, for each way: PyMySQL hands over the password (so each fake server works).
+    for way, server in auth_servers.items():
+        ssl_options = dict(ssl={'check_hostname': False}) if way == 'caching_full_tls' else {}
+        with pytest.raises(pymysql.err.MySQLError):
+            pymysql.connect(host=server.address, port=server.port, user='dbfleet', password=MARKER, connect_timeout=5,
+                            **ssl_options)
+        assert server.learned(MARKER), way
+
+
+@pytest.mark.parametrize('chosen', [{}, {'login_ssl_mode': 'preferred'}], ids=['default', 'preferred'])
+def test_no_way_of_asking_gets_the_password_from_a_connection(auth_servers, chosen):
+    for way, server in auth_servers.items():
+        with pytest.raises(connection.ConnectError) as raised:
+            connection.open_connection(dict(_fake_login(server, **chosen), config_file=''))
+        message = str(raised.value)
+        assert 'the password was not sent' in message and '%s:%d' % (server.address, server.port) in message, message
+        assert not server.learned(MARKER), (way, bytes(server.received))
+        if way == 'sha256_greeting':
+            # The first answer would carry the key request: the client stops before it, having sent nothing.
+            assert bytes(server.received) == b'' and server.connections == 1, bytes(server.received)
+        else:
+            assert b'dbfleet' in bytes(server.received), 'the client never reached the fake server (%s)' % way
+        if way in ('sha256_greeting', 'sha256_switch', 'caching_full'):
+            assert 'login_server_public_key' in message and 'login_get_server_public_key' in message, message
+            plugin = 'caching_sha2_password' if way.startswith('caching') else 'sha256_password'
+            assert plugin in message, message
+
+
+def test_the_key_exchange_is_made_only_with_the_users_key_or_when_chosen(auth_servers, tmp_path):
+    # The real server's key, given by the user: the fake server's own key is never used, it decrypts nothing.
+    _other, real_pem = _rsa_key()
+    key_file = tmp_path / 'server-public-key.pem'
+    key_file.write_bytes(real_pem)
+    for way in ('sha256_greeting', 'sha256_switch', 'caching_full'):
+        server = auth_servers[way]
+        with pytest.raises(connection.ConnectError, match='Access denied'):
+            connection.open_connection(dict(_fake_login(server, login_server_public_key=str(key_file)), config_file=''))
+        assert not server.learned(MARKER) and server.decrypted == [], way
+        assert len(bytes(server.received)) > 256, 'the client sent no encrypted password (%s)' % way
+    # Chosen explicitly (as --get-server-public-key): the server's key is taken, as the user asked.
+    server = auth_servers['caching_full']
+    with pytest.raises(connection.ConnectError, match='Access denied'):
+        connection.open_connection(dict(_fake_login(server, login_get_server_public_key=True), config_file=''))
+    assert server.learned(MARKER)
+
+
+def test_a_public_key_file_that_is_not_one_is_refused_naming_it(tmp_path):
+    bad = tmp_path / 'not-a-key.pem'
+    bad.write_text('hello\n')
+    with pytest.raises(ValueError, match='login_server_public_key %s holds no PEM public key' % bad):
+        connection.connection_kwargs(dict(login_host='10.0.0.1', login_server_public_key=str(bad), config_file=''))
+
+
+def _results(out, hosts):
+    """host -> result dict of an ad-hoc run's output (the default callback, results as JSON)."""
+    found = {}
+    for host in hosts:
+        at = out.find('%s | ' % host)
+        if at >= 0:
+            found[host] = json.JSONDecoder().raw_decode(out[out.index('{', at):])[0]
+    return found
+
+
+def _assert_refused(server, message, way):
+    assert 'the password was not sent' in message, (way, message)
+    assert '%s:%d' % (server.address, server.port) in message, (way, message)
+    assert not server.learned(MARKER), (way, bytes(server.received))
+
+
+@pytest.mark.parametrize('route', ['module_task', 'inventory_login'])
+def test_no_way_of_asking_gets_the_password_from_a_module(auth_servers, tmp_path, route):
+    """server_facts run by Ansible, its login in the task or from the inventory, by default and with preferred."""
+    hosts = {}
+    for way, server in auth_servers.items():
+        for chosen in ('default', 'preferred'):
+            login = dict(fake_host=server.address, fake_port=server.port)
+            if route == 'inventory_login':
+                login.update(dbfleet_login_host=server.address, dbfleet_login_port=server.port,
+                             dbfleet_login_user='dbfleet', dbfleet_login_password=MARKER)
+                if chosen == 'preferred':
+                    login['dbfleet_login_ssl_mode'] = 'preferred'
+            hosts['%s_%s' % (way, chosen)] = dict(login, ansible_connection='local', ansible_python_interpreter=
+                                                  os.path.join(BIN, 'python'), fake_mode=chosen)
+    inventory = tmp_path / 'fake.yml'
+    inventory.write_text(json.dumps({'all': {'hosts': hosts}}))
+    if route == 'module_task':
+        args = dict(login_host='{{ fake_host }}', login_port='{{ fake_port }}', login_user='dbfleet',
+                    login_password=MARKER, config_file='',
+                    login_ssl_mode="{{ 'preferred' if fake_mode == 'preferred' else omit }}")
+    else:
+        args = dict(config_file='')
+    _rc, out = ansible('all', '-i', str(inventory), '-m', 'dbfleet.innodb.server_facts', '-a', json.dumps(args))
+    results = _results(out, hosts)
+    assert MARKER not in out
+    for host in hosts:
+        way = host.rsplit('_', 1)[0]
+        assert host in results, out[-3000:]
+        assert '%s | FAILED' % host in out, (host, results[host])
+        _assert_refused(auth_servers[way], results[host]['msg'], host)
+
+
+@pytest.mark.parametrize('chosen', [{}, {'login_ssl_mode': 'preferred'}], ids=['default', 'preferred'])
+def test_no_way_of_asking_gets_the_password_from_the_controller_audit(auth_servers, chosen):
+    for way, server in auth_servers.items():
+        params, _notes = verify_fleet.controller_login(_fake_login(server, **chosen), dict(ansible_host=server.address),
+                                                        'remote-%s' % way)
+        result = verify_fleet.audit_host(params, {}, timeout=5)
+        assert result['failed'], (way, result)
+        assert MARKER not in json.dumps(result) and not server.learned(MARKER), (way, result)
+        if chosen:
+            _assert_refused(server, result['msg'], way)
+        else:
+            assert 'its identity cannot be verified' in result['msg'] and server.connections == 0, (way, result)
+
+
+def test_no_way_of_asking_gets_the_password_from_the_restart_gates_looks(auth_servers):
+    from ansible_collections.dbfleet.innodb.plugins.modules import restart_gate  # pylint: disable=import-outside-toplevel
+    for way, server in auth_servers.items():
+        params = dict(_fake_login(server), config_file='', connect_timeout=5, expect_replica=False, max_lag=30)
+        facts, problems, conn = restart_gate.look(params, None)
+        assert facts is None and conn is None, way
+        _assert_refused(server, problems[0], way)
 
 
 # ---------------------------------------------------------------- the login rule

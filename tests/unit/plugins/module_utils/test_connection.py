@@ -245,7 +245,7 @@ def test_tls_options_and_aliases_match_community_mysql():
 def test_the_controller_refuses_an_unverified_remote_server_unless_the_mode_was_chosen():
     remote = dict(login_host='10.0.0.5', login_port=3306, login_user='admin', login_password='s3cret', config_file=None)
     refusal = c.identity_refusal(remote)
-    assert 'password was not sent' in refusal and 'dbfleet_login_ca_cert' in refusal and 's3cret' not in refusal
+    assert 'password was not sent' in refusal and 'controller_ca_cert' in refusal and 's3cret' not in refusal
     assert c.identity_note(remote) is None
     chosen = dict(remote, login_ssl_mode='required')
     assert c.identity_refusal(chosen) is None
@@ -254,6 +254,26 @@ def test_the_controller_refuses_an_unverified_remote_server_unless_the_mode_was_
     assert c.identity_note(dict(remote, ca_cert='/ca.pem')) is None
     for local in (dict(remote, login_host='127.0.0.1'), dict(remote, login_host='::1'), dict(remote, login_host='localhost')):
         assert c.identity_refusal(local) is None and c.identity_note(dict(local, login_ssl_mode='disabled')) is None
+        # Loopback trust turned off: a loopback address is a server like any other.
+        assert 'password was not sent' in c.identity_refusal(dict(local, login_trust_loopback=False))
+
+
+def test_the_key_options_have_host_variables_and_reach_the_connection(tmp_path):
+    key = tmp_path / 'key.pem'
+    key.write_text('-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n')
+    added = c.login_args_from_host({}, dict(dbfleet_login_server_public_key=str(key),
+                                            dbfleet_login_get_server_public_key=True,
+                                            dbfleet_login_trust_loopback=False))
+    assert added == dict(login_server_public_key=str(key), login_get_server_public_key=True, login_trust_loopback=False)
+    kwargs = c.connection_kwargs(dict(added, login_host='10.0.0.5', config_file=None))
+    assert kwargs['server_public_key'] == key.read_bytes()
+    assert kwargs['dbfleet_password'] == dict(get_server_public_key=True, trust_loopback=False)
+    default = c.connection_kwargs(dict(login_host='10.0.0.5', config_file=None))
+    assert 'server_public_key' not in default
+    assert default['dbfleet_password'] == dict(get_server_public_key=False, trust_loopback=True)
+    with pytest.raises(ValueError, match='login_server_public_key %s cannot be read' % (tmp_path / 'missing')):
+        c.connection_kwargs(dict(login_host='10.0.0.5', config_file=None,
+                                 login_server_public_key=str(tmp_path / 'missing')))
 
 
 # ---------------------------------------------------------------- the login rule: explicit options win as a set
