@@ -82,7 +82,7 @@ def _is_plain(report):
 MASK = '********'
 # Variables whose value is a secret, by name (MySQL, Percona, MariaDB, Galera): every value of theirs is masked.
 SECRET_VARIABLES = ('wsrep_sst_auth', 'report_password', 'rpl_semi_sync_master_password')
-SECRET_SUFFIXES = ('_password', '_passwd', '_auth', '_secret', '_credentials', '_token')
+SECRET_SUFFIXES = ('_password', '_passwd', '_auth', '_secret', '_credentials', '_token', '_passphrase', '_filekey')
 # Named like a secret, but a setting about passwords, not one.
 NOT_SECRET = ('disconnect_on_expired_password', 'log_builtin_as_identified_by_password')
 # Variables whose value is a list of options or a command line: credentials inside (key=value) are masked.
@@ -122,6 +122,38 @@ def mask_text(text):
     return _CREDENTIAL_RE.sub(lambda m: m.group(1) + MASK, text)
 
 
+def mask_argv(argv):
+    """A server command line (a list, argv[0] first) with every secret masked, as the report masks by name:
+    the value of an option whose variable is a secret (``--report-password=x``, ``--loose-wsrep-sst-auth x``,
+    ``--file-key-management-filekey=x``; also the next argument when the value is given apart), a short
+    ``-p<password>``, and the credentials inside an option string (``--wsrep-provider-options=...``).
+    Returns a new list."""
+    out = []
+    mask_next = False
+    for position, arg in enumerate(argv or []):
+        arg = '%s' % (arg,)
+        if mask_next and not arg.startswith('-'):
+            out.append(MASK)
+            mask_next = False
+            continue
+        mask_next = False
+        if position == 0 or not arg.startswith('-'):
+            out.append(arg)
+            continue
+        if not arg.startswith('--'):
+            out.append(arg[:2] + MASK if arg.startswith('-p') and len(arg) > 2 else arg)
+            continue
+        name, has_value, value = arg[2:].partition('=')
+        if is_secret_variable(name):
+            out.append('--%s=%s' % (name, MASK) if has_value else arg)
+            mask_next = not has_value
+        elif has_value and is_option_string_variable(name):
+            out.append('--%s=%s' % (name, mask_text(value)))
+        else:
+            out.append(arg)
+    return out
+
+
 def mask_item(name, item):
     """Mask, in place, a verify item's values by what its variable is: every value of a secret variable
     (and the option-file line and command-line text that hold it), or the credentials inside an option
@@ -139,6 +171,10 @@ def mask_item(name, item):
                     if item[field].get(key) not in (None, ''):
                         shown.add('%s' % (item[field][key],))
                         item[field][key] = MASK
+        startup = item.get('startup')
+        if isinstance(startup, dict) and isinstance(startup.get('source'), str):
+            for value in sorted(shown, key=len, reverse=True):
+                startup['source'] = startup['source'].replace(value, MASK)
         notes = []
         for note in item.get('notes') or []:
             text = '%s' % (note,)

@@ -348,3 +348,15 @@ def test_the_report_copies_only_what_it_reads_and_says_the_same(monkeypatch):
     assert report['hosts']['db4']['reason'] == 'not audited: not in the window'
     monkeypatch.setattr(vr, '_read_outcome', lambda value: json.loads(json.dumps(value, default=str)))
     assert vr.verify_report(full)['hosts'] == report['hosts']
+
+
+# ---------------------------------------------------------------- the server's command line
+def test_mask_argv_masks_by_name_as_the_report_does():
+    argv = ['/usr/sbin/mysqld', '--report-password=pw1', '--loose_wsrep_sst_auth=u:pw2', '--report-password', 'pw3',
+            '--file-key-management-filekey=pw4', '--wsrep-provider-options=a=1;pc.password=pw5', '-ppw6',
+            '--disconnect-on-expired-password=ON', '--ssl-key=/etc/mysql/key.pem', 'pw7-not-an-option']
+    assert vr.mask_argv(argv) == [
+        '/usr/sbin/mysqld', '--report-password=********', '--loose_wsrep_sst_auth=********', '--report-password',
+        '********', '--file-key-management-filekey=********', '--wsrep-provider-options=a=1;pc.password=********',
+        '-p********', '--disconnect-on-expired-password=ON', '--ssl-key=/etc/mysql/key.pem', 'pw7-not-an-option']
+    assert vr.mask_argv(None) == [] and argv[1] == '--report-password=pw1'
