@@ -69,6 +69,8 @@ options:
     description:
       - The CA certificate (PEM file) that must have signed the server's certificate. With it the
         connection uses TLS and fails when the server's certificate does not verify.
+      - V(system) names the system's CA store instead of a file (any certificate a public CA issued); it is
+        used only with the host name checked (O(login_ssl_mode=verify_identity)), never with V(verify_ca).
       - When not set, the host variable C(dbfleet_login_ca_cert) is used, then C(ssl-ca) of O(config_file).
     type: path
     aliases: [ ssl_ca ]
@@ -90,8 +92,8 @@ options:
         O(login_ssl_mode) is not set, as in community.mysql.
       - When not set, it is checked whenever O(ca_cert) is given (O(login_ssl_mode=verify_identity));
         V(false) keeps the check of the certificate against O(ca_cert) but not of the name
-        (O(login_ssl_mode=verify_ca)). V(true) without O(ca_cert) verifies the certificate against the
-        system's CAs and checks the name.
+        (O(login_ssl_mode=verify_ca)). V(true) needs O(ca_cert) too (a file, or V(system)), as the mysql client's
+        C(VERIFY_IDENTITY) needs C(--ssl-ca).
       - A value that contradicts O(login_ssl_mode) (V(true) with anything but V(verify_identity), V(false)
         with V(verify_identity)) fails the module before it connects.
       - When not set, the host variable C(dbfleet_login_check_hostname) is used.
@@ -101,8 +103,12 @@ options:
       - TLS of a TCP connection, as MySQL's C(--ssl-mode) names it. V(disabled) never uses TLS;
         V(preferred) uses TLS when the server offers it, without verifying the server; V(required) always
         uses TLS (a server without TLS is refused before anything is sent to it), without verifying the
-        server; V(verify_ca) also verifies the server's certificate against O(ca_cert) (the system's CAs
-        without it); V(verify_identity) also checks that the certificate names O(login_host).
+        server; V(verify_ca) also verifies the server's certificate against O(ca_cert); V(verify_identity) also
+        checks that the certificate names O(login_host). As with the mysql client, V(verify_ca) and
+        V(verify_identity) without O(ca_cert) fail before connecting (O(ca_cert=system) trusts the system's
+        CAs, with V(verify_identity) only).
+      - A TCP login to a server that is not on this machine and not verified (V(disabled), V(preferred),
+        V(required)) works, with a warning in the task result that names the server and how to verify it.
       - When not set, it follows the other TLS options as community.mysql does - V(verify_identity) with
         O(ca_cert) or O(check_hostname=true), V(verify_ca) with O(ca_cert) and O(check_hostname=false),
         V(required) with a client certificate alone, else V(preferred). This default keeps existing

@@ -230,13 +230,22 @@ def is_loopback(host):
         return False
 
 
-def ssl_mode(login):
+# ca_cert naming the system's CA store instead of a file: used only with the host name checked (verify_identity).
+SYSTEM_CA = 'system'
+_CA_ADVICE = ('set ca_cert (host variable dbfleet_login_ca_cert) to the CA file that signed the server\'s certificate, '
+              'or ca_cert: system with login_ssl_mode verify_identity to trust the system\'s CAs with the host name '
+              'checked')
+
+
+def ssl_mode(login, need_ca=True):
     """The --ssl-mode of a resolve_login() result: login_ssl_mode when given, else from the other TLS options.
 
     Not given: verify_identity with ca_cert (verify_ca with check_hostname false) or with check_hostname
-    true (the system's CAs), required with a client certificate alone, else preferred (community.mysql's
-    behaviour: TLS when the server offers it, unverified). check_hostname contradicting login_ssl_mode
-    is an error (ValueError), not a guess."""
+    true, required with a client certificate alone, else preferred (community.mysql's behaviour: TLS when
+    the server offers it, unverified). As the mysql client: verify_ca and verify_identity need a CA the
+    user gives (ca_cert, a file; or ca_cert: system, the system's CAs, only with the host name checked),
+    never "every public CA" by default. check_hostname contradicting login_ssl_mode, or a verifying mode
+    without a CA (need_ca: the connection uses TLS), is an error (ValueError), not a guess."""
     mode = login.get('ssl_mode')
     check = login.get('check_hostname')
     if mode is not None:
@@ -248,14 +257,24 @@ def ssl_mode(login):
         if check is False and mode == 'verify_identity':
             raise ValueError('check_hostname false contradicts login_ssl_mode verify_identity (which checks the '
                              'server name): use login_ssl_mode verify_ca, or drop one of the two')
-        return mode
-    if check:
-        return 'verify_identity'
-    if login.get('ca_cert'):
-        return 'verify_ca' if check is False else 'verify_identity'
-    if login.get('client_cert') or login.get('client_key'):
-        return 'required'
-    return 'preferred'
+    elif check:
+        mode = 'verify_identity'
+    elif login.get('ca_cert'):
+        mode = 'verify_ca' if check is False else 'verify_identity'
+    elif login.get('client_cert') or login.get('client_key'):
+        mode = 'required'
+    else:
+        mode = 'preferred'
+    if mode in VERIFIED_MODES and need_ca:
+        ca = login.get('ca_cert')
+        if not ca:
+            raise ValueError('login_ssl_mode %s verifies the server against a CA, and none was given: %s'
+                             % (mode, _CA_ADVICE))
+        if ca == SYSTEM_CA and mode != 'verify_identity':
+            raise ValueError('ca_cert: system (any certificate a public CA issued) is used only with the host name '
+                             'checked: use login_ssl_mode verify_identity, or give the CA file of the server '
+                             '(verify_ca)')
+    return mode
 
 
 def tls_plan(login):
@@ -265,10 +284,12 @@ def tls_plan(login):
     not used (mode 'socket'). explicit: login_ssl_mode was chosen (task, host variable or option file)."""
     explicit = login.get('ssl_mode') is not None
     if login.get('unix_socket'):
-        ssl_mode(login)     # contradictions are errors on every transport
+        ssl_mode(login, need_ca=False)     # contradictions are errors on every transport
         return dict(mode='socket', ca_cert=None, client_cert=None, client_key=None, explicit=explicit)
 
     def path(value):
+        if value == SYSTEM_CA:
+            return value
         return os.path.expanduser(value) if value else None
 
     return dict(mode=ssl_mode(login), ca_cert=path(login.get('ca_cert')), client_cert=path(login.get('client_cert')),
@@ -291,12 +312,12 @@ def tls_context(plan):
     """The ssl.SSLContext of a tls_plan() (modes required, verify_ca, verify_identity, and preferred with a
     client certificate), built once per process for the same options and files.
 
-    verify_ca and verify_identity verify the chain against ca_cert, or the system's CAs without one;
-    verify_identity also checks that the certificate names the host connected to. required encrypts
+    verify_ca and verify_identity verify the chain against ca_cert (the system's CAs for ca_cert: system, with
+    the name checked); verify_identity also checks that the certificate names the host connected to. required encrypts
     without verifying."""
     if ssl is None:
         raise ValueError('this Python has no ssl module: login_ssl_mode %s cannot be used' % plan['mode'])
-    key = (plan['mode'],) + tuple(_file_stamp(plan[name]) if plan[name] else None
+    key = (plan['mode'],) + tuple(_file_stamp(plan[name]) if plan[name] and plan[name] != SYSTEM_CA else plan[name]
                                   for name in ('ca_cert', 'client_cert', 'client_key'))
     with _CONTEXTS_LOCK:
         context = _CONTEXTS.get(key)
@@ -314,10 +335,11 @@ def _build_context(plan):
         # MySQL's and MariaDB's generated certificates lack extensions the strict X.509 checks of
         # Python 3.13 want (as PyMySQL does).
         context.verify_flags &= ~getattr(ssl, 'VERIFY_X509_STRICT', 0)
-        if plan['ca_cert']:
-            context.load_verify_locations(cafile=plan['ca_cert'])
-        else:
+        if plan['ca_cert'] == SYSTEM_CA:
+            context.check_hostname = True       # the system's CAs only with the name checked (ssl_mode())
             context.load_default_certs()
+        else:
+            context.load_verify_locations(cafile=plan['ca_cert'])
     else:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
@@ -588,13 +610,33 @@ def open_connection(params):
         raise ConnectError('cannot connect to %s: %s' % (describe_target(params), e))
 
 
+def unverified_warning(params):
+    """The warning for a TCP login to a server that is not on this machine and not verified, or None."""
+    try:
+        login = resolve_login(params)
+        plan = tls_plan(login)
+    except ValueError:
+        return None
+    if login['unix_socket'] or is_loopback(login['host']) or plan['mode'] in VERIFIED_MODES:
+        return None
+    return ('the server %s is reached over TCP without verifying its identity (login_ssl_mode %s): whoever answers '
+            'on that address gets the login. To verify it, set login_ssl_mode verify_identity with ca_cert (host '
+            'variables dbfleet_login_ssl_mode, dbfleet_login_ca_cert), or log in through login_unix_socket on the host'
+            % (describe_target(params), plan['mode']))
+
+
 def connect(module):
-    """Open the module's connection or fail the module with a message naming the target."""
+    """Open the module's connection or fail the module with a message naming the target; a remote login that
+    is not verified gets a warning in the result (unverified_warning())."""
     require_pymysql(module)
     try:
-        return open_connection(module.params)
+        conn = open_connection(module.params)
     except ConnectError as e:
         module.fail_json(msg=str(e))
+    warning = unverified_warning(module.params)
+    if warning:
+        module.warn(warning)
+    return conn
 
 
 def run_and_exit(module, what, action):

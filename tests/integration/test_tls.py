@@ -236,13 +236,14 @@ def test_a_server_asking_for_the_cleartext_plugin_gets_no_password(lab, fake_ser
     assert MARKER.encode() not in sent
 
 
-def test_a_server_without_tls_gets_nothing_when_tls_is_required():
+def test_a_server_without_tls_gets_nothing_when_tls_is_required(tls_files):
     server = FakeServer()
     try:
         for mode in ('required', 'verify_identity'):
             with pytest.raises(connection.ConnectError, match='offers no TLS'):
                 connection.open_connection(dict(login_host='127.0.0.1', login_port=server.port, login_user='dbfleet',
-                                                login_password=MARKER, login_ssl_mode=mode, config_file=''))
+                                                login_password=MARKER, login_ssl_mode=mode, config_file='',
+                                                ca_cert=tls_files[0]))
         assert len(server.received) == 2 and all(bytes(chunk) == b'' for chunk in server.received), server.received
     finally:
         server.close()
@@ -693,6 +694,31 @@ class Forwarder(Listener):
                     end.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
+
+
+def test_a_remote_login_that_is_not_verified_is_warned_about_and_a_verified_one_is_not(lab):
+    """server_facts reaching mysql80 through an address of the lab's network: a warning in the result names the
+    server and how to verify it; with the lab's CA (the chain verified) there is none."""
+    _hosts, ca = tls_hosts(lab)
+    forwarder = Forwarder(lab_network_address(), lab.hosts['mysql80']['port'])
+    try:
+        base = dict(login_host=forwarder.address, login_port=forwarder.port, login_user=lab.admin_user,
+                    login_password=lab.admin_password, config_file='')
+        rc, result, out = module('mysql80', 'dbfleet.innodb.server_facts', base)
+        assert rc == 0, out
+        assert result['server_facts']['port'] == lab.hosts['mysql80']['port'], out
+        warning = '[WARNING]: the server %s@%s:%d is reached over TCP without verifying its identity' % (
+            lab.admin_user, forwarder.address, forwarder.port)
+        assert warning in out and 'verify_identity with ca_cert' in out and lab.admin_password not in out, out
+        rc, result, out = module('mysql80', 'dbfleet.innodb.server_facts',
+                                 dict(base, login_ssl_mode='verify_ca', ca_cert=ca))
+        assert rc == 0, out
+        assert 'without verifying' not in out, out
+        rc, _result, out = module('mysql80', 'dbfleet.innodb.server_facts', dict(base, login_ssl_mode='verify_ca'))
+        assert rc != 0 and 'none was given: set ca_cert' in out, out
+        assert forwarder.connections == 2
+    finally:
+        forwarder.close()
 
 
 def test_the_fleet_report_says_whether_the_password_was_sent(lab, tmp_path):
