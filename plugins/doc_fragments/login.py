@@ -159,6 +159,9 @@ options:
       - Any local user can listen on an unprivileged port such as 3306 while mysqld is down (for example while
         the restart gate reconnects) and would receive the password. Set V(false) and only a unix socket or
         verified TLS carries it; prefer O(login_unix_socket) wherever the server has one.
+      - With V(false), a TCP login to a loopback address goes through the local server's unix socket instead when
+        one is found (C(socket) of O(config_file), else where a client finds it) and its server listens on the
+        named port; otherwise over TCP, where the password itself is not sent.
       - When not set, the host variable C(dbfleet_login_trust_loopback) is used.
     type: bool
 requirements:

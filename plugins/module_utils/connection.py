@@ -598,12 +598,49 @@ else:  # pragma: no cover - reported by require_pymysql() / open_connection()
     Connection = None
 
 
+def socket_instead(params, kwargs, find=None):
+    """The Connection kwargs of the local server's unix socket to try before a TCP login to a loopback address, or
+    None. Only when login_trust_loopback is false (the user trusts no port on this machine) and the task names no
+    socket: the socket config_file names, else the one a client finds (discovery.local_socket()); its server must
+    then answer with the port the task named (same_server()) - a socket of another instance is not used."""
+    if kwargs.get('unix_socket') or params.get('login_trust_loopback') is not False or not is_loopback(kwargs.get('host')):
+        return None
+    path = read_client_options(params.get('config_file')).get('unix_socket') or (find or discovery.local_socket)()['path']
+    if not path:
+        return None
+    on_socket = dict(kwargs, unix_socket=path, host=DEFAULT_HOST,
+                     dbfleet_tls=dict(kwargs['dbfleet_tls'], mode='socket'))
+    on_socket.pop('port', None)
+    return on_socket
+
+
+def same_server(conn, port):
+    """True when the server behind conn listens on port (the one the TCP login named)."""
+    row = query_one(conn, 'SELECT @@GLOBAL.port AS port')
+    return row is not None and str(row['port']) == str(port)
+
+
 def open_connection(params):
-    """Open a Connection for params; raises ConnectError with a clean message."""
+    """Open a Connection for params; raises ConnectError with a clean message.
+
+    A TCP login to a loopback address with login_trust_loopback false goes through the local server's unix socket
+    when one is found and its server is the one on the named port (socket_instead()); otherwise over TCP, where
+    the password itself is not sent (Connection)."""
     if pymysql is None:
         raise ConnectError('the PyMySQL library is not installed for this Python')
     try:
-        return Connection(**connection_kwargs(params))
+        kwargs = connection_kwargs(params)
+        on_socket = socket_instead(params, kwargs)
+        if on_socket:
+            try:
+                conn = Connection(**on_socket)
+            except (pymysql.err.MySQLError, OSError):
+                conn = None
+            if conn is not None:
+                if same_server(conn, kwargs['port']):
+                    return conn
+                conn.close()
+        return Connection(**kwargs)
     except pymysql.err.MySQLError as e:
         raise ConnectError('cannot connect to %s: %s' % (describe_target(params), _error_text(e)))
     except (OSError, ValueError) as e:

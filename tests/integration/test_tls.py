@@ -649,6 +649,41 @@ def test_no_way_of_asking_gets_the_password_from_the_restart_gates_looks(auth_se
         _assert_refused(server, problems[0], way)
 
 
+# ---------------------------------------------------------------- loopback TCP, trusted unless turned off
+def test_loopback_tcp_is_trusted_by_default_and_not_when_turned_off(tls_files):
+    """A local user listening on the port of a server that is down (the restart gate reconnecting): trusted by
+    default (documented), given nothing with login_trust_loopback false."""
+    server = AuthServer('caching_full', '127.0.0.1', tls_files)
+    try:
+        login = dict(login_host='127.0.0.1', login_port=server.port, login_user='dbfleet', login_password=MARKER,
+                     config_file='')
+        with pytest.raises(connection.ConnectError, match='the password was not sent'):
+            connection.open_connection(dict(login, login_trust_loopback=False))
+        assert not server.learned(MARKER) and b'dbfleet' in bytes(server.received)
+        with pytest.raises(connection.ConnectError, match='Access denied'):
+            connection.open_connection(login)
+        assert server.learned(MARKER)       # the default's trust, as docs/security.md says
+    finally:
+        server.close()
+
+
+def test_without_loopback_trust_the_socket_of_the_same_server_is_preferred(lab, tmp_path):
+    hosts = lab.refresh()
+    login = dict(login_host='127.0.0.1', login_port=hosts['mysql80']['port'], login_user=lab.admin_user,
+                 login_password=lab.admin_password, login_trust_loopback=False)
+    for socket_of, expected in (('mysql80', 'Localhost via UNIX socket'), ('mariadb1011', 'socket 127.0.0.1:%d'
+                                                                           % hosts['mysql80']['port'])):
+        cnf = tmp_path / ('%s.cnf' % socket_of)
+        cnf.write_text('[client]\nsocket = %s\n' % hosts[socket_of]['socket'])
+        conn = connection.open_connection(dict(login, config_file=str(cnf)))
+        try:
+            # mariadb1011's socket reaches another server: not used, the login goes over TCP as named.
+            assert conn.host_info == expected, (socket_of, conn.host_info)
+            assert str(connection.query_one(conn, 'SELECT @@port AS p')['p']) == str(hosts['mysql80']['port'])
+        finally:
+            conn.close()
+
+
 # ---------------------------------------------------------------- the login rule
 def test_a_task_naming_another_server_reaches_that_server(lab):
     hosts = lab.refresh()
