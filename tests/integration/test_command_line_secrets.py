@@ -34,8 +34,7 @@ def test_the_command_line_is_masked_in_server_facts_and_verify(lab, tmp_path):
     conn = connection.open_connection(params)
     try:
         pid_file = connection.global_variables(conn, ['pid_file', 'datadir'])
-        path = pid_file['pid_file'] if os.path.isabs(pid_file['pid_file']) else os.path.join(pid_file['datadir'],
-                                                                                              pid_file['pid_file'])
+        path = os.path.join(pid_file['datadir'], pid_file['pid_file'])     # an absolute pid_file stays as it is
         with open(path, encoding='utf-8') as handle:
             proc = fake_proc(tmp_path, int(handle.read().split()[0]))
         facts = server_facts.gather(conn, login_params=params, proc_root=proc)

@@ -606,8 +606,8 @@ def test_no_way_of_asking_gets_the_password_from_a_module(auth_servers, tmp_path
                              dbfleet_login_user='dbfleet', dbfleet_login_password=MARKER)
                 if chosen == 'preferred':
                     login['dbfleet_login_ssl_mode'] = 'preferred'
-            hosts['%s_%s' % (way, chosen)] = dict(login, ansible_connection='local', ansible_python_interpreter=
-                                                  os.path.join(BIN, 'python'), fake_mode=chosen)
+            hosts['%s_%s' % (way, chosen)] = dict(login, ansible_connection='local', fake_mode=chosen,
+                                                  ansible_python_interpreter=os.path.join(BIN, 'python'))
     inventory = tmp_path / 'fake.yml'
     inventory.write_text(json.dumps({'all': {'hosts': hosts}}))
     if route == 'module_task':
@@ -629,8 +629,8 @@ def test_no_way_of_asking_gets_the_password_from_a_module(auth_servers, tmp_path
 @pytest.mark.parametrize('chosen', [{}, {'login_ssl_mode': 'preferred'}], ids=['default', 'preferred'])
 def test_no_way_of_asking_gets_the_password_from_the_controller_audit(auth_servers, chosen):
     for way, server in auth_servers.items():
-        params, _notes = verify_fleet.controller_login(_fake_login(server, **chosen), dict(ansible_host=server.address),
-                                                        'remote-%s' % way)
+        params, _notes = verify_fleet.controller_login(_fake_login(server, **chosen),
+                                                       dict(ansible_host=server.address), 'remote-%s' % way)
         result = verify_fleet.audit_host(params, {}, timeout=5)
         assert result['failed'], (way, result)
         assert MARKER not in json.dumps(result) and not server.learned(MARKER), (way, result)

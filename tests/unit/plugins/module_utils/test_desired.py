@@ -107,8 +107,8 @@ def test_option_file_refuses_every_line_breaking_and_control_character(char, kin
 
 
 def test_option_file_text_keeps_every_line_it_is_given_on_one_line():
-    text = desired.option_file_text(['made by a test'], desired.option_file([('max_connections', 10),
-                                                                              ('init_file', '/a b')]))
+    lines = desired.option_file([('max_connections', 10), ('init_file', '/a b')])
+    text = desired.option_file_text(['made by a test'], lines)
     assert text.split('\n') == ['# made by a test', '[mysqld]', 'max_connections = 10', 'init_file = "/a b"', '']
 
 
