@@ -370,15 +370,22 @@ def identity_refusal(params):
             % (describe_target(params), plan['mode']))
 
 
-def identity_note(params):
-    """For the controller mode: the note that a server's identity is not verified, by the user's choice, or None."""
+def _login_and_plan(params):
+    """(resolve_login(), tls_plan()) of params, or (None, None) when the options are refused (the connection
+    says why)."""
     try:
         login = resolve_login(params)
-        plan = tls_plan(login)
+        return login, tls_plan(login)
     except ValueError:
+        return None, None
+
+
+def identity_note(params):
+    """For the controller mode: the note that a server's identity is not verified, by the user's choice, or None."""
+    login, plan = _login_and_plan(params)
+    if login is None or login['unix_socket'] or (login['trust_loopback'] and is_loopback(login['host'])):
         return None
-    if (login['unix_socket'] or (login['trust_loopback'] and is_loopback(login['host'])) or plan['mode'] in VERIFIED_MODES
-            or not plan['explicit']):
+    if plan['mode'] in VERIFIED_MODES or not plan['explicit']:
         return None
     return ("the server's identity was not verified: login_ssl_mode %s was chosen for %s"
             % (plan['mode'], describe_target(params)))
@@ -649,12 +656,8 @@ def open_connection(params):
 
 def unverified_warning(params):
     """The warning for a TCP login to a server that is not on this machine and not verified, or None."""
-    try:
-        login = resolve_login(params)
-        plan = tls_plan(login)
-    except ValueError:
-        return None
-    if login['unix_socket'] or is_loopback(login['host']) or plan['mode'] in VERIFIED_MODES:
+    login, plan = _login_and_plan(params)
+    if login is None or login['unix_socket'] or is_loopback(login['host']) or plan['mode'] in VERIFIED_MODES:
         return None
     return ('the server %s is reached over TCP without verifying its identity (login_ssl_mode %s): whoever answers '
             'on that address gets the login. To verify it, set login_ssl_mode verify_identity with ca_cert (host '
