@@ -463,6 +463,11 @@ class ConnectError(Exception):
     """The server could not be reached or refused the login."""
 
 
+class LoginRefused(ConnectError):
+    """The collection's own rules refused the login (TLS the server does not offer, the password to a server that is
+    not verified): trying again does not change them."""
+
+
 # Authentication methods that make the client send the password itself: mysql_clear_password (PAM, LDAP
 # simple) and MariaDB's dialog (its "Password: " prompt). PyMySQL answers both with the password in clear.
 CLEARTEXT_PLUGINS = (b'mysql_clear_password', b'dialog')
@@ -488,6 +493,10 @@ def key_refusal(plugin):
 
 if pymysql is not None:
     from pymysql.constants import CLIENT as _CLIENT
+
+    class _Refused(pymysql.err.OperationalError):
+        """A login the collection's rules refuse (open_connection() raises LoginRefused for it)."""
+        dbfleet_refused = True
 
     class Connection(pymysql.connections.Connection):
         """PyMySQL's connection with the collection's rules for TLS and the password (dbfleet_tls, a
@@ -532,7 +541,7 @@ if pymysql is not None:
             if self._dbfleet_pinned_key or not value:
                 return
             if self._dbfleet_authenticating and not self.dbfleet_may_exchange_key():
-                raise pymysql.err.OperationalError(CR_AUTH_PLUGIN_ERR, key_refusal('an RSA key sent unasked'))
+                raise _Refused(CR_AUTH_PLUGIN_ERR, key_refusal('an RSA key sent unasked'))
             self.__dict__['_dbfleet_server_key'] = value
 
         def _dbfleet_tls_will_verify(self):
@@ -542,19 +551,19 @@ if pymysql is not None:
 
         def _request_authentication(self):
             if self._dbfleet_tls_required and not self.server_capabilities & _CLIENT.SSL:
-                raise pymysql.err.OperationalError(
+                raise _Refused(
                     CR_SSL_CONNECTION_ERROR, 'the server offers no TLS and login_ssl_mode requires it: nothing was sent to it')
             if self._auth_plugin_name == 'sha256_password' and self.password:
                 # PyMySQL answers a greeting that names sha256_password in its first packet: with the
                 # password inside TLS, or (no TLS) with a request for the server's key.
                 if self.ssl and self.server_capabilities & _CLIENT.SSL:
                     if not (self._dbfleet_tls_will_verify() or self.dbfleet_local() or self._dbfleet_accepts_unverified):
-                        raise pymysql.err.OperationalError(
+                        raise _Refused(
                             CR_AUTH_PLUGIN_ERR, 'the server wants the password itself (sha256_password) over a '
                             'connection whose server is not verified: refused, the password was not sent (%s; or '
                             'choose login_ssl_mode required explicitly to send it to an unverified server)' % _ADVICE)
                 elif not (self._dbfleet_pinned_key or self.dbfleet_may_exchange_key()):
-                    raise pymysql.err.OperationalError(CR_AUTH_PLUGIN_ERR, key_refusal('sha256_password'))
+                    raise _Refused(CR_AUTH_PLUGIN_ERR, key_refusal('sha256_password'))
             self._dbfleet_authenticating = True
             try:
                 return super()._request_authentication()
@@ -585,9 +594,9 @@ if pymysql is not None:
         def write_packet(self, payload):
             if self._dbfleet_authenticating and self.password:
                 if payload in _KEY_REQUESTS and not self.server_public_key and not self.dbfleet_may_exchange_key():
-                    raise pymysql.err.OperationalError(CR_AUTH_PLUGIN_ERR, key_refusal(_KEY_REQUESTS[payload]))
+                    raise _Refused(CR_AUTH_PLUGIN_ERR, key_refusal(_KEY_REQUESTS[payload]))
                 if payload == self.password + b'\0' and not self.dbfleet_may_reveal():
-                    raise pymysql.err.OperationalError(
+                    raise _Refused(
                         CR_AUTH_PLUGIN_ERR, 'the server wants the password itself (full authentication) and its '
                         'identity is not verified: refused, the password was not sent (%s; or choose login_ssl_mode '
                         'required explicitly to send it to an unverified server)' % _ADVICE)
@@ -596,7 +605,7 @@ if pymysql is not None:
         def _process_auth(self, plugin_name, auth_packet, *args, **kwargs):
             name = plugin_name.encode('ascii', 'replace') if isinstance(plugin_name, str) else plugin_name
             if name in CLEARTEXT_PLUGINS and not self.dbfleet_verified():
-                raise pymysql.err.OperationalError(
+                raise _Refused(
                     CR_AUTH_PLUGIN_ERR,
                     'the server asks for the password in clear (%s) over a connection whose server is not verified: '
                     'refused, the password was not sent (%s)' % (name.decode('ascii', 'replace'), _ADVICE))
@@ -649,7 +658,8 @@ def open_connection(params):
                 conn.close()
         return Connection(**kwargs)
     except pymysql.err.MySQLError as e:
-        raise ConnectError('cannot connect to %s: %s' % (describe_target(params), _error_text(e)))
+        error = LoginRefused if getattr(e, 'dbfleet_refused', False) else ConnectError
+        raise error('cannot connect to %s: %s' % (describe_target(params), _error_text(e)))
     except (OSError, ValueError) as e:
         raise ConnectError('cannot connect to %s: %s' % (describe_target(params), e))
 

@@ -18,6 +18,7 @@ import ssl
 import struct
 import subprocess
 import threading
+import time
 
 import pymysql
 import pytest
@@ -638,6 +639,18 @@ def test_no_way_of_asking_gets_the_password_from_the_controller_audit(auth_serve
             _assert_refused(server, result['msg'], way)
         else:
             assert 'its identity cannot be verified' in result['msg'] and server.connections == 0, (way, result)
+
+
+def test_the_restart_gate_shuts_at_once_on_a_refused_login(auth_servers):
+    """The gate waits for a server that does not answer, not for one whose login the rules refuse."""
+    server = auth_servers['sha256_switch']
+    started = time.monotonic()
+    rc, result, out = module('mysql80', 'dbfleet.innodb.restart_gate',
+                             dict(_fake_login(server), config_file='', timeout=120, interval=1))
+    assert rc != 0 and result is not None, out
+    assert 'the login was refused and waiting does not change that' in result['msg'], result
+    assert 'the password was not sent' in result['msg'] and time.monotonic() - started < 60, result
+    assert server.connections == 1 and not server.learned(MARKER) and MARKER not in out
 
 
 def test_no_way_of_asking_gets_the_password_from_the_restart_gates_looks(auth_servers):
