@@ -69,6 +69,8 @@ options:
     description:
       - The CA certificate (PEM file) that must have signed the server's certificate. With it the
         connection uses TLS and fails when the server's certificate does not verify.
+      - V(system) names the system's CA store instead of a file (any certificate a public CA issued); it is
+        used only with the host name checked (O(login_ssl_mode=verify_identity)), never with V(verify_ca).
       - When not set, the host variable C(dbfleet_login_ca_cert) is used, then C(ssl-ca) of O(config_file).
     type: path
     aliases: [ ssl_ca ]
@@ -90,8 +92,8 @@ options:
         O(login_ssl_mode) is not set, as in community.mysql.
       - When not set, it is checked whenever O(ca_cert) is given (O(login_ssl_mode=verify_identity));
         V(false) keeps the check of the certificate against O(ca_cert) but not of the name
-        (O(login_ssl_mode=verify_ca)). V(true) without O(ca_cert) verifies the certificate against the
-        system's CAs and checks the name.
+        (O(login_ssl_mode=verify_ca)). V(true) needs O(ca_cert) too (a file, or V(system)), as the mysql client's
+        C(VERIFY_IDENTITY) needs C(--ssl-ca).
       - A value that contradicts O(login_ssl_mode) (V(true) with anything but V(verify_identity), V(false)
         with V(verify_identity)) fails the module before it connects.
       - When not set, the host variable C(dbfleet_login_check_hostname) is used.
@@ -101,8 +103,12 @@ options:
       - TLS of a TCP connection, as MySQL's C(--ssl-mode) names it. V(disabled) never uses TLS;
         V(preferred) uses TLS when the server offers it, without verifying the server; V(required) always
         uses TLS (a server without TLS is refused before anything is sent to it), without verifying the
-        server; V(verify_ca) also verifies the server's certificate against O(ca_cert) (the system's CAs
-        without it); V(verify_identity) also checks that the certificate names O(login_host).
+        server; V(verify_ca) also verifies the server's certificate against O(ca_cert); V(verify_identity) also
+        checks that the certificate names O(login_host). As with the mysql client, V(verify_ca) and
+        V(verify_identity) without O(ca_cert) fail before connecting (O(ca_cert=system) trusts the system's
+        CAs, with V(verify_identity) only).
+      - A TCP login to a server that is not on this machine and not verified (V(disabled), V(preferred),
+        V(required)) works, with a warning in the task result that names the server and how to verify it.
       - When not set, it follows the other TLS options as community.mysql does - V(verify_identity) with
         O(ca_cert) or O(check_hostname=true), V(verify_ca) with O(ca_cert) and O(check_hostname=false),
         V(required) with a client certificate alone, else V(preferred). This default keeps existing
@@ -112,11 +118,15 @@ options:
         account whose authentication asks for it (C(mysql_clear_password), MariaDB's PAM C(dialog)) logs in
         only over a verified TLS connection (V(verify_ca), V(verify_identity)) or a unix socket; otherwise
         the module fails and the password does not leave.
-      - The full authentication of C(caching_sha2_password) and C(sha256_password) sends the password itself
-        (inside TLS, or encrypted with an RSA key the server hands over). It is done only with a verified
-        server, over a unix socket, to a loopback address, or when O(login_ssl_mode) is set explicitly (to
-        accept an unverified server); otherwise the module fails before the password leaves.
-        C(mysql_native_password) and the fast path of C(caching_sha2_password) send only a hash.
+      - The full authentication of C(caching_sha2_password) and C(sha256_password) sends the password itself,
+        inside TLS or, without TLS, encrypted with an RSA public key. Inside TLS it is sent only to a verified
+        server, over a unix socket, to a trusted loopback address (O(login_trust_loopback)), or with
+        O(login_ssl_mode=required) set explicitly (to accept an unverified server). Without TLS, the RSA
+        exchange is made only with the key O(login_server_public_key) gives, with
+        O(login_get_server_public_key=true), or to a trusted loopback address; otherwise the module fails before
+        the answer that would carry the key request or the password, naming the server and these two options.
+        O(login_ssl_mode=preferred), set explicitly or not, allows none of this. C(mysql_native_password) and
+        the fast path of C(caching_sha2_password) send only a hash.
       - Over a unix socket (O(login_unix_socket)) TLS is not used, whatever the mode.
       - When not set, the host variable C(dbfleet_login_ssl_mode) is used, then C(ssl-mode) of O(config_file).
       - The controller mode of M(dbfleet.innodb.verify_fleet) sends the password to a server that is not on
@@ -124,6 +134,36 @@ options:
         the server was not verified).
     type: str
     choices: [ disabled, preferred, required, verify_ca, verify_identity ]
+  login_server_public_key:
+    description:
+      - The server's RSA public key (a PEM file, the server's C(public_key.pem)), as the mysql client's
+        C(--server-public-key-path). Without TLS, C(sha256_password) and the full authentication of
+        C(caching_sha2_password) encrypt the password with this key; a key the server sends is ignored, so only
+        the server that holds the private key can read the password.
+      - When not set, the host variable C(dbfleet_login_server_public_key) is used.
+    type: path
+  login_get_server_public_key:
+    description:
+      - Whether to take the RSA public key the server sends, without TLS, to encrypt the password with
+        (C(sha256_password), the full authentication of C(caching_sha2_password)), as the mysql client's
+        C(--get-server-public-key). Nothing verifies that key - whoever answers on the address gets the password.
+        Prefer O(login_server_public_key), verified TLS or a unix socket.
+      - When not set (or V(false)), the module fails before asking for the key (see O(login_ssl_mode)).
+      - When not set, the host variable C(dbfleet_login_get_server_public_key) is used.
+    type: bool
+  login_trust_loopback:
+    description:
+      - Whether a TCP login to a loopback address (C(127.0.0.1), C(::1), C(localhost) over TCP) may carry the
+        password itself (full authentication, inside unverified TLS or by the server's RSA key), as if it were
+        a unix socket. V(true) when not set, so existing C(127.0.0.1) logins keep working.
+      - Any local user can listen on an unprivileged port such as 3306 while mysqld is down (for example while
+        the restart gate reconnects) and would receive the password. Set V(false) and only a unix socket or
+        verified TLS carries it; prefer O(login_unix_socket) wherever the server has one.
+      - With V(false), a TCP login to a loopback address goes through the local server's unix socket instead when
+        one is found (C(socket) of O(config_file), else where a client finds it) and its server listens on the
+        named port; otherwise over TCP, where the password itself is not sent.
+      - When not set, the host variable C(dbfleet_login_trust_loopback) is used.
+    type: bool
 requirements:
   - PyMySQL 1.0 or later (Python library) on the host the module runs on.
 attributes:

@@ -146,8 +146,12 @@ IO_CAPACITY = dict(ssd=2000, hdd=200, mixed=200)
 IO_CAPACITY_MAX = dict(ssd=4000, hdd=2000, mixed=2000)
 
 _INT_RE = re.compile(r'^\s*[-+]?\d+\s*$')
-# What may stand in a drop-in value at all (no line breaks, comments or escapes can sneak in).
-_CONTROL_RE = re.compile(r'[\x00-\x1f\x7f]')
+# What may not stand in a drop-in value at all: every control character (C0, DEL, C1 with \x85), every
+# character any reader of the file could take for a line break (\r, \v, \f, \x1c-\x1e, \x85, U+2028,
+# U+2029: str.splitlines() splits at all of them, mysqld at \n only) and the invisible format characters
+# (byte order mark, zero-width and bidirectional marks) that make a line read differently than it shows.
+_CONTROL_RE = re.compile('[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f'
+                         '\ufeff\ufff9-\ufffb]')
 # memcached command-line options: letters, digits, spaces and the punctuation options use.
 _DAEMON_OPTIONS_RE = re.compile(r'^[A-Za-z0-9 ._,:=/+-]*$')
 _ADDRESS_RE = re.compile(r'^[A-Za-z0-9.:_%-]+$')
@@ -350,7 +354,7 @@ def option_value(label, value, kind=None):
         return None, ('%s must not start with ! (an !include or !includedir directive) %s; got %s'
                       % (label, where, shown(value)))
     if kind == 'word':
-        if not _WORD_RE.match(value):
+        if not _WORD_RE.fullmatch(value):
             return None, ('%s may hold only letters, digits and . _ , : ; = / + @ %% - %s; got %s'
                           % (label, where, shown(value)))
         return value, None
@@ -371,7 +375,7 @@ def option_file(lines):
     for line in lines:
         name, value = line[0], line[1]
         kind = line[2] if len(line) > 2 else None
-        if not isinstance(name, str) or not _OPTION_NAME_RE.match(name):
+        if not isinstance(name, str) or not _OPTION_NAME_RE.fullmatch(name):
             problems.append('%s is not an option name (letters, digits, _ and -)' % shown(name))
             continue
         text, problem = option_value(name, value, kind)
@@ -391,7 +395,14 @@ def comment_line(text):
 
 def option_file_text(comments, lines):
     """The drop-in file body after the ansible_managed header: comment lines, [mysqld], then lines
-    (option_file()'s {name, value}). The roles' templates print it as it is."""
+    (option_file()'s {name, value}). The roles' templates print it as it is. A line that did not come
+    through option_file() and would not stay one line is refused (InputError), whoever built it."""
+    bad = [shown(line.get('name')) for line in lines
+           if not (isinstance(line.get('name'), str) and _OPTION_NAME_RE.fullmatch(line['name'])
+                   and isinstance(line.get('value'), str) and not _CONTROL_RE.search(line['value']))]
+    if bad:
+        raise InputError(['option %s: not one line of an option file (a control or line-breaking character, '
+                          'or no option name)' % name for name in bad])
     out = [comment_line(c) for c in comments]
     out.append('[mysqld]')
     out.extend('%s = %s' % (line['name'], line['value']) for line in lines)

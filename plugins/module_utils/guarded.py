@@ -35,7 +35,6 @@ import datetime
 import hashlib
 import json
 import os
-import stat
 import time
 import traceback
 
@@ -45,6 +44,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     ConnectError, error_text, execute, global_variables, is_plain_identifier, open_connection, query, query_one)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import WindowError
+from ansible_collections.dbfleet.innodb.plugins.module_utils.private_paths import (  # noqa: F401 (guarded's API)
+    NOFOLLOW, open_private_file, private_dir_problem)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import status as window_status
 from ansible_collections.dbfleet.innodb.plugins.module_utils.signals import Interrupted, Interruptible
 
@@ -220,24 +221,6 @@ def onoff(value):
 
 
 # ---------------------------------------------------------------- private paths and processes
-def private_dir_problem(path, euid=None):
-    """Why path is not a private directory (None when it is): it must exist, be a directory
-    owned by this user (or root) and be writable by nobody else."""
-    euid = os.geteuid() if euid is None else euid
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        return 'directory %s cannot be read (%s)' % (path, e.strerror or e)
-    if not stat.S_ISDIR(st.st_mode):
-        return '%s is not a directory' % path
-    if st.st_uid not in (euid, 0):
-        return 'directory %s belongs to uid %d, not to this user (uid %d)' % (path, st.st_uid, euid)
-    if st.st_mode & 0o022:
-        return ('directory %s is writable by others (mode %s): anyone could create or remove the file there'
-                % (path, oct(stat.S_IMODE(st.st_mode))))
-    return None
-
-
 def cancel_file_problem(path, euid=None):
     """A cancel file must live in a private directory (not a predictable name in /tmp)."""
     if not path:
@@ -402,24 +385,43 @@ class Marker(object):
         self.path = os.path.join(self.dir, '%s-%s.json' % (prefix, key))
 
     def read(self):
+        """The marker's data, or None when there is none. The state directory is checked first (a marker in a
+        directory others can write to could be anyone's: GuardedError naming it); the marker is opened without
+        following a symbolic link."""
+        if not os.path.lexists(self.dir):
+            return None
+        self.check_dir()
         try:
-            with open(self.path) as handle:
+            fd = open_private_file(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise GuardedError('state_dir: the marker %s cannot be used (%s)' % (self.path, e.strerror or e))
+        try:
+            with os.fdopen(fd) as handle:
                 data = json.load(handle)
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) else None
 
-    def ensure_dir(self):
-        if not os.path.isdir(self.dir):
-            os.makedirs(self.dir, 0o700)
+    def check_dir(self):
         problem = private_dir_problem(self.dir)
         if problem:
             raise GuardedError('state_dir: %s' % problem)
 
+    def ensure_dir(self):
+        if not os.path.lexists(self.dir):
+            os.makedirs(self.dir, 0o700)
+        self.check_dir()
+
     def write(self, data):
         self.ensure_dir()
         tmp = '%s.%d.tmp' % (self.path, os.getpid())
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.unlink(tmp)          # a leftover of a process that had this pid
+        except FileNotFoundError:
+            pass
+        fd = open_private_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         with os.fdopen(fd, 'w') as handle:
             json.dump(data, handle, sort_keys=True)
         os.rename(tmp, self.path)
@@ -734,8 +736,10 @@ class GuardedChange(object):
             info['outcome'] = 'would_cancel'
             self.changed = True
             return None
-        with open(cancel, 'a'):
-            pass
+        problem = cancel_file_problem(cancel)
+        if problem:
+            raise GuardedError('the marker of an earlier run names a cancel file that is not private: %s' % problem)
+        os.close(os.open(cancel, os.O_WRONLY | os.O_CREAT | os.O_APPEND | NOFOLLOW, 0o600))
         deadline = self.clock() + float(self.p.get('restore_timeout') or 60)
         while process_alive(data.get('pid'), data.get('pid_start')) and self.clock() < deadline:
             self.sleep(0.2)

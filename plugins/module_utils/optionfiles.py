@@ -20,6 +20,10 @@ Rules followed (mysys/my_default.cc in MySQL, mysys/my_default.c in MariaDB):
 - `!include FILE` and `!includedir DIR` are followed wherever they appear (in any group);
   in a directory only `*.cnf` files are read, sorted by name; includes nest at most 10 deep.
 - Options are applied in the order read, so the last occurrence wins, whichever group it is in.
+- Lines end at `\n` only (the server reads a line with fgets()): a `\r`, `\v`, `\f`, `\x1c`-`\x1e`,
+  `\x85`, U+2028 or U+2029 inside a line is part of it, never a line break; white space is what the
+  server's latin1 my_isspace() calls so (space, `\t`, `\n`, `\v`, `\f`, `\r`), never Unicode's wider
+  idea of it. A line holding a NUL is an error (NUL_REASON).
 - `name`, `name=value`, `name = value`; `#` and `;` start comment lines; `#` outside quotes
   ends the line; one pair of surrounding quotes is removed; escapes \\b \\t \\n \\r \\\\ \\s.
 - `-` and `_` are the same in names; `loose-` only makes unknown options harmless;
@@ -40,6 +44,23 @@ Entry = namedtuple('Entry', 'name value file line group text')
 
 SPECIAL_PREFIXES = (('skip_', 'OFF'), ('disable_', 'OFF'), ('enable_', 'ON'))
 
+# White space as the server's option-file parser sees it (my_isspace() of latin1).
+SPACE = ' \t\n\v\f\r'
+
+
+def split_lines(text):
+    """The lines of an option file's text as the server reads them: split at \\n only. A final \\n ends
+    the last line (it starts no empty one)."""
+    lines = text.split('\n')
+    if lines and lines[-1] == '':
+        lines.pop()
+    return lines
+
+
+# A NUL inside a line: MySQL's my_print_defaults (8.0) joins what is before it with the next line, MariaDB's
+# (10.11) drops the rest of the line; no reader can tell which the server will do.
+NUL_REASON = 'a NUL byte in the line (MySQL and MariaDB read it differently): not read'
+
 
 class OptionFiles(object):
     """The result of reading option files: entries in order plus what was read and what went wrong."""
@@ -59,7 +80,7 @@ class OptionFiles(object):
 
 def normalize_name(name):
     """'Loose-Innodb-Buffer-Pool-Size' -> 'innodb_buffer_pool_size'."""
-    text = str(name).strip().lower().replace('-', '_')
+    text = str(name).strip(SPACE).lower().replace('-', '_')
     if text.startswith('loose_'):
         text = text[len('loose_'):]
     return text
@@ -75,8 +96,8 @@ def _remove_end_comment(text):
         elif char in ('"', "'"):
             quote = char
         elif char == '#':
-            return text[:i].rstrip()
-    return text.rstrip()
+            return text[:i].rstrip(SPACE)
+    return text.rstrip(SPACE)
 
 
 _ESCAPES = {'b': '\b', 't': '\t', 'n': '\n', 'r': '\r', '\\': '\\', 's': ' '}
@@ -84,7 +105,7 @@ _ESCAPES = {'b': '\b', 't': '\t', 'n': '\n', 'r': '\r', '\\': '\\', 's': ' '}
 
 def unquote_value(text):
     """The value as the server sees it: outer quotes removed, escapes applied."""
-    value = text.strip()
+    value = text.strip(SPACE)
     if len(value) >= 2 and value[0] in ('"', "'") and value[-1] == value[0]:
         value = value[1:-1]
     out = []
@@ -107,14 +128,14 @@ def unquote_value(text):
 def parse_line(text):
     """('group', name) | ('include', path) | ('includedir', path) | ('option', (name, value))
     | None for blank and comment lines. Raises ValueError for a line the server would refuse."""
-    line = text.strip()
+    line = text.strip(SPACE)
     if not line or line[0] in ('#', ';'):
         return None
     if line[0] == '!':
         for directive in ('includedir', 'include'):
             after = len(directive) + 1
-            if line[1:].lower().startswith(directive) and (len(line) == after or line[after].isspace()):
-                path = line[len(directive) + 1:].strip()
+            if line[1:].lower().startswith(directive) and (len(line) == after or line[after] in SPACE):
+                path = line[len(directive) + 1:].strip(SPACE)
                 if not path:
                     raise ValueError('!%s without a path' % directive)
                 return (directive, path)
@@ -123,14 +144,14 @@ def parse_line(text):
         end = line.find(']')
         if end < 0:
             raise ValueError('group header without "]"')
-        return ('group', line[1:end].strip().lower())
+        return ('group', line[1:end].strip(SPACE).lower())
     line = _remove_end_comment(line)
     if not line:
         return None
     if '=' in line:
         name, dummy, value = line.partition('=')
-        return ('option', (name.strip(), unquote_value(value)))
-    return ('option', (line.strip(), None))
+        return ('option', (name.strip(SPACE), unquote_value(value)))
+    return ('option', (line.strip(SPACE), None))
 
 
 def _dir_cnf_files(path):
@@ -166,7 +187,10 @@ def _read_file(path, groups, result, depth, stack, top_level):
     result.files_read.append(path)
     group = None
     base = os.path.dirname(path)
-    for number, raw in enumerate(text.splitlines(), 1):
+    for number, raw in enumerate(split_lines(text), 1):
+        if '\0' in raw:
+            result.errors.append(dict(file=path, line=number, reason=NUL_REASON))
+            continue
         try:
             parsed = parse_line(raw)
         except ValueError as e:
@@ -197,7 +221,7 @@ def _read_file(path, groups, result, depth, stack, top_level):
         elif group is not None and group in groups:
             name, option_value = value
             result.entries.append(Entry(normalize_name(name), option_value, path, number, group,
-                                        raw.strip()))
+                                        raw.strip(SPACE)))
 
 
 def read_option_files(files, groups):

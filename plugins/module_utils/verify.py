@@ -478,7 +478,9 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
             item['desired_normalized'] = values.as_text(values.normalize(desired, kind, choices))
         except values.ValueError_:
             item['desired_normalized'] = None
-        results[key] = item
+        # A secret variable's values (and the command-line or option-file text that holds them) never reach the
+        # result, as in the report (verify_report.mask_item()).
+        results[key] = verify_report.mask_item(resolved, item)
 
     blockers, engine_notes, upgrade_result = [], [], None
     if target is not None:

@@ -90,6 +90,11 @@ def controller_login(params, host_vars, host_name):
         if path:
             notes.append('dbfleet_login_%s %s is a file on the host: not read from the controller (verify_fleet '
                          'controller_%s gives the controller\'s)' % (option, path, option))
+    key_path = params.pop('login_server_public_key', None)
+    if key_path:
+        notes.append('dbfleet_login_server_public_key %s is a file on the host: not read from the controller (the '
+                     'controller exchanges no password by RSA unless dbfleet_login_get_server_public_key is true)'
+                     % key_path)
     host = params.get('login_host')
     if _is_loopback(host) and not local:
         target = host_vars.get('ansible_host') or host_name

@@ -28,6 +28,8 @@ import tempfile
 from xml.sax.saxutils import quoteattr
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
+from ansible_collections.dbfleet.innodb.plugins.module_utils.private_paths import (
+    NOFOLLOW, open_private_file, private_dir_problem)
 
 
 class ReportError(ValueError):
@@ -80,7 +82,7 @@ def _is_plain(report):
 MASK = '********'
 # Variables whose value is a secret, by name (MySQL, Percona, MariaDB, Galera): every value of theirs is masked.
 SECRET_VARIABLES = ('wsrep_sst_auth', 'report_password', 'rpl_semi_sync_master_password')
-SECRET_SUFFIXES = ('_password', '_passwd', '_auth', '_secret', '_credentials', '_token')
+SECRET_SUFFIXES = ('_password', '_passwd', '_auth', '_secret', '_credentials', '_token', '_passphrase', '_filekey')
 # Named like a secret, but a setting about passwords, not one.
 NOT_SECRET = ('disconnect_on_expired_password', 'log_builtin_as_identified_by_password')
 # Variables whose value is a list of options or a command line: credentials inside (key=value) are masked.
@@ -120,6 +122,38 @@ def mask_text(text):
     return _CREDENTIAL_RE.sub(lambda m: m.group(1) + MASK, text)
 
 
+def mask_argv(argv):
+    """A server command line (a list, argv[0] first) with every secret masked, as the report masks by name:
+    the value of an option whose variable is a secret (``--report-password=x``, ``--loose-wsrep-sst-auth x``,
+    ``--file-key-management-filekey=x``; also the next argument when the value is given apart), a short
+    ``-p<password>``, and the credentials inside an option string (``--wsrep-provider-options=...``).
+    Returns a new list."""
+    out = []
+    mask_next = False
+    for position, arg in enumerate(argv or []):
+        arg = '%s' % (arg,)
+        if mask_next and not arg.startswith('-'):
+            out.append(MASK)
+            mask_next = False
+            continue
+        mask_next = False
+        if position == 0 or not arg.startswith('-'):
+            out.append(arg)
+            continue
+        if not arg.startswith('--'):
+            out.append(arg[:2] + MASK if arg.startswith('-p') and len(arg) > 2 else arg)
+            continue
+        name, has_value, value = arg[2:].partition('=')
+        if is_secret_variable(name):
+            out.append('--%s=%s' % (name, MASK) if has_value else arg)
+            mask_next = not has_value
+        elif has_value and is_option_string_variable(name):
+            out.append('--%s=%s' % (name, mask_text(value)))
+        else:
+            out.append(arg)
+    return out
+
+
 def mask_item(name, item):
     """Mask, in place, a verify item's values by what its variable is: every value of a secret variable
     (and the option-file line and command-line text that hold it), or the credentials inside an option
@@ -137,6 +171,10 @@ def mask_item(name, item):
                     if item[field].get(key) not in (None, ''):
                         shown.add('%s' % (item[field][key],))
                         item[field][key] = MASK
+        startup = item.get('startup')
+        if isinstance(startup, dict) and isinstance(startup.get('source'), str):
+            for value in sorted(shown, key=len, reverse=True):
+                startup['source'] = startup['source'].replace(value, MASK)
         notes = []
         for note in item.get('notes') or []:
             text = '%s' % (note,)
@@ -1044,8 +1082,10 @@ def write_report_set(report, directory, mode=DEFAULT_FILE_MODE):
     directory becomes set-XXXX and one rename of the symbolic link <directory>/.verify-report/current makes
     the three files current together: the public names point through it, so a reader never sees files of
     two runs. The sets no longer current are removed under the same lock. A missing directory is made with
-    directory_mode(mode); an existing one is left as it is (it may be shared), the set's own directory keeps
-    others out."""
+    directory_mode(mode). The directory and its .verify-report are used only when private
+    (private_paths.private_dir_problem(): no symbolic link followed, this user's, writable by nobody else),
+    else ReportError naming the path, before anything in them is changed; files in them are opened with
+    O_NOFOLLOW."""
     mode = parse_mode(mode)
     dmode = directory_mode(mode)
     # The HTML and JUnit files before anything is written (a report they cannot render writes nothing); the JSON
@@ -1053,31 +1093,33 @@ def write_report_set(report, directory, mode=DEFAULT_FILE_MODE):
     rendered = [(name, _RENDER[name](report)) for name in REPORT_FILES]
     rendered = [(name, pieces if name == 'verify.json' else list(pieces)) for name, pieces in rendered]
     # Two runs may make the directories at the same moment: whoever comes second finds them made.
-    if not os.path.isdir(directory):
+    if not os.path.lexists(directory):
         try:
             os.makedirs(directory, dmode)
             os.chmod(directory, dmode)
         except FileExistsError:
             pass
+    _check_private(directory, 'report directory')
     sets = os.path.join(directory, SETS_DIR)
     try:
         os.mkdir(sets, dmode)
     except FileExistsError:
         pass
+    _check_private(sets, 'report directory')
     os.chmod(sets, dmode)
     stage = tempfile.mkdtemp(prefix='stage-', dir=sets)
     done = os.path.join(sets, 'set-' + os.path.basename(stage)[len('stage-'):])
     try:
         os.chmod(stage, dmode)
         for name, pieces in rendered:
-            fd = os.open(os.path.join(stage, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            fd = os.open(os.path.join(stage, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, mode)
             with os.fdopen(fd, 'w', encoding='utf-8') as out:
                 os.fchmod(out.fileno(), mode)   # whatever the umask
                 for text in pieces:
                     out.write(text)
                 out.flush()
                 os.fsync(out.fileno())
-        lock = os.open(os.path.join(sets, 'lock'), os.O_RDWR | os.O_CREAT, mode)
+        lock = open_private_file(os.path.join(sets, 'lock'), os.O_RDWR | os.O_CREAT, mode)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             os.rename(stage, done)
@@ -1088,13 +1130,23 @@ def write_report_set(report, directory, mode=DEFAULT_FILE_MODE):
             paths = _public_links(directory, os.path.basename(done))
             for entry in os.listdir(sets):
                 if entry.startswith('set-') and entry != os.path.basename(done):
-                    shutil.rmtree(os.path.join(sets, entry), ignore_errors=True)
+                    old = os.path.join(sets, entry)
+                    if os.path.islink(old):
+                        os.unlink(old)          # removed, never followed
+                    else:
+                        shutil.rmtree(old, ignore_errors=True)
         finally:
             os.close(lock)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     return paths
+
+
+def _check_private(path, what):
+    problem = private_dir_problem(path)
+    if problem:
+        raise ReportError('%s %s is not used: %s' % (what, path, problem))
 
 
 def _public_links(directory, stamp):

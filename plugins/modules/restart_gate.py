@@ -148,6 +148,10 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 
+# A look whose login the collection's rules refused (connection.LoginRefused): waiting does not change them, the
+# gate shuts at once.
+REFUSED = 'the login was refused and waiting does not change that: '
+
 # Seconds a read may take past the gate's deadline (the GTID wait after the last look runs up to the deadline).
 READ_MARGIN = 5
 
@@ -168,6 +172,8 @@ def look(params, settings, deadline=None):
         bounded['read_timeout'] = read_timeout(deadline, time.time())
     try:
         conn = conn_utils.open_connection(bounded)
+    except conn_utils.LoginRefused as e:
+        return None, [REFUSED + str(e)], None
     except conn_utils.ConnectError as e:
         return None, ['the server does not answer: %s' % e], None
     try:
@@ -253,7 +259,7 @@ def main():
         result['problems'] = problems
         if facts is not None:
             result['topology'] = facts
-        stuck = hopeless(facts, p)
+        stuck = hopeless(facts, p) or [q for q in problems if q.startswith(REFUSED)]
         if not problems and not stuck:
             break
         if stuck or time.time() + p['interval'] > deadline:

@@ -182,11 +182,33 @@ def test_a_client_certificate_alone_encrypts_without_verifying_the_server():
     assert mode(client_cert='/c.pem', client_key='/k.pem', login_host='db1') == 'required'
 
 
-def test_check_hostname_without_a_ca_checks_the_name_against_the_system_cas():
-    # It used to verify the chain only: PyMySQL turns the name check off without a CA file.
-    assert mode(check_hostname=True, login_host='db1') == 'verify_identity'
-    context = c.tls_context(plan(check_hostname=True, login_host='db1'))
+@pytest.mark.parametrize('params', [dict(check_hostname=True), dict(login_ssl_mode='verify_ca'),
+                                    dict(login_ssl_mode='verify_identity')])
+def test_a_verifying_mode_without_a_ca_of_the_users_is_refused(params):
+    # As the mysql client: VERIFY_CA without --ssl-ca is an error, not "verify against every public CA".
+    with pytest.raises(ValueError, match='none was given: set ca_cert .* or ca_cert: system'):
+        mode(login_host='db1', **params)
+    with pytest.raises(c.ConnectError, match='cannot connect to db1:3306: login_ssl_mode verify_'):
+        c.open_connection(dict(login_host='db1', config_file='', **params))
+
+
+def test_the_system_store_only_when_named_and_with_the_host_name_checked():
+    assert mode(ca_cert='system', login_host='db1') == 'verify_identity'
+    assert mode(ca_cert='system', check_hostname=True, login_host='db1') == 'verify_identity'
+    context = c.tls_context(plan(ca_cert='system', login_host='db1'))
     assert context.check_hostname is True and context.verify_mode == c.ssl.CERT_REQUIRED
+    for refused in (dict(login_ssl_mode='verify_ca'), dict(check_hostname=False)):
+        with pytest.raises(ValueError, match='ca_cert: system .* only with the host name checked'):
+            mode(ca_cert='system', login_host='db1', **refused)
+
+
+def test_a_remote_login_that_is_not_verified_gets_a_warning_naming_the_host():
+    warning = c.unverified_warning(dict(login_host='db1', login_user='admin', login_password='pw', config_file=''))
+    assert 'admin@db1:3306' in warning and 'verify_identity with ca_cert' in warning and 'pw' not in warning.split(
+        'login_ssl_mode')[0].replace('admin@db1', '')
+    for quiet in (dict(login_host='127.0.0.1'), dict(login_unix_socket='/run/x.sock'),
+                  dict(login_host='db1', ca_cert='/ca.pem')):
+        assert c.unverified_warning(dict(config_file='', **quiet)) is None, quiet
 
 
 def test_no_tls_option_is_preferred_as_in_community_mysql():
@@ -195,7 +217,7 @@ def test_no_tls_option_is_preferred_as_in_community_mysql():
 
 @pytest.mark.parametrize('ssl_mode', c.SSL_MODES)
 def test_an_explicit_ssl_mode_wins_and_is_marked_explicit(ssl_mode):
-    result = plan(login_ssl_mode=ssl_mode, ca_cert='/ca.pem' if ssl_mode != 'verify_identity' else None, login_host='db1')
+    result = plan(login_ssl_mode=ssl_mode, ca_cert='/ca.pem', login_host='db1')
     assert result['mode'] == ssl_mode and result['explicit'] is True
 
 
@@ -215,8 +237,8 @@ def test_a_unix_socket_uses_no_tls():
 def test_contexts_by_mode(tmp_path):
     required = c.tls_context(dict(mode='required', ca_cert=None, client_cert=None, client_key=None))
     assert required.verify_mode == c.ssl.CERT_NONE and required.check_hostname is False
-    system = dict(mode='verify_ca', ca_cert=None, client_cert=None, client_key=None)
-    assert c.tls_context(system).verify_mode == c.ssl.CERT_REQUIRED and c.tls_context(system).check_hostname is False
+    system = dict(mode='verify_identity', ca_cert='system', client_cert=None, client_key=None)
+    assert c.tls_context(system).verify_mode == c.ssl.CERT_REQUIRED and c.tls_context(system).check_hostname is True
     assert c.tls_context(system) is c.tls_context(dict(system))     # built once per process
     with pytest.raises(OSError):
         c.tls_context(dict(system, ca_cert=str(tmp_path / 'missing.pem')))
@@ -245,7 +267,7 @@ def test_tls_options_and_aliases_match_community_mysql():
 def test_the_controller_refuses_an_unverified_remote_server_unless_the_mode_was_chosen():
     remote = dict(login_host='10.0.0.5', login_port=3306, login_user='admin', login_password='s3cret', config_file=None)
     refusal = c.identity_refusal(remote)
-    assert 'password was not sent' in refusal and 'dbfleet_login_ca_cert' in refusal and 's3cret' not in refusal
+    assert 'password was not sent' in refusal and 'controller_ca_cert' in refusal and 's3cret' not in refusal
     assert c.identity_note(remote) is None
     chosen = dict(remote, login_ssl_mode='required')
     assert c.identity_refusal(chosen) is None
@@ -254,6 +276,26 @@ def test_the_controller_refuses_an_unverified_remote_server_unless_the_mode_was_
     assert c.identity_note(dict(remote, ca_cert='/ca.pem')) is None
     for local in (dict(remote, login_host='127.0.0.1'), dict(remote, login_host='::1'), dict(remote, login_host='localhost')):
         assert c.identity_refusal(local) is None and c.identity_note(dict(local, login_ssl_mode='disabled')) is None
+        # Loopback trust turned off: a loopback address is a server like any other.
+        assert 'password was not sent' in c.identity_refusal(dict(local, login_trust_loopback=False))
+
+
+def test_the_key_options_have_host_variables_and_reach_the_connection(tmp_path):
+    key = tmp_path / 'key.pem'
+    key.write_text('-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n')
+    added = c.login_args_from_host({}, dict(dbfleet_login_server_public_key=str(key),
+                                            dbfleet_login_get_server_public_key=True,
+                                            dbfleet_login_trust_loopback=False))
+    assert added == dict(login_server_public_key=str(key), login_get_server_public_key=True, login_trust_loopback=False)
+    kwargs = c.connection_kwargs(dict(added, login_host='10.0.0.5', config_file=None))
+    assert kwargs['server_public_key'] == key.read_bytes()
+    assert kwargs['dbfleet_password'] == dict(get_server_public_key=True, trust_loopback=False)
+    default = c.connection_kwargs(dict(login_host='10.0.0.5', config_file=None))
+    assert 'server_public_key' not in default
+    assert default['dbfleet_password'] == dict(get_server_public_key=False, trust_loopback=True)
+    with pytest.raises(ValueError, match='login_server_public_key %s cannot be read' % (tmp_path / 'missing')):
+        c.connection_kwargs(dict(login_host='10.0.0.5', config_file=None,
+                                 login_server_public_key=str(tmp_path / 'missing')))
 
 
 # ---------------------------------------------------------------- the login rule: explicit options win as a set

@@ -83,6 +83,35 @@ def test_option_file_refuses_line_breaks():
     assert "x must be on one line" in str(info.value) and "'a\\nb = 1'" in str(info.value)
 
 
+# Every character a reader could take for a line break (str.splitlines() splits at each), the other
+# control characters, and the invisible format characters.
+LINE_BREAKING = ['\n', '\r', '\v', '\f', '\x1c', '\x1d', '\x1e', '\x85', '\u2028', '\u2029']
+OTHER_CONTROLS = ['\x00', '\x07', '\x1b', '\x7f', '\x9b', '\ufeff', '\u200b', '\u202e', '\u2066']
+
+
+def test_the_line_breaking_list_is_every_break_of_splitlines():
+    assert sorted(c for c in map(chr, range(0x110000)) if len(('a%sb' % c).splitlines()) > 1) == sorted(LINE_BREAKING)
+
+
+@pytest.mark.parametrize('char', LINE_BREAKING + OTHER_CONTROLS, ids=lambda c: 'U+%04X' % ord(c))
+@pytest.mark.parametrize('kind', ['text', 'word'])
+def test_option_file_refuses_every_line_breaking_and_control_character(char, kind):
+    with pytest.raises(desired.InputError) as info:
+        desired.option_file([('init_file', '/x%sinit_file=/evil' % char, kind)])
+    assert 'init_file' in str(info.value)
+    with pytest.raises(desired.InputError):
+        desired.option_file([('init_file%s' % char, '1')])
+    with pytest.raises(desired.InputError):
+        desired.option_file_text([], [dict(name='init_file', value='/x%s[client]' % char)])
+    assert '\n' not in desired.comment_line('a%sb' % char) and char not in desired.comment_line('a%sb' % char)
+
+
+def test_option_file_text_keeps_every_line_it_is_given_on_one_line():
+    lines = desired.option_file([('max_connections', 10), ('init_file', '/a b')])
+    text = desired.option_file_text(['made by a test'], lines)
+    assert text.split('\n') == ['# made by a test', '[mysqld]', 'max_connections = 10', 'init_file = "/a b"', '']
+
+
 # ---------------------------------------------------------------- adaptive_hash
 @pytest.mark.parametrize('flavor,version,expected', [
     ('mysql', (8, 0, 33), 'innodb_adaptive_hash_index_parts'),

@@ -6,6 +6,7 @@ checks a next run makes before it acts on what an interrupted run left (issue 23
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import signal
 
@@ -148,6 +149,39 @@ def test_marker_round_trip_private(tmp_path):
     assert oct(os.stat(marker.path).st_mode & 0o777) == '0o600'
     marker.remove()
     assert marker.read() is None
+
+
+@pytest.mark.parametrize('how', ['group_writable', 'world_writable', 'someone_elses', 'symlink'])
+def test_a_marker_is_read_only_after_its_state_directory_is_checked(tmp_path, how):
+    state = tmp_path / 'state'
+    real = tmp_path / 'real' if how == 'symlink' else state
+    real.mkdir()
+    # A forged marker: its cancel file would be opened for append by the next run.
+    forged = dict(state='running', mode='follow', pid=os.getpid(), cancel_file=str(tmp_path / 'victim'))
+    (real / 'server-k.json').write_text(json.dumps(forged))
+    if how == 'symlink':
+        os.chmod(real, 0o700)
+        os.symlink(str(real), str(state))
+    else:
+        os.chmod(real, dict(group_writable=0o770, world_writable=0o1777, someone_elses=0o700)[how])
+        if how == 'someone_elses':
+            os.chown(real, 4242, 4242)
+    marker = g.Marker(str(state), 'k')
+    with pytest.raises(g.GuardedError, match='state_dir: .*%s' % state):
+        marker.read()
+    with pytest.raises(g.GuardedError, match='state_dir: .*%s' % state):
+        marker.write(dict(state='running'))
+    assert not (tmp_path / 'victim').exists()
+
+
+def test_a_symlinked_marker_file_is_refused(tmp_path):
+    state = tmp_path / 'state'
+    state.mkdir(mode=0o700)
+    elsewhere = tmp_path / 'elsewhere.json'
+    elsewhere.write_text(json.dumps(dict(state='done')))
+    os.symlink(str(elsewhere), str(state / 'server-k.json'))
+    with pytest.raises(g.GuardedError, match='the marker %s cannot be used' % (state / 'server-k.json')):
+        g.Marker(str(state), 'k').read()
 
 
 # ---------------------------------------------------------------- the checks before acting (pure)

@@ -204,3 +204,25 @@ DEFAULTS = ('/etc/my.cnf', '/etc/mysql/my.cnf', '~/.my.cnf')
 def test_server_option_files(argv, files, source):
     cmd = of.parse_command_line(argv)
     assert of.server_option_files(cmd, DEFAULTS, home='/home/mysql') == (files, source)
+
+
+# ---------------------------------------------------------------- lines end at \n only, as mysqld reads them
+def test_lines_end_at_a_newline_only_as_the_server_reads_them(tmp_path):
+    path = tmp_path / 'my.cnf'
+    path.write_bytes('[mysqld]\ninit_file=/a\u2028init_file=/evil\nsql_mode=A\x85[client]\r\n'
+                     'port=1\rinit_file=/evil2\n  max_connections = 10 \x0b\nlog_error=/e\x00init_file=/evil3\n'
+                     'ft_stopword_file=/s\x1cinit_file=/evil4\n'.encode('utf-8'))
+    result = of.read_option_files([str(path)], ['mysqld'])
+    assert [(e.name, e.value, e.line) for e in result.entries] == [
+        ('init_file', '/a\u2028init_file=/evil', 2), ('sql_mode', 'A\x85[client]', 3),
+        ('port', '1\rinit_file=/evil2', 4), ('max_connections', '10', 5),
+        ('ft_stopword_file', '/s\x1cinit_file=/evil4', 7)]
+    assert result.errors == [dict(file=str(path), line=6, reason=of.NUL_REASON)]
+
+
+def test_white_space_is_the_servers_not_unicodes():
+    # mysqld strips only space, \t, \n, \v, \f and \r; a U+2028 or \x85 at the end of a value stays.
+    assert of.parse_line('a = b\u2028') == ('option', ('a', 'b\u2028'))
+    assert of.parse_line('\x85a = b') == ('option', ('\x85a', 'b'))
+    assert of.parse_line(' \t\v\fa = b \r') == ('option', ('a', 'b'))
+    assert of.split_lines('a\r\nb\n\nc') == ['a\r', 'b', '', 'c']

@@ -203,6 +203,59 @@ def test_plain_files_of_an_older_version_are_replaced(tmp_path):
         assert os.path.islink(tmp_path / name) and (tmp_path / name).read_text() != 'old'
 
 
+def _others(tmp_path):
+    """A directory of someone else's (uid 4242) with a file in it, as an attacker points a link to it."""
+    other = tmp_path / 'others'
+    other.mkdir()
+    (other / 'theirs.txt').write_text('theirs')
+    os.chmod(other, 0o755)
+    os.chown(other, 4242, 4242)
+    return other
+
+
+def test_a_symlinked_marker_directory_is_refused_and_its_target_left_alone(tmp_path):
+    reports = tmp_path / 'reports'
+    reports.mkdir(mode=0o700)
+    other = _others(tmp_path)
+    os.symlink(str(other), str(reports / vr.SETS_DIR))
+    with pytest.raises(vr.ReportError, match='%s is a symbolic link' % (reports / vr.SETS_DIR)):
+        vr.write_report_set(evil_report(), str(reports))
+    assert sorted(os.listdir(other)) == ['theirs.txt'] and stat.S_IMODE(os.stat(other).st_mode) == 0o755
+
+
+@pytest.mark.parametrize('how', ['symlink', 'group_writable', 'world_writable', 'someone_elses'])
+def test_a_report_directory_that_is_not_private_is_refused_naming_it(tmp_path, how):
+    directory = tmp_path / 'reports'
+    if how == 'symlink':
+        real = tmp_path / 'real'
+        real.mkdir(mode=0o700)
+        os.symlink(str(real), str(directory))
+    else:
+        directory.mkdir()
+        os.chmod(directory, dict(group_writable=0o770, world_writable=0o1777, someone_elses=0o700)[how])
+        if how == 'someone_elses':
+            os.chown(directory, 4242, 4242)
+    with pytest.raises(vr.ReportError, match='report directory %s is not used' % directory):
+        vr.write_report_set(evil_report(), str(directory))
+    assert not os.path.lexists(os.path.join(os.path.realpath(directory), vr.SETS_DIR))
+
+
+def test_a_symlinked_lock_and_old_sets_are_never_followed(tmp_path):
+    directory = tmp_path / 'reports'
+    vr.write_report_set(evil_report(), str(directory))
+    sets = directory / vr.SETS_DIR
+    other = _others(tmp_path)
+    os.symlink(str(other), str(sets / 'set-planted'))
+    vr.write_report_set(evil_report(), str(directory))
+    assert not os.path.lexists(sets / 'set-planted') and sorted(os.listdir(other)) == ['theirs.txt']
+    os.unlink(sets / 'lock')
+    os.symlink(str(other / 'lockfile'), str(sets / 'lock'))
+    with pytest.raises(OSError):
+        vr.write_report_set(evil_report(), str(directory))
+    assert sorted(os.listdir(other)) == ['theirs.txt']
+    assert not [e for e in os.listdir(sets) if e.startswith('stage-')]
+
+
 @pytest.mark.parametrize('mode', ['0644x', '0400', 'rw', 0o1777, '0200', True])
 def test_bad_modes_are_refused_before_anything_is_written(tmp_path, mode):
     with pytest.raises(vr.ReportError, match='report mode must be an octal file mode'):
@@ -301,3 +354,15 @@ def test_the_report_copies_only_what_it_reads_and_says_the_same(monkeypatch):
     assert report['hosts']['db4']['reason'] == 'not audited: not in the window'
     monkeypatch.setattr(vr, '_read_outcome', lambda value: json.loads(json.dumps(value, default=str)))
     assert vr.verify_report(full)['hosts'] == report['hosts']
+
+
+# ---------------------------------------------------------------- the server's command line
+def test_mask_argv_masks_by_name_as_the_report_does():
+    argv = ['/usr/sbin/mysqld', '--report-password=pw1', '--loose_wsrep_sst_auth=u:pw2', '--report-password', 'pw3',
+            '--file-key-management-filekey=pw4', '--wsrep-provider-options=a=1;pc.password=pw5', '-ppw6',
+            '--disconnect-on-expired-password=ON', '--ssl-key=/etc/mysql/key.pem', 'pw7-not-an-option']
+    assert vr.mask_argv(argv) == [
+        '/usr/sbin/mysqld', '--report-password=********', '--loose_wsrep_sst_auth=********', '--report-password',
+        '********', '--file-key-management-filekey=********', '--wsrep-provider-options=a=1;pc.password=********',
+        '-p********', '--disconnect-on-expired-password=ON', '--ssl-key=/etc/mysql/key.pem', 'pw7-not-an-option']
+    assert vr.mask_argv(None) == [] and argv[1] == '--report-password=pw1'
