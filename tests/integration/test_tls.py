@@ -511,10 +511,16 @@ def tls_files(tmp_path_factory):
     return _self_signed(str(tmp_path_factory.mktemp('fake-tls')))
 
 
+@pytest.fixture(scope='module')
+def lab_network(fleet):  # pylint: disable=unused-argument
+    """The address of the lab's network on this machine, the SSH fleet brought up when it is down."""
+    return lab_network_address()
+
+
 @pytest.fixture
-def auth_servers(tls_files):
+def auth_servers(tls_files, lab_network):  # pylint: disable=redefined-outer-name
     """One AuthServer per way on the lab's network; closed after the test."""
-    address = lab_network_address()
+    address = lab_network
     servers = dict((way, AuthServer(way, address, tls_files)) for way in WAYS)
     yield servers
     for server in servers.values():
@@ -525,6 +531,7 @@ def _fake_login(server, **extra):
     return dict(login_host=server.address, login_port=server.port, login_user='dbfleet', login_password=MARKER, **extra)
 
 
+@pytest.mark.fleet
 def test_the_fake_servers_learn_the_password_from_plain_pymysql(auth_servers):
     # The hazard itself, for each way: PyMySQL hands over the password (so each fake server works).
     for way, server in auth_servers.items():
@@ -535,6 +542,7 @@ def test_the_fake_servers_learn_the_password_from_plain_pymysql(auth_servers):
         assert server.learned(MARKER), way
 
 
+@pytest.mark.fleet
 @pytest.mark.parametrize('chosen', [{}, {'login_ssl_mode': 'preferred'}], ids=['default', 'preferred'])
 def test_no_way_of_asking_gets_the_password_from_a_connection(auth_servers, chosen):
     for way, server in auth_servers.items():
@@ -554,6 +562,7 @@ def test_no_way_of_asking_gets_the_password_from_a_connection(auth_servers, chos
             assert plugin in message, message
 
 
+@pytest.mark.fleet
 def test_the_key_exchange_is_made_only_with_the_users_key_or_when_chosen(auth_servers, tmp_path):
     # The real server's key, given by the user: the fake server's own key is never used, it decrypts nothing.
     _other, real_pem = _rsa_key()
@@ -595,6 +604,7 @@ def _assert_refused(server, message, way):
     assert not server.learned(MARKER), (way, bytes(server.received))
 
 
+@pytest.mark.fleet
 @pytest.mark.parametrize('route', ['module_task', 'inventory_login'])
 def test_no_way_of_asking_gets_the_password_from_a_module(auth_servers, tmp_path, route):
     """server_facts run by Ansible, its login in the task or from the inventory, by default and with preferred."""
@@ -627,6 +637,7 @@ def test_no_way_of_asking_gets_the_password_from_a_module(auth_servers, tmp_path
         _assert_refused(auth_servers[way], results[host]['msg'], host)
 
 
+@pytest.mark.fleet
 @pytest.mark.parametrize('chosen', [{}, {'login_ssl_mode': 'preferred'}], ids=['default', 'preferred'])
 def test_no_way_of_asking_gets_the_password_from_the_controller_audit(auth_servers, chosen):
     for way, server in auth_servers.items():
@@ -641,6 +652,7 @@ def test_no_way_of_asking_gets_the_password_from_the_controller_audit(auth_serve
             assert 'its identity cannot be verified' in result['msg'] and server.connections == 0, (way, result)
 
 
+@pytest.mark.fleet
 def test_the_restart_gate_shuts_at_once_on_a_refused_login(auth_servers):
     """The gate waits for a server that does not answer, not for one whose login the rules refuse."""
     server = auth_servers['sha256_switch']
@@ -653,6 +665,7 @@ def test_the_restart_gate_shuts_at_once_on_a_refused_login(auth_servers):
     assert server.connections == 1 and not server.learned(MARKER) and MARKER not in out
 
 
+@pytest.mark.fleet
 def test_no_way_of_asking_gets_the_password_from_the_restart_gates_looks(auth_servers):
     from ansible_collections.dbfleet.innodb.plugins.modules import restart_gate  # pylint: disable=import-outside-toplevel
     for way, server in auth_servers.items():
@@ -744,11 +757,12 @@ class Forwarder(Listener):
                     pass
 
 
-def test_a_remote_login_that_is_not_verified_is_warned_about_and_a_verified_one_is_not(lab):
+@pytest.mark.fleet
+def test_a_remote_login_that_is_not_verified_is_warned_about_and_a_verified_one_is_not(lab, lab_network):  # pylint: disable=redefined-outer-name
     """server_facts reaching mysql80 through an address of the lab's network: a warning in the result names the
     server and how to verify it; with the lab's CA (the chain verified) there is none."""
     _hosts, ca = tls_hosts(lab)
-    forwarder = Forwarder(lab_network_address(), lab.hosts['mysql80']['port'])
+    forwarder = Forwarder(lab_network, lab.hosts['mysql80']['port'])
     try:
         base = dict(login_host=forwarder.address, login_port=forwarder.port, login_user=lab.admin_user,
                     login_password=lab.admin_password, config_file='')

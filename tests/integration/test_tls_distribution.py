@@ -4,7 +4,7 @@ through its inventory login, against the fake servers of test_tls.py on the lab'
 
 PyMySQL 1.0.2 uses no TLS at all unless given TLS options (docs/security.md): the ways that need TLS from the
 client still reach the fake servers in plain text, and none of them may learn the password.
-Needs the booted host: `DBFLEET_FLEET_NET=<N> python lab/lab.py --mode ssh up pkg1`.
+Runs with the SSH fleet's booted hosts (fixture booted_machines boots them when they are down).
 """
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ from test_tls import MARKER, WAYS, AuthServer, _assert_refused, _results, _self_
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 BIN = os.path.join(ROOT, '.venv', 'bin')
+
+
+pytestmark = pytest.mark.fleet
 
 
 def booted_pkg1():
@@ -42,7 +45,7 @@ def ansible(*argv):
     return proc.stdout + proc.stderr
 
 
-def test_no_way_of_asking_gets_the_password_from_the_distributions_pymysql(tmp_path):
+def test_no_way_of_asking_gets_the_password_from_the_distributions_pymysql(booted_machines, tmp_path):  # pylint: disable=unused-argument
     pkg1, top = booted_pkg1()
     address = lab_network_address()
     servers = dict((way, AuthServer(way, address, _self_signed(str(tmp_path)))) for way in WAYS)
