@@ -23,7 +23,7 @@ from test_verify import COLLECTIONS, INVENTORY, ROOT
     ('advise_ahi.yml', {'advise_ahi_sample_seconds': 0}, 'advise_ahi_sample_seconds must be 1 or more; got 0'),
     ('advise_ahi.yml', {'advise_ahi_thresholds': {'min_hit_ratio': 'high'}}, 'min_hit_ratio'),
     ('rolling_restart.yml', {'rolling_restart_roles': ['adaptive_hash', 'myrock']},
-     'rolling_restart_roles must be one or more of: adaptive_hash, flush_neighbors, memcached, myrocks. '
+     'rolling_restart_roles must be one or more of: adaptive_hash, flush_neighbors, memcached, myrocks, settings. '
      'Got no match for: myrock'),
     ('rolling_restart.yml', {'rolling_restart_all': 'perhaps'}, "argument 'rolling_restart_all' is of type str"),
     ('rolling_restart.yml', {'rolling_restart_timeout': 0}, 'rolling_restart_timeout must be 1 or more (got 0)'),
