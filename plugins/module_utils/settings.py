@@ -232,6 +232,20 @@ def buffer_pool_unit(wanted, catalog):
     return _size(chunk) or 0, _size(instances) or 1
 
 
+def ignored_while(name, wanted, catalog):
+    """Why the server ignores name (flavors.IGNORED_WHILE: another setting's value, from the map or the server),
+    or None."""
+    rule_ = flavors.IGNORED_WHILE.get(name)
+    if not rule_ or rule_[0] not in catalog:
+        return None
+    other, value, why = rule_
+    current = wanted.get(other, catalog[other].get('value'))
+    try:
+        return why if values.equal(value, current, 'bool') else None
+    except values.ValueError_:
+        return None
+
+
 def line_value(canonical, kind):
     """The value as the writer takes it for kind (LINE_KINDS)."""
     if kind == 'bool':
@@ -327,6 +341,11 @@ def settings(variables, facts):
                 label, where, (' (closest: %s)' % ', '.join(close)) if close else ' (nor any close name)'))
             continue
         kind, choices, limits, dynamic = describe(server_name, facts, cat)
+        ignored = ignored_while(server_name, wanted, catalog)
+        if ignored:
+            unsupported.append(dict(name=server_name, status='ignored', reason='%s ignores %s: %s; left alone here'
+                                    % (where, server_name, ignored)))
+            continue
         pct = percentage(value)
         if pct is not None:
             if kind != 'size':

@@ -273,3 +273,13 @@ def test_the_role_is_registered_with_the_route():
     assert 'settings' in desired.ROLES and desired.server_catalog(['settings'])
     assert desired.for_role('settings', dict(settings_values=dict(innodb_io_capacity=500)), server(), None)[
         'settings'] == dict(innodb_io_capacity=500)
+
+
+def test_a_setting_the_server_ignores_is_left_alone_with_the_reason():
+    mmap = dict(innodb_log_file_mmap=dict(value='ON', type='BOOLEAN', read_only=True))
+    out = state(dict(innodb_log_buffer_size='32M'), server('mariadb', (11, 8, 9), extra=mmap))
+    assert out['settings'] == {} and out['unsupported'][0]['status'] == 'ignored'
+    assert 'innodb_log_file_mmap=ON' in out['unsupported'][0]['reason']
+    mmap['innodb_log_file_mmap']['value'] = 'OFF'
+    out = state(dict(innodb_log_buffer_size='32M'), server('mariadb', (10, 11, 19), extra=mmap))
+    assert out['settings'] == dict(innodb_log_buffer_size=32 * MIB)
