@@ -166,7 +166,7 @@ VARIABLES = {
     ],
     'innodb_write_io_threads': [
         _span(MYSQL_LIKE, (5, 5, 0), None, _v('int', False, 4, 1, 64)),
-        _span((MARIADB,), (10, 11, 0), None, _v('int', True, 4, 1, 64)),
+        _span((MARIADB,), (10, 11, 0), None, _v('int', True, 4, 2, 64)),
     ],
     'innodb_lock_wait_timeout': [
         _span(MYSQL_LIKE, (5, 5, 0), None, _v('int', True, 50, 1)),

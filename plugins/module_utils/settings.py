@@ -450,9 +450,11 @@ def settings(variables, facts):
     reason = ''
     if pending:
         reason = 'read-only settings: %s' % ', '.join('%s=%s' % kv for kv in sorted(restart_settings.items()))
-        notes.append('%s wait for a restart' % reason)
-    for item in translated:
-        notes.append(item['reason'])
+    notes.extend(item['reason'] for item in translated)
+    notes.extend('%s: %s of %d bytes (%s) = %d' % (name, item['written'], item['memory'], item['source'], item['bytes'])
+                 for name, item in sorted(relative.items()))
+    notes.extend('%s: %s' % (name, note) for name, item in sorted(predicted.items()) for note in item['notes']
+                 if name not in restart_settings)
     return desired.with_option_file(
         COMMENTS, lines,
         settings=settings_out, runtime=runtime, persist=bool(persist), persist_only=persist_only,
