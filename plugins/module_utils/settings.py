@@ -368,8 +368,8 @@ def settings(variables, facts):
         try:
             canonical = values.check(value_to_check, kind, choices, limits)
         except values.ValueError_ as e:
-            check.error('%s must be %s on %s; got %s (%s)' % (label, rule(kind, choices, limits), where,
-                                                            desired.shown(value), e))
+            check.error('%s must be %s on %s; got %s (%s)'
+                        % (label, rule(kind, choices, limits), where, desired.shown(value), e))
             continue
         notes_here = []
         runs = canonical
@@ -451,6 +451,7 @@ def settings(variables, facts):
     if pending:
         reason = 'read-only settings: %s' % ', '.join('%s=%s' % kv for kv in sorted(restart_settings.items()))
     notes.extend(item['reason'] for item in translated)
+    notes.extend('%s left out: %s' % (item['name'], item['reason']) for item in unresolved)
     notes.extend('%s: %s of %d bytes (%s) = %d' % (name, item['written'], item['memory'], item['source'], item['bytes'])
                  for name, item in sorted(relative.items()))
     notes.extend('%s: %s' % (name, note) for name, item in sorted(predicted.items()) for note in item['notes']

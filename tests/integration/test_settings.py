@@ -136,8 +136,8 @@ def lab_as_found(lab):
                     os.remove(dropin(host))
                 lab.run('restart', host)
     clean()
-    before = dict((h, dict((n, global_value(h, n)) for n in ('innodb_io_capacity', 'innodb_buffer_pool_size',
-                                                                'innodb_sort_buffer_size'))) for h in LAB_HOSTS)
+    kept = ('innodb_io_capacity', 'innodb_buffer_pool_size', 'innodb_sort_buffer_size')
+    before = dict((h, dict((n, global_value(h, n)) for n in kept)) for h in LAB_HOSTS)
     yield before
     clean()
     for host in LAB_HOSTS:

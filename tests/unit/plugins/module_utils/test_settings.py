@@ -88,8 +88,8 @@ def test_mysql80_dynamic_at_runtime_read_only_pending_rounded_and_in_the_dropin(
     assert out['restart_settings'] == dict(innodb_sort_buffer_size=2 * MIB, innodb_read_io_threads=6,
                                            innodb_flush_method='O_DIRECT')
     assert out['left_alone'] == ['innodb_max_dirty_pages_pct']
-    assert out['memory']['innodb_buffer_pool_size'] == dict(written='50%', bytes=4 * GIB, memory=8 * GIB,
-                                                           source='MemTotal of the host (/proc/meminfo)')
+    assert out['memory']['innodb_buffer_pool_size'] == dict(
+        written='50%', bytes=4 * GIB, memory=8 * GIB, source='MemTotal of the host (/proc/meminfo)')
     assert out['resize'] == {'from': 134217728, 'to': 4 * GIB, 'timeout': 300}
     text = out['option_file_text']
     assert 'innodb_print_all_deadlocks = ON\n' in text and 'innodb_flush_method = O_DIRECT\n' in text
