@@ -283,3 +283,36 @@ def test_a_setting_the_server_ignores_is_left_alone_with_the_reason():
     mmap['innodb_log_file_mmap']['value'] = 'OFF'
     out = state(dict(innodb_log_buffer_size='32M'), server('mariadb', (10, 11, 19), extra=mmap))
     assert out['settings'] == dict(innodb_log_buffer_size=32 * MIB)
+
+
+# ---------------------------------------------------------------- the catalog read (one bounded statement)
+def test_the_catalog_is_read_in_one_bounded_statement(monkeypatch):
+    statements = []
+
+    def fake_query(_conn, sql, args=None):
+        statements.append(sql)
+        if 'SYSTEM_VARIABLES' in sql:
+            return [dict(VARIABLE_NAME='INNODB_FLUSH_METHOD', VARIABLE_TYPE='ENUM', NUMERIC_MIN_VALUE=None,
+                         NUMERIC_MAX_VALUE=None, NUMERIC_BLOCK_SIZE=None, READ_ONLY='YES',
+                         ENUM_VALUE_LIST='fsync,O_DSYNC,littlesync,nosync,O_DIRECT,O_DIRECT_NO_FSYNC'),
+                    dict(VARIABLE_NAME='INNODB_BUFFER_POOL_SIZE', VARIABLE_TYPE='BIGINT UNSIGNED',
+                         NUMERIC_MIN_VALUE='2097152', NUMERIC_MAX_VALUE='18446744073701163008',
+                         NUMERIC_BLOCK_SIZE='1048576', READ_ONLY='NO', ENUM_VALUE_LIST=None)]
+        return [dict(VARIABLE_NAME='innodb_io_capacity', MIN_VALUE='100', MAX_VALUE='4294967295'),
+                dict(VARIABLE_NAME='innodb_print_all_deadlocks', MIN_VALUE='0', MAX_VALUE='0')]
+
+    monkeypatch.setattr(server_facts, 'query', fake_query)
+    maria = flavors.ServerIdentity('mariadb', (10, 11, 19), '10.11.19-MariaDB', None)
+    table, source, problem = server_facts.variable_catalog(None, maria)
+    assert source == 'information_schema.SYSTEM_VARIABLES' and problem is None
+    assert table['innodb_flush_method']['read_only'] is True and 'O_DIRECT' in table['innodb_flush_method']['choices']
+    assert table['innodb_buffer_pool_size']['block_size'] == MIB and table['innodb_buffer_pool_size']['read_only'] is False
+    mysql = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
+    table, source, problem = server_facts.variable_catalog(None, mysql)
+    assert source == 'performance_schema.variables_info'
+    assert table['innodb_io_capacity']['minimum'] == 100 and table['innodb_io_capacity']['read_only'] is None
+    assert table['innodb_print_all_deadlocks']['minimum'] is None        # 0/0: no range
+    assert len(statements) == 2 and all('LIMIT %d' % server_facts.CATALOG_LIMIT in s for s in statements)
+    old = flavors.ServerIdentity('mysql', (5, 7, 44), '5.7.44', None)
+    assert server_facts.variable_catalog(None, old)[0] == {} and 'has no table of its variables' in \
+        server_facts.variable_catalog(None, old)[2]
