@@ -27,7 +27,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import service_rest
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
-ROLES = ('adaptive_hash', 'flush_neighbors', 'memcached', 'myrocks')
+ROLES = ('adaptive_hash', 'flush_neighbors', 'memcached', 'myrocks', 'settings')
 
 # The public input variables of each role and their defaults: the `default` of each option of
 # roles/<role>/meta/argument_specs.yml (null where it has none). A unit test keeps this table, the
@@ -92,6 +92,15 @@ INPUTS = {
         myrocks_restart_timeout=300,
         myrocks_restart_max_lag=60,
     ),
+    'settings': dict(
+        settings_values={},
+        settings_persist=False,
+        settings_restart='never',
+        settings_restart_timeout=300,
+        settings_restart_max_lag=60,
+        settings_buffer_pool_floor=None,
+        settings_resize_timeout=300,
+    ),
 }
 
 # Facts the roles set under their own prefix: not input, never reported as unknown.
@@ -101,6 +110,7 @@ OUTPUTS = {
     'flush_neighbors': ('flush_neighbors_desired_settings', 'flush_neighbors_storage', 'flush_neighbors_report'),
     'memcached': ('memcached_desired_settings', 'memcached_report', 'memcached_restarted'),
     'myrocks': ('myrocks_desired_settings', 'myrocks_report', 'myrocks_pending_restart', 'myrocks_restarted'),
+    'settings': ('settings_desired_settings', 'settings_report', 'settings_pending_restart', 'settings_restarted'),
 }
 
 # The server variables each role reads (server_facts `variables`).
@@ -110,6 +120,8 @@ SERVER_VARIABLES = {
     'memcached': (),
     'myrocks': ('rocksdb_block_cache_size', 'rocksdb_flush_log_at_trx_commit', 'rocksdb_max_background_jobs',
                 'rocksdb_default_cf_options'),
+    # The settings role reads the server's whole catalog instead (server_catalog()).
+    'settings': (),
 }
 
 # The settings of the myrocks role: role variable -> (server variable, kind, minimum, maximum, dynamic).
@@ -130,6 +142,8 @@ SETTING_VARIABLES = {
     'memcached': ('daemon_memcached_option', 'daemon_memcached_r_batch_size', 'daemon_memcached_w_batch_size',
                   'innodb_api_enable_binlog', 'innodb_api_enable_mdl', 'innodb_api_trx_level'),
     'myrocks': tuple(row[1] for row in MYROCKS_SETTINGS),
+    # Whatever settings_values names (module_utils/settings.py).
+    'settings': (),
 }
 
 # Where the packaged servers of each OS family include drop-in files (/etc/mysql/my.cnf:
@@ -894,7 +908,14 @@ def myrocks(variables, facts):
     )
 
 
-FUNCTIONS = dict(adaptive_hash=adaptive_hash, flush_neighbors=flush_neighbors, memcached=memcached, myrocks=myrocks)
+def settings(variables, facts):
+    """Desired state of the settings role: module_utils/settings.py (its own module; it uses this one's writer)."""
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import settings as settings_role
+    return settings_role.settings(variables, facts)
+
+
+FUNCTIONS = dict(adaptive_hash=adaptive_hash, flush_neighbors=flush_neighbors, memcached=memcached, myrocks=myrocks,
+                 settings=settings)
 
 
 # ---------------------------------------------------------------- every role at once
@@ -940,6 +961,11 @@ def setting_variable_names(roles):
 def server_engine_names(roles):
     """The storage engines whose state the roles read (server facts `engines`)."""
     return ['ROCKSDB'] if 'myrocks' in roles else []
+
+
+def server_catalog(roles):
+    """Whether the roles read the server's catalog of variables and its memory (server_facts.report(catalog=True))."""
+    return 'settings' in roles
 
 
 def restart_roles(roles):

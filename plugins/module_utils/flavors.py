@@ -36,12 +36,14 @@ def _span(flavors, since, until, value):
 # maximum None mean "not known or depends on the machine". plugin: the variable exists only while
 # that plugin is loaded (None: it is the server's or InnoDB's own).
 # Each span is asserted against every real server of the lab by tests/integration/test_version_truth.py.
-VarFacts = namedtuple('VarFacts', 'name kind dynamic default minimum maximum choices plugin')
+# block_size: the server rounds a number down to a multiple of it (where the server's own catalog does not say:
+# MySQL's performance_schema tables have no block size; MariaDB's SYSTEM_VARIABLES.NUMERIC_BLOCK_SIZE wins).
+VarFacts = namedtuple('VarFacts', 'name kind dynamic default minimum maximum choices plugin block_size')
 
 
-def _v(kind, dynamic, default=None, minimum=None, maximum=None, choices=None, plugin=None):
+def _v(kind, dynamic, default=None, minimum=None, maximum=None, choices=None, plugin=None, block_size=None):
     return dict(kind=kind, dynamic=dynamic, default=default, minimum=minimum, maximum=maximum,
-                choices=choices, plugin=plugin)
+                choices=choices, plugin=plugin, block_size=block_size)
 
 
 # name -> list of spans whose value is the facts dict for that flavor/version range.
@@ -134,9 +136,53 @@ VARIABLES = {
         _span((MARIADB,), (11, 4, 3), (11, 5, 0), _v('size', False, 512, 512, 4096)),
         _span((MARIADB,), (11, 8, 0), None, _v('size', False, 512, 512, 4096)),
     ],
-    # Redo log size, replacing innodb_log_file_size / innodb_log_files_in_group (MySQL 8.0.30+).
+    # Redo log size, replacing innodb_log_file_size / innodb_log_files_in_group (MySQL 8.0.30+). SET GLOBAL rounds
+    # it down to a multiple of 1 MiB (8.0.33 and 9.7.4 of the lab: 209727543 -> 209715200, warning 1292).
     'innodb_redo_log_capacity': [
-        _span((MYSQL, PERCONA), (8, 0, 30), None, _v('size', True, 104857600, 8388608)),
+        _span((MYSQL, PERCONA), (8, 0, 30), None, _v('size', True, 104857600, 8388608, block_size=1048576)),
+    ],
+    # Number of redo log files: MySQL until 9.0 (deprecated 8.0.30, absent from 9.7.4 of the lab), MariaDB until
+    # 10.6.0 (one file from 10.5.2 on, whatever it says). REDO_LOG below folds it into the size a server takes.
+    'innodb_log_files_in_group': [
+        _span(MYSQL_LIKE, (5, 0, 0), (9, 0, 0), _v('int', False, 2, 2, 100)),
+        _span((MARIADB,), (10, 0, 0), (10, 6, 0), _v('int', False, None, 1, 100)),
+    ],
+    # Dynamic from MySQL 8.0 (read-only on MariaDB: 10.11.19 and 11.8.9 of the lab); default 64 MiB from MySQL 8.4.
+    # MySQL rounds down to a multiple of 1024 (8.0.33 and 9.7.4: 20000001 -> 19999744), MariaDB 4096 (its catalog).
+    'innodb_log_buffer_size': [
+        _span(MYSQL_LIKE, (8, 0, 0), (8, 4, 0), _v('size', True, 16777216, block_size=1024)),
+        _span((MYSQL, PERCONA), (8, 4, 0), None, _v('size', True, 67108864, block_size=1024)),
+        _span((AURORA,), (8, 4, 0), None, _v('size', True, block_size=1024)),
+        _span((MARIADB,), (10, 0, 0), None, _v('size', False, block_size=4096)),
+    ],
+    'innodb_sort_buffer_size': [
+        _span(MYSQL_LIKE, (5, 6, 4), None, _v('size', False, 1048576, 65536, 67108864)),
+        _span((MARIADB,), (10, 0, 0), None, _v('size', False, 1048576, 65536, 67108864)),
+    ],
+    # Read-only on MySQL; dynamic on MariaDB from 10.11 (MDEV-11026; 10.11.19 and 11.8.9 of the lab accept SET GLOBAL).
+    'innodb_read_io_threads': [
+        _span(MYSQL_LIKE, (5, 5, 0), None, _v('int', False, None, 1, 64)),
+        _span((MARIADB,), (10, 11, 0), None, _v('int', True, 4, 1, 64)),
+    ],
+    'innodb_write_io_threads': [
+        _span(MYSQL_LIKE, (5, 5, 0), None, _v('int', False, 4, 1, 64)),
+        _span((MARIADB,), (10, 11, 0), None, _v('int', True, 4, 2, 64)),
+    ],
+    'innodb_lock_wait_timeout': [
+        _span(MYSQL_LIKE, (5, 5, 0), None, _v('int', True, 50, 1)),
+        _span((MARIADB,), (10, 0, 0), None, _v('int', True, 50)),
+    ],
+    'innodb_print_all_deadlocks': [
+        _span(MYSQL_LIKE, (5, 6, 2), None, _v('bool', True, 'OFF')),
+        _span((MARIADB,), (10, 0, 0), None, _v('bool', True, 'OFF')),
+    ],
+    'innodb_stats_persistent_sample_pages': [
+        _span(MYSQL_LIKE, (5, 6, 2), None, _v('int', True, 20, 1)),
+        _span((MARIADB,), (10, 0, 0), None, _v('int', True, 20, 1)),
+    ],
+    'innodb_page_size': [
+        _span(MYSQL_LIKE, (5, 6, 4), None, _v('int', False, 16384, 4096, 65536)),
+        _span((MARIADB,), (10, 0, 0), None, _v('int', False, 16384, 4096, 65536)),
     ],
     'innodb_read_only': [
         _span(ANY, (5, 6, 0), None, _v('bool', False, 'OFF')),
@@ -256,6 +302,29 @@ def replacement(name, flavor, version):
     span = _lookup(RENAMED_VARIABLES.get(str(name).lower(), ()), flavor, version)
     return span.value if span else None
 
+
+# Settings that one version names differently with another value: the redo log's size. MySQL 8.0.30+ takes
+# innodb_redo_log_capacity (the total); older MySQL takes innodb_log_file_size per file x innodb_log_files_in_group
+# files; MariaDB takes innodb_log_file_size (one file from 10.5.2: MDEV-20907; innodb_log_files_in_group removed in
+# 10.6.0). Which server has which comes from VARIABLES; the value is converted by module_utils/settings.py.
+# Sources: MySQL 8.0 refman "Configuring Redo Log Capacity (MySQL 8.0.30 or Higher)"; MariaDB KB
+# innodb-system-variables (innodb_log_file_size, innodb_log_files_in_group).
+REDO_LOG = dict(capacity='innodb_redo_log_capacity', file_size='innodb_log_file_size',
+                files='innodb_log_files_in_group')
+
+# Settings a server ignores while another setting has a value: name -> (other, value, why). MariaDB with a
+# memory-mapped redo log (innodb_log_file_mmap=ON: 11.8.9 of the lab; 10.11.19 runs OFF) writes the log file
+# itself and reports innodb_log_buffer_size as the log file size less its 12 KiB header, whatever the option files
+# say (seen: innodb_log_file_size 192M -> innodb_log_buffer_size 201314304 after a restart with it set to 32M).
+IGNORED_WHILE = {
+    'innodb_log_buffer_size': ('innodb_log_file_mmap', 'ON', 'the redo log is memory-mapped (innodb_log_file_mmap=ON): '
+                               'the server runs innodb_log_buffer_size as the log file size, whatever is configured'),
+}
+
+# Variables fixed when the data directory is created: no option file or restart changes them on a running
+# installation (MySQL refman "InnoDB startup options": innodb_page_size; "Identifier case sensitivity":
+# lower_case_table_names from 8.0). A settings map that names them is refused.
+INIT_ONLY_VARIABLES = ('innodb_page_size', 'lower_case_table_names', 'innodb_data_home_dir')
 
 # ---------------------------------------------------------------- capabilities
 # name -> spans whose value is the capability's value; absent means the default below.

@@ -411,6 +411,127 @@ def variable_table(conn, identity, names):
     return out, None
 
 
+# The most rows the catalog read takes (a server has about 600-1000 variables; plugins add some).
+CATALOG_LIMIT = 5000
+
+
+def variable_catalog(conn, identity):
+    """(catalog, source, problem): every GLOBAL variable the server describes in its own catalog, in one bounded
+    statement: {name: dict(type, minimum, maximum, block_size, choices, read_only)} - MariaDB
+    information_schema.SYSTEM_VARIABLES (VARIABLE_TYPE, NUMERIC_MIN/MAX_VALUE, NUMERIC_BLOCK_SIZE, ENUM_VALUE_LIST,
+    READ_ONLY), MySQL 8.0+ performance_schema.variables_info (MIN_VALUE, MAX_VALUE only: type, block size and
+    whether a variable is dynamic come from flavors.VARIABLES there). A server without either table, or a read
+    that fails, gives {} and the reason."""
+    out = {}
+    try:
+        if flavors.capability('system_variables_table', identity.flavor, identity.version):
+            source = 'information_schema.SYSTEM_VARIABLES'
+            rows = query(conn, 'SELECT VARIABLE_NAME, VARIABLE_TYPE, NUMERIC_MIN_VALUE, NUMERIC_MAX_VALUE, '
+                               'NUMERIC_BLOCK_SIZE, ENUM_VALUE_LIST, READ_ONLY FROM information_schema.SYSTEM_VARIABLES '
+                               "WHERE VARIABLE_SCOPE <> 'SESSION' LIMIT %d" % CATALOG_LIMIT)
+            for row in rows:
+                choices = row.get('ENUM_VALUE_LIST')
+                out[str(row['VARIABLE_NAME']).lower()] = dict(
+                    type=row.get('VARIABLE_TYPE'), minimum=_number(row.get('NUMERIC_MIN_VALUE')),
+                    maximum=_number(row.get('NUMERIC_MAX_VALUE')), block_size=_number(row.get('NUMERIC_BLOCK_SIZE')),
+                    choices=choices.split(',') if choices else None,
+                    read_only=str(row.get('READ_ONLY')).upper() == 'YES')
+        elif flavors.capability('variables_info_table', identity.flavor, identity.version):
+            source = 'performance_schema.variables_info'
+            rows = query(conn, 'SELECT VARIABLE_NAME, MIN_VALUE, MAX_VALUE FROM performance_schema.variables_info '
+                               'LIMIT %d' % CATALOG_LIMIT)
+            for row in rows:
+                low, high = _number(row.get('MIN_VALUE')), _number(row.get('MAX_VALUE'))
+                if low == 0 and high == 0:
+                    low = high = None       # what variables_info shows for a variable without a range
+                out[str(row['VARIABLE_NAME']).lower()] = dict(type=None, minimum=low, maximum=high, block_size=None,
+                                                              choices=None, read_only=None)
+        else:
+            return {}, None, '%s %s has no table of its variables (MariaDB 10.1+, MySQL 8.0+)' % (
+                identity.flavor, flavors.format_version(identity.version))
+    except _DB_ERRORS as e:
+        return {}, None, 'cannot read the server\'s catalog of variables: %s' % error_text(e)
+    return out, source, None
+
+
+def _number(value):
+    if value is None or value == '':
+        return None
+    try:
+        return int(str(value))
+    except ValueError:
+        try:
+            return float(str(value))
+        except ValueError:
+            return None
+
+
+# /proc/meminfo's MemTotal and a cgroup's limit, in bytes. A cgroup v1 "no limit" is a page-rounded 2^63-1.
+UNLIMITED = 1 << 62
+
+
+def _read_first(path):
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except (IOError, OSError):
+        return None
+
+
+def server_memory(pid, proc_root='/proc', cgroup_root='/sys/fs/cgroup'):
+    """The memory the server process may use: dict(bytes, source, mem_total, cgroup_limit, cgroup): the host's
+    MemTotal, or the memory limit of the process's cgroup (and of each cgroup above it) when lower - cgroup v2
+    memory.max, v1 memory.limit_in_bytes, read from /proc/<pid>/cgroup. bytes None with a reason when nothing can be
+    read (the server is not on this host)."""
+    out = dict(bytes=None, source=None, mem_total=None, cgroup_limit=None, cgroup=None, reason=None)
+    meminfo = _read_first(os.path.join(proc_root, 'meminfo')) if proc_root else None
+    for line in (meminfo or '').splitlines():
+        if line.startswith('MemTotal:'):
+            out['mem_total'] = int(line.split()[1]) * 1024
+    if out['mem_total'] is None:
+        out['reason'] = 'no MemTotal in %s/meminfo' % proc_root
+        return out
+    out['bytes'], out['source'] = out['mem_total'], 'MemTotal of the host (/proc/meminfo)'
+    lines = _read_first(os.path.join(proc_root, str(pid), 'cgroup')) if pid else None
+    for line in (lines or '').splitlines():
+        parts = line.split(':', 2)
+        if len(parts) != 3:
+            continue
+        controllers, path = parts[1].split(','), parts[2]
+        if parts[0] == '0' and parts[1] == '':
+            bases, file_name = [cgroup_root, os.path.join(cgroup_root, 'unified')], 'memory.max'
+        elif 'memory' in controllers:
+            bases, file_name = [os.path.join(cgroup_root, 'memory')], 'memory.limit_in_bytes'
+        else:
+            continue
+        for base in bases:
+            limit, where = _cgroup_limit(base, path, file_name)
+            if limit is not None and (out['cgroup_limit'] is None or limit < out['cgroup_limit']):
+                out['cgroup_limit'], out['cgroup'] = limit, where
+    if out['cgroup_limit'] is not None and out['cgroup_limit'] < out['bytes']:
+        out['bytes'], out['source'] = out['cgroup_limit'], 'the memory limit of cgroup %s' % out['cgroup']
+    return out
+
+
+def _cgroup_limit(base, path, file_name):
+    """(lowest limit, file) of the cgroup at path under base and of every cgroup above it (None: no limit)."""
+    lowest, where = None, None
+    parts = [p for p in path.split('/') if p]
+    while True:
+        candidate = os.path.join(base, *parts, file_name) if parts else os.path.join(base, file_name)
+        text = _read_first(candidate)
+        if text is not None and text != 'max':
+            try:
+                value = int(text)
+            except ValueError:
+                value = None
+            if value is not None and value < UNLIMITED and (lowest is None or value < lowest):
+                lowest, where = value, candidate
+        if not parts:
+            return lowest, where
+        parts.pop()
+
+
 def persisted_variables(conn, identity, variables):
     """{name: value} from performance_schema.persisted_variables (MySQL 8), or {} where there is
     no SET PERSIST or persisted_globals_load is OFF. Second item: a reason when it could not be read."""
@@ -452,10 +573,12 @@ def variable_details(conn, identity, variables, names):
     return out, reason
 
 
-def report(conn, identity, variables, facts, names=(), engines=()):
+def report(conn, identity, variables, facts, names=(), engines=(), catalog=False):
     """The server_facts result (as the server_facts and desired_settings modules return it and the
     roles' desired state is computed from): the public facts plus `variables`, the details of names,
-    and `engines`, whether each of engines is loaded and how many tables use it (when engines are asked for)."""
+    and `engines`, whether each of engines is loaded and how many tables use it (when engines are asked for).
+    catalog: also `catalog` (variable_catalog(), with every running value), its `catalog_source` /
+    `catalog_problem`, and `memory` (server_memory() of the local server process)."""
     out = public(facts)
     out['notes'] = list(out.get('notes') or [])
     out['variables'] = {}
@@ -466,10 +589,20 @@ def report(conn, identity, variables, facts, names=(), engines=()):
             out['notes'].append(reason)
     if engines:
         out['engines'] = storage_engines.loaded_engine_facts(conn, connection.query, engines)
+    if catalog:
+        table, out['catalog_source'], out['catalog_problem'] = variable_catalog(conn, identity)
+        running = dict(variables)
+        out['catalog'] = dict((name, dict(table.get(name) or {}, value=value)) for name, value in running.items())
+        process = facts.get('process')
+        if process:
+            out['memory'] = server_memory(process.get('pid'))
+        else:
+            out['memory'] = dict(bytes=None, source=None, reason='the server process is not on this host (%s)'
+                                 % '; '.join(facts.get('notes') or []) or 'unknown')
     return out
 
 
-def read_for_module(module, names=(), engines=()):
+def read_for_module(module, names=(), engines=(), catalog=False):
     """report() for a module: connects with the module's login options, fails the module with the
     target named when the server cannot be identified or read, and closes the connection."""
     conn = connection.connect(module)
@@ -480,7 +613,7 @@ def read_for_module(module, names=(), engines=()):
                            fallback_option_files=module.params.get('fallback_option_files'))
         except ValueError as e:
             module.fail_json(msg='cannot identify the server: %s' % e)
-        return report(conn, facts['_identity'], variables, facts, names, engines)
+        return report(conn, facts['_identity'], variables, facts, names, engines, catalog)
     except _DB_ERRORS as e:
         module.fail_json(msg='reading server facts from %s failed: %s'
                          % (connection.describe_target(module.params), error_text(e)))

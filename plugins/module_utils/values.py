@@ -279,6 +279,32 @@ def check_buffer_pool_runtime(desired_bytes, chunk_size, instances):
                           'shrinks then)' % (desired_bytes, chunk_size, instances, unit, unit))
 
 
+# Innodb_buffer_pool_resize_status_code (MySQL 8.0.31+): 0 none in progress, 1-6 its stages, 7 failed.
+RESIZE_FAILED_CODE = '7'
+
+
+def resize_state(before, now):
+    """(state, reason) of the online buffer pool resize a SET GLOBAL innodb_buffer_pool_size started: 'done',
+    'failed' or 'running', from SHOW GLOBAL STATUS read before the SET and now ({lower-case name: value} of
+    Innodb_buffer_pool_resize_status and, MySQL 8.0.31+, Innodb_buffer_pool_resize_status_code).
+
+    MySQL resizes in a background thread: done when the status says 'Completed ...' again with a new text (and code
+    0); MariaDB 10.11.12+ / 11.x resize within the SET and leave the status empty (10.11.19 and 11.8.9 of the lab);
+    older MariaDB say 'Completed resizing buffer pool at ...' when done."""
+    key, code_key = 'innodb_buffer_pool_resize_status', 'innodb_buffer_pool_resize_status_code'
+    text = str((now or {}).get(key) or '').strip()
+    old = str((before or {}).get(key) or '').strip()
+    code = (now or {}).get(code_key)
+    code = None if code is None else str(code).strip()
+    if code == RESIZE_FAILED_CODE or 'fail' in text.lower():
+        return 'failed', text or 'Innodb_buffer_pool_resize_status_code %s' % code
+    if text.startswith('Completed') and text != old and code in (None, '0'):
+        return 'done', text
+    if not text and code is None:
+        return 'done', 'the server resized within SET GLOBAL (no resize status)'
+    return 'running', text or 'not started yet'
+
+
 # ---------------------------------------------------------------- comparing
 def compare(desired, actual, kind, choices=None, rounding=None, limits=None):
     """(equal, note): whether the server-side value actual means the desired value of kind.
@@ -427,6 +453,9 @@ def describe(name, identity, runtime=None, table_row=None):
         block = int(block) if block is not None else None
     except (TypeError, ValueError):
         block = None
+    if not block and facts is not None and facts.block_size:
+        # MySQL's tables publish no block size: the version table's.
+        block = facts.block_size
     limits = Limits(facts.minimum if facts else None, facts.maximum if facts else None, block)
     ok, why = flavors.settable(name, identity)
     return Variable(name, kind, choices, dynamic, default, limits, ok, why or None)

@@ -354,7 +354,8 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
         role_settings, states, unknown = desired_utils.for_roles(
             desired_from, role_variables,
             server_facts.report(conn, identity, variables, facts, desired_utils.server_variable_names(desired_from),
-                                desired_utils.server_engine_names(desired_from)),
+                                desired_utils.server_engine_names(desired_from),
+                                desired_utils.server_catalog(desired_from)),
             detect_storage)
         merged = dict(role_settings)
         merged.update(settings)

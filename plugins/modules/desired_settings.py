@@ -20,13 +20,17 @@ description:
   - Bad input fails with one message per variable that names the variable and the value as written. Every
     value bound for an option file is checked (one line, no control characters, the form its variable takes).
   - Without O(variables), the action plugin passes every variable of the play whose name starts with the
-    role's prefix (C(adaptive_hash_), C(flush_neighbors_), C(memcached_), C(myrocks_)); a name the role does not
+    role's prefix (C(adaptive_hash_), C(flush_neighbors_), C(memcached_), C(myrocks_), C(settings_)); a name the role does not
     know gets a warning, whatever else the role has to do.
   - With O(roles), it works out several roles at once, in one run over one connection (RV(desired_states), and
     their settings merged in RV(settings)); C(playbooks/site.yml) and C(playbooks/rolling_restart.yml) do so for
     their roles, and the roles then take their state from the C(dbfleet_desired_states) fact instead of running
     this module again.
-  - For a role that may restart its server (C(adaptive_hash), C(memcached), C(myrocks)) it checks the restart
+  - For C(settings) it reads the server's own catalog of variables in one bounded statement
+    (C(information_schema.SYSTEM_VARIABLES) on MariaDB, C(performance_schema.variables_info) on MySQL 8.0+ - types,
+    ranges, choices, block sizes, read-only flags) and the memory the server process may use (C(MemTotal), or the
+    memory limit of its cgroup), so that every name and value of C(settings_values) is checked before anything changes.
+  - For a role that may restart its server (C(adaptive_hash), C(memcached), C(myrocks), C(settings)) it checks the restart
     method (O(restart_method), O(restart_command)) every time, whether or not a restart is pending.
   - Each role's state says where its drop-in file goes (C(dropin_file)) - in O(option_dropin_dir), else in the
     last directory the server's own option files include (C(!includedir), found from the running server's
@@ -45,13 +49,13 @@ options:
     description:
       - The role whose desired state to work out (RV(desired)). One of O(role) and O(roles) is required.
     type: str
-    choices: [adaptive_hash, flush_neighbors, memcached, myrocks]
+    choices: [adaptive_hash, flush_neighbors, memcached, myrocks, settings]
   roles:
     description:
       - Several roles whose desired state to work out in this one run (RV(desired_states)).
     type: list
     elements: str
-    choices: [adaptive_hash, flush_neighbors, memcached, myrocks]
+    choices: [adaptive_hash, flush_neighbors, memcached, myrocks, settings]
   variables:
     description:
       - The role's variables (of every role in O(roles)), name to value, as the user wrote them. Missing ones take
@@ -220,7 +224,8 @@ def main():
         if errors:
             module.fail_json(msg='%s: invalid input, nothing changed: %s' % (', '.join(restarting), '; '.join(errors)),
                              errors=errors, unknown_variables=unknown)
-    facts = server_facts.read_for_module(module, desired.server_variable_names(roles), desired.server_engine_names(roles))
+    facts = server_facts.read_for_module(module, desired.server_variable_names(roles), desired.server_engine_names(roles),
+                                         desired.server_catalog(roles))
     probe = module.params['probe']
 
     def detect(datadir, role_probe):
@@ -243,6 +248,8 @@ def main():
             module.fail_json(msg='%s: nothing changed: %s' % (role, states[role]['dropin_problem']),
                              unknown_variables=unknown)
         settings.update(states[role]['settings'])
+    # The catalog (every variable the server runs) served the desired state; the result names its source only.
+    facts.pop('catalog', None)
     if module.params['roles']:
         module.exit_json(changed=False, desired_states=states, settings=settings, server_facts=facts,
                          unknown_variables=unknown)

@@ -47,6 +47,22 @@ options:
       - A variable whose running value is right but which is not persisted with that value counts as a change.
     type: bool
     default: false
+  persist_only:
+    description:
+      - Use C(SET PERSIST_ONLY) - the values go to C(mysqld-auto.cnf) only and apply at the next start, which is how
+        read-only variables are persisted. Compared with the persisted value (performance_schema.persisted_variables),
+        not the running one; nothing is read back from the running server.
+      - Only servers that have it (MySQL and Percona Server 8.0 and later); anywhere else the task fails
+        before anything is changed. Not with O(persist).
+    type: bool
+    default: false
+  resize_timeout:
+    description:
+      - After a change of C(innodb_buffer_pool_size), seconds to wait for the server's online resize to finish
+        (C(Innodb_buffer_pool_resize_status)); a resize that fails, or is still running then, fails the task (the
+        result says how far it came). V(0) does not wait.
+    type: int
+    default: 300
 attributes:
   check_mode:
     support: full
@@ -66,6 +82,12 @@ EXAMPLES = r'''
     variables:
       innodb_flush_neighbors: 0
       innodb_adaptive_hash_index: "ON"
+
+- name: Persist a read-only variable for the next start on MySQL 8 (SET PERSIST_ONLY)
+  dbfleet.innodb.global_variables:
+    variables:
+      innodb_sort_buffer_size: 2M
+    persist_only: true
 
 - name: Set and persist a buffer pool size on MySQL 8 (a size with a suffix is fine)
   dbfleet.innodb.global_variables:
@@ -93,7 +115,15 @@ server:
   returned: always
   type: dict
   sample: {flavor: mysql, version: [8, 0, 33], version_string: 8.0.33}
+resize:
+  description: The online buffer pool resize a change of C(innodb_buffer_pool_size) started, as the server reported it.
+  returned: when innodb_buffer_pool_size changed and O(resize_timeout) is above 0 (not in check mode)
+  type: dict
+  sample: {from: '134217728', to: '536870912', status: 'Completed resizing buffer pool at 261127 11:02:12.',
+           seconds: 0.4, completed: true}
 '''
+
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -108,13 +138,38 @@ def _persisted(conn):
     return dict((r['VARIABLE_NAME'].lower(), r['VARIABLE_VALUE']) for r in rows)
 
 
+RESIZE_STATUS = ('innodb_buffer_pool_resize_status', 'innodb_buffer_pool_resize_status_code')
+
+
+def _resize_status(conn):
+    return conn_utils.global_status(conn, RESIZE_STATUS)
+
+
+def wait_for_resize(conn, before, timeout, interval=0.2):
+    """Poll Innodb_buffer_pool_resize_status until the resize that SET GLOBAL innodb_buffer_pool_size started has
+    finished (values.resize_state()), failed, or timeout seconds passed. Returns dict(status, seconds, completed,
+    reason)."""
+    start = time.monotonic()
+    while True:
+        now = _resize_status(conn)
+        state, reason = values.resize_state(before, now)
+        seconds = round(time.monotonic() - start, 1)
+        if state in ('done', 'failed') or seconds >= timeout:
+            if state not in ('done', 'failed'):
+                reason = 'still running after %ss (resize_timeout): %s' % (timeout, reason)
+            return dict(status=now.get('innodb_buffer_pool_resize_status'), seconds=seconds,
+                        completed=state == 'done', reason=reason)
+        time.sleep(interval)
+
+
 def _plan(module, conn, identity, wanted):
     """Validate everything and work out the changes before touching the server.
 
     Names, kinds, ranges and settability are decided by values.resolve/describe/check, values compared
     by values.compare: the same answers dbfleet.innodb.verify gives for the same server."""
     server_vars = conn_utils.global_variables(conn)
-    persisted = _persisted(conn) if module.params['persist'] else {}
+    persist_only = module.params['persist_only']
+    persisted = _persisted(conn) if module.params['persist'] or persist_only else {}
     names = frozenset(server_vars)
     plan, errors, found = [], [], {}
     for name, desired in sorted(wanted.items()):
@@ -144,6 +199,13 @@ def _plan(module, conn, identity, wanted):
             errors.append((name, '%s: %s' % (name, variable.reason)))
             continue
         rounding_here = rounding if resolved == 'innodb_buffer_pool_size' and rounding and rounding[0] else None
+        if persist_only:
+            # Only mysqld-auto.cnf changes: compared with what it holds; read-only variables are what it is for.
+            before = persisted.get(resolved)
+            same = values.equal(canonical, before, kind, choices, rounding_here, variable.limits)
+            plan.append(dict(name=name, resolved=resolved, kind=kind, choices=choices, desired=desired,
+                             canonical=canonical, before=before, change=not same, limits=variable.limits))
+            continue
         if rounding_here:
             try:
                 values.check_buffer_pool_runtime(canonical, *rounding_here)
@@ -172,8 +234,13 @@ def main():
     argument_spec.update(
         variables=dict(type='dict', required=True),
         persist=dict(type='bool', default=False),
+        persist_only=dict(type='bool', default=False),
+        resize_timeout=dict(type='int', default=300),
     )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           mutually_exclusive=[('persist', 'persist_only')])
+    if module.params['resize_timeout'] < 0:
+        module.fail_json(msg='resize_timeout must be 0 or more, got %d' % module.params['resize_timeout'])
     conn_utils.require_pymysql(module)
 
     wanted = module.params['variables']
@@ -184,20 +251,25 @@ def main():
     conn = conn_utils.connect(module)
     try:
         identity = flavors.identity_from_variables(conn_utils.global_variables(conn, flavors.DETECT_VARIABLES))
-        if module.params['persist'] and not flavors.capability('set_persist', identity.flavor, identity.version):
-            module.fail_json(msg='persist: SET PERSIST does not exist on %s %s; write the value to an option '
-                                 'file instead' % (identity.flavor, flavors.format_version(identity.version)),
-                             server=identity.to_dict())
+        for option in ('persist', 'persist_only'):
+            if module.params[option] and not flavors.capability('set_persist', identity.flavor, identity.version):
+                module.fail_json(msg='%s: SET PERSIST does not exist on %s %s; write the value to an option '
+                                     'file instead' % (option, identity.flavor, flavors.format_version(identity.version)),
+                                 server=identity.to_dict())
         plan, errors = _plan(module, conn, identity, wanted)
         if errors:
             module.fail_json(msg='nothing was changed: ' + '; '.join(errors), errors=errors,
                              server=identity.to_dict())
 
         result_vars, before_diff, after_diff = {}, {}, {}
-        verb = 'PERSIST' if module.params['persist'] else 'GLOBAL'
+        verb = 'PERSIST' if module.params['persist'] else ('PERSIST_ONLY' if module.params['persist_only'] else 'GLOBAL')
+        resize = None
         for item in plan:
             after = item['before']
             if item['change'] and not module.check_mode:
+                watch = (item['resolved'] == 'innodb_buffer_pool_size' and verb != 'PERSIST_ONLY'
+                         and module.params['resize_timeout'] > 0)
+                status_before = _resize_status(conn) if watch else None
                 sql = 'SET %s %s = %%s' % (verb, item['resolved'])
                 try:
                     conn_utils.execute(conn, sql, (values.sql_value(item['canonical'], item['kind'],
@@ -205,6 +277,20 @@ def main():
                 except Exception as e:  # PyMySQL raises its own error classes
                     module.fail_json(msg='SET %s %s failed: %s' % (verb, item['resolved'], conn_utils.error_text(e)),
                                      variables=result_vars, server=identity.to_dict())
+                if verb == 'PERSIST_ONLY':
+                    after = _persisted(conn).get(item['resolved'])
+                    result_vars[item['name']] = dict(resolved_name=item['resolved'], desired=item['desired'],
+                                                     before=item['before'], after=after, changed=True)
+                    before_diff[item['resolved']] = item['before']
+                    after_diff[item['resolved']] = str(after)
+                    continue
+                if watch:
+                    resize = wait_for_resize(conn, status_before, module.params['resize_timeout'])
+                    resize.update({'from': item['before'], 'to': str(item['canonical'])})
+                    if not resize['completed']:
+                        module.fail_json(msg='the buffer pool resize to %s did not finish: %s' % (
+                            item['canonical'], resize['reason']), resize=resize, variables=result_vars,
+                            server=identity.to_dict())
                 after = conn_utils.global_variables(conn, [item['resolved']]).get(item['resolved'])
                 if not values.equal(item['canonical'], after, item['kind'], item['choices'], limits=item['limits']):
                     module.fail_json(
@@ -220,8 +306,9 @@ def main():
                 before_diff[item['resolved']] = item['before']
                 after_diff[item['resolved']] = str(after)
         changed = any(v['changed'] for v in result_vars.values())
+        extra = dict(resize=resize) if resize else {}
         module.exit_json(changed=changed, variables=result_vars, server=identity.to_dict(),
-                         diff=dict(before=before_diff, after=after_diff))
+                         diff=dict(before=before_diff, after=after_diff), **extra)
     finally:
         conn.close()
 

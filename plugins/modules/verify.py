@@ -70,7 +70,7 @@ options:
         default. A bad role variable fails the task with the role and the variable named, as the role would.
     type: list
     elements: str
-    choices: [adaptive_hash, flush_neighbors, memcached, myrocks]
+    choices: [adaptive_hash, flush_neighbors, memcached, myrocks, settings]
     default: []
   role_variables:
     description:

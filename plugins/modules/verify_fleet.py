@@ -53,7 +53,7 @@ options:
       - Roles whose desired settings are audited on each host, worked out from the host's role variables.
     type: list
     elements: str
-    choices: [adaptive_hash, flush_neighbors, memcached, myrocks]
+    choices: [adaptive_hash, flush_neighbors, memcached, myrocks, settings]
     default: []
   role_hosts:
     description:

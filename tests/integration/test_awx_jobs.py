@@ -24,6 +24,7 @@ CONVERGE = TEMPLATES["awx/playbooks/site.yml"]
 DROP = TEMPLATES["awx/playbooks/drop_tables.yml"]
 RESTART = TEMPLATES["awx/playbooks/rolling_restart.yml"]
 AHI = TEMPLATES["awx/playbooks/advise_ahi.yml"]
+SETTINGS = TEMPLATES["awx/playbooks/settings.yml"]
 DRIFT_HOST = "mysql80"
 SCHEMA = "dbfleet_it_awx"
 
@@ -198,6 +199,39 @@ def test_converge_check_predicts_what_the_run_changes(project, lab_inventory, jo
         assert real.count("changed", host) == check.count("changed", host), host
     assert lab.query("mysql80", "SELECT @@GLOBAL.innodb_flush_neighbors AS v")[0]["v"] == 0
     assert lab.query("mariadb1011", "SELECT @@GLOBAL.innodb_adaptive_hash_index AS v")[0]["v"] == 1
+
+
+# ------------------------------------------------------------------ server settings
+def test_settings_job_applies_the_surveys_map_as_its_check_predicted(project, lab_inventory, jobs, lab):
+    inventory, login, group_vars = lab_inventory
+    limit = "mysql80:mariadb1011"
+    text = "innodb_io_capacity: 900\ninnodb_lru_scan_depth: 3000\ninnodb_lock_wait_timeout: 77\n"
+    hosts = ("mysql80", "mariadb1011")
+    dropins = [os.path.join(lab.hosts[h]["dropin_dir"], "60-dbfleet-settings.cnf") for h in hosts]
+    assert all(lab.query(h, "SELECT @@GLOBAL.innodb_lock_wait_timeout AS v")[0]["v"] != 77 for h in hosts)
+    try:
+        survey = survey_defaults(SETTINGS, dbfleet_settings_text=text)
+        check = awx_runner.run_job(project, jobs, "settings-check", SETTINGS, inventory, group_vars, survey=survey,
+                                   credential=login, job_type="check", limit=limit)
+        assert check.status == "successful" and check.rc == 0, check
+        assert not any(os.path.exists(p) for p in dropins)
+        real = awx_runner.run_job(project, jobs, "settings-run", SETTINGS, inventory, group_vars, survey=survey,
+                                  credential=login, limit=limit)
+        assert real.status == "successful" and real.rc == 0, real
+        assert real.changed_tasks() == check.changed_tasks() and real.changed_tasks(), real.changed_tasks()
+        for host, path in zip(hosts, dropins):
+            assert lab.query(host, "SELECT @@GLOBAL.innodb_lock_wait_timeout AS v")[0]["v"] == 77, host
+            assert os.path.exists(path), path
+        bad = awx_runner.run_job(project, jobs, "settings-bad", SETTINGS, inventory, group_vars, credential=login,
+                                 survey=survey_defaults(SETTINGS, dbfleet_settings_text="innodb_lock_wait_timeot: 5"),
+                                 limit=limit)
+        assert bad.status == "failed" and "innodb_lock_wait_timeout" in " ".join(bad.failed_messages().values())
+    finally:
+        # The servers as they were: without the drop-in, restarted by the lab (which drops the SET GLOBAL values).
+        for host, path in zip(hosts, dropins):
+            if os.path.exists(path):
+                os.remove(path)
+            lab.run("restart", host)
 
 
 # ------------------------------------------------------------------ drop tables

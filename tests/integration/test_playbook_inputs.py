@@ -23,11 +23,13 @@ from test_verify import COLLECTIONS, INVENTORY, ROOT
     ('advise_ahi.yml', {'advise_ahi_sample_seconds': 0}, 'advise_ahi_sample_seconds must be 1 or more; got 0'),
     ('advise_ahi.yml', {'advise_ahi_thresholds': {'min_hit_ratio': 'high'}}, 'min_hit_ratio'),
     ('rolling_restart.yml', {'rolling_restart_roles': ['adaptive_hash', 'myrock']},
-     'rolling_restart_roles must be one or more of: adaptive_hash, flush_neighbors, memcached, myrocks. '
+     'rolling_restart_roles must be one or more of: adaptive_hash, flush_neighbors, memcached, myrocks, settings. '
      'Got no match for: myrock'),
     ('rolling_restart.yml', {'rolling_restart_all': 'perhaps'}, "argument 'rolling_restart_all' is of type str"),
     ('rolling_restart.yml', {'rolling_restart_timeout': 0}, 'rolling_restart_timeout must be 1 or more (got 0)'),
     ('site.yml', {'site_hosts': {'mysql80': 1}}, "argument 'site_hosts' is of type dict"),
+    ('settings.yml', {'dbfleet_settings_text': '- innodb_io_capacity'},
+     'dbfleet_settings_text must be a YAML map of settings'),
 ])
 def test_a_bad_input_fails_before_any_host_is_touched(playbook, extra, words):
     require_lab_hosts(INVENTORY)

@@ -13,6 +13,7 @@ import yaml
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired, flavors, optionfiles
 
 from test_desired import CONTAINER, ROOT, facts
+from test_settings import server as settings_server
 
 INJECTIONS = (
     'compression=kLZ4Compression\ninit_file=/tmp/p.sql',
@@ -51,11 +52,16 @@ BASE = {
     'myrocks': (dict(myrocks_enabled=True, myrocks_block_cache_size=1 << 30, myrocks_flush_log_at_trx_commit=2,
                      myrocks_max_background_jobs=4, myrocks_default_cf_options='compression=kLZ4Compression'),
                 dict(flavor='mariadb', version=(11, 8, 3))),
+    'settings': (dict(settings_values=dict(innodb_buffer_pool_size='25%', innodb_flush_method='O_DIRECT',
+                                           innodb_print_all_deadlocks=True, innodb_monitor_enable='module_buffer',
+                                           innodb_io_capacity=1000)), dict()),
 }
 
 
 def server_facts(role):
     args = BASE[role][1]
+    if role == 'settings':
+        return settings_server(args.get('flavor', 'mysql'), args.get('version', (8, 0, 33)))
     out = facts(args.get('flavor', 'mysql'), args.get('version', (8, 0, 33)))
     out['engines'] = dict(ROCKSDB=dict(loaded=False, tables=0))
     return out

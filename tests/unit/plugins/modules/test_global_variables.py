@@ -31,7 +31,7 @@ FILE = '/etc/mysql/conf.d/60-dbfleet.cnf:2 [mysqld]'
 
 class FakeModule(object):
     def __init__(self, persist=False):
-        self.params = dict(persist=persist)
+        self.params = dict(persist=persist, persist_only=False, resize_timeout=300)
         self.check_mode = True
 
 
