@@ -701,6 +701,7 @@ def memcached(variables, facts):
         reason=reason,
         refusals=refusals,
         dropin='write' if state == 'present' else 'remove',
+        runtime_steps=[dynamic] if (state == 'present' and dynamic) else [],
         notes=[],
     )
 
@@ -955,6 +956,7 @@ def for_role(role, inputs, facts, detect_storage):
       pending_restart, restart_settings, restart_reason  what waits for a restart (restart_state())
       notes              plain sentences
       inputs             the role's inputs as used: its defaults with the user's values over them
+      role               the role's name
     """
     record = RECORDS[role]
     if record.detects_storage:
@@ -972,6 +974,7 @@ def for_role(role, inputs, facts, detect_storage):
     for key, value in restart_state(False, {}, '').items():
         state.setdefault(key, value)
     state['inputs'] = dict(INPUTS[role], **inputs)
+    state['role'] = role
     return state
 
 

@@ -61,6 +61,12 @@ def test_role_specs_are_generated_from_the_argument_specs():
         assert handle.read() == generated_text(), 'plugins/module_utils/role_specs.py is stale: run make role-specs'
 
 
+def test_no_role_restates_its_defaults():
+    """Defaults live in the argument specs only: no defaults/main.yml beside them."""
+    for role in spec_roles():
+        assert not os.path.exists(os.path.join(ROOT, 'roles', role, 'defaults')), role
+
+
 if __name__ == '__main__':
     with open(TARGET, 'w') as out:
         out.write(generated_text())
