@@ -31,9 +31,9 @@ LOGIN_ACTION = 'server_facts'
 
 def action_of(name):
     """The action plugin a module runs through: its own file, else where meta/runtime.yml routes it."""
-    routing = runtime().get('plugin_routing', {}).get('action', {})
+    routing = runtime().get('plugin_routing', {}).get('modules', {})
     if name in routing:
-        name = routing[name]['redirect'].split('.')[-1]
+        name = routing[name]['action_plugin'].split('.')[-1]
     return importlib.import_module('ansible_collections.dbfleet.innodb.plugins.action.%s' % name)
 
 
@@ -48,12 +48,12 @@ def test_every_module_of_the_action_group_runs_through_the_login_action():
 
 
 def test_an_action_plugin_file_is_one_that_does_more_than_the_login():
-    """One login action, routed to every module that needs nothing else (meta/runtime.yml plugin_routing, as
-    cisco.ios does); a module keeps a file of its own only when its action does more."""
-    routing = runtime()['plugin_routing']['action']
+    """One login action, the action plugin of every module that needs nothing else (meta/runtime.yml
+    plugin_routing.modules.<module>.action_plugin); a module keeps a file of its own only when its action does more."""
+    routing = runtime()['plugin_routing']['modules']
     files = sorted(name[:-3] for name in os.listdir(os.path.join(ROOT, 'plugins', 'action')) if name.endswith('.py'))
     for name, route in routing.items():
-        assert route == {'redirect': 'dbfleet.innodb.%s' % LOGIN_ACTION}, name
+        assert route == {'action_plugin': 'dbfleet.innodb.%s' % LOGIN_ACTION}, name
         assert name not in files, name
     for name in files:
         action = importlib.import_module('ansible_collections.dbfleet.innodb.plugins.action.%s' % name)
