@@ -10,8 +10,8 @@ what the role manages on this server: the settings (as verify compares them), th
 quoted by its kind), what to set at runtime, what waits for a restart, and notes. Each role is one record
 of the registry (REGISTRY, at the end: its function, outputs, server variables, settings, engines, drop-in,
 whether site.yml applies it); every table by role derives from it. for_roles() is the one route every
-caller takes: dbfleet.innodb.desired_settings (the roles, playbooks/site.yml, playbooks/rolling_restart.yml), dbfleet.innodb.verify (per host) and dbfleet.innodb.verify_fleet
-(controller). The roles' YAML only orchestrates.
+caller takes: dbfleet.innodb.desired_settings (the roles, playbooks/site.yml, playbooks/rolling_restart.yml),
+dbfleet.innodb.verify (per host) and dbfleet.innodb.verify_fleet (controller). The roles' YAML only orchestrates.
 
 The roles' defaults are written down once, in roles/<role>/meta/argument_specs.yml; INPUTS is generated
 from them (role_specs.py, `make role-specs`; test_role_specs.py says when it is stale), as the module runs on
@@ -790,8 +790,6 @@ def myrocks(variables, facts):
         dropin={True: 'write', False: 'remove'}.get(enabled, 'leave'),
         **restart_state(pending, restart_settings, restart_reason)
     )
-
-
 
 
 # ---------------------------------------------------------------- the role registry
