@@ -423,7 +423,7 @@ def test_myrocks_bad_input(variables, message):
 ])
 def test_every_setting_a_role_names_is_in_its_setting_variables(role, state):
     """The controller audit reads the variables it compares by name (verify.audit_variable_names()); a setting
-    missing from SETTING_VARIABLES would make it read every variable of every host."""
+    missing from its record's setting_variables would make it read every variable of every host."""
     settings = state()['settings']
     assert settings, 'the case must name settings'
     assert set(settings) <= set(desired.setting_variable_names([role]))
