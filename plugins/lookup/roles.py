@@ -23,14 +23,16 @@ description:
   - V(role_hosts), one dict, role to the inventory hosts it applies to, for each role of O(selected) with hosts of
     its own (C(verify_fleet)'s C(role_hosts)).
   - V(for_host), the roles of O(selected) that apply to the host O(host) - every V(every_host) role, and each role
-    with hosts of its own whose hosts hold it (C(playbooks/verify.yml), per host).
+    with hosts of its own whose hosts hold it (C(playbooks/verify.yml), per host); V(own_for_host) only the latter
+    (C(playbooks/site.yml)'s second play).
   - A role's host pattern is the variable C(<prefix>_<role>_hosts) when set (O(prefix)), else C(site_<role>_hosts),
     else its record's group. A group or host name is looked up directly (a name that is neither matches no host,
     without a warning); anything else is an inventory pattern.
 options:
   _terms:
     description:
-      - What to list (none, or one of V(site), V(every_host), V(own_hosts), V(restart), V(role_hosts), V(for_host)).
+      - What to list (none, or one of V(site), V(every_host), V(own_hosts), V(restart), V(role_hosts), V(for_host),
+        V(own_for_host)).
     type: list
     elements: str
   selected:
@@ -43,7 +45,7 @@ options:
     type: str
     default: site
   host:
-    description: The inventory host of V(for_host).
+    description: The inventory host of V(for_host) and V(own_for_host).
     type: str
 author:
   - dbfleet maintainers (@dbfleet)
@@ -73,7 +75,7 @@ from ansible.plugins.lookup import LookupBase
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
 
-WHAT = ('site', 'every_host', 'own_hosts', 'restart', 'role_hosts', 'for_host')
+WHAT = ('site', 'every_host', 'own_hosts', 'restart', 'role_hosts', 'for_host', 'own_for_host')
 _NAME_RE = re.compile(r'^[A-Za-z0-9_.-]+$')
 
 
@@ -106,9 +108,10 @@ class LookupModule(LookupBase):
             return [r.name for r in every if r.restarts]
         if what == 'role_hosts':
             return [dict((r.name, self._hosts(self._pattern(r, variables), variables)) for r in own)]
-        if what == 'for_host':
+        if what in ('for_host', 'own_for_host'):
             host = self.get_option('host')
-            return [r.name for r in records if not r.hosts or host in self._hosts(self._pattern(r, variables), variables)]
+            return [r.name for r in (records if what == 'for_host' else own)
+                    if not r.hosts or host in self._hosts(self._pattern(r, variables), variables)]
         return [r.name for r in every]
 
     def _pattern(self, record, variables):

@@ -41,6 +41,9 @@ def test_roles_with_hosts_of_their_own():
     assert run(['for_host'], host='db2') == ['flush_neighbors', 'adaptive_hash', 'memcached']
     assert run(['for_host'], host='db1') == ['flush_neighbors', 'adaptive_hash']
     assert run(['for_host'], host='db1', selected=['memcached']) == []
+    assert run(['own_for_host'], host='db2') == ['memcached']
+    assert run(['own_for_host'], dict(site_memcached_hosts=['db3', 'db1']), host='db1') == ['memcached']
+    assert run(['own_for_host'], host='db1') == []
 
 
 def test_bad_names_fail_naming_them():
