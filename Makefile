@@ -161,3 +161,8 @@ bench: lab-up
 
 clean: lab-down fleet-down
 	rm -rf .build reports
+
+# The roles' inputs and defaults for the modules (plugins/module_utils/role_specs.py), from roles/<role>/meta/argument_specs.yml.
+.PHONY: role-specs
+role-specs:
+	$(PY) tests/unit/plugins/module_utils/test_role_specs.py

@@ -26,10 +26,11 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_fleet
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as report_utils
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import login_variables
+from ansible_collections.dbfleet.innodb.plugins.plugin_utils.role_variables import roles_variables
 
 ARGUMENT_SPEC = dict(
     hosts=dict(type='list', elements='str', required=True),
-    desired_from=dict(type='list', elements='str', default=[], choices=list(desired.ROLES)),
+    desired_from=dict(type='list', elements='str', default=[]),
     role_hosts=dict(type='dict', default={}),
     settings_variable=dict(type='str', default='verify_extra_settings'),
     pool=dict(type='int', default=verify_fleet.DEFAULT_POOL),
@@ -81,7 +82,11 @@ class ActionModule(ActionBase):
         args['workers'], error = verify_fleet.worker_count(args['workers'], len(args['hosts']))
         if error:
             raise AnsibleActionFail('verify_fleet: %s' % error)
-        bad = sorted(str(k) for k in args['role_hosts'] if k not in desired.ROLES)
+        try:
+            args['desired_from'] = desired.check_roles(args['desired_from'])
+        except ValueError as e:
+            raise AnsibleActionFail('verify_fleet: %s' % e)
+        bad = sorted(str(k) for k in args['role_hosts'] if k not in desired.RECORDS)
         if bad:
             raise AnsibleActionFail('verify_fleet: role_hosts names roles %s; the roles are %s'
                                     % (', '.join(bad), ', '.join(desired.ROLES)))
@@ -116,10 +121,14 @@ class ActionModule(ActionBase):
                 params[option] = args['controller_%s' % option]
         roles = [r for r in args['desired_from']
                  if r not in args['role_hosts'] or name in args['role_hosts'][r]]
-        inputs = dict((k, template(host_vars[k])) for role in roles for k in desired.INPUTS[role] if k in host_vars)
-        # Named, never templated (as in the per-host mode, plugin_utils/role_variables.py): a misspelt
-        # <role>_* variable gets the same warning in both modes.
-        unknown = [n for role in roles for n in desired.unknown_variables(role, host_vars)]
+        # As in the per-host mode (plugin_utils/role_variables.py): the inputs templated, a misspelt <role>_*
+        # variable named (never templated), so it gets the same warning in both modes.
+        variables = roles_variables(roles, host_vars, template)
+        inputs, unknown = {}, []
+        for role in roles:
+            role_inputs, role_unknown = desired.role_inputs(role, variables)
+            inputs.update(role_inputs)
+            unknown.extend(role_unknown)
         extra = template(host_vars.get(args['settings_variable'])) or {}
         if not isinstance(extra, dict):
             return None, dict(failed=True, msg='%s must be a dict of variable name -> desired value, got %s'

@@ -7,14 +7,15 @@ One pure function per role (adaptive_hash(), flush_neighbors(), memcached(), myr
 role's variables as the user wrote them, with the ranges of the version table (flavors.py), and returns
 what the role manages on this server: the settings (as verify compares them), the role's drop-in file
 (written by the one option-file writer, option_file() / option_file_text(): every value checked and
-quoted by its kind), what to set at runtime, what waits for a restart, and notes. for_roles() is the one
-route every caller takes: dbfleet.innodb.desired_settings (the roles, playbooks/site.yml,
-playbooks/rolling_restart.yml), dbfleet.innodb.verify (per host) and dbfleet.innodb.verify_fleet
-(controller). The roles' YAML only orchestrates.
+quoted by its kind), what to set at runtime, what waits for a restart, and notes. Each role is one record
+of the registry (REGISTRY, at the end: its function, outputs, server variables, settings, engines, drop-in,
+whether site.yml applies it); every table by role derives from it. for_roles() is the one route every
+caller takes: dbfleet.innodb.desired_settings (the roles, playbooks/site.yml, playbooks/rolling_restart.yml),
+dbfleet.innodb.verify (per host) and dbfleet.innodb.verify_fleet (controller). The roles' YAML only orchestrates.
 
-The roles' defaults are written down once, in roles/<role>/meta/argument_specs.yml; INPUTS below and
-roles/<role>/defaults/main.yml are checked against it by tests/unit/plugins/module_utils/test_desired.py
-(the module runs on the host, where the role files are not). Unit tests: test_desired.py, test_option_writer.py.
+The roles' defaults are written down once, in roles/<role>/meta/argument_specs.yml; INPUTS is generated
+from them (role_specs.py, `make role-specs`; test_role_specs.py says when it is stale), as the module runs on
+the host, where the role files are not. Unit tests: test_desired.py, test_option_writer.py.
 """
 
 from __future__ import annotations
@@ -23,106 +24,14 @@ import re
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import memcached as memcached_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import role_specs
 from ansible_collections.dbfleet.innodb.plugins.module_utils import service_restart
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
-ROLES = ('adaptive_hash', 'flush_neighbors', 'memcached', 'myrocks', 'settings')
-
-# The public input variables of each role and their defaults: the `default` of each option of
-# roles/<role>/meta/argument_specs.yml (null where it has none). A unit test keeps this table, the
-# argument specs and roles/<role>/defaults/main.yml equal.
-INPUTS = {
-    'adaptive_hash': dict(
-        adaptive_hash_enabled=None,
-        adaptive_hash_parts=None,
-        adaptive_hash_restart='never',
-        adaptive_hash_restart_timeout=300,
-        adaptive_hash_restart_max_lag=60,
-    ),
-    'flush_neighbors': dict(
-        flush_neighbors_storage_class=None,
-        flush_neighbors_map={},
-        flush_neighbors_unknown_action='leave',
-        flush_neighbors_min_confidence='low',
-        flush_neighbors_probe=False,
-        flush_neighbors_persist='dropin',
-        flush_neighbors_io_profile=False,
-        flush_neighbors_io_capacity={},
-        flush_neighbors_io_capacity_max={},
-    ),
-    'memcached': dict(
-        memcached_state='present',
-        memcached_skip_unsupported=False,
-        memcached_containers=[],
-        memcached_containers_exclusive=False,
-        memcached_port=11211,
-        memcached_bind_address='127.0.0.1',
-        memcached_allow_remote=False,
-        memcached_daemon_extra_options='',
-        memcached_policy_name='cache_policy',
-        memcached_get_policy='innodb_only',
-        memcached_write_policy='disabled',
-        memcached_flush_policy='disabled',
-        memcached_separator=None,
-        memcached_table_map_delimiter=None,
-        memcached_r_batch_size=None,
-        memcached_w_batch_size=None,
-        memcached_api_enable_binlog=None,
-        memcached_api_enable_mdl=None,
-        memcached_api_trx_level=None,
-        memcached_reload_on_change=True,
-        memcached_restart='never',
-        memcached_restart_timeout=300,
-        memcached_restart_max_lag=60,
-        memcached_config_sql_file=None,
-        memcached_load_demo=False,
-        memcached_remove_schema=False,
-        memcached_probe_expected={},
-        memcached_probe_container=None,
-        memcached_probe_timeout=3,
-    ),
-    'myrocks': dict(
-        myrocks_enabled=None,
-        myrocks_block_cache_size=None,
-        myrocks_flush_log_at_trx_commit=None,
-        myrocks_max_background_jobs=None,
-        myrocks_default_cf_options=None,
-        myrocks_restart='never',
-        myrocks_restart_timeout=300,
-        myrocks_restart_max_lag=60,
-    ),
-    'settings': dict(
-        settings_values={},
-        settings_persist=False,
-        settings_restart='never',
-        settings_restart_timeout=300,
-        settings_restart_max_lag=60,
-        settings_buffer_pool_floor=None,
-        settings_resize_timeout=300,
-    ),
-}
-
-# Facts the roles set under their own prefix: not input, never reported as unknown.
-OUTPUTS = {
-    'adaptive_hash': ('adaptive_hash_desired_settings', 'adaptive_hash_report', 'adaptive_hash_pending_restart',
-                      'adaptive_hash_restarted'),
-    'flush_neighbors': ('flush_neighbors_desired_settings', 'flush_neighbors_storage', 'flush_neighbors_report'),
-    'memcached': ('memcached_desired_settings', 'memcached_report', 'memcached_restarted'),
-    'myrocks': ('myrocks_desired_settings', 'myrocks_report', 'myrocks_pending_restart', 'myrocks_restarted'),
-    'settings': ('settings_desired_settings', 'settings_report', 'settings_pending_restart', 'settings_restarted'),
-}
-
-# The server variables each role reads (server_facts `variables`).
-SERVER_VARIABLES = {
-    'adaptive_hash': ('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts'),
-    'flush_neighbors': ('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
-    'memcached': (),
-    'myrocks': ('rocksdb_block_cache_size', 'rocksdb_flush_log_at_trx_commit', 'rocksdb_max_background_jobs',
-                'rocksdb_default_cf_options'),
-    # The settings role reads the server's whole catalog instead (server_catalog()).
-    'settings': (),
-}
+# The inputs of each role and their defaults: generated from roles/<role>/meta/argument_specs.yml, the one
+# source of a role's defaults (role_specs.py; `make role-specs`, checked by test_role_specs.py).
+INPUTS = role_specs.INPUTS
 
 # The settings of the myrocks role: role variable -> (server variable, kind, minimum, maximum, dynamic).
 # Ranges and dynamic from the MariaDB MyRocks system variables reference (docs/storage_engines.md);
@@ -133,18 +42,6 @@ MYROCKS_SETTINGS = (
     ('myrocks_max_background_jobs', 'rocksdb_max_background_jobs', 'int', -1, 64, True),
     ('myrocks_default_cf_options', 'rocksdb_default_cf_options', 'text', None, None, False),
 )
-
-# The server variables each role's desired state may name in its settings (for_role()['settings']).
-SETTING_VARIABLES = {
-    'adaptive_hash': ('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts',
-                      'innodb_adaptive_hash_index_partitions'),
-    'flush_neighbors': ('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
-    'memcached': ('daemon_memcached_option', 'daemon_memcached_r_batch_size', 'daemon_memcached_w_batch_size',
-                  'innodb_api_enable_binlog', 'innodb_api_enable_mdl', 'innodb_api_trx_level'),
-    'myrocks': tuple(row[1] for row in MYROCKS_SETTINGS),
-    # Whatever settings_values names (module_utils/settings.py).
-    'settings': (),
-}
 
 # Where the packaged servers of each OS family include drop-in files (/etc/mysql/my.cnf:
 # !includedir /etc/mysql/conf.d/; /etc/my.cnf: !includedir /etc/my.cnf.d). The inventory's
@@ -441,7 +338,7 @@ def os_family(os_release):
 def dropin_file(role, dropin_dir=None, family=None):
     """(path, None) of the role's drop-in file, or (None, why): in dropin_dir (the inventory's
     dbfleet_option_dropin_dir), else in the directory of the OS family (OPTION_DROPIN_DIRS)."""
-    name = '60-dbfleet-%s.cnf' % role
+    name = RECORDS[role].dropin
     if dropin_dir:
         return '%s/%s' % (str(dropin_dir).rstrip('/') or '/', name), None
     if family in OPTION_DROPIN_DIRS:
@@ -472,13 +369,6 @@ def restart_method_errors(method, command, service_name=None):
     return []
 
 
-def unknown_variables(role, names):
-    """Names with the role's prefix that the role does not know (misspelt, or from an old release)."""
-    prefix = role + '_'
-    known = set(INPUTS[role]) | set(OUTPUTS[role])
-    return sorted(n for n in names if str(n).startswith(prefix) and n not in known)
-
-
 def _variable(facts, name):
     return (facts.get('variables') or {}).get(name) or {}
 
@@ -507,7 +397,7 @@ def adaptive_hash(variables, facts):
     """Desired state of the adaptive_hash role.
 
     variables: the role's variables as the user wrote them (missing ones take the defaults).
-    facts: server_facts (flavor, version, capabilities, variables for SERVER_VARIABLES['adaptive_hash']).
+    facts: server_facts (flavor, version, capabilities, the variables of its record's server_variables).
     Raises InputError. Returns a dict: settings (resolved name -> value, what verify compares; also
     what this server cannot do, which verify reports as unsupported or not settable), option_file,
     runtime, partition_variable, pending_restart, restart_settings, restart_reason, unsupported,
@@ -581,7 +471,7 @@ def _class_map(check, name, builtin, value_check):
 def flush_neighbors(variables, facts, detected):
     """Desired state of the flush_neighbors role.
 
-    facts: server_facts (datadir, capabilities, variables for SERVER_VARIABLES['flush_neighbors']).
+    facts: server_facts (datadir, capabilities, the variables of its record's server_variables).
     detected: what storage_facts found under the datadir (storage_class, confidence, reasons, mount,
     devices, probe). Raises InputError. Returns a dict: settings, option_file, runtime (a list of
     {name: value} in a safe order), storage (class, source, confidence, evidence), left_alone, notes.
@@ -689,6 +579,8 @@ def flush_neighbors(variables, facts, detected):
         storage=storage,
         left_alone=not settings,
         persist=persist,
+        dropin=('leave' if not settings else 'remove' if persist == 'set_persist' else 'write'),
+        runtime_persist=persist in ('set_persist', 'both'),
         notes=notes,
     )
 
@@ -819,6 +711,8 @@ def memcached(variables, facts):
         supported=supported,
         reason=reason,
         refusals=refusals,
+        dropin='write' if state == 'present' else 'remove',
+        runtime_steps=[dynamic] if (state == 'present' and dynamic) else [],
         notes=[],
     )
 
@@ -834,7 +728,7 @@ MYROCKS_COMMENTS = (
 def myrocks(variables, facts):
     """Desired state of the myrocks role.
 
-    facts: server_facts (flavor, version), variables for SERVER_VARIABLES['myrocks'] (present only while
+    facts: server_facts (flavor, version), the variables of its record's server_variables (present only while
     MyRocks is loaded) and engines.ROCKSDB = {loaded, tables}. Raises InputError. Returns a dict:
     enabled, supported, reason, plugin, loaded, tables, refusals (what stops the role before any change:
     'unsupported', 'tables'), settings (what verify compares: the rocksdb_* values while enabled),
@@ -904,6 +798,7 @@ def myrocks(variables, facts):
         MYROCKS_COMMENTS, lines,
         enabled=enabled, supported=supported, reason=reason, plugin=plugin, loaded=loaded, tables=tables,
         refusals=refusals, settings=settings, runtime=runtime, notes=notes,
+        dropin={True: 'write', False: 'remove'}.get(enabled, 'leave'),
         **restart_state(pending, restart_settings, restart_reason)
     )
 
@@ -914,11 +809,101 @@ def settings(variables, facts):
     return settings_role.settings(variables, facts)
 
 
-FUNCTIONS = dict(adaptive_hash=adaptive_hash, flush_neighbors=flush_neighbors, memcached=memcached, myrocks=myrocks,
-                 settings=settings)
+# ---------------------------------------------------------------- the role registry
+class Role(object):
+    """One role with a desired state: everything that makes it a role, in one record.
+
+    name            the role (roles/<name>/, variables <name>_*); its inputs and their defaults are
+                    INPUTS[name], generated from roles/<name>/meta/argument_specs.yml
+    function        its desired-state function: function(variables, facts) -> state (with detects_storage:
+                    function(variables, facts, detected)); see for_role() for what a state holds
+    outputs         facts the role sets under its prefix: not inputs, never reported as unknown
+    server_variables  server variables its function reads (server_facts `variables`)
+    setting_variables server variables its states may name in `settings` (what verify compares; the
+                    controller-side audit reads only these)
+    engines         storage engines whose state its function reads (server_facts `engines`)
+    site            whether playbooks/site.yml and verify.yml apply/audit it by default (false: opt-in
+                    through site_roles / verify_desired_from, e.g. a role that loads a storage engine)
+    hosts           None: every host of the play; else the group of hosts it applies to by default
+                    (site.yml's site_<name>_hosts, verify.yml's verify_<name>_hosts override it)
+    detects_storage its function also takes what storage_facts finds under the datadir
+    catalog         its function reads the server's catalog of variables and its memory
+                    (server_facts.report(catalog=True)): a role that takes any setting by name
+    """
+
+    def __init__(self, name, function, outputs, server_variables=(), setting_variables=(), engines=(),
+                 site=True, hosts=None, detects_storage=False, catalog=False):
+        self.name = name
+        self.function = function
+        self.outputs = tuple(outputs)
+        self.server_variables = tuple(server_variables)
+        self.setting_variables = tuple(setting_variables)
+        self.engines = tuple(engines)
+        self.site = site
+        self.hosts = hosts
+        self.detects_storage = detects_storage
+        self.catalog = catalog
+
+    @property
+    def inputs(self):
+        """{name: default} from the role's argument specs."""
+        return INPUTS[self.name]
+
+    @property
+    def dropin(self):
+        """The file name of the role's drop-in (in dbfleet_option_dropin_dir)."""
+        return '60-dbfleet-%s.cnf' % self.name
+
+    @property
+    def restarts(self):
+        """Whether the role may restart its server (it has a <name>_restart input)."""
+        return (self.name + '_restart') in self.inputs
+
+    def public(self):
+        """The record as the playbooks read it (filter dbfleet.innodb.roles)."""
+        return dict(name=self.name, site=self.site, hosts=self.hosts, restarts=self.restarts, dropin=self.dropin,
+                    inputs=sorted(self.inputs), outputs=list(self.outputs))
 
 
-# ---------------------------------------------------------------- every role at once
+# In the order site.yml applies them and verify.yml audits them.
+REGISTRY = (
+    Role('flush_neighbors', flush_neighbors,
+         outputs=('flush_neighbors_desired_settings', 'flush_neighbors_storage', 'flush_neighbors_report'),
+         server_variables=('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
+         setting_variables=('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
+         detects_storage=True),
+    Role('adaptive_hash', adaptive_hash,
+         outputs=('adaptive_hash_desired_settings', 'adaptive_hash_report', 'adaptive_hash_pending_restart',
+                  'adaptive_hash_restarted'),
+         server_variables=('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts'),
+         setting_variables=('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts',
+                            'innodb_adaptive_hash_index_partitions')),
+    Role('memcached', memcached,
+         outputs=('memcached_desired_settings', 'memcached_report', 'memcached_restarted'),
+         setting_variables=('daemon_memcached_option', 'daemon_memcached_r_batch_size',
+                            'daemon_memcached_w_batch_size', 'innodb_api_enable_binlog', 'innodb_api_enable_mdl',
+                            'innodb_api_trx_level'),
+         hosts='memcached'),
+    Role('myrocks', myrocks,
+         outputs=('myrocks_desired_settings', 'myrocks_report', 'myrocks_pending_restart', 'myrocks_restarted'),
+         server_variables=tuple(row[1] for row in MYROCKS_SETTINGS),
+         setting_variables=tuple(row[1] for row in MYROCKS_SETTINGS),
+         engines=('ROCKSDB',),
+         # MyRocks loads a storage engine and restarts for it: applied only where asked for.
+         site=False),
+    Role('settings', settings,
+         outputs=('settings_desired_settings', 'settings_report', 'settings_pending_restart', 'settings_restarted'),
+         # Any setting by name (settings_values): checked against the server's own catalog, which it reads instead
+         # of named variables; the settings other roles own are refused by name (settings.owner()).
+         catalog=True,
+         # Applied where asked for (site_roles, or the role on its own): a map of settings is the user's.
+         site=False),
+)
+RECORDS = dict((r.name, r) for r in REGISTRY)
+# The role names, sorted (module choices, messages).
+ROLES = tuple(sorted(RECORDS))
+
+
 def role_inputs(role, variables):
     """(inputs, unknown): the role's own input variables out of variables (<role>_* names of the play),
     and the names with the role's prefix that the role does not know."""
@@ -928,12 +913,19 @@ def role_inputs(role, variables):
     return inputs, unknown
 
 
-def check_roles(roles):
+def unknown_variables(role, names):
+    """Names with the role's prefix that the role does not know (misspelt, or from an old release)."""
+    prefix = role + '_'
+    known = set(INPUTS[role]) | set(RECORDS[role].outputs)
+    return sorted(n for n in names if str(n).startswith(prefix) and n not in known)
+
+
+def check_roles(roles, label='desired_from'):
     """The role names in order without repeats; ValueError naming any that has no desired state."""
-    unknown = [str(r) for r in roles or () if r not in ROLES]
+    unknown = [str(r) for r in roles or () if r not in RECORDS]
     if unknown:
-        raise ValueError('desired_from: %s is not a role with a desired state (%s)'
-                         % (', '.join(repr(r) for r in unknown), ', '.join(ROLES)))
+        raise ValueError('%s: %s is not a role with a desired state (%s)'
+                         % (label, ', '.join(repr(r) for r in unknown), ', '.join(ROLES)))
     out = []
     for role in roles or ():
         if role not in out:
@@ -941,64 +933,106 @@ def check_roles(roles):
     return out
 
 
-def server_variable_names(roles):
-    """The server variables the roles read (server_facts `variables`), in one list."""
+def _names(roles, field):
     names = []
     for role in roles:
-        names.extend(n for n in SERVER_VARIABLES[role] if n not in names)
+        names.extend(n for n in getattr(RECORDS[role], field) if n not in names)
     return names
+
+
+def server_variable_names(roles):
+    """The server variables the roles read (server_facts `variables`), in one list."""
+    return _names(roles, 'server_variables')
 
 
 def setting_variable_names(roles):
     """The server variables the roles' desired states may name as settings (what verify compares), in one list:
     the controller-side audit reads these by name (verify.audit_variable_names())."""
-    names = []
-    for role in roles:
-        names.extend(n for n in SETTING_VARIABLES[role] if n not in names)
-    return names
+    return _names(roles, 'setting_variables')
+
+
+def setting_owner(name):
+    """The role whose record names server variable name among its setting variables, or None."""
+    for record in REGISTRY:
+        if name in record.setting_variables:
+            return record.name
+    return None
 
 
 def server_engine_names(roles):
     """The storage engines whose state the roles read (server facts `engines`)."""
-    return ['ROCKSDB'] if 'myrocks' in roles else []
+    return _names(roles, 'engines')
 
 
 def server_catalog(roles):
     """Whether the roles read the server's catalog of variables and its memory (server_facts.report(catalog=True))."""
-    return 'settings' in roles
+    return any(RECORDS[r].catalog for r in roles)
 
 
 def restart_roles(roles):
     """The roles of roles that may restart a server (they have a <role>_restart input)."""
-    return [r for r in roles if (r + '_restart') in INPUTS[r]]
+    return [r for r in roles if RECORDS[r].restarts]
+
+
+def site_roles(hosts=False):
+    """The roles site.yml applies by default: those on every host (hosts=False) or those with a host group
+    of their own (hosts=True), in the registry's order."""
+    return [r.name for r in REGISTRY if r.site and bool(r.hosts) == hosts]
 
 
 def for_role(role, inputs, facts, detect_storage):
-    """The desired state of one role. detect_storage(datadir, probe) runs only for flush_neighbors
-    (what storage_facts finds under the datadir; probe: the role's flush_neighbors_probe)."""
-    if role == 'flush_neighbors':
-        probe = Checker(inputs, INPUTS[role], facts).boolean('flush_neighbors_probe')
+    """The desired state of one role, from its record's function. detect_storage(datadir, probe) runs only for
+    a role that detects storage (what storage_facts finds under the datadir; probe: its <role>_probe input).
+
+    What every state holds (the contract of a desired-state function, filled here where the function leaves
+    a key out; the scaffold role roles/scaffold reads these):
+      settings           {server variable: value}: what verify compares
+      option_file, option_file_text  the drop-in's lines and body, from the one writer (with_option_file())
+      dropin             write | remove | leave: what happens to the drop-in (default: write when it has lines)
+      runtime            what to set at runtime; runtime_steps the same as a list of {name: value} batches,
+                         one global_variables run each, in order; runtime_persist: SET PERSIST them
+      pending_restart, restart_settings, restart_reason  what waits for a restart (restart_state())
+      notes              plain sentences
+      inputs             the role's inputs as used: its defaults with the user's values over them
+      role               the role's name
+    """
+    record = RECORDS[role]
+    if record.detects_storage:
+        probe = Checker(inputs, INPUTS[role], facts).boolean(role + '_probe')
         found = detect_storage(facts['datadir'], bool(probe)) if facts.get('datadir') else dict(
             storage_class='unknown', confidence='low', reasons=['the server reported no datadir'])
-        return flush_neighbors(inputs, facts, found)
-    return FUNCTIONS[role](inputs, facts)
+        state = record.function(inputs, facts, found)
+    else:
+        state = record.function(inputs, facts)
+    runtime = state.get('runtime') or {}
+    state.setdefault('runtime_steps', list(runtime) if isinstance(runtime, list) else ([runtime] if runtime else []))
+    state.setdefault('runtime_persist', False)
+    state.setdefault('dropin', 'write' if state.get('option_file') else 'leave')
+    state.setdefault('notes', [])
+    for key, value in restart_state(False, {}, '').items():
+        state.setdefault(key, value)
+    state['inputs'] = dict(INPUTS[role], **inputs)
+    state['role'] = role
+    return state
 
 
 def for_roles(roles, variables, facts, detect_storage):
     """The desired state of each role in roles, from the play's variables (each role's defaults fill
     what is not set: INPUTS). Returns (settings, states, unknown): the roles' settings merged in
-    order, {role: desired state}, and the unknown <role>_* names. Raises InputError whose messages
-    are prefixed with the role."""
-    settings, states, unknown, errors = {}, {}, [], []
+    order, {role: desired state}, and the unknown <role>_* names. Raises InputError naming every bad role
+    (its messages prefixed with the role; .by_role: {role: [messages]})."""
+    settings, states, unknown, by_role = {}, {}, [], {}
     for role in roles:
         inputs, role_unknown = role_inputs(role, variables)
         unknown.extend(role_unknown)
         try:
             states[role] = for_role(role, inputs, facts, detect_storage)
         except InputError as e:
-            errors.extend('%s: %s' % (role, m) for m in e.messages)
+            by_role[role] = e.messages
             continue
         settings.update(states[role]['settings'])
-    if errors:
-        raise InputError(errors)
+    if by_role:
+        error = InputError('%s: %s' % (role, m) for role in by_role for m in by_role[role])
+        error.by_role = by_role
+        raise error
     return settings, states, unknown

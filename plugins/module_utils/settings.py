@@ -63,14 +63,14 @@ LINE_KINDS = dict(bool='bool', int='int', size='int', float='word', enum='word',
 
 
 def owner(name):
-    """(role, role variable) of the role that owns server variable name, or None (desired.SETTING_VARIABLES and the
-    prefixes of OWNED)."""
+    """(role, role variable) of the role that owns server variable name, or None (the prefixes of OWNED, then the
+    setting variables of the roles' records: desired.setting_owner())."""
     for prefix, role, variable in OWNED:
         if name.startswith(prefix):
             return role, variable
-    for role, names in desired.SETTING_VARIABLES.items():
-        if role != ROLE and name in names and name not in SHARED:
-            return role, '%s_*' % role
+    role = desired.setting_owner(name)
+    if role and role != ROLE and name not in SHARED:
+        return role, '%s_*' % role
     return None
 
 
@@ -458,7 +458,8 @@ def settings(variables, facts):
                  if name not in restart_settings)
     return desired.with_option_file(
         COMMENTS, lines,
-        settings=settings_out, runtime=runtime, persist=bool(persist), persist_only=persist_only,
+        settings=settings_out, runtime=runtime, persist=bool(persist), runtime_persist=bool(persist),
+        persist_only=persist_only, resize_timeout=resize_timeout,
         translated=translated, predicted=predicted, memory=relative, memory_facts=memory, resize=resize,
         unsupported=unsupported, unresolved=unresolved, left_alone=left_alone,
         issues=issues + unsupported + unresolved, notes=notes, catalog_source=facts.get('catalog_source'),

@@ -47,7 +47,7 @@ SILENT = (DEFAULT_CHANGES, NOT_READ, VALUE_ADJUSTED, IGNORED)
 
 # The general settings role (dbfleet.innodb.settings) pins any variable: settings_values {name: value}.
 SETTINGS_ROLE = 'dbfleet.innodb.settings'
-# Role inputs that pin one variable (the role that owns it: desired.SETTING_VARIABLES).
+# Role inputs that pin one variable (the role that owns it: desired.setting_owner()).
 ROLE_INPUTS = dict([
     ('innodb_adaptive_hash_index', 'adaptive_hash_enabled'),
     ('innodb_adaptive_hash_index_parts', 'adaptive_hash_parts'),
@@ -265,11 +265,8 @@ def value_problem(variable, value):
 
 # ---------------------------------------------------------------- pinning
 def owner(name):
-    """The role whose desired state sets variable name (desired.SETTING_VARIABLES), or None."""
-    for role, names in desired_utils.SETTING_VARIABLES.items():
-        if name in names:
-            return role
-    return None
+    """The role whose desired state sets variable name (its record's setting variables), or None."""
+    return desired_utils.setting_owner(name)
 
 
 def _role_value(value, kind):

@@ -24,8 +24,8 @@ description:
     know gets a warning, whatever else the role has to do.
   - With O(roles), it works out several roles at once, in one run over one connection (RV(desired_states), and
     their settings merged in RV(settings)); C(playbooks/site.yml) and C(playbooks/rolling_restart.yml) do so for
-    their roles, and the roles then take their state from the C(dbfleet_desired_states) fact instead of running
-    this module again.
+    their roles, and C(site.yml) passes each role its state when it includes it (role variable
+    C(dbfleet_desired_state)) instead of running this module again.
   - For C(settings) it reads the server's own catalog of variables in one bounded statement
     (C(information_schema.SYSTEM_VARIABLES) on MariaDB, C(performance_schema.variables_info) on MySQL 8.0+ - types,
     ranges, choices, block sizes, read-only flags) and the memory the server process may use (C(MemTotal), or the
@@ -47,15 +47,15 @@ extends_documentation_fragment:
 options:
   role:
     description:
-      - The role whose desired state to work out (RV(desired)). One of O(role) and O(roles) is required.
+      - The role whose desired state to work out (RV(desired)), a role of the registry
+        (C(plugins/module_utils/desired.py) C(REGISTRY)). One of O(role) and O(roles) is required.
     type: str
-    choices: [adaptive_hash, flush_neighbors, memcached, myrocks, settings]
   roles:
     description:
-      - Several roles whose desired state to work out in this one run (RV(desired_states)).
+      - Several roles of the registry whose desired state to work out in this one run (RV(desired_states)).
+      - Every bad input of every role is named before the module fails.
     type: list
     elements: str
-    choices: [adaptive_hash, flush_neighbors, memcached, myrocks, settings]
   variables:
     description:
       - The role's variables (of every role in O(roles)), name to value, as the user wrote them. Missing ones take
@@ -136,7 +136,7 @@ settings:
   returned: success and O(roles) is given
   type: dict
 desired:
-  description: What the role wants on this server. Keys besides these are role-specific (see the role's C(tasks/desired.yml)).
+  description: What the role wants on this server. Keys besides these are role-specific (see the role's function in C(plugins/module_utils/desired.py)).
   returned: success and O(role) is given
   type: dict
   contains:
@@ -199,8 +199,8 @@ def read_os_family():
 def main():
     argument_spec = conn_utils.login_argument_spec()
     argument_spec.update(
-        role=dict(type='str', choices=list(desired.ROLES)),
-        roles=dict(type='list', elements='str', choices=list(desired.ROLES)),
+        role=dict(type='str'),
+        roles=dict(type='list', elements='str'),
         variables=dict(type='dict'),
         fallback_option_files=dict(type='list', elements='path', default=[]),
         probe=dict(type='bool'),
@@ -211,13 +211,16 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
                            mutually_exclusive=[('role', 'roles')], required_one_of=[('role', 'roles')])
-    roles = desired.check_roles(module.params['roles'] or [module.params['role']])
-    inputs, unknown = {}, []
+    try:
+        roles = desired.check_roles(module.params['roles'] or [module.params['role']],
+                                    'roles' if module.params['roles'] else 'role')
+    except ValueError as e:
+        module.fail_json(msg=str(e))
+    unknown = []
     for role in roles:
-        inputs[role], role_unknown = desired.role_inputs(role, module.params['variables'])
-        for name in role_unknown:
+        for name in desired.role_inputs(role, module.params['variables'])[1]:
             module.warn('%s is not a variable of the %s role (misspelt?); it is ignored' % (name, role))
-        unknown.extend(role_unknown)
+            unknown.append(name)
     restarting = desired.restart_roles(roles)
     if restarting:
         errors = desired.restart_method_errors(module.params['restart_method'], module.params['restart_command'])
@@ -231,23 +234,21 @@ def main():
     def detect(datadir, role_probe):
         return storage.detect_datadir(datadir, role_probe if probe is None else probe)
 
+    try:
+        settings, states, unknown = desired.for_roles(roles, module.params['variables'], facts, detect)
+    except desired.InputError as e:
+        module.fail_json(msg=' | '.join('%s: invalid input, nothing changed: %s' % (role, '; '.join(messages))
+                                        for role, messages in e.by_role.items()),
+                         errors=e.messages, unknown_variables=unknown)
     # The inventory's directory, else the one the server's own option files include last (discovery.py),
     # else the OS family's (desired.OPTION_DROPIN_DIRS).
     dropin_dir = module.params['option_dropin_dir'] or facts.get('dropin_dir')
     family = None if dropin_dir else read_os_family()
-    states, settings = {}, {}
     for role in roles:
-        try:
-            states[role] = desired.for_role(role, inputs[role], facts, detect)
-        except desired.InputError as e:
-            module.fail_json(msg='%s: invalid input, nothing changed: %s' % (role, '; '.join(e.messages)),
-                             errors=e.messages, unknown_variables=unknown)
-        states[role]['dropin_file'], states[role]['dropin_problem'] = desired.dropin_file(
-            role, dropin_dir, family)
+        states[role]['dropin_file'], states[role]['dropin_problem'] = desired.dropin_file(role, dropin_dir, family)
         if module.params['dropin_required'] and states[role]['dropin_file'] is None:
             module.fail_json(msg='%s: nothing changed: %s' % (role, states[role]['dropin_problem']),
                              unknown_variables=unknown)
-        settings.update(states[role]['settings'])
     # The catalog (every variable the server runs) served the desired state; the result names its source only.
     facts.pop('catalog', None)
     if module.params['roles']:

@@ -65,12 +65,12 @@ options:
     default: {}
   desired_from:
     description:
-      - Roles whose desired state on this server is verified too, in this order (a later role's value wins).
+      - Roles whose desired state on this server is verified too, in this order (a later role's value wins); roles
+        of the registry (C(plugins/module_utils/desired.py) C(REGISTRY)).
       - The roles' variables come from O(role_variables); each variable not set there takes the role's
         default. A bad role variable fails the task with the role and the variable named, as the role would.
     type: list
     elements: str
-    choices: [adaptive_hash, flush_neighbors, memcached, myrocks, settings]
     default: []
   role_variables:
     description:
@@ -367,7 +367,7 @@ def main():
     argument_spec = conn_utils.login_argument_spec()
     argument_spec.update(
         settings=dict(type='dict', default={}),
-        desired_from=dict(type='list', elements='str', default=[], choices=list(desired.ROLES)),
+        desired_from=dict(type='list', elements='str', default=[]),
         role_variables=dict(type='dict'),
         target_version=dict(type='str'),
         option_files=dict(type='list', elements='path'),
@@ -381,7 +381,10 @@ def main():
         target = storage_engines.parse_target_spec(params['target_version'])
     except ValueError as e:
         module.fail_json(msg=str(e))
-    roles = desired.check_roles(params['desired_from'])
+    try:
+        roles = desired.check_roles(params['desired_from'])
+    except ValueError as e:
+        module.fail_json(msg=str(e))
     conn = conn_utils.connect(module)
     try:
         result = verify.audit(conn, params['settings'], params,

@@ -30,7 +30,7 @@ description:
     and its notes say that only the running value was checked; M(dbfleet.innodb.verify) on the host reads the
     option files themselves.
   - The desired settings of the roles in O(desired_from) are worked out per host from the host's role
-    variables and the server's facts, as the roles' C(tasks_from=desired) do. C(flush_neighbors) needs the
+    variables and the server's facts, as M(dbfleet.innodb.desired_settings) does. C(flush_neighbors) needs the
     storage under the datadir, which only the host can tell, so it is audited here only for hosts with
     C(flush_neighbors_storage_class) set; for the others the host's C(errors) say it was not audited.
   - One host that cannot be reached, refuses the login or fails is an error item for that host (C(failed),
@@ -50,10 +50,10 @@ options:
     required: true
   desired_from:
     description:
-      - Roles whose desired settings are audited on each host, worked out from the host's role variables.
+      - Roles whose desired settings are audited on each host, worked out from the host's role variables; roles of
+        the registry (C(plugins/module_utils/desired.py) C(REGISTRY)).
     type: list
     elements: str
-    choices: [adaptive_hash, flush_neighbors, memcached, myrocks, settings]
     default: []
   role_hosts:
     description:

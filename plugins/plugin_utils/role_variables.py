@@ -2,8 +2,9 @@
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The roles' variables as the play holds them, for the modules that work out a role's desired state
-(dbfleet.innodb.desired_settings, dbfleet.innodb.verify). Defaults of variables that are not set come
-from module_utils/desired.py (INPUTS), which a unit test keeps equal to roles/<role>/defaults/main.yml."""
+(dbfleet.innodb.desired_settings, dbfleet.innodb.verify) and for the controller-side audit
+(dbfleet.innodb.verify_fleet). Which names a role takes and sets is its record in module_utils/desired.py
+(REGISTRY); defaults of variables that are not set come from the role's argument specs (desired.INPUTS)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def role_variables(role, task_vars, template):
     known = desired.INPUTS[role]
     out = {}
     for name in sorted(task_vars):
-        if not name.startswith(prefix) or name in desired.OUTPUTS[role]:
+        if not name.startswith(prefix) or name in desired.RECORDS[role].outputs:
             continue
         out[name] = template(task_vars[name]) if name in known else None
     return out
@@ -28,6 +29,6 @@ def roles_variables(roles, task_vars, template):
     the module to refuse), in one dict."""
     out = {}
     for role in roles or ():
-        if role in desired.ROLES:
+        if role in desired.RECORDS:
             out.update(role_variables(role, task_vars, template))
     return out

@@ -131,6 +131,9 @@ def itest_table(lab):
     conn.close()
 
 
+# The task that works the role's desired state out and checks its input (roles/scaffold/tasks/desired.yml).
+DESIRED_TASK = 'Work out the desired settings and check the input of memcached'
+
 BAD_INPUT = [
     ('missing table, column and index',
      dict(memcached_containers=[dict(GOOD_CONTAINER, table='nosuch'),
@@ -142,29 +145,29 @@ BAD_INPUT = [
       "index 'uk_nope' does not exist", "index 'k_n' is not unique", 'nothing changed']),
     ('duplicate names',
      dict(memcached_containers=[GOOD_CONTAINER, GOOD_CONTAINER]),
-     'Work out the desired memcached settings and check the input', ['duplicate container names: token', 'nothing changed']),
+     DESIRED_TASK, ['duplicate container names: token', 'nothing changed']),
     ('bind beyond loopback without the opt-in',
      dict(memcached_containers=[GOOD_CONTAINER], memcached_bind_address='0.0.0.0'),
-     'Work out the desired memcached settings and check the input',
+     DESIRED_TASK,
      ['memcached_bind_address 0.0.0.0 is beyond loopback', 'memcached_allow_remote: true', 'CIS']),
     ('port 0', dict(memcached_containers=[GOOD_CONTAINER], memcached_port=0),
-     'Work out the desired memcached settings and check the input', ['memcached_port must be 1-65535; got 0']),
+     DESIRED_TASK, ['memcached_port must be 1-65535; got 0']),
     ('port 70000', dict(memcached_containers=[GOOD_CONTAINER], memcached_port=70000),
-     'Work out the desired memcached settings and check the input', ['memcached_port must be 1-65535; got 70000']),
+     DESIRED_TASK, ['memcached_port must be 1-65535; got 70000']),
     ('a line break in the free-form daemon options',
      dict(memcached_containers=[GOOD_CONTAINER], memcached_daemon_extra_options='-c 64\ninnodb_buffer_pool_size = 1G'),
-     'Work out the desired memcached settings and check the input', ['memcached_daemon_extra_options must be on one line', 'nothing changed']),
+     DESIRED_TASK, ['memcached_daemon_extra_options must be on one line', 'nothing changed']),
     ('an unbalanced quote in the daemon options',
      dict(memcached_containers=[GOOD_CONTAINER], memcached_daemon_extra_options='-c "64'),
-     'Work out the desired memcached settings and check the input', ['memcached_daemon_extra_options has an unbalanced " quote', 'nothing changed']),
+     DESIRED_TASK, ['memcached_daemon_extra_options has an unbalanced " quote', 'nothing changed']),
     # The plugin's own option parser: a -l clustered behind another flag is still -l (the old check passed it).
     ('a listen address hidden in a cluster of daemon options',
      dict(memcached_containers=[GOOD_CONTAINER], memcached_daemon_extra_options='-c 64 -vl 0.0.0.0'),
-     'Work out the desired memcached settings and check the input',
+     DESIRED_TASK,
      ['memcached_daemon_extra_options: must not set -p, -l or -u', 'found -l', "'-c 64 -vl 0.0.0.0'", 'nothing changed']),
     ('a daemon option that would stop mysqld',
      dict(memcached_containers=[GOOD_CONTAINER], memcached_daemon_extra_options='-vh'),
-     'Work out the desired memcached settings and check the input',
+     DESIRED_TASK,
      ['-h prints the help and calls exit(): it takes mysqld down', 'nothing changed']),
     ('a word for a batch size',
      dict(memcached_containers=[GOOD_CONTAINER], memcached_r_batch_size='ten'),

@@ -14,13 +14,27 @@ from ansible_collections.dbfleet.innodb.plugins.plugin_utils import login
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 
 
-def action_group():
+def runtime():
     with open(os.path.join(ROOT, 'meta', 'runtime.yml'), encoding='utf-8') as handle:
-        return yaml.safe_load(handle)['action_groups']['innodb']
+        return yaml.safe_load(handle)
+
+
+def action_group():
+    return runtime()['action_groups']['innodb']
 
 
 # Actions that run on the controller only and log in nowhere (they are not in the action group).
 CONTROLLER_ACTIONS = ('topology_plan', 'verify_fleet')
+# The one login action: the plain one (server_facts needs nothing else); modules with nothing more route to it.
+LOGIN_ACTION = 'server_facts'
+
+
+def action_of(name):
+    """The action plugin a module runs through: its own file, else where meta/runtime.yml routes it."""
+    routing = runtime().get('plugin_routing', {}).get('modules', {})
+    if name in routing:
+        name = routing[name]['action_plugin'].split('.')[-1]
+    return importlib.import_module('ansible_collections.dbfleet.innodb.plugins.action.%s' % name)
 
 
 def test_every_module_of_the_action_group_runs_through_the_login_action():
@@ -28,10 +42,24 @@ def test_every_module_of_the_action_group_runs_through_the_login_action():
                      if name.endswith('.py') and name[:-3] not in CONTROLLER_ACTIONS)
     assert sorted(action_group()) == modules
     for name in modules:
-        action = importlib.import_module('ansible_collections.dbfleet.innodb.plugins.action.%s' % name)
-        assert issubclass(action.ActionModule, login.LoginActionModule), name
+        assert issubclass(action_of(name).ActionModule, login.LoginActionModule), name
         with open(os.path.join(ROOT, 'plugins', 'modules', name + '.py'), encoding='utf-8') as handle:
             assert 'login_argument_spec()' in handle.read(), name
+
+
+def test_an_action_plugin_file_is_one_that_does_more_than_the_login():
+    """One login action, the action plugin of every module that needs nothing else (meta/runtime.yml
+    plugin_routing.modules.<module>.action_plugin); a module keeps a file of its own only when its action does more."""
+    routing = runtime()['plugin_routing']['modules']
+    files = sorted(name[:-3] for name in os.listdir(os.path.join(ROOT, 'plugins', 'action')) if name.endswith('.py'))
+    for name, route in routing.items():
+        assert route == {'action_plugin': 'dbfleet.innodb.%s' % LOGIN_ACTION}, name
+        assert name not in files, name
+    for name in files:
+        action = importlib.import_module('ansible_collections.dbfleet.innodb.plugins.action.%s' % name)
+        if name != LOGIN_ACTION:
+            assert action.ActionModule is not login.LoginActionModule, name
+    assert sorted(set(action_group()) - set(routing)) == sorted(set(files) - set(CONTROLLER_ACTIONS))
 
 
 class FakeTask(object):
@@ -63,8 +91,7 @@ def test_login_variables_without_delegation_are_the_hosts_own():
 def test_controller_actions_log_in_nowhere():
     for name in CONTROLLER_ACTIONS:
         assert name not in action_group()
-        action = importlib.import_module('ansible_collections.dbfleet.innodb.plugins.action.%s' % name)
-        assert action.ActionModule is not login.LoginActionModule
+        assert action_of(name).ActionModule is not login.LoginActionModule
         with open(os.path.join(ROOT, 'plugins', 'modules', name + '.py'), encoding='utf-8') as handle:
             assert 'login_argument_spec()' not in handle.read(), name
 

@@ -18,7 +18,7 @@ def facts(flavor='mysql', version=(8, 0, 40), runtime=None, runs_as_root=False, 
     identity = flavors.ServerIdentity(flavor, tuple(version), '%d.%d.%d' % tuple(version), aurora_reader)
     variables = {}
     runtime = runtime or {}
-    for role_names in desired.SERVER_VARIABLES.values():
+    for role_names in [desired.server_variable_names(desired.ROLES)]:
         for name in role_names:
             resolved = flavors.resolve_name(name, flavor, version)
             if resolved is None:
@@ -54,12 +54,6 @@ def test_python_defaults_come_from_the_argument_specs(role):
 
 
 @pytest.mark.parametrize('role', desired.ROLES)
-def test_role_defaults_file_comes_from_the_argument_specs(role):
-    with open(os.path.join(ROOT, 'roles', role, 'defaults', 'main.yml')) as handle:
-        assert yaml.safe_load(handle) == spec_defaults(role)[1]
-
-
-@pytest.mark.parametrize('role', desired.ROLES)
 def test_every_entry_point_takes_the_same_options(role):
     specs = spec_defaults(role)[0]
     for entry in specs.values():
@@ -67,7 +61,7 @@ def test_every_entry_point_takes_the_same_options(role):
 
 
 def test_every_role_with_a_prefix_has_a_desired_state():
-    roles = sorted(r for r in os.listdir(os.path.join(ROOT, 'roles')) if r != 'restart')
+    roles = sorted(r for r in os.listdir(os.path.join(ROOT, 'roles')) if r not in ('restart', 'scaffold'))
     assert roles == sorted(desired.ROLES)
 
 
@@ -352,7 +346,14 @@ def test_for_roles_equals_each_role_alone_with_the_defaults_filling_in():
                                                          no_storage('/var/lib/mysql/', False)),
                  adaptive_hash=desired.adaptive_hash(dict(adaptive_hash_parts=16), server),
                  memcached=desired.memcached(dict(memcached_r_batch_size=7), server))
-    assert states == alone
+    assert sorted(states) == sorted(alone)
+    for role, state in alone.items():
+        # for_role() adds the scaffold's keys (dropin, runtime_steps, inputs ...) and changes nothing else.
+        assert state.items() <= states[role].items(), role
+        assert states[role]['inputs'] == dict(desired.INPUTS[role], **desired.role_inputs(role, variables)[0])
+    assert states['adaptive_hash']['dropin'] == 'write' and states['adaptive_hash']['runtime_steps'] == []
+    assert states['flush_neighbors']['runtime_steps'] == states['flush_neighbors']['runtime']
+    assert states['memcached']['pending_restart'] is False and states['memcached']['restart_settings'] == {}
     assert settings['innodb_io_capacity'] == 2000 and settings['innodb_adaptive_hash_index_parts'] == 16
     assert settings['daemon_memcached_r_batch_size'] == 7
     assert unknown == ['flush_neighbors_typo']
@@ -384,7 +385,7 @@ def rocks(loaded=False, tables=0, running=None, dynamic=None):
     out = facts('mariadb', (11, 8, 3))
     out['engines'] = dict(ROCKSDB=dict(loaded=loaded, tables=tables))
     out['variables'] = {}
-    for name in desired.SERVER_VARIABLES['myrocks']:
+    for name in desired.RECORDS['myrocks'].server_variables:
         out['variables'][name] = (dict(exists=True, runtime=(running or {}).get(name), dynamic=(dynamic or {}).get(name))
                                   if loaded else dict(exists=False, runtime=None, dynamic=None))
     return out
@@ -451,7 +452,33 @@ def test_myrocks_bad_input(variables, message):
 ])
 def test_every_setting_a_role_names_is_in_its_setting_variables(role, state):
     """The controller audit reads the variables it compares by name (verify.audit_variable_names()); a setting
-    missing from SETTING_VARIABLES would make it read every variable of every host."""
+    missing from its record's setting_variables would make it read every variable of every host."""
     settings = state()['settings']
     assert settings, 'the case must name settings'
     assert set(settings) <= set(desired.setting_variable_names([role]))
+
+
+def test_for_roles_names_every_bad_role():
+    variables = dict(adaptive_hash_parts=513, myrocks_flush_log_at_trx_commit=9)
+    with pytest.raises(desired.InputError) as info:
+        desired.for_roles(['adaptive_hash', 'flush_neighbors', 'myrocks'], variables, facts('mysql', (8, 0, 33)),
+                          no_storage)
+    assert sorted(info.value.by_role) == ['adaptive_hash', 'myrocks']
+    assert 'adaptive_hash: adaptive_hash_parts must be 1-512 on MySQL 8.0; got 513' in info.value.messages
+    assert any(m.startswith('myrocks: myrocks_flush_log_at_trx_commit must be 0-2') for m in info.value.messages)
+
+
+def test_every_table_by_role_derives_from_the_registry():
+    assert desired.ROLES == tuple(sorted(r.name for r in desired.REGISTRY))
+    assert sorted(desired.INPUTS) == sorted(desired.ROLES)
+    assert desired.restart_roles(desired.ROLES) == ['adaptive_hash', 'memcached', 'myrocks', 'settings']
+    assert desired.server_catalog(['adaptive_hash', 'myrocks']) is False and desired.server_catalog(['settings'])
+    assert desired.setting_owner('innodb_flush_neighbors') == 'flush_neighbors' and desired.setting_owner('x') is None
+    assert desired.server_engine_names(desired.ROLES) == ['ROCKSDB']
+    assert desired.dropin_file('myrocks', '/etc/x') == ('/etc/x/60-dbfleet-myrocks.cnf', None)
+    assert desired.site_roles() == ['flush_neighbors', 'adaptive_hash']
+    assert desired.site_roles(hosts=True) == ['memcached']
+    with pytest.raises(ValueError) as info:
+        desired.check_roles(['adaptive_hash', 'myrock'], 'roles')
+    assert "roles: 'myrock' is not a role with a desired state (adaptive_hash, flush_neighbors, memcached, myrocks, settings)" \
+        == str(info.value)
