@@ -251,3 +251,31 @@ def test_mariadb_1011_datadir_upgraded_in_place_to_118_changes_what_was_predicte
     assert after['innodb_io_capacity'] == '200' and 'innodb_io_capacity' in lost       # the [mariadb-10.11] line
     assert after['innodb_buffer_pool_size'] == str(192 * 1024 * 1024)                    # pinned, kept
     assert 'innodb_snapshot_isolation' in predicted and after['innodb_snapshot_isolation'] == 'ON'
+
+
+# ---------------------------------------------------------------- pinned in one run of the settings role
+def test_the_settings_role_pins_the_silent_changes_in_one_run(private_lab):
+    """upgrade.summary.settings_values, applied as it is by playbooks/settings.yml, pins every silent change it names:
+    the next verify reports none of them as a default change, the pins stop nothing from starting on the target, and
+    a second run of the role changes nothing."""
+    from test_adaptive_hash import run_playbook  # pylint: disable=import-outside-toplevel
+    hv = private_lab['mysql80']
+    dropin = os.path.join(hv['dbfleet_option_dropin_dir'], '60-dbfleet-settings.cnf')
+    before = verify_upgrade(hv, 'mysql-9.7')
+    pins = before['summary']['settings_values']
+    silent = set(f['setting'] for f in before['findings'] if f['kind'] == 'default_changes')
+    assert 'innodb_use_fdatasync' in pins and set(pins) <= silent, (pins, silent)
+    extra = dict(settings_values=pins, dbfleet_settings_hosts=['mysql80'])
+    try:
+        proc, recap, out = run_playbook(PRIVATE_INV, 'settings.yml', extra)
+        assert proc.returncode == 0 and recap['mysql80']['changed'] >= 1, out[-4000:]
+        proc, recap, out = run_playbook(PRIVATE_INV, 'settings.yml', extra)
+        assert proc.returncode == 0 and recap['mysql80']['changed'] == 0, out[-4000:]
+        after = verify_upgrade(hv, 'mysql-9.7')
+        still = sorted(f['setting'] for f in after['findings'] if f['kind'] == 'default_changes' and f['setting'] in pins)
+        assert still == [], after['findings']
+        assert after['summary']['settings_values'] == {} and after['summary']['stops_start'] == \
+            before['summary']['stops_start'], after['summary']
+    finally:
+        if os.path.exists(dropin):
+            os.remove(dropin)
