@@ -126,10 +126,15 @@ def timespan_seconds(text):
     return total if not text[pos:].strip() and pos else None
 
 
+# The states of a stop that waits for the whole cgroup (KillMode=control-group): SIGTERM sent with the stop, or after
+# ExecStopPost; systemd leaves them when the cgroup is empty, or sends SIGKILL after TimeoutStopSec.
+LINGERING_STATES = ('stop-sigterm', 'final-sigterm')
+
+
 def lingering(props):
-    """True when the unit's stop waits for leftover processes only: deactivating (final-sigterm) with neither a main
-    nor a control process (the server has ended)."""
-    return (props.get('ActiveState') == 'deactivating' and props.get('SubState') == 'final-sigterm'
+    """True when the unit's stop waits for leftover processes only: deactivating (stop-sigterm or final-sigterm) with
+    neither a main nor a control process (the server has ended)."""
+    return (props.get('ActiveState') == 'deactivating' and props.get('SubState') in LINGERING_STATES
             and not props.get('MainPID') and not props.get('ControlPID'))
 
 
@@ -162,13 +167,21 @@ def cgroup_processes(control_group, roots=CGROUP_ROOTS, read=None):
         found = []
         for pid in text.split():
             cmdline = read('/proc/%s/cmdline' % pid)
-            found.append((int(pid), ' '.join((cmdline or '').split('\0')).strip() or 'exited'))
+            found.append((int(pid), ' '.join((cmdline or '').split('\0')).strip() or 'exited') if pid != '0' else
+                         (0, 'another PID namespace'))
         return found
     return []
 
 
 def describe_processes(found):
-    return ', '.join('PID %d (%s)' % item for item in found) or 'none listed in the cgroup'
+    """'PID 812 (sleep 600), ...'; processes of another PID namespace (PID 0 in cgroup.procs: the cgroup is shared with
+    another container's, whose processes systemd here can neither see nor kill) are counted apart."""
+    own = ['PID %d (%s)' % item for item in found if item[0]]
+    others = len([item for item in found if not item[0]])
+    if others:
+        own.append('%d process%s of another PID namespace (PID 0 in cgroup.procs: the cgroup is shared with another '
+                   'container, whose processes systemd here cannot end)' % (others, '' if others == 1 else 'es'))
+    return ', '.join(own) or 'none listed in the cgroup'
 
 
 def _read_text(path):
@@ -443,23 +456,24 @@ class Restart(object):
         bound = leftover_bound(now, self.leftover_timeout)
         left = self.processes(now.get('ControlGroup'))
         command = ' '.join(kill_command(self.unit))
+        state = 'deactivating (%s)' % now.get('SubState')
         if killed_at is None:
             if lingered < bound:
                 return None, False
             rc, out, err = self.run(kill_command(self.unit))
             if rc != 0:
-                return ('deactivating (final-sigterm) for %d s: the server has ended, %s left in %s; `%s` failed: %s'
-                        % (lingered, describe_processes(left), now.get('ControlGroup'), command, (err or out).strip()),
-                        False)
-            self.events.append('killed the processes left in %s after %d s in deactivating (final-sigterm), the server '
-                               'having ended (TimeoutStopUSec %s; bound %d s): %s (%s)'
-                               % (self.unit, lingered, now.get('TimeoutStopUSec'), bound, describe_processes(left),
+                return ('%s for %d s: the server has ended, %s left in %s; `%s` failed: %s'
+                        % (state, lingered, describe_processes(left), now.get('ControlGroup'), command,
+                           (err or out).strip()), False)
+            self.events.append('killed the processes left in %s after %d s in %s, the server having ended '
+                               '(TimeoutStopUSec %s; bound %d s): %s (%s)'
+                               % (self.unit, lingered, state, now.get('TimeoutStopUSec'), bound, describe_processes(left),
                                   command))
             return None, True
         if self.clock() - killed_at >= KILL_GRACE:
-            return (('still deactivating (final-sigterm) %d s after `%s`: %s left in %s; finish it with `%s` and '
-                     '`systemctl start %s`') % (KILL_GRACE, command, describe_processes(left), now.get('ControlGroup'),
-                                              command, self.unit), False)
+            return (('still %s %d s after `%s`: %s left in %s; finish it with `%s` and `systemctl start %s`')
+                    % (state, KILL_GRACE, command, describe_processes(left), now.get('ControlGroup'), command, self.unit),
+                    False)
         return None, False
 
     def journal(self, invocation, limit=200):

@@ -323,6 +323,8 @@ def test_the_bound_is_the_modules_or_the_units_own_stop_timeout_when_shorter():
     ('ActiveState=deactivating\nSubState=final-sigterm\nMainPID=0\nControlPID=0', True),
     # The server still ending (its main process), an ExecStopPost running: systemd is not waiting on leftovers only.
     ('ActiveState=deactivating\nSubState=final-sigterm\nMainPID=0\nControlPID=77', False),
+    # KillMode=control-group: a stop waits for the whole cgroup in stop-sigterm too (seen on Debian sid's mysql.service).
+    ('ActiveState=deactivating\nSubState=stop-sigterm\nMainPID=0\nControlPID=0', True),
     ('ActiveState=deactivating\nSubState=stop-sigterm\nMainPID=100\nControlPID=0', False),
     ('ActiveState=deactivating\nSubState=final-sigkill\nMainPID=0\nControlPID=0', False),
     ('ActiveState=active\nSubState=running\nMainPID=100\nControlPID=0', False),
@@ -338,6 +340,13 @@ def test_the_processes_of_a_units_cgroup_from_the_first_hierarchy_that_has_it():
     assert found == [(812, 'sleep 600'), (813, 'exited')]
     assert sr.describe_processes(found) == 'PID 812 (sleep 600), PID 813 (exited)'
     assert sr.cgroup_processes('/system.slice/nothing.service', read=files.get) == []
+    # A cgroup shared with another container: its processes are PID 0 here (seen on the lab's booted hosts before each
+    # got a cgroup of its own, lab/dbfleet_lab/machines.py).
+    files['/sys/fs/cgroup/system.slice/mysql.service/cgroup.procs'] = '0\n0\n812\n'
+    found = sr.cgroup_processes('/system.slice/mysql.service', read=files.get)
+    assert sr.describe_processes(found) == ('PID 812 (sleep 600), 2 processes of another PID namespace (PID 0 in '
+                                            'cgroup.procs: the cgroup is shared with another container, whose '
+                                            'processes systemd here cannot end)')
 
 
 class Clock(object):
