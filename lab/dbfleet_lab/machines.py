@@ -528,7 +528,13 @@ class Machine:
         """Boot the machine detached; wait_ready() follows. A booted machine whose server's unit is down (killed,
         failed) gets the unit started again, as an operator would with systemctl."""
         if self.nspawn_pid():
-            if self.leader() and self.unit_state()[0] not in ("active", "activating", "reloading"):
+            state, main_pid = self.unit_state() if self.leader() else (None, 0)
+            if state == "deactivating" and not main_pid:
+                # A stop that outlived the server, waiting for processes of the unit that ignore SIGTERM (under
+                # Debian's mysql.service for ever): what is left is killed, as dbfleet.innodb.service_restart does.
+                say("  %s: %s deactivating without its server: killing what is left of it" % (self.name, self.dist.unit))
+                self.inside(["systemctl", "kill", "--signal=SIGKILL", self.dist.unit], check=False)
+            if state is not None and state not in ("active", "activating", "reloading"):
                 self.inside(["systemctl", "reset-failed", self.dist.unit], check=False)
                 self.inside(["systemctl", "start", "--no-block", self.dist.unit])
             return None
