@@ -1,9 +1,10 @@
 """Fixtures for integration tests against the lab's real servers (lab/lab.py).
 
 - ``lab`` (session): the local lab, brought up when one of its default hosts is down (and left
-  running), and made a used one (``used_lab()``: playbooks/used_lab.yml, once per lab). ``lab.hosts`` maps host -> status row (``port``, ``socket``, ``version``,
-  ``expected_flavor``, ``option_file``, ``dropin_dir``...), ``lab.connect(host)`` opens a PyMySQL
-  connection as the admin user, ``lab.run(...)`` runs lab.py for this lab.
+  running), and made a used one (``used_lab()``: playbooks/used_lab.yml, once per lab; before the first test
+  of any session with local tests, ``used_lab_first``). ``lab.hosts`` maps host -> status row (``port``,
+  ``socket``, ``version``, ``expected_flavor``, ``option_file``, ``dropin_dir``...), ``lab.connect(host)``
+  opens a PyMySQL connection as the admin user, ``lab.run(...)`` runs lab.py for this lab.
 - ``fleet`` (session): the SSH fleet (tests marked ``fleet``); brought up when it is down, and
   then stopped again at the end of the session. Deselect with ``-m "not fleet"``.
 
@@ -235,6 +236,14 @@ def lab():
     handle = LabHandle("local", lab_dir)
     used_lab(handle)
     return handle
+
+
+@pytest.fixture(scope="session", autouse=True)
+def used_lab_first(request):
+    """A session with tests of the local lab (any not marked fleet) makes the lab a used one before its first test,
+    also for the tests that read the lab's servers without the `lab` fixture (test_verify's own helpers)."""
+    if any(item.get_closest_marker("fleet") is None for item in request.session.items):
+        request.getfixturevalue("lab")
 
 
 # The SSH fleet's booted hosts (lab/dbfleet_lab/machines.py, docs/hosts.md).
