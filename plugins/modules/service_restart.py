@@ -58,7 +58,7 @@ options:
   leftover_timeout:
     description:
       - Seconds (1 to 86400) a stop may wait for processes left in the unit's cgroup once the server itself has ended
-        (systemd's C(deactivating (final-sigterm)): a helper of the unit, or a child of the server, that ignores
+        (systemd's C(deactivating (final-sigterm)), a helper of the unit or a child of the server that ignores
         SIGTERM). Then the module kills what is left (C(systemctl kill --signal=SIGKILL), only when the unit has no
         main and no control process) and names it in RV(notes); the unit's own C(TimeoutStopSec) wins when shorter.
         Debian's C(mysql.service) says C(TimeoutSec=infinity), where systemd alone would wait for ever.
