@@ -181,7 +181,8 @@ def test_a_refused_start_is_put_back_and_the_run_stops_naming_it(booted, case):
 # outlives the server"). Its PID is written where the test finds it again.
 LEFTOVER_DROPIN = 'zz-dbfleet-fault-leftover.conf'
 LEFTOVER_PIDFILE = '/run/dbfleet-fault-leftover.pid'
-LEFTOVER_UNIT_TEXT = ("[Service]\nExecStartPre=/bin/sh -c 'trap \"\" TERM; sleep 600 </dev/null >/dev/null 2>&1 & "
+# "+": as root whatever the unit's User= (MariaDB's runs its ExecStartPre as mysql).
+LEFTOVER_UNIT_TEXT = ("[Service]\nExecStartPre=+/bin/sh -c 'trap \"\" TERM; sleep 600 </dev/null >/dev/null 2>&1 & "
                       "echo $! > %s'\n" % LEFTOVER_PIDFILE)
 # Seconds the restart waits for it (the role's restart_leftover_timeout): small, so that each case stays short.
 LEFTOVER_TIMEOUT = 3
@@ -209,7 +210,7 @@ def test_a_process_of_the_unit_that_ignores_sigterm_is_killed_after_the_bound_an
         # seen in the unit's cgroup, then the option-file drop-in the server will refuse.
         rc, out = on_host(host, 'ansible.builtin.shell', dict(cmd=(
             "mkdir -p %(dir)s && cat > %(unit_dropin)s <<'EOF'\n%(text)sEOF\n"
-            "systemctl daemon-reload && systemctl restart %(unit)s && pid=$(cat %(pidfile)s) && echo \"helper=$pid\" && "
+            "systemctl daemon-reload && timeout 300 systemctl restart %(unit)s && pid=$(cat %(pidfile)s) && echo \"helper=$pid\" && "
             "grep -c '/system.slice/%(unit)s' /proc/$pid/cgroup && grep SigIgn /proc/$pid/status && "
             "printf '[mysqld]\\n%%s\\n' '%(line)s' > %(dropin)s && chmod 0644 %(dropin)s")
             % dict(dir=os.path.dirname(unit_dropin), unit_dropin=unit_dropin, text=LEFTOVER_UNIT_TEXT, unit=unit,
