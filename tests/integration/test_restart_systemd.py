@@ -178,12 +178,13 @@ def test_a_refused_start_is_put_back_and_the_run_stops_naming_it(booted, case):
 
 # A helper of the unit that ignores SIGTERM: started by an ExecStartPre of a runtime drop-in (gone at the next boot), it
 # stays in the unit's cgroup after the server ends, so every stop of the unit waits for it (docs/hosts.md, "A stop that
-# outlives the server"). Its PID is written where the test finds it again.
+# outlives the server"). The PID of each one started is added to LEFTOVER_PIDFILE: the test kills them all afterwards
+# (and first, any an interrupted run left).
 LEFTOVER_DROPIN = 'zz-dbfleet-fault-leftover.conf'
 LEFTOVER_PIDFILE = '/run/dbfleet-fault-leftover.pid'
 # "+": as root whatever the unit's User= (MariaDB's runs its ExecStartPre as mysql).
 LEFTOVER_UNIT_TEXT = ("[Service]\nExecStartPre=+/bin/sh -c 'trap \"\" TERM; sleep 600 </dev/null >/dev/null 2>&1 & "
-                      "echo $! > %s'\n" % LEFTOVER_PIDFILE)
+                      "echo $! >> %s'\n" % LEFTOVER_PIDFILE)
 # Seconds the restart waits for it (the role's restart_leftover_timeout): small, so that each case stays short.
 LEFTOVER_TIMEOUT = 3
 # Each packaged flavor once: MariaDB 10.11 and 11.8 (mariadb.service: TimeoutStopSec=900, SendSIGKILL=no), MySQL 9.7
@@ -209,8 +210,10 @@ def test_a_process_of_the_unit_that_ignores_sigterm_is_killed_after_the_bound_an
         # In one run on the host: the unit's drop-in, a restart that starts the helper (nothing lingers yet), the helper
         # seen in the unit's cgroup, then the option-file drop-in the server will refuse.
         rc, out = on_host(host, 'ansible.builtin.shell', dict(cmd=(
+            "{ [ ! -f %(pidfile)s ] || xargs -r kill -KILL < %(pidfile)s; rm -f %(pidfile)s; } 2>/dev/null; "
             "mkdir -p %(dir)s && cat > %(unit_dropin)s <<'EOF'\n%(text)sEOF\n"
-            "systemctl daemon-reload && timeout 300 systemctl restart %(unit)s && pid=$(cat %(pidfile)s) && echo \"helper=$pid\" && "
+            "systemctl daemon-reload && timeout 120 systemctl restart %(unit)s && pid=$(tail -n 1 %(pidfile)s) && "
+            "echo \"helper=$pid\" && "
             "grep -c '/system.slice/%(unit)s' /proc/$pid/cgroup && grep SigIgn /proc/$pid/status && "
             "printf '[mysqld]\\n%%s\\n' '%(line)s' > %(dropin)s && chmod 0644 %(dropin)s")
             % dict(dir=os.path.dirname(unit_dropin), unit_dropin=unit_dropin, text=LEFTOVER_UNIT_TEXT, unit=unit,
@@ -234,8 +237,9 @@ def test_a_process_of_the_unit_that_ignores_sigterm_is_killed_after_the_bound_an
     finally:
         # The drop-in gone, the helper of the last start killed by its PID: the unit as the package wrote it.
         rc, out = on_host(host, 'ansible.builtin.shell',
-                          dict(cmd='rm -f %s %s; systemctl daemon-reload; pid=$(cat %s 2>/dev/null) && kill -KILL "$pid"; '
-                                   'rm -f %s; true' % (unit_dropin, dropin, LEFTOVER_PIDFILE, LEFTOVER_PIDFILE)))
+                          dict(cmd='rm -f %s %s; systemctl daemon-reload; [ ! -f %s ] || xargs -r kill -KILL < %s; '
+                                   'rm -f %s; true' % (unit_dropin, dropin, LEFTOVER_PIDFILE, LEFTOVER_PIDFILE,
+                                                       LEFTOVER_PIDFILE)))
         assert rc == 0, out
     after = state(tmp)
     was, now = before[host], after[host]
