@@ -26,6 +26,7 @@ import os
 import re
 import stat
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import discovery
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 
 # The properties read after `systemctl restart`, and why: the unit's state, how its last start ended,
@@ -157,7 +158,7 @@ CGROUP_ROOTS = ('/sys/fs/cgroup', '/sys/fs/cgroup/unified', '/sys/fs/cgroup/syst
 
 def cgroup_processes(control_group, roots=CGROUP_ROOTS, read=None):
     """[(pid, command line)] of the processes in a unit's cgroup (ControlGroup), from the first hierarchy that has it."""
-    read = read or _read_text
+    read = read or discovery._read_text  # pylint: disable=protected-access
     if not control_group:
         return []
     for root in roots:
@@ -182,14 +183,6 @@ def describe_processes(found):
         own.append('%d process%s of another PID namespace (PID 0 in cgroup.procs: the cgroup is shared with another '
                    'container, whose processes systemd here cannot end)' % (others, '' if others == 1 else 'es'))
     return ', '.join(own) or 'none listed in the cgroup'
-
-
-def _read_text(path):
-    try:
-        with open(path, 'rb') as handle:
-            return handle.read().decode('utf-8', 'replace')
-    except (IOError, OSError):
-        return None
 
 
 def _ended(props):
