@@ -23,6 +23,7 @@ Each host gets its own copy (``cp -a --reflink=auto``, ~10 s) under ``<lab>/flee
 ``down --purge`` deletes it. The host machine's PID 1 is not systemd here, so ``machinectl`` does not
 work: commands run inside with ``nsenter`` at the container's leader PID (``Machine.inside()``).
 """
+import hashlib
 import os
 import re
 import shutil
@@ -43,6 +44,52 @@ DEPLOY_USER = "deploy"
 BOOT_TIMEOUT = 120
 STOP_TIMEOUT = 60
 LAB_OPTION_FILE = "55-dbfleet-lab.cnf"     # the lab's replication settings, in the package's server directory
+
+
+# Each machine's own group in the kernel's cgroup v2 hierarchy. systemd-nspawn puts the container into "payload" (and
+# itself into "supervisor") under the group it runs in; started side by side from one group (on this machine, whose
+# PID 1 is not systemd, every process is in the hierarchy's root "/") all machines share "/payload", so systemd inside
+# each sees the same "/payload/system.slice/mysql.service" for its unit: the other machines' servers (of this lab and
+# any other on the machine) count as processes of its own unit, which it cannot signal (another PID namespace: PID 0
+# in its cgroup.procs) and which never leave. A stop then waits in final-sigterm until they do; Debian's mysql.service
+# (TimeoutSec=infinity) waits for ever (docs/hosts.md, "A stop that outlives the server").
+CGROUP2_MOUNT = "/run/dbfleet-lab/cgroup2"
+
+
+def cgroup2_mount(mountinfo="/proc/self/mountinfo"):
+    """Where the cgroup v2 hierarchy is mounted on this machine; mounted at CGROUP2_MOUNT when nowhere (a machine with
+    only v1 hierarchies mounted)."""
+    def find():
+        with open(mountinfo, encoding="utf-8") as handle:
+            for line in handle:
+                fields = line.split()
+                dash = fields.index("-")
+                if fields[dash + 1] == "cgroup2" and fields[3] == "/":
+                    return fields[4]
+        return None
+    found = find()
+    if found is None:
+        os.makedirs(CGROUP2_MOUNT, exist_ok=True)
+        proc = subprocess.run(["mount", "-t", "cgroup2", "cgroup2", CGROUP2_MOUNT], capture_output=True, text=True,
+                              check=False)
+        found = find()      # another lab may have mounted it meanwhile
+        if found is None:
+            raise LabError("cannot mount the cgroup v2 hierarchy at %s: %s" % (CGROUP2_MOUNT, proc.stderr.strip()))
+    return found
+
+
+def own_cgroup_path(proc_cgroup="/proc/self/cgroup"):
+    """This process's group in the cgroup v2 hierarchy ("0::PATH")."""
+    with open(proc_cgroup, encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("0::"):
+                return line[3:].strip() or "/"
+    return "/"
+
+
+def machine_cgroup_name(host, root):
+    """The name of a machine's own cgroup: its host name and a digest of its root (two labs' pkg4 differ)."""
+    return "dbfleet-%s-%s" % (host, hashlib.sha256(os.path.abspath(root).encode()).hexdigest()[:12])
 
 
 class Distribution:
@@ -481,13 +528,20 @@ class Machine:
         """Boot the machine detached; wait_ready() follows. A booted machine whose server's unit is down (killed,
         failed) gets the unit started again, as an operator would with systemctl."""
         if self.nspawn_pid():
-            if self.leader() and self.unit_state()[0] not in ("active", "activating", "reloading"):
+            state, main_pid = self.unit_state() if self.leader() else (None, 0)
+            if state == "deactivating" and not main_pid:
+                # A stop that outlived the server, waiting for processes of the unit that ignore SIGTERM (under
+                # Debian's mysql.service for ever): what is left is killed, as dbfleet.innodb.service_restart does.
+                say("  %s: %s deactivating without its server: killing what is left of it" % (self.name, self.dist.unit))
+                self.inside(["systemctl", "kill", "--signal=SIGKILL", self.dist.unit], check=False)
+            if state is not None and state not in ("active", "activating", "reloading"):
                 self.inside(["systemctl", "reset-failed", self.dist.unit], check=False)
                 self.inside(["systemctl", "start", "--no-block", self.dist.unit])
             return None
         argv = ["systemd-nspawn", "--boot", "--directory=" + self.root, "--machine=" + self.name,
                 "--hostname=" + self.name, "--register=no", "--keep-unit", "--console=passive",
                 "--network-namespace-path=" + self.netns.path, "--quiet"]
+        cgroup = self.own_cgroup()
         env = dict(os.environ)
         if self.dist.unified_cgroup:
             # systemd >= 258 (sid) refuses the cgroup v1 hierarchy of this machine (hybrid): the container
@@ -495,10 +549,27 @@ class Machine:
             env["SYSTEMD_NSPAWN_UNIFIED_HIERARCHY"] = "1"
         with open(self.console_log, "ab") as out:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True, cwd=self.dir, env=env)
+                                    start_new_session=True, cwd=self.dir, env=env,
+                                    preexec_fn=lambda: _join_cgroup(cgroup))
         with open(self.pidfile, "w", encoding="utf-8") as handle:
             handle.write("%d\n" % proc.pid)
         return proc
+
+    def own_cgroup(self):
+        """This machine's own group in the cgroup v2 hierarchy (made when missing), under the lab's own group:
+        systemd-nspawn started in it makes the container's "payload" there, apart from every other machine's."""
+        path = os.path.join(cgroup2_mount(), own_cgroup_path().lstrip("/"), machine_cgroup_name(self.name, self.root))
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    def remove_own_cgroup(self):
+        """The machine's group and the empty groups systemd-nspawn left in it, once it is powered off."""
+        path = os.path.join(cgroup2_mount(), own_cgroup_path().lstrip("/"), machine_cgroup_name(self.name, self.root))
+        for directory, _dirs, _files in sorted(os.walk(path), key=lambda entry: -len(entry[0])):
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass
 
     def wait_ready(self, proc, timeout=BOOT_TIMEOUT):
         """Until systemd inside has started the server's unit and sshd, and the server answers."""
@@ -577,6 +648,7 @@ class Machine:
             os.remove(self.pidfile)
         except OSError:
             pass
+        self.remove_own_cgroup()
         return True
 
     # ------------------------------------------------------------ SQL from the lab
@@ -658,3 +730,9 @@ MACHINE_MARIADB1011 = MachineKind(BOOKWORM_MARIADB, MariaDB(), "mariadb", "maria
 MACHINE_MARIADB118 = MachineKind(TRIXIE_MARIADB, MariaDB(), "mariadb", "mariadb")
 MACHINE_MYSQL97 = MachineKind(SID_MYSQL, MySQL80.__new__(MySQL80), "mysql", "mysql")
 MACHINE_MYSQL80 = MachineKind(BOOKWORM_MYSQL80, MYSQL80, "mysql", "mysql")
+
+
+def _join_cgroup(path):
+    """In the child, before systemd-nspawn runs: move this process into the cgroup at path."""
+    with open(os.path.join(path, "cgroup.procs"), "w", encoding="utf-8") as handle:
+        handle.write(str(os.getpid()))

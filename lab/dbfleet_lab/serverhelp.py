@@ -17,13 +17,19 @@ _TABLE_RULE = re.compile(r"^-{20,} -+$")
 _OPTION_LINE = re.compile(r"^\s{1,4}(?:-[A-Za-z#?], )?--([A-Za-z0-9][A-Za-z0-9_-]*)")
 
 
-def help_text(command, timeout=120):
-    """The output of COMMAND --no-defaults --user=root --verbose --help (command: the argv of the binary)."""
-    proc = subprocess.run(list(command) + ["--no-defaults", "--user=root", "--verbose", "--help"], capture_output=True,
-                          text=True, timeout=timeout, check=False)
+def help_text(command, timeout=120, plugin_dir=None, plugins=None):
+    """The output of COMMAND --no-defaults --user=root --verbose --help (command: the argv of the binary).
+    plugins ({name: library}) are loaded for the listing (--plugin-load from plugin_dir, the server's plugin_dir), so
+    that the variables a plugin brings are listed with their compiled defaults."""
+    extra = []
+    if plugins:
+        extra = ["--plugin-dir=%s" % plugin_dir,
+                 "--plugin-load=%s" % ";".join("%s=%s" % item for item in sorted(plugins.items()))]
+    proc = subprocess.run(list(command) + ["--no-defaults", "--user=root"] + extra + ["--verbose", "--help"],
+                          capture_output=True, text=True, timeout=timeout, check=False)
     if not any(_TABLE_RULE.match(line) for line in proc.stdout.splitlines()):
         raise AssertionError("no variables table in the output of %s --no-defaults --verbose --help (exit %d):\n%s"
-                             % (" ".join(command), proc.returncode, (proc.stdout + proc.stderr)[-2000:]))
+                             % (" ".join(list(command) + extra), proc.returncode, (proc.stdout + proc.stderr)[-2000:]))
     return proc.stdout
 
 
@@ -56,6 +62,8 @@ def options_from_text(text):
     return names
 
 
-def compiled_defaults(command):
-    """{variable: default} from `mysqld --no-defaults --verbose --help` (the table after the dashes)."""
-    return defaults_from_text(help_text(command))
+def compiled_defaults(command, plugin_dir=None, plugins=None):
+    """{variable: default} from `mysqld --no-defaults --verbose --help` (the table after the dashes): the compiled
+    defaults, whatever the server's option files, the roles' drop-ins or mysqld-auto.cnf (SET PERSIST) say, as
+    --no-defaults reads none of them; with plugins ({name: library} from plugin_dir), their variables too."""
+    return defaults_from_text(help_text(command, plugin_dir=plugin_dir, plugins=plugins))

@@ -508,6 +508,14 @@ def variable_facts(name, flavor, version):
     return VarFacts(name=name, **span.value)
 
 
+def plugin_variables(plugin):
+    """The variables of VARIABLES that exist only while plugin is loaded (a span marked plugin=...), sorted: a
+    plugin installed at run time (INSTALL PLUGIN, the memcached role) brings them, the server's own
+    `--verbose --help` lists them only with the plugin loaded."""
+    return tuple(sorted(name for name, spans in VARIABLES.items()
+                        if any(span.value.get('plugin') == plugin for span in spans)))
+
+
 def exists_anywhere(name):
     """True when the knowledge tables have name on at least one flavor/version."""
     return name.lower() in VARIABLES

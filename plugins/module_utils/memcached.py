@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import is_plain_identifier
 
 CONFIG_SCHEMA = 'innodb_memcache'
@@ -39,9 +40,9 @@ VALUE_TYPES = frozenset(('char', 'varchar', 'tinytext', 'text', 'mediumtext', 'l
 # The plugin splits value_columns on any of these characters.
 VALUE_COLUMN_SEPARATORS = ' ;,|\n'
 
-# The daemon's static settings as verify compares them; innodb_api_trx_level is dynamic.
-PLUGIN_VARIABLES = ('daemon_memcached_option', 'daemon_memcached_r_batch_size',
-                    'daemon_memcached_w_batch_size')
+# The daemon's static settings as verify compares them (flavors.VARIABLES marks them plugin=daemon_memcached);
+# innodb_api_trx_level is dynamic.
+PLUGIN_VARIABLES = flavors.plugin_variables(PLUGIN_NAME)
 INNODB_API_STATIC = ('innodb_api_enable_binlog', 'innodb_api_enable_mdl')
 
 LOOPBACK_ADDRESSES = ('127.0.0.1', 'localhost', '::1')

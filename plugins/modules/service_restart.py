@@ -55,6 +55,17 @@ options:
         put-back.
     type: int
     default: 300
+  leftover_timeout:
+    description:
+      - Seconds (1 to 86400) a stop may wait for processes left in the unit's cgroup once the server itself has ended
+        (systemd's C(deactivating (final-sigterm)), a helper of the unit or a child of the server that ignores
+        SIGTERM). Then the module kills what is left (C(systemctl kill --signal=SIGKILL), only when the unit has no
+        main and no control process) and names it in RV(notes); the unit's own C(TimeoutStopSec) wins when shorter.
+        Debian's C(mysql.service) says C(TimeoutSec=infinity), where systemd alone would wait for ever.
+      - When the unit is still in C(final-sigterm) 10 seconds after the kill, or the kill fails, the module stops,
+        naming the state, the processes left and the commands that would finish the stop and start the server.
+    type: int
+    default: 30
   error_log:
     description:
       - The server's error log file. Default - the C(log_error) the server reports before the restart (none when
@@ -131,6 +142,14 @@ again:
   description: The unit after the start that followed the put-back, with C(why) and C(seconds).
   returned: when the server did not start
   type: dict
+notes:
+  description:
+    - What else the module saw or did, one sentence each - the server could not be asked before the restart, or the
+      processes left in the unit's cgroup after the server ended that it killed after O(leftover_timeout) seconds
+      in C(deactivating (final-sigterm)) (their PIDs and command lines, and the command it ran).
+  returned: when the restart ran
+  type: list
+  elements: str
 '''
 
 from ansible.module_utils.basic import AnsibleModule
@@ -144,6 +163,7 @@ def main():
     argument_spec.update(
         name=dict(type='str', required=True),
         timeout=dict(type='int', default=300),
+        leftover_timeout=dict(type='int', default=30),
         error_log=dict(type='path'),
         dropins=dict(type='list', elements='path'),
     )

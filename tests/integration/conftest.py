@@ -1,9 +1,10 @@
 """Fixtures for integration tests against the lab's real servers (lab/lab.py).
 
 - ``lab`` (session): the local lab, brought up when one of its default hosts is down (and left
-  running). ``lab.hosts`` maps host -> status row (``port``, ``socket``, ``version``,
-  ``expected_flavor``, ``option_file``, ``dropin_dir``...), ``lab.connect(host)`` opens a PyMySQL
-  connection as the admin user, ``lab.run(...)`` runs lab.py for this lab.
+  running), and made a used one (``used_lab()``: playbooks/used_lab.yml, once per lab; before the first test
+  of any session with local tests, ``used_lab_first``). ``lab.hosts`` maps host -> status row (``port``,
+  ``socket``, ``version``, ``expected_flavor``, ``option_file``, ``dropin_dir``...), ``lab.connect(host)``
+  opens a PyMySQL connection as the admin user, ``lab.run(...)`` runs lab.py for this lab.
 - ``fleet`` (session): the SSH fleet (tests marked ``fleet``); brought up when it is down, and
   then stopped again at the end of the session. Deselect with ``-m "not fleet"``.
 
@@ -184,14 +185,65 @@ def pytest_configure(config):
                                        "`make test-extended`, not by `make test` (its 35-minute budget); none today")
 
 
+# What makes the local lab a used one (tests/integration/playbooks/used_lab.yml): every session's tests read the facts of
+# servers as a user's are after `make demo` and some use, never of fresh ones only.
+USED_LAB_PLAYBOOK = os.path.join(REPO, "tests", "integration", "playbooks", "used_lab.yml")
+
+
+def lab_is_used(handle):
+    """What used_lab.yml leaves, read from the servers: mysql80's memcached plugin installed at run time (mysql.plugin)
+    and active, its role's drop-in, and a persisted setting on each MySQL 8.0+ server of the lab."""
+    missing = []
+    if "mysql80" in handle.hosts:
+        plugins = handle.query("mysql80", "SELECT p.name, i.PLUGIN_STATUS FROM mysql.plugin p LEFT JOIN "
+                                          "information_schema.PLUGINS i ON i.PLUGIN_NAME = p.name "
+                                          "WHERE p.name = 'daemon_memcached'")
+        if not plugins or plugins[0]["PLUGIN_STATUS"] != "ACTIVE":
+            missing.append("mysql80: the memcached plugin installed at run time (mysql.plugin) and active")
+        if not os.path.exists(os.path.join(handle.hosts["mysql80"]["dropin_dir"], "60-dbfleet-memcached.cnf")):
+            missing.append("mysql80: the memcached role's drop-in")
+    for host in ("mysql80", "mysql97"):
+        if host in handle.hosts and not handle.query(host, "SELECT 1 FROM performance_schema.persisted_variables "
+                                                           "WHERE VARIABLE_NAME = 'innodb_flush_neighbors'"):
+            missing.append("%s: innodb_flush_neighbors persisted (mysqld-auto.cnf)" % host)
+    return missing
+
+
+def used_lab(handle):
+    """Make the lab a used one (once: a lab that is already used is left as it is, as a second `make test` finds the
+    first one's); fails naming what is still missing afterwards."""
+    if not lab_is_used(handle):
+        return
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"), ANSIBLE_NOCOLOR="1",
+               PATH=os.path.join(REPO, ".venv", "bin") + ":" + os.environ["PATH"])
+    proc = subprocess.run([os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", handle.inventory,
+                           USED_LAB_PLAYBOOK], env=env, capture_output=True, text=True, timeout=600, cwd=REPO,
+                          check=False)
+    missing = lab_is_used(handle)
+    assert proc.returncode == 0 and not missing, "the lab could not be made a used one (%s): %s\n%s" % (
+        USED_LAB_PLAYBOOK, "; ".join(missing), (proc.stdout + proc.stderr)[-4000:])
+
+
 @pytest.fixture(scope="session")
 def lab():
+    """The local lab, up (lab.py up brings back any server left down) and used (used_lab())."""
     lab_dir = _default_lab_dir()
     status = json.loads(lab_py("--lab-dir", lab_dir, "status", "--json").stdout)
     wanted = [r for r in status["hosts"] if r["host"] in DEFAULT_HOSTS]
     if any(row["state"] != "up" for row in wanted):
         lab_py("--lab-dir", lab_dir, "up")
-    return LabHandle("local", lab_dir)
+    handle = LabHandle("local", lab_dir)
+    used_lab(handle)
+    return handle
+
+
+@pytest.fixture(scope="session", autouse=True)
+def used_lab_first(request):
+    """A session with tests of the local lab (any not marked fleet) makes the lab a used one before its first test,
+    also for the tests that read the lab's servers without the `lab` fixture (test_verify's own helpers)."""
+    if any(item.get_closest_marker("fleet") is None for item in request.session.items):
+        request.getfixturevalue("lab")
 
 
 # The SSH fleet's booted hosts (lab/dbfleet_lab/machines.py, docs/hosts.md).

@@ -113,6 +113,28 @@ def test_restart_returns_once_the_server_answers(scratch):
     assert pid_of()["mariadb1011"] not in (None, before)
 
 
+def test_up_brings_back_a_server_left_down(scratch):
+    """A server killed (or crashed) since the last `up`, its pid file left behind: the next `up` starts it again, as
+    the second `make test` on a machine does with what the first one left."""
+    args = ["--lab-dir", scratch, "--port-base", free_port_base(), "--inventory", os.path.join(scratch, "hosts.yml")]
+    lab_py(*args, "up", "mariadb1011")
+
+    def status():
+        return {r["host"]: r for r in json.loads(lab_py(*args, "status", "--json").stdout)["hosts"]}["mariadb1011"]
+
+    before = status()["pid"]
+    os.kill(before, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while os.path.exists("/proc/%d" % before) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert status()["state"] != "up"
+    out = lab_py(*args, "up", "mariadb1011").stdout
+    assert "(1 started, 0 already running)" in out, out
+    after = status()
+    assert after["state"] == "up" and after["pid"] not in (None, before), after
+    assert lab_py(*args, "sql", "mariadb1011", "SELECT 1 AS one").stdout.split() == ["one", "1"]
+
+
 def test_sql_prints_rows(lab):
     out = lab.run("sql", "mysql80", "SELECT CURRENT_USER() AS who").stdout.splitlines()
     assert out[0] == "who" and out[1].startswith(lab.admin_user + "@")

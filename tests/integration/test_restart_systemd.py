@@ -13,7 +13,11 @@ serves as one test's "after" and the next one's "before"):
   a value in the variable's range that InnoDB refuses, and a drop-in the server's user cannot read) stops the run
   before the next host (of another topology, named as not restarted and still on its main PID), names the refused
   file:line or file and the server's message, is put back (removed: it is new since the last start), and the server
-  runs again, with the rows and checksum as they were on the host and its replica, and replication running.
+  runs again, with the rows and checksum as they were on the host and its replica, and replication running;
+- the same refused start on each packaged flavor while a process of the unit ignores SIGTERM (a helper an
+  ExecStartPre of a systemd drop-in leaves running, as a package's or an operator's helper may): each stop of the
+  unit outlives the server (deactivating, stop-sigterm or final-sigterm, for ever under Debian's mysql.service), and
+  the restart kills what is left after restart_leftover_timeout, names it, and the server runs again.
 """
 import collections
 import json
@@ -169,4 +173,79 @@ def test_a_refused_start_is_put_back_and_the_run_stops_naming_it(booted, case):
         assert after[name]['channels'] == before[name]['channels'], (name, before[name], after[name])
         assert all(c == [True, True] for c in after[name]['channels']), (name, after[name])
     # The next host was not restarted.
+    assert after[case.next]['unit_state']['MainPID'] == before[case.next]['unit_state']['MainPID'], (before, after)
+
+
+# A helper of the unit that ignores SIGTERM: started by an ExecStartPre of a runtime drop-in (gone at the next boot), it
+# stays in the unit's cgroup after the server ends, so every stop of the unit waits for it (docs/hosts.md, "A stop that
+# outlives the server"). The PID of each one started is added to LEFTOVER_PIDFILE: the test kills them all afterwards
+# (and first, any an interrupted run left).
+LEFTOVER_DROPIN = 'zz-dbfleet-fault-leftover.conf'
+LEFTOVER_PIDFILE = '/run/dbfleet-fault-leftover.pid'
+# "+": as root whatever the unit's User= (MariaDB's runs its ExecStartPre as mysql).
+LEFTOVER_UNIT_TEXT = ("[Service]\nExecStartPre=+/bin/sh -c 'trap \"\" TERM; sleep 600 </dev/null >/dev/null 2>&1 & "
+                      "echo $! >> %s'\n" % LEFTOVER_PIDFILE)
+# Seconds the restart waits for it (the role's restart_leftover_timeout): small, so that each case stays short.
+LEFTOVER_TIMEOUT = 3
+# Each packaged flavor once: MariaDB 10.11 and 11.8 (mariadb.service: TimeoutStopSec=900, SendSIGKILL=no), MySQL 9.7
+# (Debian's mysql.service: TimeoutSec=infinity), MySQL 8.0 under the vendor-style unit (Type=forking, TimeoutSec=600).
+LEFTOVER_CASES = [c for c in CASES if c.id.endswith('-unknown-variable')]
+
+
+def on_host(host, module, args):
+    """One ad-hoc module run on a booted host, as root."""
+    return ansible([os.path.join(ROOT, '.venv', 'bin', 'ansible'), host, '-i', INVENTORY[0], '--become', '-m', module,
+                    '-a', json.dumps(args)])
+
+
+@pytest.mark.parametrize('case', LEFTOVER_CASES, ids=[c.id for c in LEFTOVER_CASES])
+def test_a_process_of_the_unit_that_ignores_sigterm_is_killed_after_the_bound_and_the_server_runs_again(booted, case):
+    tmp, dummy = booted
+    before = last_state(tmp)
+    host, unit = case.host, unit_file(before[case.host]['unit'])
+    unit_dropin = '/run/systemd/system/%s.d/%s' % (unit, LEFTOVER_DROPIN)
+    dropin = '%s/%s' % (before[host]['dropin_dir'], FAULT_DROPIN)
+    del LAST[:]
+    try:
+        # In one run on the host: the unit's drop-in, a restart that starts the helper (nothing lingers yet), the helper
+        # seen in the unit's cgroup, then the option-file drop-in the server will refuse.
+        rc, out = on_host(host, 'ansible.builtin.shell', dict(cmd=(
+            "{ [ ! -f %(pidfile)s ] || xargs -r kill -KILL < %(pidfile)s; rm -f %(pidfile)s; } 2>/dev/null; "
+            "mkdir -p %(dir)s && cat > %(unit_dropin)s <<'EOF'\n%(text)sEOF\n"
+            "systemctl daemon-reload && timeout 120 systemctl restart %(unit)s && pid=$(tail -n 1 %(pidfile)s) && "
+            "echo \"helper=$pid\" && "
+            "grep -c '/system.slice/%(unit)s' /proc/$pid/cgroup && grep SigIgn /proc/$pid/status && "
+            "printf '[mysqld]\\n%%s\\n' '%(line)s' > %(dropin)s && chmod 0644 %(dropin)s")
+            % dict(dir=os.path.dirname(unit_dropin), unit_dropin=unit_dropin, text=LEFTOVER_UNIT_TEXT, unit=unit,
+                   pidfile=LEFTOVER_PIDFILE, line=case.line, dropin=dropin)))
+        assert rc == 0, out
+        helper = int(out.split('helper=')[1].split()[0])
+        ignored = int(out.split('SigIgn:')[1].split()[0], 16)
+        assert ignored & (1 << 14), out     # SIGTERM (15) ignored
+        rc, out = playbook(os.path.join(ROOT, 'playbooks', 'rolling_restart.yml'),
+                           dict(rolling_restart_all=True, rolling_restart_hosts='%s:%s' % (host, case.next),
+                                restart_leftover_timeout=LEFTOVER_TIMEOUT))
+        text = flat(out)
+        assert rc != 0, out
+        assert (case.named % dict(dropin=dropin, line=case.line)) in text, out
+        assert 'Put back: removed %s. Started again: yes, main PID' % dropin in text, out
+        # The first stop waited for the helper started above, LEFTOVER_TIMEOUT seconds, then killed it, naming it.
+        assert ('killed the processes left in %s after %d s in deactivating (' % (unit, LEFTOVER_TIMEOUT)) in text, out
+        assert 'PID %d (sleep 600)' % helper in text, out
+        assert 'systemctl kill --signal=SIGKILL %s' % unit in text, out
+        assert 'The run stopped at %s; not restarted: %s.' % (host, case.next) in text, out
+    finally:
+        # The drop-in gone, the helper of the last start killed by its PID: the unit as the package wrote it.
+        rc, out = on_host(host, 'ansible.builtin.shell',
+                          dict(cmd='rm -f %s %s; systemctl daemon-reload; [ ! -f %s ] || xargs -r kill -KILL < %s; '
+                                   'rm -f %s; true' % (unit_dropin, dropin, LEFTOVER_PIDFILE, LEFTOVER_PIDFILE,
+                                                       LEFTOVER_PIDFILE)))
+        assert rc == 0, out
+    after = state(tmp)
+    was, now = before[host], after[host]
+    assert now['unit_state']['ActiveState'] == 'active', (host, now)
+    assert now['unit_state']['MainPID'] not in ('0', was['unit_state']['MainPID']), (host, was, now)
+    for name in [host] + [h for h, f in before.items() if f['source'] == host]:
+        assert after[name]['table'] == before[name]['table'] and len(after[name]['table']) == 2, (name, before, after)
+        assert all(c == [True, True] for c in after[name]['channels']), (name, after[name])
     assert after[case.next]['unit_state']['MainPID'] == before[case.next]['unit_state']['MainPID'], (before, after)

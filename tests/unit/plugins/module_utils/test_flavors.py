@@ -219,3 +219,14 @@ def test_one_source_for_the_ahi_partition_variable():
 ])
 def test_binlog_status_statement(flavor, version, expected):
     assert f.capability('binlog_status_statement', flavor, version) == expected
+
+
+def test_the_memcached_plugin_brings_its_three_variables():
+    # The version table says which variables a plugin brings; memcached.py takes them from it, not a list of its own.
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import memcached
+    assert f.plugin_variables('daemon_memcached') == ('daemon_memcached_option', 'daemon_memcached_r_batch_size',
+                                                      'daemon_memcached_w_batch_size')
+    assert memcached.PLUGIN_VARIABLES == f.plugin_variables(memcached.PLUGIN_NAME)
+    assert f.plugin_variables('no_such_plugin') == ()
+    # The InnoDB API variables are InnoDB's own: they outlived the plugin (MySQL 9.7.4 has them).
+    assert f.variable_facts('innodb_api_trx_level', 'mysql', (9, 7, 4)).plugin is None
