@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Copies in the collection's Ansible YAML: tasks written twice, and runs of tasks repeated in shape.
 
 The library tool ``duplicates`` reads code as text; this one reads the Ansible YAML with a YAML loader
