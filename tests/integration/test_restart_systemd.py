@@ -187,9 +187,12 @@ LEFTOVER_UNIT_TEXT = ("[Service]\nExecStartPre=+/bin/sh -c 'trap \"\" TERM; slee
                       "echo $! >> %s'\n" % LEFTOVER_PIDFILE)
 # Seconds the restart waits for it (the role's restart_leftover_timeout): small, so that each case stays short.
 LEFTOVER_TIMEOUT = 3
-# Each packaged flavor once: MariaDB 10.11 and 11.8 (mariadb.service: TimeoutStopSec=900, SendSIGKILL=no), MySQL 9.7
-# (Debian's mysql.service: TimeoutSec=infinity), MySQL 8.0 under the vendor-style unit (Type=forking, TimeoutSec=600).
-LEFTOVER_CASES = [c for c in CASES if c.id.endswith('-unknown-variable')]
+# The MySQL units: MySQL 9.7 (Debian's mysql.service: TimeoutSec=infinity, where the lingering stop was seen) and
+# MySQL 8.0 under the vendor-style unit (Type=forking, TimeoutSec=600). Not yet MariaDB's mariadb.service
+# (TimeoutStopSec=900, SendSIGKILL=no): there the set-up itself, a restart with the helper's ExecStartPre= drop-in,
+# stays in `activating (start-post)` (Debian's ExecStartPost=!/etc/mysql/debian-start) in the lab, so the fault cannot
+# be placed yet (docs/hosts.md, "A stop that outlives the server").
+LEFTOVER_CASES = [c for c in CASES if c.id.endswith('-unknown-variable') and c.unit != 'mariadb']
 
 
 def on_host(host, module, args):
