@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""version_facts: one target's facts sent to a module as data give the same answers as flavor_data; no module's
+"""version_facts: the version facts sent to a module as data give the same answers as flavor_data; no module's
 payload carries the flavor_data package (AnsiballZ zips every module_utils a module imports, statically)."""
 
 from __future__ import annotations
@@ -50,22 +50,22 @@ def test_upgrade_finds_the_same_with_facts_sent_as_data():   # the findings' own
 
 
 def _module_utils_imports(path):
+    """Names under module_utils that path imports (anywhere in it, as AnsiballZ finds them): 'upgrade',
+    'flavor_data.mysql_8_0'."""
     with open(path) as f:
         tree = ast.parse(f.read())
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(PREFIX):
             rest = node.module[len(PREFIX):].lstrip('.')
             for alias in node.names:
-                yield (rest + '.' + alias.name).lstrip('.') if not rest else rest
-                if not rest:
-                    continue
+                yield rest if rest else alias.name
 
 
 def _closure(path):
+    """Every module_utils name path imports, directly or not."""
     seen, todo = set(), [path]
     while todo:
         for name in _module_utils_imports(todo.pop()):
-            name = name.split('.')[0] if not name.startswith('flavor_data') else name
             if name in seen:
                 continue
             seen.add(name)
