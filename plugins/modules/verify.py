@@ -90,7 +90,7 @@ options:
   target_facts:
     description:
       - The version facts the upgrade check of O(target_version) compares with (every variable and option of each
-        version's own server, from C(plugins/module_utils/flavor_data/): the target's and this server's own).
+        version's own server, from C(plugins/module_utils/flavor_data/), the target's and this server's own).
       - Set by the action plugin on the controller when O(target_version) is given; not meant to be passed by hand.
         The module's payload thus carries them only when a target is asked for, not on every host of every audit
         (about 310 KB of Python).
