@@ -126,7 +126,7 @@ class Target(object):
         if facts is None:
             return None
         return version_facts.Variable(name, facts.kind, None if facts.default is None else str(facts.default),
-                                    facts.dynamic, facts.minimum, facts.maximum, facts.choices, None)
+                                      facts.dynamic, facts.minimum, facts.maximum, facts.choices, None)
 
     def accepts(self, name):
         """True / False whether the target's binary takes option name; None when not known (no facts)."""
