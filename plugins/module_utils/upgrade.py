@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections import namedtuple
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired as desired_utils
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report
+from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
 
 WOULD_NOT_START = 'would_not_start'
 IGNORED = 'ignored'
@@ -94,12 +94,15 @@ _BOOL_PREFIXES = tuple(p for p, _meaning in optionfiles.SPECIAL_PREFIXES)
 
 class Target(object):
     """The upgrade target's facts: its own server's (flavor_data) where the collection has them, else the spans
-    of flavors.VARIABLES (then only their defaults are compared; complete is False)."""
+    of flavors.VARIABLES (then only their defaults are compared; complete is False). catalog answers facts_for()
+    and known_versions(): the package flavor_data on the controller, version_facts.Catalog in a module (the same
+    facts, sent by the action plugin only with a target: no module payload carries the package)."""
 
-    def __init__(self, flavor, version):
+    def __init__(self, flavor, version, catalog):
         self.flavor = flavor
         self.version = tuple(version)
-        self.facts = flavor_data.facts_for(flavor, self.version)
+        self.catalog = catalog
+        self.facts = catalog.facts_for(flavor, self.version)
         self.complete = self.facts is not None
 
     @property
@@ -113,17 +116,17 @@ class Target(object):
             return self.facts.source_text()
         return ('the collection has no facts of every variable of %s (it has: %s): only the variables of '
                 'flavors.VARIABLES are compared (docs/innodb-facts.md)'
-                % (self.label, ', '.join(flavor_data.known_versions())))
+                % (self.label, ', '.join(self.catalog.known_versions())))
 
     def variable(self, name):
-        """flavor_data.Variable of name on the target, or None (no such variable, or not known)."""
+        """version_facts.Variable of name on the target, or None (no such variable, or not known)."""
         if self.facts is not None:
             return self.facts.variable(name)
         facts = flavors.variable_facts(name, self.flavor, self.version)
         if facts is None:
             return None
-        return flavor_data.Variable(name, facts.kind, None if facts.default is None else str(facts.default),
-                                    facts.dynamic, facts.minimum, facts.maximum, facts.choices, None)
+        return version_facts.Variable(name, facts.kind, None if facts.default is None else str(facts.default),
+                                      facts.dynamic, facts.minimum, facts.maximum, facts.choices, None)
 
     def accepts(self, name):
         """True / False whether the target's binary takes option name; None when not known (no facts)."""
@@ -341,7 +344,7 @@ def setting_findings(target, settings, current=None):
                                 target_name=new_name, **_at(setting)))
             continue
         variable = target.variable(variable_name(target, name))
-        if variable is None or variable.machine == flavor_data.INSTANCE:
+        if variable is None or variable.machine == version_facts.INSTANCE:
             continue
         value = _setting_value(setting, variable.name)
         problem = value_problem(variable, value)
@@ -400,7 +403,7 @@ def default_findings(target, identity, settings, runtime, origins, current=None)
         if now is None or not _relies_on_default(name, origin, now, current):
             continue        # set at run time to another value, or by a place not read here
         variable = target.variable(name)
-        if variable is None or variable.default is None or variable.machine == flavor_data.INSTANCE:
+        if variable is None or variable.default is None or variable.machine == version_facts.INSTANCE:
             continue
         if same_value(now, variable.default, variable.kind) or (variable.kind == 'set' and _same_flags(now, variable.default)):
             continue
@@ -468,7 +471,7 @@ def findings(target, identity, settings, runtime, origins, uses=None, current_en
     value}; origins: {name: where the running value came from, as the server says (None: not known)}; uses: see
     feature_findings(); current_entries / target_entries: the option-file entries read for the current and the
     target's groups (for not_read findings; target_entries None: not compared)."""
-    current = Target(identity.flavor, identity.version)
+    current = Target(identity.flavor, identity.version, target.catalog)
     out = setting_findings(target, settings, current if current.complete else None)
     if target_entries is not None:
         out += not_read_findings(target, current_entries, target_entries)

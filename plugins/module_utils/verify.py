@@ -252,11 +252,12 @@ def read_blockers(conn, identity, target):
         tables, identity, target)
 
 
-def read_upgrade(conn, identity, target, variables, plan, parsed, persisted):
+def read_upgrade(conn, identity, target, catalog, variables, plan, parsed, persisted):
     """The upgrade findings (upgrade.findings) of this server's settings for target, over conn: every global
     variable and where its value came from, the option files read again for the target's option groups, the command
-    line, mysqld-auto.cnf, and what the target drops that the server uses (upgrade.result())."""
-    target_facts = upgrade.Target(*target)
+    line, mysqld-auto.cnf, and what the target drops that the server uses (upgrade.result()). catalog: the target's
+    facts (upgrade.Target)."""
+    target_facts = upgrade.Target(target[0], target[1], catalog)
     notes = []
     if target[0] != identity.flavor:
         notes.append('%s to %s is a migration to another flavor, not an in-place upgrade: the settings are compared '
@@ -326,12 +327,13 @@ def audit_variable_names(settings, roles=()):
 
 def audit(conn, settings, login_params=None, option_files=None, fallback_option_files=None,
           proc_root='/proc', desired_from=(), role_variables=None, detect_storage=None, target=None,
-          startup_cache=None, startup_cache_max_age=DEFAULT_STARTUP_CACHE_MAX_AGE, now=None, read_named=False):
+          catalog=None, startup_cache=None, startup_cache_max_age=DEFAULT_STARTUP_CACHE_MAX_AGE, now=None, read_named=False):
     """Verify settings on the server behind conn. Returns the module result (without changed).
 
     desired_from: roles whose desired state (desired.for_roles, from role_variables and this server's
     facts) is verified too, under settings (which win). target: (flavor, version) of an upgrade
-    target; the tables whose engine this server or the target lacks are returned as blockers.
+    target; the tables whose engine this server or the target lacks are returned as blockers. catalog: the
+    version facts for target (upgrade.Target: flavor_data on the controller, version_facts.Catalog in a module).
     startup_cache: where the option files cannot be read here (the controller-side audit), what an earlier per-host
     run read (its startup_state with read_at: cached_startup()), used up to startup_cache_max_age seconds old.
     read_named: read only the variables the audit reads (audit_variable_names(): NamedGlobalVariables) instead of
@@ -486,8 +488,8 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
     blockers, engine_notes, upgrade_result = [], [], None
     if target is not None:
         blockers, engine_notes = read_blockers(conn, identity, target)
-        upgrade_result = read_upgrade(conn, identity, target, None if read_named else variables, plan, parsed,
-                                      persisted)
+        upgrade_result = read_upgrade(conn, identity, target, catalog, None if read_named else variables, plan,
+                                      parsed, persisted)
     summary, drift = summarize(results)
     return dict(
         variables=results,

@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 
 _DB_ERRORS = (connection.pymysql.err.MySQLError,) if connection.pymysql is not None else ()
@@ -651,7 +652,7 @@ def _audit_host(params, settings, roles, role_variables, notes, timeout, connect
     try:
         result = verify.audit(conn, settings, login_params=params, proc_root=None, desired_from=list(roles),
                               role_variables=role_variables or {}, detect_storage=storage_not_inspected,
-                              target=upgrade_target, read_named=True, **cache)
+                              target=upgrade_target, catalog=flavor_data, read_named=True, **cache)
     except desired.InputError as e:
         return dict(failed=True, msg='invalid role input, nothing audited: %s' % '; '.join(e.messages),
                     connected_to=target, seconds=round(time.monotonic() - start, 3))

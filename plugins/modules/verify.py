@@ -87,6 +87,14 @@ options:
         returned as RV(blockers), and the upgrade readiness of the server's settings as RV(upgrade). Any other value
         fails the task before the server is read.
     type: str
+  target_facts:
+    description:
+      - The version facts the upgrade check of O(target_version) compares with (every variable and option of each
+        version's own server, from C(plugins/module_utils/flavor_data/), the target's and this server's own).
+      - Set by the action plugin on the controller when O(target_version) is given; not meant to be passed by hand.
+        The module's payload thus carries them only when a target is asked for, not on every host of every audit
+        (about 310 KB of Python).
+    type: dict
   option_files:
     description:
       - Read these option files, in this order, instead of the ones the server reads. A file in this list
@@ -361,6 +369,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
+from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
 
 
 def main():
@@ -370,6 +379,7 @@ def main():
         desired_from=dict(type='list', elements='str', default=[]),
         role_variables=dict(type='dict'),
         target_version=dict(type='str'),
+        target_facts=dict(type='dict'),
         option_files=dict(type='list', elements='path'),
         fallback_option_files=dict(type='list', elements='path', default=[]),
         fail_on_drift=dict(type='bool', default=False),
@@ -379,6 +389,13 @@ def main():
     try:
         verify.check_settings(params['settings'])
         target = storage_engines.parse_target_spec(params['target_version'])
+        catalog = None
+        if target is not None:
+            if not params['target_facts']:
+                raise ValueError('target_version %s: no target_facts (the action plugin of dbfleet.innodb.verify sets '
+                                 'them on the controller; run the module as a task of that name)'
+                                 % params['target_version'])
+            catalog = version_facts.Catalog(params['target_facts'])
     except ValueError as e:
         module.fail_json(msg=str(e))
     try:
@@ -391,7 +408,8 @@ def main():
                               option_files=params['option_files'],
                               fallback_option_files=params['fallback_option_files'],
                               desired_from=roles, role_variables=params['role_variables'],
-                              detect_storage=storage.detect_datadir, target=target)
+                              detect_storage=storage.detect_datadir, target=target,
+                              catalog=catalog)
     except desired.InputError as e:
         module.fail_json(msg='invalid role input, nothing verified: %s' % '; '.join(e.messages), errors=e.messages)
     except conn_utils.pymysql.err.MySQLError as e:

@@ -24,8 +24,10 @@ import shutil
 import subprocess
 
 import pytest
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
+from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
 from conftest import lab_py, require_lab_hosts
 from dbfleet_lab.servers import MARIADB118, MYSQL97
 from test_verify import ROOT, run_module
@@ -80,7 +82,9 @@ def verify_upgrade(hv, target):
     result, rc = run_module('verify', dict(login_unix_socket=hv['dbfleet_login_unix_socket'],
                                            login_user=hv['dbfleet_login_user'],
                                            login_password=hv['dbfleet_login_password'], config_file='',
-                                           target_version=target))
+                                           target_version=target,
+                                           # as the action plugin passes them (version_facts.catalog_data)
+                                           target_facts=version_facts.catalog_data(flavor_data)))
     assert rc == 0 and result['changed'] is False, result
     return result['upgrade']
 

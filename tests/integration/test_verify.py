@@ -16,6 +16,8 @@ from contextlib import contextmanager
 
 import pymysql
 import pytest
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
+from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
 from conftest import DEFAULT_HOSTS, require_lab_hosts
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
@@ -134,6 +136,9 @@ def read_only_result(name, host, **extra):
 
 
 def verify(host, settings, **extra):
+    """The verify module's result; with target_version, the version facts passed as its action plugin passes them."""
+    if extra.get('target_version') and 'target_facts' not in extra:
+        extra['target_facts'] = version_facts.catalog_data(flavor_data)
     return read_only_result('verify', host, settings=settings, **extra)
 
 

@@ -10,8 +10,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import upgrade
 
 MYSQL80 = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
 MARIADB1011 = flavors.ServerIdentity('mariadb', (10, 11, 19), '10.11.19-MariaDB', None)
-TO_97 = upgrade.Target('mysql', (9, 7, 0))
-TO_118 = upgrade.Target('mariadb', (11, 8, 0))
+TO_97 = upgrade.Target('mysql', (9, 7, 0), flavor_data)
+TO_118 = upgrade.Target('mariadb', (11, 8, 0), flavor_data)
 DROPIN = '/etc/mysql/conf.d/90-app.cnf'
 
 
@@ -35,7 +35,7 @@ def test_the_target_facts_come_from_the_lab_servers():
     assert TO_97.accepts('innodb_redo_log_capacity') and TO_97.accepts('skip_name_resolve')
     assert TO_97.accepts('skip_innodb_adaptive_hash_index')       # a boolean's skip- form
     assert TO_97.accepts('innodb_log_files_in_group') is False
-    assert upgrade.Target('mysql', (8, 4, 0)).accepts('anything') is None     # no facts: not known
+    assert upgrade.Target('mysql', (8, 4, 0), flavor_data).accepts('anything') is None     # no facts: not known
 
 
 def test_a_removed_variable_would_not_start_with_its_line_and_successor():
@@ -80,7 +80,7 @@ def test_a_value_set_at_run_time_to_its_default_still_relies_on_it():
 
 
 def test_a_new_flag_of_a_flag_set_is_no_change_and_server_sizes_are_not_pinned():
-    before = upgrade.Target('mysql', (8, 0, 33)).variable('optimizer_switch').default
+    before = upgrade.Target('mysql', (8, 0, 33), flavor_data).variable('optimizer_switch').default
     runtime = {'optimizer_switch': before, 'performance_schema_max_memory_classes': '450'}
     items = run(TO_97, MYSQL80, runtime=runtime, origins=dict.fromkeys(runtime, 'COMPILED'))
     assert kinds(items) == [('default_changes', 'performance_schema_max_memory_classes')]
@@ -106,7 +106,7 @@ def test_a_machine_dependent_default_says_so():
 
 
 def test_a_target_without_facts_compares_the_version_table_spans_only():
-    target = upgrade.Target('mysql', (8, 4, 0))
+    target = upgrade.Target('mysql', (8, 4, 0), flavor_data)
     items = run(target, MYSQL80, [entry('innodb_log_files_in_group', '2', 3)],
                 runtime={'innodb_adaptive_hash_index': 'ON'}, origins={'innodb_adaptive_hash_index': 'COMPILED'})
     assert kinds(items) == [('default_changes', 'innodb_adaptive_hash_index')]
@@ -155,7 +155,7 @@ def test_features_the_target_drops():
     assert kinds(items) == [('feature_removed', 'daemon_memcached'), ('feature_removed', 'mysql_native_password')]
     assert items[0]['pin']['variable'] == 'memcached_state'
     assert 'app@%' in items[1]['message']
-    assert run(upgrade.Target('mysql', (8, 0, 40)), MYSQL80, uses=uses) == []
+    assert run(upgrade.Target('mysql', (8, 0, 40), flavor_data), MYSQL80, uses=uses) == []
 
 
 def test_origin_settings_when_the_files_cannot_be_read():
@@ -175,7 +175,7 @@ def test_result_shape():
 
 
 def test_a_secret_value_never_shows():
-    target = upgrade.Target('mariadb', (11, 8, 0))
+    target = upgrade.Target('mariadb', (11, 8, 0), flavor_data)
     secret = entry('wsrep_sst_auth', 'sst:Hunter2pw', 4)
     item = upgrade.setting_findings(target, upgrade.option_settings([secret._replace(name='wsrep_sst_auth_old')]))[0]
     item = upgrade.masked(dict(item, setting='wsrep_sst_auth', message=item['message'] + ' sst:Hunter2pw'))

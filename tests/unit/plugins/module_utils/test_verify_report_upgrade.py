@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import upgrade
@@ -15,7 +16,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_repor
 from test_verify_report import chromium_dom
 
 MYSQL80 = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
-TARGET = upgrade.Target('mysql', (9, 7, 0))
+TARGET = upgrade.Target('mysql', (9, 7, 0), flavor_data)
 EVIL = '<!--<script>'
 
 
