@@ -64,18 +64,23 @@ def dropin(host):
     return os.path.join(host_vars(host)['dbfleet_option_dropin_dir'], DROPIN)
 
 
-def play(tmp_path, extra, *flags, hosts=LAB_HOSTS):
+def play(tmp_path, extra, *flags, hosts=LAB_HOSTS, inventory='inventories/lab', playbook=None):
     """ansible-playbook with the role on every lab host; (rc, output, [task results]) - the results from the
-    test's callback (tests/integration/callback_plugins/task_results.py)."""
-    path = tmp_path / 'settings.yml'
-    path.write_text(PLAY)
+    test's callback (tests/integration/callback_plugins/task_results.py). With playbook (a path), that playbook on
+    the hosts of inventory instead (playbooks/settings.yml: hosts through dbfleet_settings_hosts)."""
+    if playbook is None:
+        playbook = tmp_path / 'settings.yml'
+        playbook.write_text(PLAY)
+        extra = dict(extra, target=':'.join(hosts))
+    else:
+        extra = dict(extra, dbfleet_settings_hosts=list(hosts))
     with tempfile.NamedTemporaryFile(suffix='.jsonl', delete=False) as results:
         name = results.name
     os.environ.update(ANSIBLE_CALLBACK_PLUGINS=os.path.join(os.path.dirname(__file__), 'callback_plugins'),
                       ANSIBLE_CALLBACKS_ENABLED='task_results', DBFLEET_TASK_RESULTS_FILE=name)
     try:
-        rc, out = ansible('ansible-playbook', '-i', 'inventories/lab', str(path), '-e',
-                          json.dumps(dict(extra, target=':'.join(hosts))), *flags, timeout=900)
+        rc, out = ansible('ansible-playbook', '-i', str(inventory), str(playbook), '-e', json.dumps(extra), *flags,
+                          timeout=900)
         with open(name, encoding='utf-8') as handle:
             results = [json.loads(line) for line in handle if line.strip()]
     finally:
