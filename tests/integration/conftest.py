@@ -204,8 +204,8 @@ def lab_is_used(handle):
             missing.append("mysql80: the memcached role's drop-in")
     for host in ("mysql80", "mysql97"):
         if host in handle.hosts and not handle.query(host, "SELECT 1 FROM performance_schema.persisted_variables "
-                                                           "WHERE VARIABLE_NAME = 'innodb_flush_neighbors'"):
-            missing.append("%s: innodb_flush_neighbors persisted (mysqld-auto.cnf)" % host)
+                                                           "WHERE VARIABLE_NAME = 'innodb_old_blocks_time'"):
+            missing.append("%s: innodb_old_blocks_time persisted (mysqld-auto.cnf)" % host)
     return missing
 
 
