@@ -267,11 +267,6 @@ def value_problem(variable, value):
 
 
 # ---------------------------------------------------------------- pinning
-def owner(name):
-    """The role whose desired state sets variable name (its record's setting variables), or None."""
-    return desired_utils.setting_owner(name)
-
-
 def _role_value(value, kind):
     if kind == 'bool':
         return str(value).strip().lower() in _TRUE
@@ -283,7 +278,7 @@ def _role_value(value, kind):
 
 def pin(name, value, kind):
     """How to keep value for variable name across the upgrade: the owning role's input, else the settings role."""
-    role = owner(name)
+    role = desired_utils.setting_owner(name)
     if role and name in ROLE_INPUTS:
         return dict(role='dbfleet.innodb.%s' % role, variable=ROLE_INPUTS[name], value=_role_value(value, kind))
     if role:
