@@ -21,6 +21,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_fleet
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
@@ -210,7 +211,7 @@ class ActionModule(ActionBase):
             result['warnings'] = list(result.get('warnings') or []) + [text for _name, text in sorted(warnings, key=lambda w: w[0])]
         # No result carries a login; should a server's message ever quote a password, it is masked there
         # (as a word of its own: a short password such as ON does not blank values).
-        results = report_utils.mask_login_secrets(results, secrets)
+        results = masking.mask_login_secrets(results, secrets)
         result.update(changed=False, summary=verify_fleet.summarize(results), pool=args['pool'], workers=args['workers'],
                       seconds=timings)
         if not args['report_dir']:
