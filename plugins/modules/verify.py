@@ -415,7 +415,7 @@ def main():
                               fallback_option_files=params['fallback_option_files'],
                               desired_from=roles, role_variables=params['role_variables'],
                               detect_storage=detect_storage, target=target,
-                              catalog=catalog)
+                              catalog=catalog, read_named=True)
     except desired.InputError as e:
         module.fail_json(msg='invalid role input, nothing verified: %s' % '; '.join(e.messages), errors=e.messages)
     except conn_utils.pymysql.err.MySQLError as e:
