@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
@@ -230,10 +231,13 @@ class ActionModule(ActionBase):
         raw = hostvars.raw_get(name)
         if variable not in raw:
             return None
-        try:
-            return self._templar.copy_with_new_env(available_variables=raw).template(raw[variable])
-        except Exception as e:  # pylint: disable=broad-except  # a variable that fails to template: that host's error
-            return dict(failed=True, msg='cannot read the audit result: %s' % e)
+        # Read as registered, not rendered again: a module's result is data, never trusted as a template, and the
+        # rescue's set_fact stored its rendered value. Rendering walked every host's whole result (server facts,
+        # desired state, evidence) where the report copies only the parts it shows (verify_report._read_outcome).
+        outcome = raw[variable]
+        if not isinstance(outcome, Mapping):
+            return dict(failed=True, msg='cannot read the audit result: %s is not a verify result' % variable)
+        return outcome
 
     def _report(self, result, results, args):
         """Build the report (secrets masked by variable), write its files as one set, return the outline."""

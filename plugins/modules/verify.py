@@ -368,7 +368,6 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import connection a
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
-from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
 
 
 def detect_storage(datadir, probe):
@@ -401,6 +400,8 @@ def main():
                 raise ValueError('target_version %s: no target_facts (the action plugin of dbfleet.innodb.verify sets '
                                  'them on the controller; run the module as a task of that name)'
                                  % params['target_version'])
+            # Imported here: only an audit with a target compiles the version facts' shape.
+            from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
             catalog = version_facts.Catalog(params['target_facts'])
     except ValueError as e:
         module.fail_json(msg=str(e))
