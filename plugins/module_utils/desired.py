@@ -54,7 +54,7 @@ _INT_RE = re.compile(r'^\s*[-+]?\d+\s*$')
 # U+2029: str.splitlines() splits at all of them, mysqld at \n only) and the invisible format characters
 # (byte order mark, zero-width and bidirectional marks) that make a line read differently than it shows.
 CONTROL_RE = re.compile('[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f'
-                         '\ufeff\ufff9-\ufffb]')
+                        '\ufeff\ufff9-\ufffb]')
 # memcached command-line options: letters, digits, spaces and the punctuation options use.
 _DAEMON_OPTIONS_RE = re.compile(r'^[A-Za-z0-9 ._,:=/+-]*$')
 _ADDRESS_RE = re.compile(r'^[A-Za-z0-9.:_%-]+$')
