@@ -23,7 +23,7 @@ APT_PACKAGES += gcc
 ANSIBLE_BUNDLE := ansible==12.3.0
 # The execution environment (make ee): podman with runc (ee/containers.conf), debootstrap for its base image.
 EE_APT_PACKAGES := podman runc uidmap debootstrap
-EE_IMAGE ?= localhost/dbfleet-innodb-ee:0.1.0
+EE_IMAGE ?= localhost/dbfleet-innodb-ee:1.0.0
 
 .PHONY: help deps test-extended apt venv collections lab-up lab-down lab-status fleet-up fleet-clusters-up fleet-down fleet-status \
         demo test lint sanity units integration molecule build-test bench clean ee ee-apt

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: cluster_drain
 short_description: Take a cluster member out of its clients' view before its stop, and put it back after
-version_added: 0.3.0
+version_added: 1.0.0
 description:
   - With O(state=drained), sets the drain variable of O(method) on the server and waits O(seconds), so that health
     checks fail and a load balancer or router moves the member's clients to the other members before it stops.

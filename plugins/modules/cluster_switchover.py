@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: cluster_switchover
 short_description: Hand the primary role of a Group Replication group to another member before this one stops
-version_added: 0.3.0
+version_added: 1.0.0
 description:
   - Reads the Group Replication state of the server (C(performance_schema.replication_group_members)). When the
     server is the primary of a single-primary group, hands the role to another ONLINE member with

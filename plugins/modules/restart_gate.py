@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: restart_gate
 short_description: The gate a restarted server must pass before the next server of its topology restarts
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Waits, up to O(timeout) seconds, until the server answers, and, when O(expect_replica) is set, until every
     replication channel runs its IO and SQL threads and is at most O(max_lag) seconds behind its source.

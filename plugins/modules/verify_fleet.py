@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: verify_fleet
 short_description: Audit the running settings of many servers at once, from the controller, over SQL
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Runs once, on the controller, and audits the server of every host in O(hosts) over one database
     connection each, many at once (as many as the controller can hold, O(pool)). No module is sent to any host.
