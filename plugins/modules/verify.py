@@ -240,8 +240,8 @@ drift:
   description: True when any status is other than C(ok), C(startup_unknown) or C(unsupported).
   returned: success
   type: bool
-skipped:
-  description: Names whose desired value was V(null).
+skipped_variables:
+  description: Names whose desired value was V(null) (not audited). Not C(skipped), which Ansible reserves for a skipped task.
   returned: success
   type: list
   elements: str
