@@ -166,3 +166,17 @@ clean: lab-down fleet-down
 .PHONY: role-specs
 role-specs:
 	$(PY) tests/unit/plugins/module_utils/test_role_specs.py
+
+# The collection's HTML docs as users read them (antsibull-docs, sphinx; docsite/): .build/docsite/html/index.html.
+# A warning fails the build (sphinx -W), so does a plugin or role whose docs antsibull-docs cannot render.
+DOCSITE := $(ROOT)/.build/docsite
+.PHONY: docs-html
+docs-html: deps
+	$(ROOT)/tests/docs-html.sh $(DOCSITE)
+
+# The release notes: CHANGELOG.rst and changelogs/changelog.yaml for galaxy.yml's version, from the fragments (which
+# it removes). Run once on main when every change of the release is merged (docs/development.md, "Releasing").
+.PHONY: release-notes
+release-notes: deps
+	antsibull-changelog lint
+	antsibull-changelog release --version $$(sed -n 's/^version: *//p' galaxy.yml)

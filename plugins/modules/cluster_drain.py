@@ -22,7 +22,7 @@ description:
     the serving value (C(NONE), C(OFF)).
   - Refuses, before anything changes, a method the server's flavor or version lacks (the version table of
     C(flavors.py)), V(reject_queries) on a server without a Galera provider, and a server that is not a member of
-    O(expect_cluster). The role M(dbfleet.innodb.restart) uses this module (C(restart_cluster_drain)).
+    O(expect_cluster). The role P(dbfleet.innodb.restart#role) uses this module (C(restart_cluster_drain)).
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:

@@ -18,7 +18,7 @@ description:
   - Nothing changes when the server is a secondary, a member of a multi-primary group, a Galera node or no
     cluster member at all (RV(needed) is V(false)).
   - With O(allowed=false), a primary is refused before anything changes, naming the member; the role
-    M(dbfleet.innodb.restart) uses this before it restarts a group member (C(restart_cluster_switchover)).
+    P(dbfleet.innodb.restart#role) uses this before it restarts a group member (C(restart_cluster_switchover)).
   - Refuses, before anything changes, when the group has no majority, this member is not ONLINE, or no other
     member is ONLINE to take the role.
 author:

@@ -22,7 +22,7 @@ description:
   - Checks that every setting of O(settings) runs with the desired value (the change the restart was for).
   - Fails, naming what is wrong, when the time is up; fails at once when a replication thread stopped with an
     error, which does not mend itself.
-  - Used by the role M(dbfleet.innodb.restart) after each restart, and before the first one on every host of the
+  - Used by the role P(dbfleet.innodb.restart#role) after each restart, and before the first one on every host of the
     topologies concerned.
 author:
   - dbfleet maintainers (@dbfleet)

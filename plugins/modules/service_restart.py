@@ -78,7 +78,7 @@ options:
     type: list
     elements: path
 notes:
-  - The restart role M(dbfleet.innodb.restart) runs it for C(dbfleet_restart_method=service), one host at a time.
+  - The restart role P(dbfleet.innodb.restart#role) runs it for C(dbfleet_restart_method=service), one host at a time.
 seealso:
   - module: dbfleet.innodb.restart_gate
   - module: dbfleet.innodb.topology_facts

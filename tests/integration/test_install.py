@@ -71,8 +71,9 @@ def playbook(installed, user, name, extra=None):
     argv = [os.path.join(installed, 'venv', 'bin', 'ansible-playbook'), '-i', 'inventory.yml', 'dbfleet.innodb.' + name]
     if extra:
         argv += ['-e', json.dumps(extra)]
-    proc = subprocess.run(argv, capture_output=True, text=True, env=user_env(installed), timeout=600, check=False,
-                          cwd=str(user))
+    # As from a shell in the user's directory (verify.yml's reports go to $PWD/reports by default).
+    env = dict(user_env(installed), PWD=str(user))
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, check=False, cwd=str(user))
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     recap = {}
     for match in re.finditer(r'^(\S+)\s+:\s+((?:\w+=\d+\s*)+)$', proc.stdout, re.M):
