@@ -36,6 +36,7 @@ help:
 	@echo "                                           clusters and the Group Replication group, each with its replica"
 	@echo "                                           (DBFLEET_FLEET_CLUSTERS=0: db1-db4 only; fleet-clusters-up: alias)"
 	@echo "make ee      build the execution environment image (podman, ansible-builder; docs/awx.md)"
+	@echo "make docs-html   the collection's HTML docs (.build/docsite/html); make release-notes: CHANGELOG.rst"
 
 # ---------------------------------------------------------------- set-up
 # install_debs LIST: install the Debian packages of LIST that are missing, then check each one installed.
