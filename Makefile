@@ -23,7 +23,7 @@ APT_PACKAGES += gcc
 ANSIBLE_BUNDLE := ansible==12.3.0
 # The execution environment (make ee): podman with runc (ee/containers.conf), debootstrap for its base image.
 EE_APT_PACKAGES := podman runc uidmap debootstrap
-EE_IMAGE ?= localhost/dbfleet-innodb-ee:0.1.0
+EE_IMAGE ?= localhost/dbfleet-innodb-ee:1.0.0
 
 .PHONY: help deps test-extended apt venv collections lab-up lab-down lab-status fleet-up fleet-clusters-up fleet-down fleet-status \
         demo test lint sanity units integration molecule build-test bench clean ee ee-apt
@@ -36,6 +36,7 @@ help:
 	@echo "                                           clusters and the Group Replication group, each with its replica"
 	@echo "                                           (DBFLEET_FLEET_CLUSTERS=0: db1-db4 only; fleet-clusters-up: alias)"
 	@echo "make ee      build the execution environment image (podman, ansible-builder; docs/awx.md)"
+	@echo "make docs-html   the collection's HTML docs (.build/docsite/html); make release-notes: CHANGELOG.rst"
 
 # ---------------------------------------------------------------- set-up
 # install_debs LIST: install the Debian packages of LIST that are missing, then check each one installed.
@@ -166,3 +167,17 @@ clean: lab-down fleet-down
 .PHONY: role-specs
 role-specs:
 	$(PY) tests/unit/plugins/module_utils/test_role_specs.py
+
+# The collection's HTML docs as users read them (antsibull-docs, sphinx; docsite/): .build/docsite/html/index.html.
+# A warning fails the build (sphinx -W), so does a plugin or role whose docs antsibull-docs cannot render.
+DOCSITE := $(ROOT)/.build/docsite
+.PHONY: docs-html
+docs-html: deps
+	$(ROOT)/tests/docs-html.sh $(DOCSITE)
+
+# The release notes: CHANGELOG.rst and changelogs/changelog.yaml for galaxy.yml's version, from the fragments (which
+# it removes). Run once on main when every change of the release is merged (docs/development.md, "Releasing").
+.PHONY: release-notes
+release-notes: deps
+	antsibull-changelog lint
+	antsibull-changelog release --version $$(sed -n 's/^version: *//p' galaxy.yml)

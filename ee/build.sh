@@ -19,7 +19,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 export CONTAINERS_CONF="$ROOT/ee/containers.conf"
-EE_IMAGE=${EE_IMAGE:-localhost/dbfleet-innodb-ee:0.1.0}
+EE_IMAGE=${EE_IMAGE:-localhost/dbfleet-innodb-ee:1.0.0}
 EE_BASE_IMAGE=${EE_BASE_IMAGE:-$(sed -n 's/^ *name: *\(localhost\/dbfleet-ee-base:[^ ]*\).*/\1/p' execution-environment.yml | head -1)}
 EE_BASE_SUITE=${EE_BASE_SUITE:-bookworm}
 EE_CA_BUNDLE=${EE_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}

@@ -63,6 +63,7 @@ fleet_stream() {
   run_part sanity       tests/sanity.sh
   run_part units        python -m pytest -q tests/unit
   run_part build        tests/build-test.sh
+  run_part docs-html    tests/docs-html.sh
   ee_built
   run_part integration-fleet python -m pytest -q --durations=15 -m "fleet and not extended" tests/integration
 }

@@ -7,7 +7,7 @@ DOCUMENTATION = r'''
 ---
 name: roles
 short_description: The roles with a desired state, from the collection's role registry
-version_added: 0.3.0
+version_added: 1.0.0
 description:
   - Reads the role registry (C(REGISTRY) in C(plugins/module_utils/desired.py)), so the playbooks take their
     role lists from it and a new role is applied, audited and restarted for without editing them.

@@ -497,7 +497,7 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
         variables=results,
         summary=summary,
         drift=drift,
-        skipped=skipped,
+        skipped_variables=skipped,
         server=server_facts.public(facts),
         option_files=dict(parsed.to_dict(), source=plan['source'], groups=plan['groups'],
                           files=plan['files']),

@@ -44,7 +44,7 @@ HOST_STATUSES = ('ok', 'startup_unknown', 'drift', 'error')
 REPORT_FORMAT = 1
 
 # Keys of a verify result kept in the report (invocation and the like are dropped).
-_RESULT_KEYS = ('variables', 'summary', 'drift', 'skipped', 'option_files', 'errors', 'target', 'blockers',
+_RESULT_KEYS = ('variables', 'summary', 'drift', 'skipped_variables', 'option_files', 'errors', 'target', 'blockers',
                 'engine_notes', 'upgrade')
 _SERVER_KEYS = ('flavor', 'version_text', 'version_string', 'hostname', 'port', 'datadir', 'option_files',
                 'option_files_source', 'runs_as_root', 'local', 'aurora_reader', 'notes')

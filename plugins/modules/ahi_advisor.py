@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: ahi_advisor
 short_description: Sample a server's own counters and say whether the InnoDB adaptive hash index pays off
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Samples the server's counters for O(sample_seconds) and judges whether the adaptive hash index (AHI)
     helps the workload that ran during the sample.

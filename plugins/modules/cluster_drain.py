@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: cluster_drain
 short_description: Take a cluster member out of its clients' view before its stop, and put it back after
-version_added: 0.3.0
+version_added: 1.0.0
 description:
   - With O(state=drained), sets the drain variable of O(method) on the server and waits O(seconds), so that health
     checks fail and a load balancer or router moves the member's clients to the other members before it stops.
@@ -22,7 +22,7 @@ description:
     the serving value (C(NONE), C(OFF)).
   - Refuses, before anything changes, a method the server's flavor or version lacks (the version table of
     C(flavors.py)), V(reject_queries) on a server without a Galera provider, and a server that is not a member of
-    O(expect_cluster). The role M(dbfleet.innodb.restart) uses this module (C(restart_cluster_drain)).
+    O(expect_cluster). The role P(dbfleet.innodb.restart#role) uses this module (C(restart_cluster_drain)).
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:

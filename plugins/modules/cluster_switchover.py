@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: cluster_switchover
 short_description: Hand the primary role of a Group Replication group to another member before this one stops
-version_added: 0.3.0
+version_added: 1.0.0
 description:
   - Reads the Group Replication state of the server (C(performance_schema.replication_group_members)). When the
     server is the primary of a single-primary group, hands the role to another ONLINE member with
@@ -18,7 +18,7 @@ description:
   - Nothing changes when the server is a secondary, a member of a multi-primary group, a Galera node or no
     cluster member at all (RV(needed) is V(false)).
   - With O(allowed=false), a primary is refused before anything changes, naming the member; the role
-    M(dbfleet.innodb.restart) uses this before it restarts a group member (C(restart_cluster_switchover)).
+    P(dbfleet.innodb.restart#role) uses this before it restarts a group member (C(restart_cluster_switchover)).
   - Refuses, before anything changes, when the group has no majority, this member is not ONLINE, or no other
     member is ONLINE to take the role.
 author:

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: convert_tables
 short_description: Convert named tables to InnoDB or MyRocks in an off-peak window, checking rows and checksums
-version_added: 0.3.0
+version_added: 1.0.0
 description:
   - Converts a list of tables with C(ALTER TABLE ... ENGINE=...), one table at a time, with the guard rails every
     guarded change of the collection shares (window, bounded lock waits, metadata locks, signals, per-server

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: desired_settings
 short_description: What a dbfleet.innodb role wants on a server, from the role's variables and the server's facts
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Reads the server's flavor, version and the variables a role manages, checks the role's variables against
     the ranges of this flavor and version, and returns what the role wants on this server - the settings (as

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: drop_tables
 short_description: Drop InnoDB tables in an off-peak window, handling the adaptive hash index
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Drops (or moves to a holding schema) a list of tables as one guarded sequence, so that a drop
     never freezes the application and the adaptive hash index (AHI) always ends as it began.

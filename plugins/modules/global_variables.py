@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: global_variables
 short_description: Set dynamic global variables of a MySQL, Percona Server or MariaDB server, compared by meaning
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Sets GLOBAL (never session) values of dynamic server variables, only where the running value differs
     from the desired one.

@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r'''
 module: memcached_config
 short_description: Manage the InnoDB memcached plugin's configuration schema (containers, cache policy, options)
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Loads the C(innodb_memcache) configuration schema from the server's own
     C(innodb_memcached_config.sql) when the schema does not exist yet, and never touches an

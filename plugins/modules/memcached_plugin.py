@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r'''
 module: memcached_plugin
 short_description: Install or uninstall the InnoDB memcached plugin (daemon_memcached), with guards
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Checks whether the server can have the InnoDB memcached plugin at all (MySQL or Percona Server
     5.6.6 to 8.2, never MariaDB, and a build with C(libmemcached.so) and C(innodb_engine.so) in

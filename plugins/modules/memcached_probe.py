@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r'''
 module: memcached_probe
 short_description: Probe a memcache endpoint such as the InnoDB memcached plugin
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Speaks the memcache text protocol to O(host):O(port) with a timeout on every step.
   - Asks for the server version, optionally its C(stats), fetches keys with C(get) (or C(gets)),

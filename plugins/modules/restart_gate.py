@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: restart_gate
 short_description: The gate a restarted server must pass before the next server of its topology restarts
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Waits, up to O(timeout) seconds, until the server answers, and, when O(expect_replica) is set, until every
     replication channel runs its IO and SQL threads and is at most O(max_lag) seconds behind its source.
@@ -22,7 +22,7 @@ description:
   - Checks that every setting of O(settings) runs with the desired value (the change the restart was for).
   - Fails, naming what is wrong, when the time is up; fails at once when a replication thread stopped with an
     error, which does not mend itself.
-  - Used by the role M(dbfleet.innodb.restart) after each restart, and before the first one on every host of the
+  - Used by the role P(dbfleet.innodb.restart#role) after each restart, and before the first one on every host of the
     topologies concerned.
 author:
   - dbfleet maintainers (@dbfleet)

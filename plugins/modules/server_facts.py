@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: server_facts
 short_description: Who a MySQL, Percona Server or MariaDB server is and where its configuration comes from
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Reads, over one connection, the server's flavor (C(mysql), C(percona), C(mariadb), C(aurora-mysql)),
     version (as a comparable list of three integers), replication role, paths and the capability data the

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: service_restart
 short_description: Restart a server through systemd, read the outcome from systemd, and handle a server that will not start
-version_added: 0.3.0
+version_added: 1.0.0
 description:
   - Restarts the systemd unit O(name) (C(systemctl restart --no-block)) and reads the outcome from systemd
     (C(systemctl show -p ActiveState,SubState,Result,MainPID,ExecMainStatus,InvocationID)) until the unit runs
@@ -78,7 +78,7 @@ options:
     type: list
     elements: path
 notes:
-  - The restart role M(dbfleet.innodb.restart) runs it for C(dbfleet_restart_method=service), one host at a time.
+  - The restart role P(dbfleet.innodb.restart#role) runs it for C(dbfleet_restart_method=service), one host at a time.
 seealso:
   - module: dbfleet.innodb.restart_gate
   - module: dbfleet.innodb.topology_facts

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: storage_engines
 short_description: Tables by storage engine, the engines a server has loaded, and the upgrade blockers for a target version
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Reads C(INFORMATION_SCHEMA.ENGINES) and C(INFORMATION_SCHEMA.TABLES) and reports, per engine, the number of
     tables with their row estimates and sizes (data and index), which engines the server has loaded, and where

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: storage_facts
 short_description: Tell whether the storage under a path or device is SSD, HDD, mixed or unknown
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Resolves a directory (by default the server's C(datadir)) to its mount and block device, then walks
     partitions to their disk, device-mapper devices (LVM, dm-crypt, multipath) and md RAID arrays to

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: topology_facts
 short_description: Read a server's place in its replication topology from the server itself
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Reads, over one connection, what the server says about replication; the inventory is not consulted.
   - C(server_uuid) and C(server_id), C(read_only) and C(super_read_only) (V(null) where the flavor and

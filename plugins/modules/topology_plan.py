@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: topology_plan
 short_description: Build the replication topologies from what the servers say, check them against the inventory, order the hosts
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Runs on the controller, once (use C(run_once)), from the M(dbfleet.innodb.topology_facts) results of every host.
   - Maps each replica's source to an inventory host, by the source's C(server_uuid) where the server reports it

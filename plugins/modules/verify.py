@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: verify
 short_description: Check what a MySQL, Percona Server or MariaDB server really runs with, and what a restart would bring
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - For each variable in O(settings), compares the desired value with the running GLOBAL value (never the
     session value), with what the option files the server reads say (the file and line that wins), with
@@ -240,8 +240,8 @@ drift:
   description: True when any status is other than C(ok), C(startup_unknown) or C(unsupported).
   returned: success
   type: bool
-skipped:
-  description: Names whose desired value was V(null).
+skipped_variables:
+  description: Names whose desired value was V(null) (not audited). Not C(skipped), which Ansible reserves for a skipped task.
   returned: success
   type: list
   elements: str

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: verify_fleet
 short_description: Audit the running settings of many servers at once, from the controller, over SQL
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Runs once, on the controller, and audits the server of every host in O(hosts) over one database
     connection each, many at once (as many as the controller can hold, O(pool)). No module is sent to any host.
@@ -229,7 +229,7 @@ RETURN = r'''
 hosts:
   description:
     - Inventory name to that host's result. A result that could be audited is what M(dbfleet.innodb.verify)
-      returns (C(variables), C(summary), C(drift), C(skipped), C(server), C(option_files), C(errors)) plus
+      returns (C(variables), C(summary), C(drift), C(skipped_variables), C(server), C(option_files), C(errors)) plus
       C(connected_to) (where the controller logged in, never the password) and C(seconds); one that could not has C(failed=true) and C(msg).
   returned: when O(report_dir) is not set
   type: dict

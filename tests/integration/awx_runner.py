@@ -30,7 +30,7 @@ import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
-EE_IMAGE = os.environ.get("EE_IMAGE", "localhost/dbfleet-innodb-ee:0.1.0")
+EE_IMAGE = os.environ.get("EE_IMAGE", "localhost/dbfleet-innodb-ee:1.0.0")
 EE_CONTAINERS_CONF = os.path.join(ROOT, "ee", "containers.conf")
 EE_PYTHON = "/usr/bin/python3"
 LOGIN_SECRETS = ("dbfleet_login_user", "dbfleet_login_password")

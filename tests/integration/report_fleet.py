@@ -100,7 +100,7 @@ def fleet_outcomes(hosts=10000, seed=22):
         summary = {}
         for item in variables.values():
             summary[item['status']] = summary.get(item['status'], 0) + 1
-        out[name] = dict(changed=False, failed=False, variables=variables, summary=summary, skipped=[], errors=[],
+        out[name] = dict(changed=False, failed=False, variables=variables, summary=summary, skipped_variables=[], errors=[],
                          option_files=dict(source='unavailable', files=[], files_read=[], errors=[], warnings=[]),
                          server=dict(flavor=flavor, version_text=version, hostname=name, port=3306,
                                      datadir='/var/lib/mysql/', local=False,

@@ -203,7 +203,7 @@ def test_read_only_variable_in_file_only_is_pending_restart(host):
 def test_variable_absent_on_this_version_is_unsupported(host):
     result = verify(host, {ABSENT[host]: 1, 'innodb_lru_scan_depth': None})
     assert result['variables'][ABSENT[host]]['status'] == 'unsupported'
-    assert result['skipped'] == ['innodb_lru_scan_depth']
+    assert result['skipped_variables'] == ['innodb_lru_scan_depth']
     assert result['drift'] is False
 
 
