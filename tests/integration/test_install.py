@@ -112,7 +112,7 @@ def test_site_and_verify_from_the_installed_tarball(installed, user_dir):
             assert again[host]['ok'] == recap[host]['ok'], (host, again[host], recap[host])
 
         reports = user_dir / 'reports'
-        _proc, audit = playbook(installed, user_dir, 'verify', {'verify_hosts': ':'.join(HOSTS),
+        _proc, audit = playbook(installed, user_dir, 'verify', {'verify_hosts': list(HOSTS),
                                                                 'verify_fail_on_drift': True})
         report = json.loads((reports / 'verify.json').read_text())
         assert sorted(report['hosts']) == sorted(HOSTS), sorted(report['hosts'])
