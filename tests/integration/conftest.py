@@ -175,6 +175,16 @@ def require_lab_hosts(inventory, wanted=()):
     return hosts
 
 
+def persisted_put_back(name, value):
+    """The statement and arguments that leave NAME persisted as it was (VALUE: its VARIABLE_VALUE in
+    performance_schema.persisted_variables, or None: not persisted) without touching its running value: SET
+    PERSIST_ONLY, or RESET PERSIST IF EXISTS. A test that persists a value puts back what a used server had, not
+    nothing."""
+    if value is None:
+        return "RESET PERSIST IF EXISTS %s" % name, None
+    return "SET PERSIST_ONLY %s = %%s" % name, (int(value) if value.lstrip("-").isdigit() else value,)
+
+
 def _default_lab_dir():
     return os.path.abspath(os.environ.get("DBFLEET_LAB_DIR") or os.path.join(REPO, ".lab"))
 
