@@ -1,4 +1,4 @@
-"""lab.py leftovers: what a clone's labs have on the machine, read from fake /proc, /run/netns, /sys and cgroup trees."""
+"""lab.py leftovers: what a clone's labs have on the machine, from fake /proc, /run/netns, /sys and cgroup trees."""
 import json
 import os
 import sys
