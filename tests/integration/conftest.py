@@ -182,7 +182,12 @@ def persisted_put_back(name, value):
     nothing."""
     if value is None:
         return "RESET PERSIST IF EXISTS %s" % name, None
-    return "SET PERSIST_ONLY %s = %%s" % name, (int(value) if value.lstrip("-").isdigit() else value,)
+    for kind in (int, float):       # a numeric variable refuses a string
+        try:
+            return "SET PERSIST_ONLY %s = %%s" % name, (kind(value),)
+        except ValueError:
+            pass
+    return "SET PERSIST_ONLY %s = %%s" % name, (value,)
 
 
 def _default_lab_dir():
