@@ -205,13 +205,22 @@ def describe(state):
     return lines or ["  nothing"]
 
 
+def molecule_down_argv(directory, lab_script):
+    """(mode, argv) of `lab.py down --purge` for a Molecule lab directory, as the scenario's destroy runs it: its mode
+    (ssh when it holds a fleet), and its own inventory (<dir>/hosts.yml, DBFLEET_LAB_INVENTORY of the scenarios), never
+    the repository's inventories/, which lab.py rewrites at `down`."""
+    mode = "ssh" if os.path.isdir(os.path.join(directory, "fleet")) else "local"
+    return mode, [sys.executable, lab_script, "--mode", mode, "--lab-dir", directory,
+                  "--inventory", os.path.join(directory, "hosts.yml"), "down", "--purge"]
+
+
 def clean_molecule_labs(labs_root, lab_script, molecule_net):
-    """Molecule's private labs down and purged (their scenarios create them again): [(lab dir, lab.py's output)]."""
+    """Molecule's private labs down and purged (their scenarios create them again):
+    [(lab dir, mode, exit status, lab.py's output)]."""
     done = []
     for directory in lab_dirs(labs_root)[1:]:
-        mode = "ssh" if os.path.isdir(os.path.join(directory, "fleet")) else "local"
+        mode, argv = molecule_down_argv(directory, lab_script)
         env = dict(os.environ, DBFLEET_FLEET_NET=str(molecule_net))
-        proc = subprocess.run([sys.executable, lab_script, "--mode", mode, "--lab-dir", directory, "down", "--purge"],
-                              capture_output=True, text=True, env=env, check=False, timeout=600)
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, timeout=600)
         done.append((directory, mode, proc.returncode, (proc.stdout + proc.stderr).strip()))
     return done

@@ -284,11 +284,13 @@ def booted_machines():
 
 @pytest.fixture(scope="session")
 def fleet():
+    """The SSH fleet as found: the hosts that were down are brought up and stopped again at the end of the session,
+    the ones a user (or an earlier run) left up are taken over and left up."""
     lab_dir = _default_lab_dir()
     status = json.loads(lab_py("--mode", "ssh", "--lab-dir", lab_dir, "status", "--json").stdout)
-    brought_up = any(row["state"] != "up" or row["sshd"] != "up" for row in status["hosts"])
+    brought_up = [row["host"] for row in status["hosts"] if row["state"] != "up" or row["sshd"] != "up"]
     if brought_up:
         lab_py("--mode", "ssh", "--lab-dir", lab_dir, "up")
     yield LabHandle("ssh", lab_dir)
     if brought_up:
-        lab_py("--mode", "ssh", "--lab-dir", lab_dir, "down")
+        lab_py("--mode", "ssh", "--lab-dir", lab_dir, "down", *brought_up)

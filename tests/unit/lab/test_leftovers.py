@@ -104,3 +104,13 @@ def test_hosts_up_or_down_and_what_the_end_adds(tmp_path):
     # A restarted machine is the same one; a host's directory is no leftover; a namespace new since the start is.
     assert leftovers.added(before, after) == [("netns", "dbfleet39-pkg1", "network namespace")]
     assert leftovers.describe({}) == ["  nothing"]
+
+
+def test_a_molecule_lab_is_purged_with_its_own_inventory_and_mode(tmp_path):
+    (tmp_path / "molecule-booted" / "fleet").mkdir(parents=True)
+    (tmp_path / "molecule-lts").mkdir()
+    mode, argv = leftovers.molecule_down_argv(str(tmp_path / "molecule-booted"), "/repo/lab/lab.py")
+    assert mode == "ssh"
+    assert argv[1:] == ["/repo/lab/lab.py", "--mode", "ssh", "--lab-dir", str(tmp_path / "molecule-booted"),
+                        "--inventory", str(tmp_path / "molecule-booted" / "hosts.yml"), "down", "--purge"]
+    assert leftovers.molecule_down_argv(str(tmp_path / "molecule-lts"), "lab.py")[0] == "local"
