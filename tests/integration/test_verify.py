@@ -78,10 +78,28 @@ def global_value(host, name):
 
 
 def persisted_value(host, name):
-    """NAME's value in mysqld-auto.cnf (performance_schema.persisted_variables), or None."""
+    """NAME's value in mysqld-auto.cnf (performance_schema.persisted_variables), or None (also on a server without
+    SET PERSIST)."""
+    if not sql(host, "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'performance_schema' "
+                     "AND TABLE_NAME = 'persisted_variables'"):
+        return None
     rows = sql(host, 'SELECT VARIABLE_VALUE FROM performance_schema.persisted_variables WHERE VARIABLE_NAME = %s',
                [name])
     return rows[0]['VARIABLE_VALUE'] if rows else None
+
+
+@contextmanager
+def persisted_aside(host, name):
+    """NAME not persisted while a test reads what the option files say of it (a persisted value wins over them at
+    start: a used server may have one), then persisted again as it was."""
+    was = persisted_value(host, name)
+    if was is not None:
+        sql(host, *persisted_put_back(name, None))
+    try:
+        yield
+    finally:
+        if was is not None:
+            sql(host, *persisted_put_back(name, was))
 
 
 # The roles' drop-ins and the runtime values they change, for tests that run site.yml on the lab.
@@ -184,7 +202,8 @@ def test_runtime_only_change_is_drift_runtime(host):
 @pytest.mark.parametrize('host', LAB_HOSTS)
 def test_option_file_only_change_is_drift_config(host):
     original = global_value(host, 'innodb_lru_scan_depth')
-    with dropin(host, 'innodb-lru-scan-depth = %d\n' % (int(original) + 256)) as path:
+    with persisted_aside(host, 'innodb_lru_scan_depth'), \
+            dropin(host, 'innodb-lru-scan-depth = %d\n' % (int(original) + 256)) as path:
         result = verify(host, {'innodb_lru_scan_depth': original})
     item = result['variables']['innodb_lru_scan_depth']
     assert item['status'] == 'drift_config', item
@@ -197,7 +216,7 @@ def test_option_file_only_change_is_drift_config(host):
 def test_read_only_variable_in_file_only_is_pending_restart(host):
     original = int(global_value(host, 'innodb_sort_buffer_size'))
     wanted = '%dK' % (original // 1024 * 2)
-    with dropin(host, 'innodb_sort_buffer_size = %s\n' % wanted):
+    with persisted_aside(host, 'innodb_sort_buffer_size'), dropin(host, 'innodb_sort_buffer_size = %s\n' % wanted):
         result = verify(host, {'innodb_sort_buffer_size': wanted})
     item = result['variables']['innodb_sort_buffer_size']
     assert item['status'] == 'pending_restart', item
