@@ -23,6 +23,8 @@ from .machines import machine_cgroup_name
 # What the end of a run is compared on; HOSTS (the host directories, up or down) is what the start reports only.
 KINDS = ("processes", "netns", "links", "mounts", "ports", "cgroups")
 HOSTS = "hosts"
+# Directories of a lab that are no host's: the fleet's, its SSH keys, the lab's TLS material.
+NOT_HOSTS = ("fleet", "ssh", "tls")
 # Ports a lab uses above its port base (labs.py: servers base+11..+118, memcached +211, Galera +301..+333,
 # Group Replication +351..+363).
 PORT_SPAN = 400
@@ -172,8 +174,7 @@ def hosts(labs_root, running):
     for directory in lab_dirs(labs_root):
         for path in glob.glob(os.path.join(directory, "*", "")) + glob.glob(os.path.join(directory, "fleet", "*", "")):
             key = host_key(path, labs_root)
-            if key and os.path.basename(key) not in ("fleet", "ssh") and not os.path.basename(key).startswith(
-                    "molecule-"):
+            if key and os.path.basename(key) not in NOT_HOSTS and not os.path.basename(key).startswith("molecule-"):
                 found[key] = "up" if key in running else "down (its directory kept)"
     return found
 

@@ -93,7 +93,7 @@ def test_cgroups_of_the_clones_machines_only(tmp_path):
 
 def test_hosts_up_or_down_and_what_the_end_adds(tmp_path):
     labs = tmp_path / ".lab"
-    for rel in ("mysql80/data", "mariadb118", "fleet/pkg1/root", "fleet/ssh", "molecule-lts/mysql84"):
+    for rel in ("mysql80/data", "mariadb118", "tls", "fleet/pkg1/root", "fleet/ssh", "molecule-lts/mysql84"):
         (labs / rel).mkdir(parents=True)
     assert leftovers.hosts(str(labs), {"fleet/pkg1": [11]}) == {
         "mysql80": "down (its directory kept)", "mariadb118": "down (its directory kept)", "fleet/pkg1": "up",
