@@ -9,6 +9,10 @@ commands:
   start HOST | stop HOST | restart HOST   one host; restart returns once the server answers again
   inventory           rewrite the inventory only
   sql HOST "SQL"      run one statement as the admin user and print the rows
+  leftovers --save FILE | --since FILE   what this clone's labs have on the machine (processes, network
+                      namespaces and links, mounts, listening ports, machines' cgroups): --save cleans
+                      Molecule's private labs and records the rest (what a run takes over); --since names what
+                      is there now and was not then, and fails when there is any (make test: first and last check)
 
 local mode (default): one process per server on 127.0.0.1, inventory inventories/lab/hosts.yml
   mariadb1011  MariaDB 10.11 (Debian)     port base+11
@@ -70,6 +74,7 @@ The admin account `dbfleet` (@localhost, @127.0.0.1, @%) has a password generate
 directory, kept in <lab dir>/secrets.json (mode 0600) and written into the inventory.
 """
 import argparse
+import json
 import os
 import sys
 
@@ -77,6 +82,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from dbfleet_lab import LabError  # noqa: E402  pylint: disable=wrong-import-position
 from dbfleet_lab.labs import REPO, Fleet, Lab  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_lab import leftovers, machines  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def parse(argv):
@@ -99,7 +105,40 @@ def parse(argv):
     sql = commands.add_parser("sql")
     sql.add_argument("host")
     sql.add_argument("statement")
+    leftovers_args = commands.add_parser("leftovers").add_mutually_exclusive_group(required=True)
+    leftovers_args.add_argument("--save", metavar="FILE")
+    leftovers_args.add_argument("--since", metavar="FILE")
     return parser.parse_args(argv)
+
+
+def leftovers_check(args):
+    """lab.py leftovers (dbfleet_lab.leftovers): 0, or 1 with --since when the run left something behind."""
+    labs_root = os.path.abspath(args.lab_dir)
+    nets = sorted(set(int(os.environ.get(name, default)) for name, default in
+                      (("DBFLEET_FLEET_NET", 7), ("DBFLEET_MOLECULE_FLEET_NET", 12))))
+    if args.save:
+        for directory, mode, code, text in leftovers.clean_molecule_labs(
+                labs_root, os.path.abspath(__file__), int(os.environ.get("DBFLEET_MOLECULE_FLEET_NET", 12))):
+            print("cleaned Molecule's lab %s (%s mode): %s%s" % (directory, mode, text or "nothing was running",
+                                                                 "" if code == 0 else " (exit %d)" % code))
+    state = leftovers.snapshot(labs_root, nets, machines.cgroup2_mount(mount=False))
+    if args.save:
+        with open(args.save, "w", encoding="utf-8") as handle:
+            json.dump(state, handle)
+        print("what this run takes over (%s; fleet networks %s):" % (labs_root, ", ".join(map(str, nets))))
+        print("\n".join(leftovers.describe(state)))
+        return 0
+    with open(args.since, encoding="utf-8") as handle:
+        before = json.load(handle)
+    new = leftovers.added(before, state)
+    if not new:
+        print("nothing left behind: the labs have what they had at the start")
+        print("\n".join(leftovers.describe(state)))
+        return 0
+    print("left behind since the start (the next run would meet them):", file=sys.stderr)
+    for kind, item, what in new:
+        print("  %-9s %s: %s" % (kind, item, what), file=sys.stderr)
+    return 1
 
 
 def make_lab(args):
@@ -118,6 +157,8 @@ def make_lab(args):
 def main(argv=None):
     args = parse(sys.argv[1:] if argv is None else argv)
     try:
+        if args.command == "leftovers":
+            return leftovers_check(args)
         lab = make_lab(args)
         if args.command == "up":
             lab.up(args.hosts)

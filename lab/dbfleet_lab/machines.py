@@ -56,9 +56,9 @@ LAB_OPTION_FILE = "55-dbfleet-lab.cnf"     # the lab's replication settings, in 
 CGROUP2_MOUNT = "/run/dbfleet-lab/cgroup2"
 
 
-def cgroup2_mount(mountinfo="/proc/self/mountinfo"):
+def cgroup2_mount(mountinfo="/proc/self/mountinfo", mount=True):
     """Where the cgroup v2 hierarchy is mounted on this machine; mounted at CGROUP2_MOUNT when nowhere (a machine with
-    only v1 hierarchies mounted)."""
+    only v1 hierarchies mounted), or None then with mount=False."""
     def find():
         with open(mountinfo, encoding="utf-8") as handle:
             for line in handle:
@@ -68,7 +68,7 @@ def cgroup2_mount(mountinfo="/proc/self/mountinfo"):
                     return fields[4]
         return None
     found = find()
-    if found is None:
+    if found is None and mount:
         os.makedirs(CGROUP2_MOUNT, exist_ok=True)
         proc = subprocess.run(["mount", "-t", "cgroup2", "cgroup2", CGROUP2_MOUNT], capture_output=True, text=True,
                               check=False)

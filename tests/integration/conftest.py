@@ -175,6 +175,21 @@ def require_lab_hosts(inventory, wanted=()):
     return hosts
 
 
+def persisted_put_back(name, value):
+    """The statement and arguments that leave NAME persisted as it was (VALUE: its VARIABLE_VALUE in
+    performance_schema.persisted_variables, or None: not persisted) without touching its running value: SET
+    PERSIST_ONLY, or RESET PERSIST IF EXISTS. A test that persists a value puts back what a used server had, not
+    nothing."""
+    if value is None:
+        return "RESET PERSIST IF EXISTS %s" % name, None
+    for kind in (int, float):       # a numeric variable refuses a string
+        try:
+            return "SET PERSIST_ONLY %s = %%s" % name, (kind(value),)
+        except ValueError:
+            pass
+    return "SET PERSIST_ONLY %s = %%s" % name, (value,)
+
+
 def _default_lab_dir():
     return os.path.abspath(os.environ.get("DBFLEET_LAB_DIR") or os.path.join(REPO, ".lab"))
 
@@ -269,11 +284,13 @@ def booted_machines():
 
 @pytest.fixture(scope="session")
 def fleet():
+    """The SSH fleet as found: the hosts that were down are brought up and stopped again at the end of the session,
+    the ones a user (or an earlier run) left up are taken over and left up."""
     lab_dir = _default_lab_dir()
     status = json.loads(lab_py("--mode", "ssh", "--lab-dir", lab_dir, "status", "--json").stdout)
-    brought_up = any(row["state"] != "up" or row["sshd"] != "up" for row in status["hosts"])
+    brought_up = [row["host"] for row in status["hosts"] if row["state"] != "up" or row["sshd"] != "up"]
     if brought_up:
         lab_py("--mode", "ssh", "--lab-dir", lab_dir, "up")
     yield LabHandle("ssh", lab_dir)
     if brought_up:
-        lab_py("--mode", "ssh", "--lab-dir", lab_dir, "down")
+        lab_py("--mode", "ssh", "--lab-dir", lab_dir, "down", *brought_up)

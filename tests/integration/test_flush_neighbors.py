@@ -10,6 +10,7 @@ import re
 import subprocess
 
 import pytest
+from conftest import persisted_put_back
 from test_verify import LAB_HOSTS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -102,7 +103,8 @@ def dropin(lab, host):
 
 @pytest.fixture
 def restore(lab):
-    """Snapshot the flushing variables of a host and put them back afterwards."""
+    """Snapshot the flushing variables of a host (running, persisted, the role's drop-in) and put them back
+    afterwards."""
     saved = {}
 
     def snap(host):
@@ -112,9 +114,11 @@ def restore(lab):
         return saved[host][0]
     yield snap
     for host, (vals, pers, text) in saved.items():
+        # The persisted values as they were (a used server's own, or none), not only the ones the test added removed.
+        now = persisted(lab, host)
         for name in VARS:
-            if name not in pers and persisted(lab, host).get(name) is not None:
-                query(lab, host, 'RESET PERSIST %s' % name)
+            if now.get(name) != pers.get(name):
+                query(lab, host, *persisted_put_back(name, pers.get(name)))
         # capacity and max in an order the server accepts
         top = max(vals['innodb_io_capacity_max'], values(lab, host)['innodb_io_capacity'])
         query(lab, host, 'SET GLOBAL innodb_io_capacity_max = %s', (top,))

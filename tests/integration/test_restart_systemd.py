@@ -15,9 +15,10 @@ serves as one test's "after" and the next one's "before"):
   file:line or file and the server's message, is put back (removed: it is new since the last start), and the server
   runs again, with the rows and checksum as they were on the host and its replica, and replication running;
 - the same refused start on each packaged flavor while a process of the unit ignores SIGTERM (a helper an
-  ExecStartPre of a systemd drop-in leaves running, as a package's or an operator's helper may): each stop of the
-  unit outlives the server (deactivating, stop-sigterm or final-sigterm, for ever under Debian's mysql.service), and
-  the restart kills what is left after restart_leftover_timeout, names it, and the server runs again.
+  ExecStartPost of a systemd drop-in leaves running, as MariaDB's debian-start or an operator's helper does): each
+  stop of the unit outlives the server (deactivating, stop-sigterm or final-sigterm: for ever under Debian's
+  mysql.service, 15 minutes without SIGKILL under MariaDB's), and the restart kills what is left after
+  restart_leftover_timeout, names it, and the server runs again.
 """
 import collections
 import json
@@ -176,23 +177,25 @@ def test_a_refused_start_is_put_back_and_the_run_stops_naming_it(booted, case):
     assert after[case.next]['unit_state']['MainPID'] == before[case.next]['unit_state']['MainPID'], (before, after)
 
 
-# A helper of the unit that ignores SIGTERM: started by an ExecStartPre of a runtime drop-in (gone at the next boot), it
+# A helper of the unit that ignores SIGTERM: started by an ExecStartPost of a runtime drop-in (gone at the next boot), it
 # stays in the unit's cgroup after the server ends, so every stop of the unit waits for it (docs/hosts.md, "A stop that
-# outlives the server"). The PID of each one started is added to LEFTOVER_PIDFILE: the test kills them all afterwards
-# (and first, any an interrupted run left).
+# outlives the server"). ExecStartPost, not ExecStartPre: MariaDB's unit has SendSIGKILL=no, and systemd then refuses
+# to run ExecStart while any process is in the unit's cgroup ("Will not start SendSIGKILL=no service ... while
+# processes exist": the start fails with "Device or resource busy"), so a helper an ExecStartPre leaves running makes
+# the start itself fail; after the server is up, as MariaDB's own ExecStartPost=!/etc/mysql/debian-start leaves its
+# table check, it is what the issue saw: a stop that outlives the server. The PID of each one started is added to
+# LEFTOVER_PIDFILE: the test kills them all afterwards (and first, any an interrupted run left).
 LEFTOVER_DROPIN = 'zz-dbfleet-fault-leftover.conf'
 LEFTOVER_PIDFILE = '/run/dbfleet-fault-leftover.pid'
-# "+": as root whatever the unit's User= (MariaDB's runs its ExecStartPre as mysql).
-LEFTOVER_UNIT_TEXT = ("[Service]\nExecStartPre=+/bin/sh -c 'trap \"\" TERM; sleep 600 </dev/null >/dev/null 2>&1 & "
+# "+": as root whatever the unit's User= (MariaDB's and Debian's MySQL run their commands as mysql).
+LEFTOVER_UNIT_TEXT = ("[Service]\nExecStartPost=+/bin/sh -c 'trap \"\" TERM; sleep 600 </dev/null >/dev/null 2>&1 & "
                       "echo $! >> %s'\n" % LEFTOVER_PIDFILE)
 # Seconds the restart waits for it (the role's restart_leftover_timeout): small, so that each case stays short.
 LEFTOVER_TIMEOUT = 3
-# The MySQL units: MySQL 9.7 (Debian's mysql.service: TimeoutSec=infinity, where the lingering stop was seen) and
-# MySQL 8.0 under the vendor-style unit (Type=forking, TimeoutSec=600). Not yet MariaDB's mariadb.service
-# (TimeoutStopSec=900, SendSIGKILL=no): there the set-up itself, a restart with the helper's ExecStartPre= drop-in,
-# stays in `activating (start-post)` (Debian's ExecStartPost=!/etc/mysql/debian-start) in the lab, so the fault cannot
-# be placed yet (docs/hosts.md, "A stop that outlives the server").
-LEFTOVER_CASES = [c for c in CASES if c.id.endswith('-unknown-variable') and c.unit != 'mariadb']
+# Every packaged flavor's unit: MariaDB 10.11 and 11.8 (mariadb.service: Type=notify, TimeoutStopSec=900,
+# SendSIGKILL=no), MySQL 9.7 (Debian's mysql.service: TimeoutSec=infinity, where the lingering stop was seen) and
+# MySQL 8.0 under the vendor-style unit (Type=forking, TimeoutSec=600).
+LEFTOVER_CASES = [c for c in CASES if c.id.endswith('-unknown-variable')]
 
 
 def on_host(host, module, args):
@@ -210,8 +213,8 @@ def test_a_process_of_the_unit_that_ignores_sigterm_is_killed_after_the_bound_an
     dropin = '%s/%s' % (before[host]['dropin_dir'], FAULT_DROPIN)
     del LAST[:]
     try:
-        # In one run on the host: the unit's drop-in, a restart that starts the helper (nothing lingers yet), the helper
-        # seen in the unit's cgroup, then the option-file drop-in the server will refuse.
+        # In one run on the host: the unit's drop-in, a restart whose ExecStartPost starts the helper (nothing lingers
+        # yet), the helper seen in the unit's cgroup, then the option-file drop-in the server will refuse.
         rc, out = on_host(host, 'ansible.builtin.shell', dict(cmd=(
             "{ [ ! -f %(pidfile)s ] || xargs -r kill -KILL < %(pidfile)s; rm -f %(pidfile)s; } 2>/dev/null; "
             "mkdir -p %(dir)s && cat > %(unit_dropin)s <<'EOF'\n%(text)sEOF\n"

@@ -23,6 +23,7 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
+from conftest import persisted_put_back
 from test_login import ansible
 from test_verify import LAB_HOSTS, global_value, host_vars, login, run_module, sql, verify
 
@@ -128,27 +129,39 @@ def not_ok(result):
 
 @pytest.fixture()
 def lab_as_found(lab):
-    """Every lab server without the role's drop-in, before and after (the lab restarts the server, which also drops
-    what SET GLOBAL changed)."""
-    def clean():
+    """Every lab server without the role's drop-in and without persisted values while the test runs (the lab restarts
+    the server, which also drops what SET GLOBAL changed); afterwards the values the server had persisted (a used
+    server's own) are persisted again and in effect."""
+    def clean(put_back):
+        found = {}
         for host in LAB_HOSTS:
-            persisted = sql(host, 'SELECT COUNT(*) AS n FROM performance_schema.persisted_variables')[0]['n'] \
-                if host.startswith('mysql') else 0
-            if persisted:
+            found[host] = dict((r['VARIABLE_NAME'], r['VARIABLE_VALUE']) for r in sql(
+                host, 'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables')) \
+                if host.startswith('mysql') else {}
+            if found[host]:
                 sql(host, 'RESET PERSIST')
-            if os.path.exists(dropin(host)) or persisted:
+            for name, value in sorted(put_back.get(host, {}).items()):
+                sql(host, *persisted_put_back(name, value))
+            if os.path.exists(dropin(host)) or found[host] or put_back.get(host):
                 if os.path.exists(dropin(host)):
                     os.remove(dropin(host))
                 lab.run('restart', host)
-    clean()
+        return found
+    found = clean({})
     kept = ('innodb_io_capacity', 'innodb_buffer_pool_size', 'innodb_sort_buffer_size')
     before = dict((h, dict((n, global_value(h, n)) for n in kept)) for h in LAB_HOSTS)
     yield before
-    clean()
+    clean(found)
     for host in LAB_HOSTS:
-        if any(global_value(host, n) != v for n, v in before[host].items()):
+        # What the server had persisted is in effect again; the rest as the test found it.
+        was = dict((n, v) for n, v in before[host].items() if n not in found[host])
+        if any(global_value(host, n) != v for n, v in was.items()):
             lab.run('restart', host)
-        assert dict((n, global_value(host, n)) for n in before[host]) == before[host], host
+        assert dict((n, global_value(host, n)) for n in was) == was, host
+        now = dict((r['VARIABLE_NAME'], r['VARIABLE_VALUE']) for r in sql(
+            host, 'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables')) \
+            if host.startswith('mysql') else {}
+        assert now == found[host], host
 
 
 def test_bad_names_values_and_owners_fail_before_any_change(lab_as_found, tmp_path):

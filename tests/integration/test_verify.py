@@ -18,7 +18,7 @@ import pymysql
 import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
-from conftest import DEFAULT_HOSTS, require_lab_hosts
+from conftest import DEFAULT_HOSTS, persisted_put_back, require_lab_hosts
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
@@ -75,6 +75,31 @@ def sql(host, statement, args=None, attempts=10):
 def global_value(host, name):
     rows = sql(host, 'SHOW GLOBAL VARIABLES LIKE %s', [name])
     return rows[0]['Value'] if rows else None
+
+
+def persisted_value(host, name):
+    """NAME's value in mysqld-auto.cnf (performance_schema.persisted_variables), or None (also on a server without
+    SET PERSIST)."""
+    if not sql(host, "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'performance_schema' "
+                     "AND TABLE_NAME = 'persisted_variables'"):
+        return None
+    rows = sql(host, 'SELECT VARIABLE_VALUE FROM performance_schema.persisted_variables WHERE VARIABLE_NAME = %s',
+               [name])
+    return rows[0]['VARIABLE_VALUE'] if rows else None
+
+
+@contextmanager
+def persisted_aside(host, name):
+    """NAME not persisted while a test reads what the option files say of it (a persisted value wins over them at
+    start: a used server may have one), then persisted again as it was."""
+    was = persisted_value(host, name)
+    if was is not None:
+        sql(host, *persisted_put_back(name, None))
+    try:
+        yield
+    finally:
+        if was is not None:
+            sql(host, *persisted_put_back(name, was))
 
 
 # The roles' drop-ins and the runtime values they change, for tests that run site.yml on the lab.
@@ -177,7 +202,8 @@ def test_runtime_only_change_is_drift_runtime(host):
 @pytest.mark.parametrize('host', LAB_HOSTS)
 def test_option_file_only_change_is_drift_config(host):
     original = global_value(host, 'innodb_lru_scan_depth')
-    with dropin(host, 'innodb-lru-scan-depth = %d\n' % (int(original) + 256)) as path:
+    with persisted_aside(host, 'innodb_lru_scan_depth'), \
+            dropin(host, 'innodb-lru-scan-depth = %d\n' % (int(original) + 256)) as path:
         result = verify(host, {'innodb_lru_scan_depth': original})
     item = result['variables']['innodb_lru_scan_depth']
     assert item['status'] == 'drift_config', item
@@ -190,7 +216,7 @@ def test_option_file_only_change_is_drift_config(host):
 def test_read_only_variable_in_file_only_is_pending_restart(host):
     original = int(global_value(host, 'innodb_sort_buffer_size'))
     wanted = '%dK' % (original // 1024 * 2)
-    with dropin(host, 'innodb_sort_buffer_size = %s\n' % wanted):
+    with persisted_aside(host, 'innodb_sort_buffer_size'), dropin(host, 'innodb_sort_buffer_size = %s\n' % wanted):
         result = verify(host, {'innodb_sort_buffer_size': wanted})
     item = result['variables']['innodb_sort_buffer_size']
     assert item['status'] == 'pending_restart', item
@@ -229,11 +255,13 @@ def test_ok_with_any_spelling(host):
 def test_persisted_value_overrides_the_files_on_mysql8():
     host = 'mysql80'
     original = global_value(host, 'innodb_lru_scan_depth')
+    was = persisted_value(host, 'innodb_lru_scan_depth')
     sql(host, 'SET PERSIST_ONLY innodb_lru_scan_depth = %s', [int(original) + 64])
     try:
         item = verify(host, {'innodb_lru_scan_depth': original})['variables']['innodb_lru_scan_depth']
     finally:
-        sql(host, 'RESET PERSIST IF EXISTS innodb_lru_scan_depth')
+        sql(host, *persisted_put_back('innodb_lru_scan_depth', was))
+    assert persisted_value(host, 'innodb_lru_scan_depth') == was
     assert item['status'] == 'drift_config', item
     assert item['persisted'] == str(int(original) + 64)
     assert 'persisted' in item['startup']['source']
@@ -246,18 +274,19 @@ def test_persisted_ahi_disagreeing_with_desired_is_drift(host):
     version with SET PERSIST, even while the running value is right."""
     running = global_value(host, 'innodb_adaptive_hash_index')
     other = 'OFF' if running == 'ON' else 'ON'
+    was = persisted_value(host, 'innodb_adaptive_hash_index')
     sql(host, 'SET PERSIST_ONLY innodb_adaptive_hash_index = %s' % other)
     try:
         result = verify(host, {'innodb_adaptive_hash_index': running})
     finally:
-        sql(host, 'RESET PERSIST IF EXISTS innodb_adaptive_hash_index')
+        sql(host, *persisted_put_back('innodb_adaptive_hash_index', was))
     item = result['variables']['innodb_adaptive_hash_index']
     assert item['runtime'] == running
     assert item['status'] == 'drift_config', item
     assert item['persisted'] == other and 'persisted' in item['startup']['source']
     assert result['drift'] is True
-    assert not sql(host, "SELECT * FROM performance_schema.persisted_variables "
-                         "WHERE VARIABLE_NAME = 'innodb_adaptive_hash_index'")
+    # What the server had persisted before (a used server's own value, or nothing) is there again.
+    assert persisted_value(host, 'innodb_adaptive_hash_index') == was
 
 
 # ---------------------------------------------------------------- bad input
