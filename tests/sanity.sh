@@ -4,22 +4,23 @@
 # Its ignore file, tests/sanity/ignore-<major.minor>.txt, exists and stays empty: findings are fixed in the code.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-DEST="$ROOT/.build/sanity/ansible_collections/dbfleet/innodb"
-rm -rf "$DEST"
-mkdir -p "$DEST"
 cd "$ROOT"
-# The files git would ship: tracked ones plus untracked ones that are not ignored.
-git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
-  [ -e "$f" ] || [ -L "$f" ] || continue
-  mkdir -p "$DEST/$(dirname "$f")"
-  cp -P "$f" "$DEST/$f"
-done
 CORE=$(python -c 'from ansible.release import __version__ as v; print(".".join(v.split(".")[:2]))')
 IGNORE=tests/sanity/ignore-$CORE.txt
 if [ ! -f "$IGNORE" ] || [ -s "$IGNORE" ]; then
   echo "ERROR: $IGNORE must exist and stay empty (ansible-core $CORE)" >&2
   exit 1
 fi
+# One copy per ansible-core version, so that the versions' runs can overlap.
+DEST="$ROOT/.build/sanity/$CORE/ansible_collections/dbfleet/innodb"
+rm -rf "$DEST"
+mkdir -p "$DEST"
+# The files git would ship: tracked ones plus untracked ones that are not ignored.
+git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+  [ -e "$f" ] || [ -L "$f" ] || continue
+  mkdir -p "$DEST/$(dirname "$f")"
+  cp -P "$f" "$DEST/$f"
+done
 # ansible-test bootstraps pip in its sanity venvs with a script it downloads from a host outside
 # the package registries: give it the local stand-in under the name it looks for. Each ansible-test pins its own
 # pip version (2.16: 23.1.2, 2.19: 24.2, 2.21: 25.2), read off the ansible-test that runs.
