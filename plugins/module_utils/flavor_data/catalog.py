@@ -19,8 +19,6 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import mariadb_11_8
 from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import mysql_8_0
 from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import mysql_9_7
-from ansible_collections.dbfleet.innodb.plugins.module_utils.version_facts import INSTANCE  # noqa: F401 (the package's names)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.version_facts import Variable  # noqa: F401
 from ansible_collections.dbfleet.innodb.plugins.module_utils.version_facts import VersionFacts
 
 _MODULES = (mysql_8_0, mysql_9_7, mariadb_10_11, mariadb_11_8)
