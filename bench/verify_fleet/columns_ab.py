@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Controller CPU per audit with the column definitions read by verify_fleet._Field against PyMySQL's reader.
+"""Controller CPU per audit with the column definitions read by fleet_wire.Field against PyMySQL's reader.
 
 Both readers in one process, in alternating rounds (ours first in even rounds), the same audits
 (verify_fleet.audit_host() of one setting) against every lab server over 127.0.0.1: process CPU time per audit.
@@ -42,14 +42,14 @@ def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 6
     per = int(sys.argv[2]) if len(sys.argv) > 2 else 25
     sys.path.insert(0, os.path.join(ROOT, '.collections'))
-    from ansible_collections.dbfleet.innodb.plugins.module_utils import connection, verify_fleet
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import connection, fleet_wire, verify_fleet
     logins = lab_logins()
-    readers = dict(ours=verify_fleet._Result._get_descriptions,
+    readers = dict(ours=fleet_wire.Result._get_descriptions,
                    pymysql=connection.pymysql.connections.MySQLResult._get_descriptions)
     cpu = dict((k, 0.0) for k in readers)
     for number in range(rounds):
         for label in (('ours', 'pymysql') if number % 2 == 0 else ('pymysql', 'ours')):
-            verify_fleet._Result._get_descriptions = readers[label]
+            fleet_wire.Result._get_descriptions = readers[label]
             start = time.process_time()
             for _i in range(per):
                 for params in logins:
@@ -58,7 +58,7 @@ def main():
                         raise SystemExit(result['msg'])
             cpu[label] += time.process_time() - start
     audits = rounds * per * len(logins)
-    print('controller CPU per audit: _Field %.2f ms, PyMySQL %.2f ms (%d audits each, %d servers, 127.0.0.1)'
+    print('controller CPU per audit: fleet_wire.Field %.2f ms, PyMySQL %.2f ms (%d audits each, %d servers, 127.0.0.1)'
           % (cpu['ours'] / audits * 1000, cpu['pymysql'] / audits * 1000, audits, len(logins)))
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
@@ -21,6 +22,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_fleet
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
@@ -210,7 +212,7 @@ class ActionModule(ActionBase):
             result['warnings'] = list(result.get('warnings') or []) + [text for _name, text in sorted(warnings, key=lambda w: w[0])]
         # No result carries a login; should a server's message ever quote a password, it is masked there
         # (as a word of its own: a short password such as ON does not blank values).
-        results = report_utils.mask_login_secrets(results, secrets)
+        results = masking.mask_login_secrets(results, secrets)
         result.update(changed=False, summary=verify_fleet.summarize(results), pool=args['pool'], workers=args['workers'],
                       seconds=timings)
         if not args['report_dir']:
@@ -229,10 +231,13 @@ class ActionModule(ActionBase):
         raw = hostvars.raw_get(name)
         if variable not in raw:
             return None
-        try:
-            return self._templar.copy_with_new_env(available_variables=raw).template(raw[variable])
-        except Exception as e:  # pylint: disable=broad-except  # a variable that fails to template: that host's error
-            return dict(failed=True, msg='cannot read the audit result: %s' % e)
+        # Read as registered, not rendered again: a module's result is data, never trusted as a template, and the
+        # rescue's set_fact stored its rendered value. Rendering walked every host's whole result (server facts,
+        # desired state, evidence) where the report copies only the parts it shows (verify_report._read_outcome).
+        outcome = raw[variable]
+        if not isinstance(outcome, Mapping):
+            return dict(failed=True, msg='cannot read the audit result: %s is not a verify result' % variable)
+        return outcome
 
     def _report(self, result, results, args):
         """Build the report (secrets masked by variable), write its files as one set, return the outline."""

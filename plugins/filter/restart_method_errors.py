@@ -5,11 +5,11 @@
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.desired import restart_method_errors as _errors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.restart_method import restart_method_errors as _errors
 
 
 def restart_method_errors(method, command=None, service_name=None):
-    """The one check of the restart method (desired.restart_method_errors); see restart_method_errors.yml."""
+    """The one check of the restart method (restart_method.restart_method_errors); see restart_method_errors.yml."""
     return _errors(method, command, service_name)
 
 

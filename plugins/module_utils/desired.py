@@ -23,10 +23,8 @@ from __future__ import annotations
 import re
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
-from ansible_collections.dbfleet.innodb.plugins.module_utils import memcached as memcached_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import os_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import role_specs
-from ansible_collections.dbfleet.innodb.plugins.module_utils import service_restart
-from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 # The inputs of each role and their defaults: generated from roles/<role>/meta/argument_specs.yml, the one
@@ -43,12 +41,6 @@ MYROCKS_SETTINGS = (
     ('myrocks_default_cf_options', 'rocksdb_default_cf_options', 'text', None, None, False),
 )
 
-# Where the packaged servers of each OS family include drop-in files (/etc/mysql/my.cnf:
-# !includedir /etc/mysql/conf.d/; /etc/my.cnf: !includedir /etc/my.cnf.d). The inventory's
-# dbfleet_option_dropin_dir wins. The only place a drop-in directory is written down.
-OPTION_DROPIN_DIRS = {'Debian': '/etc/mysql/conf.d', 'RedHat': '/etc/my.cnf.d'}
-RESTART_METHODS = ('service', 'command')
-
 STORAGE_CLASSES = ('ssd', 'hdd', 'mixed')
 # Built-in maps (merged under the user's): mixed storage puts some pages on an HDD, where neighbor
 # flushing saves seeks, and costs SSDs only extra writes, so it is treated like HDD.
@@ -61,8 +53,8 @@ _INT_RE = re.compile(r'^\s*[-+]?\d+\s*$')
 # character any reader of the file could take for a line break (\r, \v, \f, \x1c-\x1e, \x85, U+2028,
 # U+2029: str.splitlines() splits at all of them, mysqld at \n only) and the invisible format characters
 # (byte order mark, zero-width and bidirectional marks) that make a line read differently than it shows.
-_CONTROL_RE = re.compile('[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f'
-                         '\ufeff\ufff9-\ufffb]')
+CONTROL_RE = re.compile('[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f'
+                        '\ufeff\ufff9-\ufffb]')
 # memcached command-line options: letters, digits, spaces and the punctuation options use.
 _DAEMON_OPTIONS_RE = re.compile(r'^[A-Za-z0-9 ._,:=/+-]*$')
 _ADDRESS_RE = re.compile(r'^[A-Za-z0-9.:_%-]+$')
@@ -255,7 +247,7 @@ def option_value(label, value, kind=None):
         return str(int(value)), None
     if not isinstance(value, str):
         return None, '%s must be a string %s; got %s' % (label, where, shown(value))
-    if _CONTROL_RE.search(value):
+    if CONTROL_RE.search(value):
         return None, ('%s must be on one line, without control characters, %s; got %s'
                       % (label, where, shown(value)))
     text = value.strip()
@@ -301,7 +293,7 @@ def option_file(lines):
 
 def comment_line(text):
     """One comment line of a drop-in: control characters (line breaks) become ?."""
-    return '# ' + _CONTROL_RE.sub('?', str(text))
+    return '# ' + CONTROL_RE.sub('?', str(text))
 
 
 def option_file_text(comments, lines):
@@ -310,7 +302,7 @@ def option_file_text(comments, lines):
     through option_file() and would not stay one line is refused (InputError), whoever built it."""
     bad = [shown(line.get('name')) for line in lines
            if not (isinstance(line.get('name'), str) and _OPTION_NAME_RE.fullmatch(line['name'])
-                   and isinstance(line.get('value'), str) and not _CONTROL_RE.search(line['value']))]
+                   and isinstance(line.get('value'), str) and not CONTROL_RE.search(line['value']))]
     if bad:
         raise InputError(['option %s: not one line of an option file (a control or line-breaking character, '
                           'or no option name)' % name for name in bad])
@@ -328,45 +320,19 @@ def with_option_file(comments, lines, **state):
     return state
 
 
-def os_family(os_release):
-    """The OS family as Ansible names it (Debian, RedHat), from the text of /etc/os-release
-    (topology.os_family(), the reading the restart path uses for service names), or None."""
-    family = topology.os_family(os_release)
-    return {'debian': 'Debian', 'redhat': 'RedHat'}.get(family)
-
-
 def dropin_file(role, dropin_dir=None, family=None):
     """(path, None) of the role's drop-in file, or (None, why): in dropin_dir (the inventory's
-    dbfleet_option_dropin_dir), else in the directory of the OS family (OPTION_DROPIN_DIRS)."""
+    dbfleet_option_dropin_dir), else in the directory of the OS family (os_facts.FAMILIES; family as
+    os_facts.family() names it)."""
     name = RECORDS[role].dropin
     if dropin_dir:
         return '%s/%s' % (str(dropin_dir).rstrip('/') or '/', name), None
-    if family in OPTION_DROPIN_DIRS:
-        return '%s/%s' % (OPTION_DROPIN_DIRS[family], name), None
+    directory = os_facts.fact(family, 'dropin_dir')
+    if directory:
+        return '%s/%s' % (directory, name), None
     return None, ('no drop-in directory is known for OS family %s (known: %s); set dbfleet_option_dropin_dir for '
-                  'this host' % (family or 'unknown', ', '.join(sorted(OPTION_DROPIN_DIRS))))
-
-
-def restart_method_errors(method, command, service_name=None):
-    """Messages about dbfleet_restart_method / dbfleet_restart_command / dbfleet_service_name (empty when
-    fine): the one check of the restart method, run whenever a role that may restart runs
-    (desired_settings) and by the restart role on every play host (filter restart_method_errors),
-    whether or not a restart is pending."""
-    method = 'service' if method is None else method
-    if not isinstance(method, str) or method not in RESTART_METHODS:
-        return ['dbfleet_restart_method must be one of %s; got %s' % (', '.join(RESTART_METHODS), shown(method))]
-    if method == 'service' and service_name is not None:
-        try:
-            service_restart.unit_name(service_name)
-        except ValueError as e:
-            return [str(e)]
-    if method == 'command':
-        good = (isinstance(command, (list, tuple)) and len(command) > 0
-                and all(isinstance(a, str) and a and not _CONTROL_RE.search(a) for a in command))
-        if not good:
-            return ['dbfleet_restart_method command needs dbfleet_restart_command, a non-empty list of arguments; '
-                    'got %s' % shown(command)]
-    return []
+                  'this host' % (os_facts.display_name(family) or 'unknown',
+                                 ', '.join(os_facts.display_name(f) for f in sorted(os_facts.FAMILIES))))
 
 
 def _variable(facts, name):
@@ -574,7 +540,7 @@ def flush_neighbors(variables, facts, detected):
          'Set flush_neighbors_storage_class / flush_neighbors_map in the inventory instead.'],
         [(name, value, 'int') for name, value in sorted(settings.items())],
         settings=settings,
-        header=_CONTROL_RE.sub('?', header),
+        header=CONTROL_RE.sub('?', header),
         runtime=runtime,
         storage=storage,
         left_alone=not settings,
@@ -595,6 +561,7 @@ MEMCACHED_COMMENTS = (
 
 
 def _daemon_extra_options(check):
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import memcached as memcached_utils
     name = 'memcached_daemon_extra_options'
     value = check.raw(name)
     if value is None:
@@ -629,6 +596,9 @@ def memcached(variables, facts):
     supported and reason, and refusals: what the role cannot install although the settings can be
     audited (no container).
     """
+    # Imported here: only a host the memcached role applies to compiles the memcached module (module payloads
+    # run from a zip, compiled on every run).
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import memcached as memcached_utils
     check = Checker(variables, INPUTS['memcached'], facts)
     state = check.choice('memcached_state', ('present', 'absent'))
     for name in ('memcached_skip_unsupported', 'memcached_containers_exclusive', 'memcached_allow_remote',

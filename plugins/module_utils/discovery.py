@@ -25,19 +25,11 @@ import os
 import stat
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
-from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils import os_facts
 
 # The system-wide option files MySQL's and MariaDB's clients read, in their order (~/.my.cnf follows:
 # that one is the module's config_file).
 CLIENT_SYSTEM_FILES = ('/etc/my.cnf', '/etc/mysql/my.cnf')
-
-# Where each OS family's packages put the server's socket (topology.os_family() names the family):
-# Debian/Ubuntu mariadb-server, mysql-server, percona-server-server: /run/mysqld/mysqld.sock;
-# RHEL family mariadb-server, mysql-community-server, Percona-Server-server: /var/lib/mysql/mysql.sock.
-PACKAGE_SOCKETS = {
-    'debian': ('/run/mysqld/mysqld.sock', '/var/run/mysqld/mysqld.sock'),
-    'redhat': ('/var/lib/mysql/mysql.sock', '/run/mysqld/mysqld.sock'),
-}
 
 SOCKET_VARIABLE = 'dbfleet_login_unix_socket'
 DROPIN_VARIABLE = 'dbfleet_option_dropin_dir'
@@ -75,27 +67,26 @@ def client_socket(files=CLIENT_SYSTEM_FILES, read_client_file=optionfiles.read_c
     return found
 
 
-OS_RELEASE = '/etc/os-release'
-
-
 def local_socket(os_release_text=None, files=CLIENT_SYSTEM_FILES, check=is_socket,
                  read_client_file=optionfiles.read_client_file):
     """dict(path, source) of the local server's socket when the login options name no server, or
     dict(path=None, source=why). Found as a client finds it: the system option files' client groups,
-    else the packages' place for the OS family (then the other families' places)."""
+    else the packages' place for the OS family (os_facts.FAMILIES; then the other families' places).
+    os_release_text: the text of /etc/os-release (default: this host's, os_facts.host_family())."""
     path, where = client_socket(files, read_client_file)
     if path and check(path):
         return dict(path=path, source='socket of the client groups in %s' % where)
-    family = topology.os_family(_read_text(OS_RELEASE) if os_release_text is None else os_release_text)
+    family = os_facts.host_family() if os_release_text is None else os_facts.family(os_release_text)
+    own = os_facts.fact(family, 'sockets', ())
     tried = [path] if path else []
-    order = list(PACKAGE_SOCKETS.get(family, ()))
-    for other in sorted(PACKAGE_SOCKETS):
-        order.extend(p for p in PACKAGE_SOCKETS[other] if p not in order)
+    order = list(own)
+    for other in sorted(os_facts.FAMILIES):
+        order.extend(p for p in os_facts.FAMILIES[other]['sockets'] if p not in order)
     for candidate in order:
         tried.append(candidate)
         if check(candidate):
             return dict(path=candidate, source="where the %s packages put the server's socket"
-                        % (family if candidate in PACKAGE_SOCKETS.get(family, ()) else 'other OS families\''))
+                        % (family if candidate in own else 'other OS families\''))
     return dict(path=None, source='no server socket at %s; set %s (or dbfleet_login_host)'
                 % (', '.join(tried), SOCKET_VARIABLE))
 
@@ -122,8 +113,39 @@ def unit_of_process(pid, proc_root='/proc'):
     text = _read_text(os.path.join(proc_root, str(pid), 'cgroup'))
     if text is None:
         return dict(name=None, source='cannot read %s/%s/cgroup; set %s' % (proc_root, pid, SERVICE_VARIABLE))
-    unit = topology.unit_of_cgroup(text)
+    unit = unit_of_cgroup(text)
     if unit is None:
         return dict(name=None, source='process %s runs under no database server unit of systemd; set %s'
                     % (pid, SERVICE_VARIABLE))
     return dict(name=unit, source='%s/%s/cgroup' % (proc_root, pid))
+
+
+# A unit counts only when its name says it runs a database server: a mysqld started by hand from a
+# shell under another service (a CI agent, a job runner) sits in that service's cgroup, which must
+# never be what a restart restarts.
+SERVER_UNIT_WORDS = ('mysql', 'mariadb', 'percona')
+
+
+def unit_of_cgroup(cgroup_text):
+    """The systemd service of a database server whose cgroup holds a process (from /proc/PID/cgroup),
+    or None (no service, or one whose name does not say mysql, mariadb or percona)."""
+    for line in (cgroup_text or '').splitlines():
+        path = line.rpartition(':')[2]
+        for part in reversed(path.split('/')):
+            if part.endswith('.service'):
+                unit = part[:-len('.service')]
+                return unit if any(w in unit.lower() for w in SERVER_UNIT_WORDS) else None
+    return None
+
+
+def service_name(flavor, os_family, cgroup_text=None):
+    """dict(name, source) of the service that restarts this server: the systemd unit running it when
+    there is one, else the unit the OS family's packages install for the flavor (os_facts.FAMILIES; os_family
+    as os_facts.family() names it); name None when neither tells (the restart then needs dbfleet_service_name)."""
+    unit = unit_of_cgroup(cgroup_text)
+    if unit:
+        return dict(name=unit, source='the systemd unit running the server')
+    name = os_facts.fact(os_family, 'services', {}).get(flavor)
+    if name:
+        return dict(name=name, source='the %s packages of %s' % (os_family, flavor))
+    return dict(name=None, source='unknown: OS family %s, flavor %s' % (os_family or 'not recognised', flavor))

@@ -246,6 +246,18 @@ ALIASES = {
                                               'innodb_adaptive_hash_index_partitions'),
 }
 
+# Settings that one version names differently with another value: the redo log's size. MySQL 8.0.30+ takes
+# innodb_redo_log_capacity (the total); older MySQL takes innodb_log_file_size per file x innodb_log_files_in_group
+# files; MariaDB takes innodb_log_file_size (one file from 10.5.2: MDEV-20907; innodb_log_files_in_group removed in
+# 10.6.0). Which server has which comes from VARIABLES; the value is converted by module_utils/settings.py.
+# Sources: MySQL 8.0 refman "Configuring Redo Log Capacity (MySQL 8.0.30 or Higher)"; MariaDB KB
+# innodb-system-variables (innodb_log_file_size, innodb_log_files_in_group).
+REDO_LOG = dict(capacity='innodb_redo_log_capacity', file_size='innodb_log_file_size',
+                files='innodb_log_files_in_group')
+# Why MySQL 9 has no per-file redo log settings (RENAMED_VARIABLES: both names point at the capacity).
+_REDO_LOG_GONE = ('deprecated in MySQL 8.0.30, absent from 9.7.4: the redo log is sized by %(capacity)s '
+                  '(%(file_size)s x %(files)s)' % REDO_LOG)
+
 # Variables a later version removed, with the name that does the job there (None: nothing replaces it) and why.
 # Which names a version has is read from its own server (flavor_data, lab/read_flavor_data.py: a name absent from
 # the lab's MySQL 9.7.4 or MariaDB 11.8.9); this table only adds where the job went. A span starts at the first
@@ -258,12 +270,9 @@ RENAMED_VARIABLES = {
         'authentication_policy names the default plugin'))],
     'expire_logs_days': [_span((MYSQL, PERCONA), (8, 4, 0), None, (
         'binlog_expire_logs_seconds', 'removed in MySQL 8.4 (deprecated 8.0.3): binlog_expire_logs_seconds, in seconds'))],
-    'innodb_log_file_size': [_span((MYSQL, PERCONA), (9, 0, 0), None, (
-        'innodb_redo_log_capacity', 'deprecated in MySQL 8.0.30, absent from 9.7.4: the redo log is sized by '
-        'innodb_redo_log_capacity (innodb_log_file_size x innodb_log_files_in_group)'))],
-    'innodb_log_files_in_group': [_span((MYSQL, PERCONA), (9, 0, 0), None, (
-        'innodb_redo_log_capacity', 'deprecated in MySQL 8.0.30, absent from 9.7.4: the redo log is sized by '
-        'innodb_redo_log_capacity (innodb_log_file_size x innodb_log_files_in_group)'))],
+    # The redo log's names: REDO_LOG (one statement of them, also read by module_utils/settings.py).
+    REDO_LOG['file_size']: [_span((MYSQL, PERCONA), (9, 0, 0), None, (REDO_LOG['capacity'], _REDO_LOG_GONE))],
+    REDO_LOG['files']: [_span((MYSQL, PERCONA), (9, 0, 0), None, (REDO_LOG['capacity'], _REDO_LOG_GONE))],
     'master_info_repository': [_span((MYSQL, PERCONA), (9, 0, 0), None, (
         None, 'removed in MySQL 9.0: replication metadata is always kept in tables (TABLE)'))],
     'relay_log_info_repository': [_span((MYSQL, PERCONA), (9, 0, 0), None, (
@@ -302,15 +311,6 @@ def replacement(name, flavor, version):
     span = _lookup(RENAMED_VARIABLES.get(str(name).lower(), ()), flavor, version)
     return span.value if span else None
 
-
-# Settings that one version names differently with another value: the redo log's size. MySQL 8.0.30+ takes
-# innodb_redo_log_capacity (the total); older MySQL takes innodb_log_file_size per file x innodb_log_files_in_group
-# files; MariaDB takes innodb_log_file_size (one file from 10.5.2: MDEV-20907; innodb_log_files_in_group removed in
-# 10.6.0). Which server has which comes from VARIABLES; the value is converted by module_utils/settings.py.
-# Sources: MySQL 8.0 refman "Configuring Redo Log Capacity (MySQL 8.0.30 or Higher)"; MariaDB KB
-# innodb-system-variables (innodb_log_file_size, innodb_log_files_in_group).
-REDO_LOG = dict(capacity='innodb_redo_log_capacity', file_size='innodb_log_file_size',
-                files='innodb_log_files_in_group')
 
 # Settings a server ignores while another setting has a value: name -> (other, value, why). MariaDB with a
 # memory-mapped redo log (innodb_log_file_mmap=ON: 11.8.9 of the lab; 10.11.19 runs OFF) writes the log file

@@ -22,15 +22,6 @@ from __future__ import annotations
 import datetime
 import re
 
-try:
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-except ImportError:  # pragma: no cover - Python 3.8
-    try:
-        from backports.zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-    except ImportError:
-        ZoneInfo = None
-        ZoneInfoNotFoundError = Exception
-
 UTC = datetime.timezone.utc
 _WINDOW_RE = re.compile(r'^\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*$')
 _MINUTE = datetime.timedelta(minutes=1)
@@ -88,15 +79,29 @@ def parse_window(text):
     return Window(text.strip(), start, end)
 
 
+def _zoneinfo():
+    """(ZoneInfo, ZoneInfoNotFoundError), or (None, Exception) without zoneinfo. Imported on first use: a module that
+    only reads times (verify's parse_now) does not load the time zone machinery (zoneinfo reads sysconfig)."""
+    try:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+    except ImportError:  # pragma: no cover - Python 3.8
+        try:
+            from backports.zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+        except ImportError:
+            return None, Exception
+    return ZoneInfo, ZoneInfoNotFoundError
+
+
 def get_zone(name):
     """ZoneInfo for an IANA name such as 'Europe/Berlin' or 'UTC'. Raises WindowError."""
-    if ZoneInfo is None:
+    zone_info, not_found = _zoneinfo()
+    if zone_info is None:
         raise WindowError('time zones need Python 3.9+ (zoneinfo) or backports.zoneinfo')
     if not isinstance(name, str) or not name.strip():
         raise WindowError('time zone %r is not an IANA name such as "Europe/Berlin"' % (name,))
     try:
-        return ZoneInfo(name.strip())
-    except (ZoneInfoNotFoundError, ValueError, OSError) as e:
+        return zone_info(name.strip())
+    except (not_found, ValueError, OSError) as e:
         raise WindowError('time zone %r is unknown (%s); use an IANA name such as "Europe/Berlin"'
                           % (name, e.__class__.__name__))
 

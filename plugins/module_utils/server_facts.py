@@ -16,13 +16,13 @@ import socket
 from collections.abc import Mapping
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
+from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import discovery
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     error_text, global_status, global_variables, query)
 
@@ -322,7 +322,7 @@ def gather(conn, variables=None, login_params=None, option_files=None, fallback_
     facts['runs_as_user'] = None
     if process:
         # Secrets on the command line (--report-password=..., a key's passphrase) never reach the result.
-        facts['process'] = dict(pid=process['pid'], argv=verify_report.mask_argv(process['argv']), cwd=process['cwd'],
+        facts['process'] = dict(pid=process['pid'], argv=masking.mask_argv(process['argv']), cwd=process['cwd'],
                                 uid=process['uid'], home=process['home'])
         if process['uid'] is not None:
             facts['runs_as_root'] = process['uid'] == 0

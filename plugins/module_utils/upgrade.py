@@ -28,8 +28,8 @@ from collections import namedtuple
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report
 from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
 
 WOULD_NOT_START = 'would_not_start'
@@ -481,22 +481,22 @@ _VALUE_KEYS = ('value', 'now', 'after')
 
 
 def masked(item):
-    """item with the values of a secret variable (verify_report.is_secret_variable) masked everywhere, and the
+    """item with the values of a secret variable (masking.is_secret_variable) masked everywhere, and the
     credentials inside an option string (key=value) masked in every text. Returns item."""
-    if verify_report.is_secret_variable(item['setting']):
+    if masking.is_secret_variable(item['setting']):
         shown = ['%s' % item[k] for k in _VALUE_KEYS if item.get(k) not in (None, '')]
         for key in _VALUE_KEYS:
             if item.get(key) not in (None, ''):
-                item[key] = verify_report.MASK
+                item[key] = masking.MASK
         for value in sorted(shown, key=len, reverse=True):
-            item['message'] = item['message'].replace(value, verify_report.MASK)
+            item['message'] = item['message'].replace(value, masking.MASK)
         if item.get('pin'):
-            item['pin'] = dict(item['pin'], value=verify_report.MASK)
+            item['pin'] = dict(item['pin'], value=masking.MASK)
         item['masked'] = True
     else:
-        item['message'] = verify_report.mask_text(item['message'])
+        item['message'] = masking.mask_text(item['message'])
         for key in _VALUE_KEYS:
-            item[key] = verify_report.mask_text(item.get(key))
+            item[key] = masking.mask_text(item.get(key))
     return item
 
 

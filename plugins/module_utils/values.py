@@ -22,7 +22,6 @@ Which variable a name means on a server (resolve), its kind, range and whether i
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import namedtuple
 from collections.abc import Mapping
@@ -409,6 +408,7 @@ def resolve(name, identity, server_names):
         if any(flavors.exists_anywhere(c) for c in candidates):
             return Resolved(key, None, UNSUPPORTED, '%s has no such variable (known on other flavors or versions)'
                             % server_text(identity))
+        import difflib      # only for a name the server lacks: not loaded on every audit
         close = difflib.get_close_matches(plain, sorted(server_names), 3, 0.8)
         hint = ' (did you mean %s?)' % ', '.join(close) if close else ''
         return Resolved(key, None, UNKNOWN, 'unknown variable %r: %s has no such variable and the collection knows '

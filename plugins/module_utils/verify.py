@@ -14,13 +14,12 @@ import datetime
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils import offpeak
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
-from ansible_collections.dbfleet.innodb.plugins.module_utils import upgrade
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report
 
 OK = 'ok'
 # Runs the desired value, but what a restart brings cannot be told from here (the option files are not read:
@@ -257,6 +256,9 @@ def read_upgrade(conn, identity, target, catalog, variables, plan, parsed, persi
     variable and where its value came from, the option files read again for the target's option groups, the command
     line, mysqld-auto.cnf, and what the target drops that the server uses (upgrade.result()). catalog: the target's
     facts (upgrade.Target)."""
+    # Imported here: only an audit with an upgrade target compiles the upgrade code (a module's payload runs from a
+    # zip, compiled on every run).
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import upgrade
     target_facts = upgrade.Target(target[0], target[1], catalog)
     notes = []
     if target[0] != identity.flavor:
@@ -475,15 +477,15 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
         )
         if startup.read_at:
             item['startup'].update(read_at=startup.read_at, age_seconds=startup.age)
-        if startup.state == 'known' and not startup.read_at and not verify_report.is_secret_variable(resolved):
+        if startup.state == 'known' and not startup.read_at and not masking.is_secret_variable(resolved):
             read_state['variables'][resolved] = dict(value=startup.value, source=startup.source, state='known')
         try:
             item['desired_normalized'] = values.as_text(values.normalize(desired, kind, choices))
         except values.ValueError_:
             item['desired_normalized'] = None
         # A secret variable's values (and the command-line or option-file text that holds them) never reach the
-        # result, as in the report (verify_report.mask_item()).
-        results[key] = verify_report.mask_item(resolved, item)
+        # result, as in the report (masking.mask_item()).
+        results[key] = masking.mask_item(resolved, item)
 
     blockers, engine_notes, upgrade_result = [], [], None
     if target is not None:

@@ -181,19 +181,10 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils import os_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils import restart_method
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage
-
-OS_RELEASE = '/etc/os-release'
-
-
-def read_os_family():
-    """The host's OS family from /etc/os-release (None when it cannot be read or is not known)."""
-    try:
-        with open(OS_RELEASE) as handle:
-            return desired.os_family(handle.read())
-    except (IOError, OSError):
-        return None
 
 
 def main():
@@ -223,7 +214,7 @@ def main():
             unknown.append(name)
     restarting = desired.restart_roles(roles)
     if restarting:
-        errors = desired.restart_method_errors(module.params['restart_method'], module.params['restart_command'])
+        errors = restart_method.restart_method_errors(module.params['restart_method'], module.params['restart_command'])
         if errors:
             module.fail_json(msg='%s: invalid input, nothing changed: %s' % (', '.join(restarting), '; '.join(errors)),
                              errors=errors, unknown_variables=unknown)
@@ -241,9 +232,9 @@ def main():
                                         for role, messages in e.by_role.items()),
                          errors=e.messages, unknown_variables=unknown)
     # The inventory's directory, else the one the server's own option files include last (discovery.py),
-    # else the OS family's (desired.OPTION_DROPIN_DIRS).
+    # else the OS family's (os_facts.FAMILIES).
     dropin_dir = module.params['option_dropin_dir'] or facts.get('dropin_dir')
-    family = None if dropin_dir else read_os_family()
+    family = None if dropin_dir else os_facts.host_family()
     for role in roles:
         states[role]['dropin_file'], states[role]['dropin_problem'] = desired.dropin_file(role, dropin_dir, family)
         if module.params['dropin_required'] and states[role]['dropin_file'] is None:

@@ -145,6 +145,8 @@ topology:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import discovery
+from ansible_collections.dbfleet.innodb.plugins.module_utils import os_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 
 
@@ -171,8 +173,8 @@ def main():
                            % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
     finally:
         conn.close()
-    facts['service'] = topology.service_name((facts.get('server') or {}).get('flavor'), read_text('/etc/os-release'),
-                                             cgroup_of(pid_file))
+    facts['service'] = discovery.service_name((facts.get('server') or {}).get('flavor'), os_facts.host_family(),
+                                              cgroup_of(pid_file))
     module.exit_json(changed=False, topology=facts)
 
 

@@ -366,10 +366,15 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
-from ansible_collections.dbfleet.innodb.plugins.module_utils import storage
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
-from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
+
+
+def detect_storage(datadir, probe):
+    """storage.detect_datadir(), for a role that decides on the storage (flush_neighbors). Imported here: an audit
+    of other roles does not compile the storage code (a module's payload runs from a zip, compiled on every run)."""
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import storage
+    return storage.detect_datadir(datadir, probe)
 
 
 def main():
@@ -395,6 +400,8 @@ def main():
                 raise ValueError('target_version %s: no target_facts (the action plugin of dbfleet.innodb.verify sets '
                                  'them on the controller; run the module as a task of that name)'
                                  % params['target_version'])
+            # Imported here: only an audit with a target compiles the version facts' shape.
+            from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
             catalog = version_facts.Catalog(params['target_facts'])
     except ValueError as e:
         module.fail_json(msg=str(e))
@@ -408,8 +415,8 @@ def main():
                               option_files=params['option_files'],
                               fallback_option_files=params['fallback_option_files'],
                               desired_from=roles, role_variables=params['role_variables'],
-                              detect_storage=storage.detect_datadir, target=target,
-                              catalog=catalog)
+                              detect_storage=detect_storage, target=target,
+                              catalog=catalog, read_named=True)
     except desired.InputError as e:
         module.fail_json(msg='invalid role input, nothing verified: %s' % '; '.join(e.messages), errors=e.messages)
     except conn_utils.pymysql.err.MySQLError as e:

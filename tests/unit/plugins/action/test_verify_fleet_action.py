@@ -10,6 +10,7 @@ import stat
 from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.dbfleet.innodb.plugins.action import verify_fleet
+from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as rf
 
 OUTCOMES = {
@@ -40,7 +41,7 @@ def test_report_files_match_the_playbooks_and_the_outline_is_small(tmp_path):
 
 def test_a_quoted_password_is_masked_in_that_hosts_result_only():
     results = {'db1': dict(failed=True, msg="server said: bad 's3cret-pw'"), 'db2': dict(failed=False, drift=False)}
-    masked = rf.mask_login_secrets(results, {'s3cret-pw'})
+    masked = masking.mask_login_secrets(results, {'s3cret-pw'})
     assert 's3cret-pw' not in json.dumps(masked)
     assert masked['db2'] is results['db2']
 

@@ -1,5 +1,5 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The restart method is checked in one place (desired.restart_method_errors): the filter the restart role
+"""The restart method is checked in one place (restart_method.restart_method_errors): the filter the restart role
 runs on every play host is that function, and no YAML of the collection checks the method by itself."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from ansible_collections.dbfleet.innodb.plugins.filter.restart_method_errors import FilterModule
-from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils import restart_method
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 check = FilterModule().filters()['restart_method_errors']
@@ -27,7 +27,7 @@ check = FilterModule().filters()['restart_method_errors']
 def test_bad_methods_are_named(method, command, service, message):
     problems = check(method, command, service)
     assert len(problems) == 1 and message in problems[0]
-    assert problems == desired.restart_method_errors(method, command, service)
+    assert problems == restart_method.restart_method_errors(method, command, service)
 
 
 @pytest.mark.parametrize('method, command, service', [

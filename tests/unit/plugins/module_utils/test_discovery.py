@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import socket
 
+import pytest
+
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import discovery
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
+from ansible_collections.dbfleet.innodb.plugins.module_utils import os_facts
 
 DEBIAN = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\n'
 ROCKY = 'NAME="Rocky Linux"\nID="rocky"\nID_LIKE="rhel centos fedora"\n'
+UBUNTU = 'ID=ubuntu\nID_LIKE=debian\n'
+ALPINE = 'ID=alpine\n'
 # Debian 12's mariadb-server layout (/etc/mysql/my.cnf -> conf.d/, mariadb.conf.d/).
 DEBIAN_MY_CNF = ("[client-server]\nsocket = /run/mysqld/mysqld.sock\n\n"
                  "!includedir /etc/mysql/conf.d/\n!includedir /etc/mysql/mariadb.conf.d/\n")
@@ -110,3 +115,31 @@ def test_login_falls_back_to_tcp_when_no_socket_is_found(monkeypatch):
     monkeypatch.setattr(discovery, 'local_socket', lambda: dict(path=None, source='none'))
     login = connection.resolve_login({})
     assert login['unix_socket'] is None and (login['host'], login['port']) == ('localhost', 3306)
+
+
+# ---------------------------------------------------------------- the service a restart uses
+@pytest.mark.parametrize('flavor, text, name', [
+    ('mysql', DEBIAN, 'mysql'), ('percona', UBUNTU, 'mysql'), ('mariadb', DEBIAN, 'mariadb'),
+    ('mysql', ROCKY, 'mysqld'), ('percona', ROCKY, 'mysqld'), ('mariadb', ROCKY, 'mariadb'),
+])
+def test_service_name_by_os_family_and_flavor(flavor, text, name):
+    got = discovery.service_name(flavor, os_facts.family(text))
+    assert got['name'] == name and flavor in got['source']
+
+
+def test_the_running_unit_wins_over_the_os_family():
+    cgroup = '0::/system.slice/mysql-replica2.service\n'
+    got = discovery.service_name('mysql', 'redhat', cgroup)
+    assert got == dict(name='mysql-replica2', source='the systemd unit running the server')
+
+
+def test_no_unit_and_no_known_family_names_nothing():
+    got = discovery.service_name('mysql', os_facts.family(ALPINE), '0::/user.slice/session-3.scope\n')
+    assert got['name'] is None and 'not recognised' in got['source']
+    assert discovery.service_name('aurora-mysql', 'debian')['name'] is None
+
+
+def test_a_server_started_under_another_service_does_not_name_that_service():
+    got = discovery.service_name('mariadb', 'debian', '0::/system.slice/gitlab-runner.service\n')
+    assert got == dict(name='mariadb', source='the debian packages of mariadb')
+    assert discovery.unit_of_cgroup('0::/system.slice/system-mariadb.slice/mariadb@db2.service\n') == 'mariadb@db2'

@@ -233,46 +233,6 @@ def test_two_hosts_reporting_one_server_are_refused():
     assert 'server_uuid u1 is also reported by db1' in plan['message']
 
 
-# ---------------------------------------------------------------- the service a restart uses
-DEBIAN = 'PRETTY_NAME="Debian GNU/Linux 13 (trixie)"\nID=debian\nVERSION_ID="13"\n'
-UBUNTU = 'ID=ubuntu\nID_LIKE=debian\n'
-ROCKY = 'ID="rocky"\nID_LIKE="rhel centos fedora"\n'
-ALPINE = 'ID=alpine\n'
-
-
-@pytest.mark.parametrize('text, family', [(DEBIAN, 'debian'), (UBUNTU, 'debian'), (ROCKY, 'redhat'),
-                                          (ALPINE, None), ('', None), (None, None)])
-def test_os_family_from_os_release(text, family):
-    assert topology.os_family(text) == family
-
-
-@pytest.mark.parametrize('flavor, text, name', [
-    ('mysql', DEBIAN, 'mysql'), ('percona', UBUNTU, 'mysql'), ('mariadb', DEBIAN, 'mariadb'),
-    ('mysql', ROCKY, 'mysqld'), ('percona', ROCKY, 'mysqld'), ('mariadb', ROCKY, 'mariadb'),
-])
-def test_service_name_by_os_family_and_flavor(flavor, text, name):
-    got = topology.service_name(flavor, text)
-    assert got['name'] == name and flavor in got['source']
-
-
-def test_the_running_unit_wins_over_the_os_family():
-    cgroup = '0::/system.slice/mysql-replica2.service\n'
-    got = topology.service_name('mysql', ROCKY, cgroup)
-    assert got == dict(name='mysql-replica2', source='the systemd unit running the server')
-
-
-def test_no_unit_and_no_known_family_names_nothing():
-    got = topology.service_name('mysql', ALPINE, '0::/user.slice/session-3.scope\n')
-    assert got['name'] is None and 'not recognised' in got['source']
-    assert topology.service_name('aurora-mysql', DEBIAN)['name'] is None
-
-
-def test_a_server_started_under_another_service_does_not_name_that_service():
-    got = topology.service_name('mariadb', DEBIAN, '0::/system.slice/gitlab-runner.service\n')
-    assert got == dict(name='mariadb', source='the debian packages of mariadb')
-    assert topology.unit_of_cgroup('0::/system.slice/system-mariadb.slice/mariadb@db2.service\n') == 'mariadb@db2'
-
-
 def test_group_replication_channels_make_no_replica():
     # A Group Replication member in distributed recovery: its recovery channel points at the donor member,
     # and the applier channel has no source. Neither is async replication from a source.

@@ -13,6 +13,7 @@ from html.parser import HTMLParser
 
 import pytest
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as vr
 
 CHROMIUM = '/usr/bin/chromium'
@@ -51,7 +52,7 @@ def test_secret_variables_are_masked_everywhere_they_show():
     for secret in ('N3wPass', '0ldPass', 'hunter2', 'k3y', 'Pr1vate'):
         assert secret not in text, secret
     auth = report['hosts']['db1']['variables']['wsrep_sst_auth']
-    assert auth['runtime'] == auth['desired'] == auth['configured']['value'] == auth['configured']['text'] == vr.MASK
+    assert auth['runtime'] == auth['desired'] == auth['configured']['value'] == auth['configured']['text'] == masking.MASK
     assert auth['configured']['file'] == '/etc/mysql/conf.d/galera.cnf'       # where, not what
     assert auth['status'] == 'drift_config' and auth['masked'] is True
     assert auth['notes'] == ['the server runs ********; a restart brings ********']
@@ -67,21 +68,12 @@ def test_secret_variables_are_masked_everywhere_they_show():
             assert secret not in page, secret
 
 
-@pytest.mark.parametrize('name,secret', [
-    ('wsrep_sst_auth', True), ('report_password', True), ('loose-wsrep-sst-auth', True), ('group_replication_recovery_password', True),
-    ('disconnect_on_expired_password', False), ('default_authentication_plugin', False), ('innodb_adaptive_hash_index', False),
-    ('password_history', False), ('validate_password_length', False),
-])
-def test_is_secret_variable(name, secret):
-    assert vr.is_secret_variable(name) is secret
-
-
 def test_a_short_login_password_blanks_no_value():
     """The login password 'ON' is masked where a message quotes it as a word, never in values."""
     results = {'db1': dict(variables={'innodb_adaptive_hash_index': item(runtime='ON', desired='ON')}, errors=[],
                            msg=None),
                'db2': dict(failed=True, msg='login with password ON refused; ONLINE check skipped')}
-    masked = vr.mask_login_secrets(results, {'ON'})
+    masked = masking.mask_login_secrets(results, {'ON'})
     report = vr.verify_report(masked)
     assert report['hosts']['db1']['variables']['innodb_adaptive_hash_index']['runtime'] == 'ON'
     assert report['hosts']['db1']['variables']['innodb_adaptive_hash_index']['desired'] == 'ON'
@@ -354,15 +346,3 @@ def test_the_report_copies_only_what_it_reads_and_says_the_same(monkeypatch):
     assert report['hosts']['db4']['reason'] == 'not audited: not in the window'
     monkeypatch.setattr(vr, '_read_outcome', lambda value: json.loads(json.dumps(value, default=str)))
     assert vr.verify_report(full)['hosts'] == report['hosts']
-
-
-# ---------------------------------------------------------------- the server's command line
-def test_mask_argv_masks_by_name_as_the_report_does():
-    argv = ['/usr/sbin/mysqld', '--report-password=pw1', '--loose_wsrep_sst_auth=u:pw2', '--report-password', 'pw3',
-            '--file-key-management-filekey=pw4', '--wsrep-provider-options=a=1;pc.password=pw5', '-ppw6',
-            '--disconnect-on-expired-password=ON', '--ssl-key=/etc/mysql/key.pem', 'pw7-not-an-option']
-    assert vr.mask_argv(argv) == [
-        '/usr/sbin/mysqld', '--report-password=********', '--loose_wsrep_sst_auth=********', '--report-password',
-        '********', '--file-key-management-filekey=********', '--wsrep-provider-options=a=1;pc.password=********',
-        '-p********', '--disconnect-on-expired-password=ON', '--ssl-key=/etc/mysql/key.pem', 'pw7-not-an-option']
-    assert vr.mask_argv(None) == [] and argv[1] == '--report-password=pw1'

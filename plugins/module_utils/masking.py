@@ -1,0 +1,153 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Secrets masked by what a variable is, never by substring: one place for every output that shows a server's
+values (the verify module's result, server_facts' command line, the upgrade findings, the fleet report and the
+controller audit's messages). Small on purpose: a module that masks does not carry the report's renderers."""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+
+MASK = '********'
+# Variables whose value is a secret, by name (MySQL, Percona, MariaDB, Galera): every value of theirs is masked.
+SECRET_VARIABLES = ('wsrep_sst_auth', 'report_password', 'rpl_semi_sync_master_password')
+SECRET_SUFFIXES = ('_password', '_passwd', '_auth', '_secret', '_credentials', '_token', '_passphrase', '_filekey')
+# Named like a secret, but a setting about passwords, not one.
+NOT_SECRET = ('disconnect_on_expired_password', 'log_builtin_as_identified_by_password')
+# Variables whose value is a list of options or a command line: credentials inside (key=value) are masked.
+OPTION_STRING_PATTERNS = ('*_option', '*_options', '*_cmd', '*_command', 'wsrep_provider_options',
+                          'daemon_memcached_option')
+_CREDENTIAL_RE = re.compile(r'(?i)(\b[a-z0-9_.-]*(?:password|passwd|pwd|auth|secret|token|credentials?)\b'
+                            r'[a-z0-9_.-]*\s*[=:]\s*)("[^"]*"|\'[^\']*\'|[^\s;,]+)')
+# The fields of a verify item that hold the variable's value in some form.
+_VALUE_FIELDS = ('desired', 'desired_normalized', 'runtime', 'persisted', 'default')
+_NESTED_VALUE_FIELDS = (('configured', ('value', 'text')), ('command_line', ('value', 'text')),
+                        ('startup', ('value',)))
+
+
+@functools.lru_cache(maxsize=4096)
+def is_secret_variable(name):
+    """True for a variable whose value is a secret (wsrep_sst_auth, report_password, *_password, *_auth, ...)."""
+    text = str(name or '').strip().lower().replace('-', '_')
+    if text.startswith('loose_'):
+        text = text[len('loose_'):]
+    if text in NOT_SECRET:
+        return False
+    return text in SECRET_VARIABLES or text == 'password' or text.endswith(SECRET_SUFFIXES)
+
+
+@functools.lru_cache(maxsize=4096)
+def is_option_string_variable(name):
+    text = str(name or '').strip().lower().replace('-', '_')
+    return any(fnmatch.fnmatchcase(text, pattern) for pattern in OPTION_STRING_PATTERNS)
+
+
+def mask_text(text):
+    """text with the value of every credential-looking key=value / key: value masked (password=, *_auth =, ...).
+
+    By the key, never by the value: a short password such as ON does not blank other text."""
+    if not isinstance(text, str):
+        return text
+    return _CREDENTIAL_RE.sub(lambda m: m.group(1) + MASK, text)
+
+
+def mask_argv(argv):
+    """A server command line (a list, argv[0] first) with every secret masked, as the report masks by name:
+    the value of an option whose variable is a secret (``--report-password=x``, ``--loose-wsrep-sst-auth x``,
+    ``--file-key-management-filekey=x``; also the next argument when the value is given apart), a short
+    ``-p<password>``, and the credentials inside an option string (``--wsrep-provider-options=...``).
+    Returns a new list."""
+    out = []
+    mask_next = False
+    for position, arg in enumerate(argv or []):
+        arg = '%s' % (arg,)
+        if mask_next and not arg.startswith('-'):
+            out.append(MASK)
+            mask_next = False
+            continue
+        mask_next = False
+        if position == 0 or not arg.startswith('-'):
+            out.append(arg)
+            continue
+        if not arg.startswith('--'):
+            out.append(arg[:2] + MASK if arg.startswith('-p') and len(arg) > 2 else arg)
+            continue
+        name, has_value, value = arg[2:].partition('=')
+        if is_secret_variable(name):
+            out.append('--%s=%s' % (name, MASK) if has_value else arg)
+            mask_next = not has_value
+        elif has_value and is_option_string_variable(name):
+            out.append('--%s=%s' % (name, mask_text(value)))
+        else:
+            out.append(arg)
+    return out
+
+
+def mask_item(name, item):
+    """Mask, in place, a verify item's values by what its variable is: every value of a secret variable
+    (and the option-file line and command-line text that hold it), or the credentials inside an option
+    string. Returns item."""
+    names = (name, item.get('resolved_name'))
+    if any(is_secret_variable(n) for n in names if n):
+        shown = set()
+        for field in _VALUE_FIELDS:
+            if item.get(field) not in (None, ''):
+                shown.add('%s' % (item[field],))
+                item[field] = MASK
+        for field, keys in _NESTED_VALUE_FIELDS:
+            if isinstance(item.get(field), dict):
+                for key in keys:
+                    if item[field].get(key) not in (None, ''):
+                        shown.add('%s' % (item[field][key],))
+                        item[field][key] = MASK
+        startup = item.get('startup')
+        if isinstance(startup, dict) and isinstance(startup.get('source'), str):
+            for value in sorted(shown, key=len, reverse=True):
+                startup['source'] = startup['source'].replace(value, MASK)
+        notes = []
+        for note in item.get('notes') or []:
+            text = '%s' % (note,)
+            for value in sorted(shown, key=len, reverse=True):   # this variable's own values, in its own notes
+                text = text.replace(value, MASK)
+            notes.append(text)
+        item['notes'] = notes
+        item['masked'] = True
+    elif any(is_option_string_variable(n) for n in names if n):
+        for field in _VALUE_FIELDS:
+            item[field] = mask_text(item.get(field))
+        for field, keys in _NESTED_VALUE_FIELDS:
+            if isinstance(item.get(field), dict):
+                for key in keys:
+                    item[field][key] = mask_text(item[field].get(key))
+        item['notes'] = [mask_text(n) for n in item.get('notes') or []]
+    return item
+
+
+def mask_login_secrets(results, secrets):
+    """results (host -> result) with each of secrets (login passwords) masked in the messages of a result
+    (msg, errors) where it stands as a word of its own; values are never touched. Only a host whose message
+    quotes one is copied."""
+    patterns = [re.compile(r'(?<![A-Za-z0-9])%s(?![A-Za-z0-9])' % re.escape(s)) for s in secrets if s]
+    out = dict(results)
+    if not patterns:
+        return out
+
+    def clean(text):
+        if not isinstance(text, str):
+            return text
+        for pattern in patterns:
+            text = pattern.sub(MASK, text)
+        return text
+
+    for name, outcome in results.items():
+        if not isinstance(outcome, dict):
+            continue
+        msg, errors = outcome.get('msg'), outcome.get('errors')
+        new_msg = clean(msg)
+        new_errors = [clean(e) for e in errors] if isinstance(errors, list) else errors
+        if new_msg != msg or new_errors != errors:
+            out[name] = dict(outcome, msg=new_msg, errors=new_errors) if 'errors' in outcome else dict(outcome, msg=new_msg)
+    return out
