@@ -26,7 +26,7 @@ EE_APT_PACKAGES := podman runc uidmap debootstrap
 EE_IMAGE ?= localhost/dbfleet-innodb-ee:1.0.0
 
 .PHONY: help deps test-extended apt venv collections lab-up lab-down lab-status fleet-up fleet-clusters-up fleet-down fleet-status \
-        demo test lint sanity units integration molecule build-test bench clean ee ee-apt
+        demo test lint sanity units integration molecule build-test bench clean ee ee-apt core-matrix
 
 help:
 	@echo "make demo    install what is needed, bring the lab up, run site.yml and verify.yml"
@@ -147,6 +147,12 @@ sanity: deps
 
 units: deps
 	$(PY) -m pytest -q tests/unit
+
+# Sanity and unit tests on the other ansible-core versions meta/runtime.yml claims (requirements/core-matrix.txt),
+# each in its own virtualenv under .cache/core/<version>; `make sanity units` run the pinned one.
+core-matrix: deps
+	@failed=0; for series in $$(awk '!/^#/ && NF {print $$1}' requirements/core-matrix.txt); do \
+	  $(ROOT)/tests/core-matrix.sh $$series || failed=1; done; exit $$failed
 
 integration: deps
 	$(PY) -m pytest -q tests/integration

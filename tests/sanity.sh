@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
-# ansible-test sanity on a copy of the collection laid out as ansible_collections/dbfleet/innodb.
-# The ignore file tests/sanity/ignore-2.19.txt stays empty.
+# ansible-test sanity on a copy of the collection laid out as ansible_collections/dbfleet/innodb, with the
+# ansible-test of the ansible-core on PATH (the pinned one; tests/core-matrix.sh puts another first).
+# Its ignore file, tests/sanity/ignore-<major.minor>.txt, exists and stays empty: findings are fixed in the code.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-DEST="$ROOT/.build/sanity/ansible_collections/dbfleet/innodb"
+cd "$ROOT"
+CORE=$(python -c 'from ansible.release import __version__ as v; print(".".join(v.split(".")[:2]))')
+IGNORE=tests/sanity/ignore-$CORE.txt
+if [ ! -f "$IGNORE" ] || [ -s "$IGNORE" ]; then
+  echo "ERROR: $IGNORE must exist and stay empty (ansible-core $CORE)" >&2
+  exit 1
+fi
+# One copy per ansible-core version, so that the versions' runs can overlap.
+DEST="$ROOT/.build/sanity/$CORE/ansible_collections/dbfleet/innodb"
 rm -rf "$DEST"
 mkdir -p "$DEST"
-cd "$ROOT"
 # The files git would ship: tracked ones plus untracked ones that are not ignored.
 git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
   [ -e "$f" ] || [ -L "$f" ] || continue
   mkdir -p "$DEST/$(dirname "$f")"
   cp -P "$f" "$DEST/$f"
 done
-if [ -s tests/sanity/ignore-2.19.txt ]; then
-  echo "ERROR: tests/sanity/ignore-2.19.txt must stay empty" >&2
-  exit 1
-fi
 # ansible-test bootstraps pip in its sanity venvs with a script it downloads from a host outside
-# the package registries: give it the local stand-in under the name it looks for.
+# the package registries: give it the local stand-in under the name it looks for. Each ansible-test pins its own
+# pip version (2.16: 23.1.2, 2.19: 24.2, 2.21: 25.2), read off the ansible-test that runs.
 PIP_VERSION=$(python -c 'import re,ansible_test._internal.python_requirements as m,inspect; print(re.search(r"pip=.([0-9.]+).", inspect.getsource(m)).group(1))')
 mkdir -p ~/.ansible/test/cache
 cp "$ROOT/tests/ansible_test_get_pip.py" ~/.ansible/test/cache/get_pip_${PIP_VERSION//./_}.py

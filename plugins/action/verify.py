@@ -34,7 +34,8 @@ class ActionModule(LoginActionModule):
             if target is not None:
                 # Imported here: about 310 KB of data this worker needs only with a target (the module's payload
                 # does not carry it: version_facts).
-                from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data  # pylint: disable=import-outside-toplevel
+                # pylint: disable-next=import-outside-toplevel
+                from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import catalog as flavor_data
                 args = dict(self._task.args)
                 args['target_facts'] = version_facts.catalog_data(flavor_data)
                 self._task.args = args

@@ -26,8 +26,6 @@ import re
 from collections import namedtuple
 from collections.abc import Mapping
 
-from ansible.module_utils.six import integer_types, string_types
-
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 
 KINDS = ('bool', 'int', 'size', 'float', 'enum', 'str')
@@ -77,9 +75,9 @@ def parse_bool(value):
     """A user's boolean: True/False, 1/0, or a word of INPUT_TRUE / INPUT_FALSE in any case."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, (integer_types, float)) and value in (0, 1):
+    if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
-    if isinstance(value, string_types):
+    if isinstance(value, str):
         text = value.strip().lower()
         if text in INPUT_TRUE:
             return True
@@ -109,11 +107,11 @@ def parse_number(value, kind='int'):
     if isinstance(value, bool):
         raise ValueError_('%r is not %s' % (value, what))
     number = None
-    if isinstance(value, integer_types):
+    if isinstance(value, int):
         number = int(value)
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
-    elif isinstance(value, string_types):
+    elif isinstance(value, str):
         m = _NUMBER_RE.match(value)
         if m:
             number = int(m.group(1)) * (SIZE_FACTORS[m.group(2).lower()] if m.group(2) else 1)
@@ -139,9 +137,9 @@ def parse_float(value):
     """A float from 90, 90.5, '90.000000', '1e2'."""
     if isinstance(value, bool):
         raise ValueError_('%r is not a number' % (value,))
-    if isinstance(value, (integer_types, float)):
+    if isinstance(value, (int, float)):
         return float(value)
-    if isinstance(value, string_types) and _FLOAT_RE.match(value):
+    if isinstance(value, str) and _FLOAT_RE.match(value):
         return float(value)
     raise ValueError_('%r is not a number (digits with an optional decimal point)' % (value,))
 
@@ -203,7 +201,7 @@ NO_LIMITS = Limits(None, None, None)
 def check_range(canonical, limits, shown=None):
     """Raise ValueError_ when a desired number is outside limits (the server would clamp it with only
     a warning, which the collection refuses to rely on)."""
-    if limits is None or not isinstance(canonical, (integer_types, float)) or isinstance(canonical, bool):
+    if limits is None or not isinstance(canonical, (int, float)) or isinstance(canonical, bool):
         return
     shown = canonical if shown is None else shown
     if limits.minimum is not None and canonical < limits.minimum:
@@ -232,7 +230,7 @@ def effective(number, limits):
     """(value, note): the value the server runs for a number read from an option file (or set):
     above the maximum it is the maximum, it is rounded down to a multiple of block_size, and below
     the minimum it is the minimum (getopt_ll_limit_value / getopt_ull_limit_value, in that order)."""
-    if limits is None or not isinstance(number, integer_types) or isinstance(number, bool):
+    if limits is None or not isinstance(number, int) or isinstance(number, bool):
         return number, None
     value = number
     if limits.maximum is not None and value > limits.maximum:
@@ -353,7 +351,7 @@ def equal(desired, actual, kind, choices=None, rounding=None, limits=None):
 
 
 def _text(value):
-    return repr(value) if isinstance(value, string_types) else '%s' % (value,)
+    return repr(value) if isinstance(value, str) else '%s' % (value,)
 
 
 def sql_value(value, kind, choices=None):
@@ -363,7 +361,7 @@ def sql_value(value, kind, choices=None):
 
 def as_text(value):
     """A value as reports show it: text as it is, ON/OFF for booleans, numbers as text, None kept."""
-    if value is None or isinstance(value, string_types):
+    if value is None or isinstance(value, str):
         return value
     if isinstance(value, bool):
         return 'ON' if value else 'OFF'
@@ -372,7 +370,7 @@ def as_text(value):
 
 def display(value, kind):
     """Human form of a canonical value (sizes keep bytes and add a suffix)."""
-    if kind == 'size' and isinstance(value, integer_types):
+    if kind == 'size' and isinstance(value, int):
         for suffix, factor in (('G', 1 << 30), ('M', 1 << 20), ('K', 1 << 10)):
             if value and value % factor == 0:
                 return '%d (%d%s)' % (value, value // factor, suffix)

@@ -34,8 +34,8 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import fleet_wire
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
+from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import catalog as flavor_data
 
 _DB_ERRORS = (connection.pymysql.err.MySQLError,) if connection.pymysql is not None else ()
 

@@ -16,7 +16,7 @@ A disagreement names the variable, the server and both values; a server of anoth
 says so: run `lab/read_flavor_data.py` again to refresh the data.
 """
 import pytest
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
+from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import catalog as flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from test_verify import LAB_HOSTS
 

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import pymysql
 import pytest
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
+from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import catalog as flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
 from conftest import DEFAULT_HOSTS, persisted_put_back, require_lab_hosts
 

@@ -16,10 +16,19 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import awx_specs  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible.errors import AnsibleValueOmittedError  # noqa: E402
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # noqa: E402
 from ansible.parsing.dataloader import DataLoader  # noqa: E402
 from ansible.template import Templar  # noqa: E402
+
+try:  # ansible-core 2.19+: templates only data marked trusted; `{{ omit }}` raises
+    from ansible.errors import AnsibleValueOmittedError  # noqa: E402
+    TRUSTED = {"trusted_as_template": True}
+    OMIT = {}
+except ImportError:  # before 2.19: every string is a template; `{{ omit }}` gives a placeholder string
+    class AnsibleValueOmittedError(Exception):
+        """Never raised: the placeholder is compared instead."""
+    TRUSTED = {}
+    OMIT = {"omit": "__omit_place_holder__dbfleet"}
 
 ROOT = awx_specs.ROOT
 SURVEY_TYPES = {"text", "textarea", "password", "integer", "float", "multiplechoice", "multiselect"}
@@ -170,12 +179,12 @@ CONTROLLER_VARS = {"dbfleet_awx_login_user": "dbfleet", "dbfleet_awx_login_passw
 
 def _controller_tasks():
     loader = DataLoader()
-    plays = loader.load_from_file(os.path.join(ROOT, "awx", "controller.yml"), trusted_as_template=True)
+    plays = loader.load_from_file(os.path.join(ROOT, "awx", "controller.yml"), **TRUSTED)
     (play,) = plays
     variables = dict(play.get("vars") or {})
     for vars_file in play.get("vars_files", []):
-        variables.update(loader.load_from_file(os.path.join(ROOT, "awx", vars_file), trusted_as_template=True))
-    variables.update(CONTROLLER_VARS)
+        variables.update(loader.load_from_file(os.path.join(ROOT, "awx", vars_file), **TRUSTED))
+    variables.update(CONTROLLER_VARS, **OMIT)
     return play["tasks"], variables
 
 
@@ -184,9 +193,11 @@ def _render(args, variables):
     out = {}
     for key, value in args.items():
         try:
-            out[key] = templar.template(value)
+            value = templar.template(value)
         except AnsibleValueOmittedError:
-            pass
+            continue
+        if not OMIT or value != OMIT["omit"]:
+            out[key] = value
     return out
 
 

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
+from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import catalog as flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import upgrade
+from ansible_collections.dbfleet.innodb.plugins.module_utils.version_facts import Variable
 
 MYSQL80 = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
 MARIADB1011 = flavors.ServerIdentity('mariadb', (10, 11, 19), '10.11.19-MariaDB', None)
@@ -114,15 +115,15 @@ def test_a_target_without_facts_compares_the_version_table_spans_only():
 
 
 def test_values_the_target_refuses_or_adjusts():
-    enum = flavor_data.Variable('x', 'enum', 'a', True, None, None, ('a', 'b'), None)
+    enum = Variable('x', 'enum', 'a', True, None, None, ('a', 'b'), None)
     assert upgrade.value_problem(enum, 'B') is None and upgrade.value_problem(enum, '1') is None
     assert upgrade.value_problem(enum, 'c')[0] == upgrade.VALUE_REFUSED
-    number = flavor_data.Variable('y', 'int', '5', True, 1, 100, None, None)
+    number = Variable('y', 'int', '5', True, 1, 100, None, None)
     assert upgrade.value_problem(number, '1K')[0] == upgrade.VALUE_ADJUSTED
     assert upgrade.value_problem(number, '100') is None
-    flags = flavor_data.Variable('z', 'set', '', True, None, None, ('mrr', 'default'), None)
+    flags = Variable('z', 'set', '', True, None, None, ('mrr', 'default'), None)
     assert upgrade.value_problem(flags, 'mrr=on,gone=off') == (upgrade.VALUE_REFUSED, 'gone: not a flag of it (mrr, default)')
-    boolean = flavor_data.Variable('w', 'bool', 'ON', True, None, None, None, None)
+    boolean = Variable('w', 'bool', 'ON', True, None, None, None, None)
     assert upgrade.value_problem(boolean, 'yes')[0] == upgrade.VALUE_ADJUSTED
 
 

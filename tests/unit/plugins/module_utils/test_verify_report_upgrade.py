@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
+from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import catalog as flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import upgrade

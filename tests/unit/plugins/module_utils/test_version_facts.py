@@ -10,7 +10,7 @@ import ast
 import json
 import os
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
+from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import catalog as flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import upgrade
 from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
 

@@ -3,11 +3,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
+try:
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core before 2.19 reads a module's arguments from basic._ANSIBLE_ARGS
+    from ansible.module_utils import basic
+    from ansible.module_utils.common.text.converters import to_bytes
+
+    @contextlib.contextmanager
+    def patch_module_args(args):
+        """The module arguments ARGS for the AnsibleModule created inside the block."""
+        saved = basic._ANSIBLE_ARGS
+        basic._ANSIBLE_ARGS = to_bytes(json.dumps({'ANSIBLE_MODULE_ARGS': args}))
+        try:
+            yield
+        finally:
+            basic._ANSIBLE_ARGS = saved
 
 
 def module_result(capsys, main, args):

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Every system variable and option of the lab's real servers, per version: the upgrade check's facts.
+"""Every system variable and option of the lab's real servers, per version: the upgrade check's facts (the
+catalog of the package flavor_data, whose data modules it gathers; imported as ``flavor_data``).
 
 Part of the version facts of flavors.py (which keeps the hand-checked spans), in a package of its own because it
 is large: only the controller imports it (the verify and verify_fleet action plugins, and upgrade.Target's callers
@@ -18,8 +19,6 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import mariadb_11_8
 from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import mysql_8_0
 from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import mysql_9_7
-from ansible_collections.dbfleet.innodb.plugins.module_utils.version_facts import INSTANCE  # noqa: F401 (the package's names)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.version_facts import Variable  # noqa: F401
 from ansible_collections.dbfleet.innodb.plugins.module_utils.version_facts import VersionFacts
 
 _MODULES = (mysql_8_0, mysql_9_7, mariadb_10_11, mariadb_11_8)
