@@ -19,6 +19,7 @@
 """
 from __future__ import annotations
 
+import datetime
 import glob
 import json
 import os
@@ -28,7 +29,7 @@ import sys
 
 import yaml
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 BIN = os.path.dirname(sys.executable)
 EE_IMAGE = os.environ.get("EE_IMAGE", "localhost/dbfleet-innodb-ee:0.1.0")
 EE_CONTAINERS_CONF = os.path.join(ROOT, "ee", "containers.conf")
@@ -274,3 +275,46 @@ def ee_image_or_fail(image=EE_IMAGE):
     if proc.returncode != 0:
         raise AssertionError("no execution environment image %s: build it with `make ee` (%s)" % (image, proc.stderr.strip()))
     return proc.stdout.strip()
+
+
+# ---------------------------------------------------------------- the job templates as the tests run them
+TEMPLATES = job_templates()
+AUDIT = TEMPLATES["awx/playbooks/verify.yml"]
+CONVERGE = TEMPLATES["awx/playbooks/site.yml"]
+DROP = TEMPLATES["awx/playbooks/drop_tables.yml"]
+RESTART = TEMPLATES["awx/playbooks/rolling_restart.yml"]
+AHI = TEMPLATES["awx/playbooks/advise_ahi.yml"]
+SETTINGS = TEMPLATES["awx/playbooks/settings.yml"]
+SCHEMA = "dbfleet_it_awx"
+
+
+def survey_defaults(template, **answers):
+    """The survey answers AWX sends: each question's default, then the given answers (AWX types)."""
+    out = {q["variable"]: q["default"] for q in (template["survey_spec"] or {}).get("spec", [])
+           if q.get("default") not in (None, "")}
+    out.update(answers)
+    return out
+
+
+def report_findings(report_dir):
+    with open(os.path.join(report_dir, "verify.json"), encoding="utf-8") as handle:
+        report = json.load(handle)
+    return {host: {name: (v.get("status"), v.get("running")) for name, v in (entry.get("variables") or {}).items()}
+            | {"__status": entry.get("status")} for host, entry in report["hosts"].items()}
+
+
+def drop_window_now():
+    """A drop window (HH:MM-HH:MM, UTC) from an hour ago to an hour from now, as a survey answer."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    start, end = now - datetime.timedelta(hours=1), now + datetime.timedelta(hours=1)
+    return "%s-%s" % (start.strftime("%H:%M"), end.strftime("%H:%M"))
+
+
+def make_table(lab, host, table):
+    lab.query(host, "CREATE DATABASE IF NOT EXISTS %s" % SCHEMA)
+    lab.query(host, "CREATE TABLE IF NOT EXISTS %s.%s (id INT PRIMARY KEY) ENGINE=InnoDB" % (SCHEMA, table))
+
+
+def has_table(lab, host, table):
+    return bool(lab.query(host, "SELECT 1 FROM information_schema.tables WHERE table_schema=%s AND table_name=%s",
+                          (SCHEMA, table)))

@@ -24,20 +24,11 @@ import pymysql
 import pytest
 import yaml
 
-from conftest import REPO, LabHandle, _default_lab_dir, lab_py
+from dbfleet_testing.lab import REPO, LabHandle, default_lab_dir, lab_py
+from dbfleet_testing.runs import env, flat
 from dbfleet_lab.netns import Namespace, veth_name  # pylint: disable=wrong-import-order
 
 SCHEMA = 'dbfleet_it_cluster'
-
-
-def env(**extra):
-    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'),
-                ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, '.collections'), ANSIBLE_NOCOLOR='1',
-                ANSIBLE_FORCE_COLOR='0', PATH=os.path.join(REPO, '.venv', 'bin') + ':' + os.environ['PATH'], **extra)
-
-
-def flat(text):
-    return ' '.join(text.split())
 
 
 def up(lab_dir, hosts):
@@ -201,7 +192,7 @@ def cluster_fixture(name, cls, members, replicas, group, title, figures):
 
     @pytest.fixture(scope='module', name=name)
     def fixture():
-        lab_dir = _default_lab_dir()
+        lab_dir = default_lab_dir()
         try:
             started = up(lab_dir, hosts)
             cluster = cls(lab_dir, members, replicas, group)

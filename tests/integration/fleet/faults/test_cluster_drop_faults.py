@@ -30,8 +30,9 @@ import time
 
 import pytest
 
-from clusterfaults import FleetCluster, env, flat, up
-from conftest import REPO, _default_lab_dir
+from dbfleet_testing.clusterfaults import FleetCluster, up
+from dbfleet_testing.runs import env, flat
+from dbfleet_testing.lab import REPO, default_lab_dir
 
 pytestmark = pytest.mark.fleet
 
@@ -72,7 +73,7 @@ class Galera(FleetCluster):
 
 @pytest.fixture(scope='module')
 def cluster():
-    lab_dir = _default_lab_dir()
+    lab_dir = default_lab_dir()
     started = up(lab_dir, EVERY)
     handle = Galera(lab_dir, NODES, (REPLICA,), 'galera')
     handle.wait_synced()

@@ -19,8 +19,8 @@ import os
 
 import pytest
 
-from conftest import REPO
-from clusterfaults import (SCHEMA, Galera, Run, cluster_fixture, drained_one_at_a_time, flat, new_figures,
+from dbfleet_testing.lab import REPO
+from dbfleet_testing.clusterfaults import (SCHEMA, Galera, Run, cluster_fixture, drained_one_at_a_time, flat, new_figures,
                            rolling_restart_under_writes, wsrep_drain)
 
 pytestmark = pytest.mark.fleet

@@ -24,8 +24,8 @@ import os
 
 import pytest
 
-from conftest import REPO
-from clusterfaults import (SCHEMA, FleetCluster, cluster_fixture, drop_ports, member_killed_mid_run, member_left_joining,
+from dbfleet_testing.lab import REPO
+from dbfleet_testing.clusterfaults import (SCHEMA, FleetCluster, cluster_fixture, drop_ports, member_killed_mid_run, member_left_joining,
                            member_partitioned_mid_run, new_figures, rolling_restart_under_writes, undrop)
 
 pytestmark = pytest.mark.fleet

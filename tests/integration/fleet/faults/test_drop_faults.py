@@ -23,11 +23,12 @@ import time
 import pytest
 import yaml
 
-import test_restart_faults as rf
+from dbfleet_testing import replication, runs
+from dbfleet_testing.lab import REPO
 
-ROOT = rf.ROOT
+ROOT = REPO
 FIGURES = dict(faults_injected=0, runs_stopped_safely=0, runs_completed=0, interrupted_runs_found=0)
-TABLE_SCHEMA = rf.SCHEMA
+TABLE_SCHEMA = replication.SCHEMA
 
 pytestmark = pytest.mark.fleet
 
@@ -45,13 +46,13 @@ def drop_cmd(fleet, extra, inventory=None):
 
 
 def run_drop(fleet, extra, inventory=None):
-    proc = subprocess.run(drop_cmd(fleet, extra, inventory), env=rf.env(), capture_output=True, text=True,
+    proc = subprocess.run(drop_cmd(fleet, extra, inventory), env=runs.env(), capture_output=True, text=True,
                           timeout=400, cwd=ROOT, check=False)
     return proc.returncode, proc.stdout + proc.stderr
 
 
 def ahi(fleet, host):
-    return 'ON' if int(rf.one(fleet, host, 'SELECT @@GLOBAL.innodb_adaptive_hash_index')) else 'OFF'
+    return 'ON' if int(replication.one(fleet, host, 'SELECT @@GLOBAL.innodb_adaptive_hash_index')) else 'OFF'
 
 
 def exists(fleet, host, table):
@@ -81,25 +82,25 @@ def wait_for(predicate, timeout, what):
 def drops(fleet, request):
     assert all(row['state'] == 'up' for row in fleet.refresh().values()), (
         'the SSH fleet is not up: start it with `make fleet-up` (export DBFLEET_FLEET_NET first): %s' % fleet.hosts)
-    for primary, replica in rf.PAIRS:
-        rf.wait_replicating(fleet, replica)
+    for primary, replica in replication.PAIRS:
+        replication.wait_replicating(fleet, replica)
         fleet.query(primary, 'CREATE DATABASE IF NOT EXISTS %s' % TABLE_SCHEMA)
         fleet.query(primary, 'CREATE TABLE IF NOT EXISTS %s.t (id INT AUTO_INCREMENT PRIMARY KEY, '
                              'tag VARCHAR(32) NOT NULL, v INT NOT NULL) ENGINE=InnoDB' % TABLE_SCHEMA)
-        rf.write_rows(fleet, primary, 100, 'drop-setup')
+        replication.write_rows(fleet, primary, 100, 'drop-setup')
     before = dict((h, ahi(fleet, h)) for h in ('db1', 'db2'))
     for host in ('db1', 'db2'):
         fleet.query(host, 'SET GLOBAL innodb_adaptive_hash_index = ON')
-    lost_before = rf.FIGURES['rows_lost']
-    gtid_before, tables_before = rf.FIGURES['gtid_sets_compared'], rf.FIGURES['tables_compared']
+    lost_before = replication.FIGURES['rows_lost']
+    gtid_before, tables_before = replication.FIGURES['gtid_sets_compared'], replication.FIGURES['tables_compared']
     yield fleet
     for host, value in before.items():
         fleet.query(host, 'SET GLOBAL innodb_adaptive_hash_index = %s' % value)
     line = ('drop fault figures: %d faults injected, %d runs stopped safely, %d runs completed (%d interrupted '
             'runs found and finished by the next run), %d rows lost (%d GTID set and %d CHECKSUM TABLE comparisons)'
             % (FIGURES['faults_injected'], FIGURES['runs_stopped_safely'], FIGURES['runs_completed'],
-               FIGURES['interrupted_runs_found'], rf.FIGURES['rows_lost'] - lost_before,
-               rf.FIGURES['gtid_sets_compared'] - gtid_before, rf.FIGURES['tables_compared'] - tables_before))
+               FIGURES['interrupted_runs_found'], replication.FIGURES['rows_lost'] - lost_before,
+               replication.FIGURES['gtid_sets_compared'] - gtid_before, replication.FIGURES['tables_compared'] - tables_before))
     reporter = request.config.pluginmanager.get_plugin('terminalreporter')
     if reporter:
         reporter.write_line(line)
@@ -109,12 +110,12 @@ def drops(fleet, request):
 def nothing_changed_and_nothing_lost(fleet, table):
     assert exists(fleet, 'db1', table) and exists(fleet, 'db2', table)
     assert ahi(fleet, 'db1') == 'ON' and ahi(fleet, 'db2') == 'ON'
-    rf.assert_nothing_lost(fleet)
+    replication.assert_nothing_lost(fleet)
     name = '%s.%s' % (TABLE_SCHEMA, table)
     a = fleet.query('db1', 'CHECKSUM TABLE %s' % name, tries=30)[0]['Checksum']
     b = fleet.query('db2', 'CHECKSUM TABLE %s' % name, tries=30)[0]['Checksum']
     assert a == b and a is not None, '%s: CHECKSUM TABLE %s on db1, %s on db2' % (name, a, b)
-    rf.FIGURES['tables_compared'] += 1
+    replication.FIGURES['tables_compared'] += 1
 
 
 # ---------------------------------------------------------------- fault 5: the inventory disagrees with the servers
@@ -136,12 +137,12 @@ def _inventory(fleet, tmp_path, how):
 def test_replica_listed_as_primary_refused_before_any_change(drops, tmp_path, how, words):
     fleet = drops
     make_dropped_table(fleet, 'fault5')
-    rf.write_rows(fleet, 'db1', 20, 'fault5-%s' % how)
+    replication.write_rows(fleet, 'db1', 20, 'fault5-%s' % how)
     FIGURES['faults_injected'] += 1
     rc, out = run_drop(fleet, dict(drop_tables=['%s.fault5' % TABLE_SCHEMA], drop_hosts='db1:db2'),
                        inventory=_inventory(fleet, tmp_path, how))
     assert rc != 0, out
-    assert 'stopped before any change' in rf.flat(out) and words in rf.flat(out), out
+    assert 'stopped before any change' in runs.flat(out) and words in runs.flat(out), out
     FIGURES['runs_stopped_safely'] += 1
     nothing_changed_and_nothing_lost(fleet, 'fault5')
 
@@ -149,12 +150,12 @@ def test_replica_listed_as_primary_refused_before_any_change(drops, tmp_path, ho
 def test_replica_left_out_of_the_run_refused_before_any_change(drops):
     fleet = drops
     make_dropped_table(fleet, 'fault5')
-    server_id = rf.one(fleet, 'db2', 'SELECT @@GLOBAL.server_id')
+    server_id = replication.one(fleet, 'db2', 'SELECT @@GLOBAL.server_id')
     FIGURES['faults_injected'] += 1
     rc, out = run_drop(fleet, dict(drop_tables=['%s.fault5' % TABLE_SCHEMA], drop_hosts='db1'))
     assert rc != 0, out
     assert ('stopped before any change: replicas are missing from the run (or the inventory): db1 has replica '
-            'server_id %s' % server_id) in rf.flat(out), out
+            'server_id %s' % server_id) in runs.flat(out), out
     FIGURES['runs_stopped_safely'] += 1
     nothing_changed_and_nothing_lost(fleet, 'fault5')
 
@@ -165,13 +166,13 @@ def test_controller_killed_mid_drop_ahi_ends_as_it_began(drops, signame):
     fleet = drops
     table = 'fault4_%s' % signame.lower()
     make_dropped_table(fleet, table)
-    rf.write_rows(fleet, 'db1', 20, 'fault4')
+    replication.write_rows(fleet, 'db1', 20, 'fault4')
     # A backup lock makes db1's DROP wait (it blocks DDL only), after AHI went off on db1 and db2.
     blocker = fleet.connect('db1')
     blocker.cursor().execute('LOCK INSTANCE FOR BACKUP')
     extra = dict(drop_tables=['%s.%s' % (TABLE_SCHEMA, table)], drop_hosts='db1:db2', drop_lock_wait_timeout=4,
                  drop_retries=0, drop_follow_timeout=300)
-    proc = subprocess.Popen(drop_cmd(fleet, extra), env=rf.env(), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(drop_cmd(fleet, extra), env=runs.env(), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     try:
         wait_for(lambda: ahi(fleet, 'db1') == 'OFF' and ahi(fleet, 'db2') == 'OFF', 90,
@@ -192,11 +193,11 @@ def test_controller_killed_mid_drop_ahi_ends_as_it_began(drops, signame):
     FIGURES['runs_stopped_safely'] += 1
     rc, out = run_drop(fleet, extra)
     assert rc == 0, out
-    text = rf.flat(out)
+    text = runs.flat(out)
     assert 'would_cancel' in text and 'cancel the follower of run' in text, out  # said by the preflight
     assert 'interrupted_earlier_run: cancelled' in text, out  # done by this run's follower on db2
     FIGURES['interrupted_runs_found'] += 1
     FIGURES['runs_completed'] += 1
     assert not exists(fleet, 'db1', table) and not exists(fleet, 'db2', table)
     assert ahi(fleet, 'db1') == 'ON' and ahi(fleet, 'db2') == 'ON'
-    rf.assert_nothing_lost(fleet)
+    replication.assert_nothing_lost(fleet)

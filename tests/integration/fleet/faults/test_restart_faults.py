@@ -6,7 +6,6 @@ role, asserts how the run ended and that nothing was lost: replication runs, the
 replica are equal and CHECKSUM TABLE agrees on every table written. The figures (faults injected, runs
 that stopped safely, rows lost) are printed at the end of the module and recorded in docs/topology.md.
 """
-import json
 import os
 import re
 import signal
@@ -17,109 +16,10 @@ import time
 import pymysql
 import pytest
 import yaml
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PY = os.path.join(ROOT, '.venv', 'bin', 'python')
-SCHEMA = 'dbfleet_it_restart'
-PAIRS = (('db1', 'db2'), ('db3', 'db4'))
-FIGURES = dict(faults_injected=0, runs_stopped_safely=0, runs_completed=0, rows_lost=0, gtid_sets_compared=0,
-               tables_compared=0, sysbench_transactions=0)
+from dbfleet_testing.replication import FIGURES, PAIRS, SCHEMA, assert_nothing_lost, one, pid_of, pids, wait_replicating, write_rows
+from dbfleet_testing.runs import flat, playbook
 
 pytestmark = pytest.mark.fleet
-
-
-def env():
-    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-                ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_NOCOLOR='1',
-                ANSIBLE_FORCE_COLOR='0', PATH=os.path.join(ROOT, '.venv', 'bin') + ':' + os.environ['PATH'])
-
-
-def playbook(fleet, name, extra=None, check=False, forks=10, inventory=None, timeout=600):
-    cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', inventory or fleet.inventory,
-           '-f', str(forks), os.path.join(ROOT, 'playbooks', name) if not os.path.isabs(name) else name]
-    if extra:
-        cmd += ['-e', json.dumps(extra)]
-    if check:
-        cmd.append('--check')
-    proc = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False)
-    return proc.returncode, proc.stdout + proc.stderr
-
-
-def flat(text):
-    """Output with the callback's line wrapping undone."""
-    return ' '.join(text.split())
-
-
-def pid_of(fleet, host):
-    """The server's PID as this machine sees it (a booted host's mysqld too)."""
-    return fleet.server_pid(host)
-
-
-def pids(fleet):
-    return dict((h, pid_of(fleet, h)) for a, b in PAIRS for h in (a, b))
-
-
-def one(fleet, host, statement, args=None):
-    rows = fleet.query(host, statement, args, tries=30)
-    return list(rows[0].values())[0] if rows else None
-
-
-def replica_state(fleet, host):
-    statement = 'SHOW REPLICA STATUS' if host in ('db2',) else 'SHOW ALL SLAVES STATUS'
-    rows = fleet.query(host, statement, tries=30)
-    row = rows[0]
-    io = row.get('Replica_IO_Running', row.get('Slave_IO_Running'))
-    sql = row.get('Replica_SQL_Running', row.get('Slave_SQL_Running'))
-    return io, sql
-
-
-def wait_replicating(fleet, host, timeout=90):
-    deadline = time.monotonic() + timeout
-    while True:
-        state = replica_state(fleet, host)
-        if state == ('Yes', 'Yes'):
-            return
-        assert time.monotonic() < deadline, '%s does not replicate after %d s: IO/SQL %s' % (host, timeout, state)
-        time.sleep(1)
-
-
-def write_rows(fleet, primary, count, tag):
-    conn = fleet.connect(primary)
-    try:
-        with conn.cursor() as cur:
-            cur.executemany('INSERT INTO %s.t (tag, v) VALUES (%%s, %%s)' % SCHEMA,
-                            [(tag, i) for i in range(count)])
-    finally:
-        conn.close()
-
-
-def assert_nothing_lost(fleet, tables=('t',)):
-    """Both pairs replicate, the replica applied all its source has, GTID sets equal, checksums equal."""
-    for primary, replica in PAIRS:
-        wait_replicating(fleet, replica)
-        if primary == 'db1':
-            source = one(fleet, primary, 'SELECT @@GLOBAL.gtid_executed')
-            assert one(fleet, replica, 'SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, 60)', (source,)) == 0
-            assert (one(fleet, primary, 'SELECT @@GLOBAL.gtid_executed').replace('\n', '')
-                    == one(fleet, replica, 'SELECT @@GLOBAL.gtid_executed').replace('\n', ''))
-        else:
-            source = one(fleet, primary, 'SELECT @@GLOBAL.gtid_binlog_pos')
-            assert one(fleet, replica, 'SELECT MASTER_GTID_WAIT(%s, 60)', (source,)) == 0
-            assert one(fleet, primary, 'SELECT @@GLOBAL.gtid_binlog_pos') == one(
-                fleet, replica, 'SELECT @@GLOBAL.gtid_slave_pos')
-        FIGURES['gtid_sets_compared'] += 1
-        for table in tables:
-            name = '%s.%s' % (SCHEMA, table)
-            if primary != 'db1' and table.startswith('sbtest'):
-                continue
-            a = fleet.query(primary, 'CHECKSUM TABLE %s' % name, tries=30)[0]['Checksum']
-            b = fleet.query(replica, 'CHECKSUM TABLE %s' % name, tries=30)[0]['Checksum']
-            assert a == b, '%s: CHECKSUM TABLE %s on %s, %s on %s' % (name, a, primary, b, replica)
-            rows_a = one(fleet, primary, 'SELECT COUNT(*) FROM %s' % name)
-            rows_b = one(fleet, replica, 'SELECT COUNT(*) FROM %s' % name)
-            FIGURES['rows_lost'] += max(0, rows_a - rows_b)
-            FIGURES['tables_compared'] += 1
-            assert rows_a == rows_b
 
 
 @pytest.fixture(scope='module')
@@ -155,7 +55,7 @@ def test_stopped_sql_thread_refused_before_any_restart(topo):
     FIGURES['faults_injected'] += 1
     try:
         write_rows(fleet, 'db1', 50, 'sql-stopped')
-        rc, out = playbook(fleet, 'rolling_restart.yml', dict(rolling_restart_all=True,
+        rc, out = playbook(fleet.inventory, 'rolling_restart.yml', dict(rolling_restart_all=True,
                                                               rolling_restart_hosts='db1:db2'))
     finally:
         fleet.query('db2', 'START REPLICA SQL_THREAD')
@@ -175,7 +75,7 @@ def test_unreachable_host_named_and_nothing_restarted(topo):
     subprocess.run(['ip', 'link', 'set', veth, 'down'], check=True)
     FIGURES['faults_injected'] += 1
     try:
-        rc, out = playbook(fleet, 'rolling_restart.yml', dict(rolling_restart_all=True), timeout=300)
+        rc, out = playbook(fleet.inventory, 'rolling_restart.yml', dict(rolling_restart_all=True), timeout=300)
     finally:
         subprocess.run(['ip', 'link', 'set', veth, 'up'], check=True)
     assert rc != 0, out
@@ -199,7 +99,7 @@ def test_inventory_listing_a_replica_as_primary_refused_before_any_change(topo, 
     wrong = tmp_path / 'hosts.yml'
     wrong.write_text(yaml.safe_dump(data), encoding='utf-8')
     FIGURES['faults_injected'] += 1
-    rc, out = playbook(fleet, 'rolling_restart.yml', dict(rolling_restart_all=True), inventory=str(wrong))
+    rc, out = playbook(str(wrong), 'rolling_restart.yml', dict(rolling_restart_all=True))
     assert rc != 0, out
     text = flat(out)
     assert 'the inventory and the servers disagree' in text and 'db2: the inventory says primary' in text, out
@@ -233,7 +133,7 @@ def test_replica_killed_during_rolling_restart_stops_before_the_primary(topo):
         killer = threading.Thread(target=kill_restarted_db2)
         killer.start()
         try:
-            rc, out = playbook(fleet, 'rolling_restart.yml', dict(rolling_restart_all=True, rolling_restart_hosts='db1:db2',
+            rc, out = playbook(fleet.inventory, 'rolling_restart.yml', dict(rolling_restart_all=True, rolling_restart_hosts='db1:db2',
                                                                   rolling_restart_timeout=20))
         finally:
             killer.join(150)
@@ -268,7 +168,7 @@ def test_write_load_on_primary_while_its_replica_restarts(topo):
     FIGURES['faults_injected'] += 1
     try:
         time.sleep(2)
-        rc, out = playbook(fleet, 'rolling_restart.yml', dict(rolling_restart_all=True, rolling_restart_hosts='db2'))
+        rc, out = playbook(fleet.inventory, 'rolling_restart.yml', dict(rolling_restart_all=True, rolling_restart_hosts='db2'))
     finally:
         bench_out = load.communicate(timeout=120)[0]
     assert rc == 0, out
@@ -311,11 +211,11 @@ def test_adaptive_hash_restart_allowed_restarts_one_at_a_time_primary_last(topo,
                     '  roles:\n    - role: dbfleet.innodb.adaptive_hash\n')
     extra = dict(adaptive_hash_parts=parts, adaptive_hash_restart='allowed')
     try:
-        rc, out = playbook(fleet, str(play), extra, check=True, forks=10)
+        rc, out = playbook(fleet.inventory, str(play), extra, check=True, forks=10)
         assert rc == 0, out
         assert 'would restart one server at a time, in this order: db2 -> db1' in flat(out), out
         assert pids(fleet) == before
-        rc, out = playbook(fleet, str(play), extra, forks=10)
+        rc, out = playbook(fleet.inventory, str(play), extra, forks=10)
         assert rc == 0, out
         after = pids(fleet)
         assert after['db1'] != before['db1'] and after['db2'] != before['db2'], out
@@ -329,7 +229,7 @@ def test_adaptive_hash_restart_allowed_restarts_one_at_a_time_primary_last(topo,
         assert db2_down[0] < db2_ready[-1] < db1_down[0], (db2_down, db2_ready, db1_down)
         FIGURES['runs_completed'] += 1
         # Nothing pending any more: a second run restarts nothing.
-        rc, out = playbook(fleet, str(play), extra, forks=10)
+        rc, out = playbook(fleet.inventory, str(play), extra, forks=10)
         assert rc == 0 and pids(fleet) == after, out
     finally:
         for host in ('db1', 'db2'):
@@ -351,7 +251,7 @@ def test_serial_2_forks_10_primaries_wait_for_their_replicas_batch(topo, tmp_pat
     inventory = tmp_path / 'ordered.yml'
     inventory.write_text(yaml.safe_dump(data, sort_keys=False))
     since = time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(time.time() - 1))
-    rc, out = playbook(fleet, 'rolling_restart.yml', dict(rolling_restart_all=True, rolling_restart_serial=2),
+    rc, out = playbook(fleet.inventory, 'rolling_restart.yml', dict(rolling_restart_all=True, rolling_restart_serial=2),
                        forks=10, inventory=str(inventory))
     assert rc == 0, out
     text = flat(out)

@@ -27,10 +27,10 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from dbfleet_testing.lab import REPO as ROOT
 sys.path.insert(0, os.path.join(ROOT, 'lab'))
 
-from conftest import BOOTED_HOSTS  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.lab import BOOTED_HOSTS  # noqa: E402  pylint: disable=wrong-import-position
 
 # The booted hosts of the SSH fleet (lab/dbfleet_lab/machines.py), or an inventory of other booted hosts.
 HOSTS = BOOTED_HOSTS

@@ -17,10 +17,10 @@ import time
 import pytest
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from dbfleet_testing.lab import REPO as ROOT
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 
-from conftest import BOOTED_HOSTS  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.lab import BOOTED_HOSTS, inside  # noqa: E402  pylint: disable=wrong-import-position
 
 pytestmark = pytest.mark.fleet
 
@@ -79,16 +79,6 @@ def module_result(inventory, host, module, tmp_path, args=""):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     with open(tree / host, encoding="utf-8") as handle:
         return json.load(handle)
-
-
-def inside(lab, host, *argv):
-    """A command inside the booted machine (nsenter at its PID 1), as the package's files really are."""
-    with open(os.path.join(lab.lab_dir, "fleet", host, "nspawn.pid"), encoding="utf-8") as handle:
-        nspawn = handle.read().strip()
-    with open("/proc/%s/task/%s/children" % (nspawn, nspawn), encoding="utf-8") as handle:
-        leader = handle.read().split()[0]
-    return subprocess.run(["nsenter", "-t", leader, "-a"] + list(argv), capture_output=True, text=True,
-                          check=True, timeout=60).stdout
 
 
 def test_the_inventory_says_only_what_a_users_would(booted):

@@ -17,11 +17,12 @@ import sys
 import pytest
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from dbfleet_testing.lab import REPO as ROOT
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 
-from conftest import LabHandle, _default_lab_dir, lab_py  # noqa: E402  pylint: disable=wrong-import-position
-from test_booted_hosts import env, inside as inside_host  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.lab import LabHandle, default_lab_dir, lab_py  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.lab import inside as inside_host  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.runs import env  # noqa: E402  pylint: disable=wrong-import-position
 
 pytestmark = pytest.mark.fleet
 
@@ -35,7 +36,7 @@ SITE_VARS = {"adaptive_hash_enabled": True}
 @pytest.fixture(scope="module")
 def booted():
     """pkg5 booted (left as found: stopped again at the end when this module booted it)."""
-    lab_dir = _default_lab_dir()
+    lab_dir = default_lab_dir()
     status = json.loads(lab_py("--mode", "ssh", "--lab-dir", lab_dir, "status", "--json").stdout)
     rows = {r["host"]: r for r in status["hosts"]}
     brought_up = rows.get(HOST, {}).get("state") != "up"

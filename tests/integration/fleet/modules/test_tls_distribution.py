@@ -9,16 +9,13 @@ Runs with the SSH fleet's booted hosts (fixture booted_machines boots them when 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 
 import pytest
 import yaml
-from conftest import _default_lab_dir, lab_py
-from test_tls import MARKER, WAYS, AuthServer, _assert_refused, _results, _self_signed, lab_network_address
+from dbfleet_testing.lab import default_lab_dir, lab_py
+from dbfleet_testing.runs import ansible
+from dbfleet_testing.tls import MARKER, WAYS, AuthServer, adhoc_results, assert_refused, lab_network_address, self_signed
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
-BIN = os.path.join(ROOT, '.venv', 'bin')
 
 
 pytestmark = pytest.mark.fleet
@@ -26,7 +23,7 @@ pytestmark = pytest.mark.fleet
 
 def booted_pkg1():
     """(inventory vars of pkg1, the booted inventory's top-level vars) or fail saying how to start it."""
-    status = json.loads(lab_py('--mode', 'ssh', '--lab-dir', _default_lab_dir(), 'status', '--json').stdout)
+    status = json.loads(lab_py('--mode', 'ssh', '--lab-dir', default_lab_dir(), 'status', '--json').stdout)
     rows = dict((r['host'], r) for r in status['hosts'])
     if rows.get('pkg1', {}).get('state') != 'up':
         pytest.fail('pkg1 is not up: start it with `DBFLEET_FLEET_NET=<N> python lab/lab.py --mode ssh up pkg1`',
@@ -36,19 +33,10 @@ def booted_pkg1():
     return inventory['children']['mariadb']['hosts']['pkg1'], inventory['vars']
 
 
-def ansible(*argv):
-    env = dict(os.environ, PATH=BIN + os.pathsep + os.environ.get('PATH', ''), ANSIBLE_NOCOLOR='1',
-               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'),
-               ANSIBLE_CALLBACK_RESULT_FORMAT='json', ANSIBLE_DEPRECATION_WARNINGS='0')
-    proc = subprocess.run([os.path.join(BIN, 'ansible')] + list(argv), capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=600, check=False)
-    return proc.stdout + proc.stderr
-
-
 def test_no_way_of_asking_gets_the_password_from_the_distributions_pymysql(booted_machines, tmp_path):  # pylint: disable=unused-argument
     pkg1, top = booted_pkg1()
     address = lab_network_address()
-    servers = dict((way, AuthServer(way, address, _self_signed(str(tmp_path)))) for way in WAYS)
+    servers = dict((way, AuthServer(way, address, self_signed(str(tmp_path)))) for way in WAYS)
     try:
         hosts = {}
         for way, server in servers.items():
@@ -61,15 +49,15 @@ def test_no_way_of_asking_gets_the_password_from_the_distributions_pymysql(boote
                 hosts['%s_%s' % (way, chosen)] = entry
         inventory = tmp_path / 'pkg1-fake.yml'
         inventory.write_text(json.dumps({'all': {'vars': top, 'hosts': hosts}}))
-        version = ansible('sha256_greeting_default', '-i', str(inventory), '-m', 'ansible.builtin.command',
-                          '-a', '/usr/bin/python3 -c "import pymysql; print(pymysql.__version__)"')
+        _rc, version = ansible('ansible', 'sha256_greeting_default', '-i', str(inventory), '-m', 'ansible.builtin.command',
+                               '-a', '/usr/bin/python3 -c "import pymysql; print(pymysql.__version__)"', timeout=600)
         assert '1.0.2' in version, version
-        out = ansible('all', '-i', str(inventory), '-m', 'dbfleet.innodb.server_facts')
+        _rc, out = ansible('ansible', 'all', '-i', str(inventory), '-m', 'dbfleet.innodb.server_facts', timeout=600)
         assert MARKER not in out
-        results = _results(out, hosts)
+        results = adhoc_results(out, hosts)
         for host in hosts:
             assert '%s | FAILED' % host in out, (host, results.get(host), out[-3000:])
-            _assert_refused(servers[host.rsplit('_', 1)[0]], results[host]['msg'], host)
+            assert_refused(servers[host.rsplit('_', 1)[0]], results[host]['msg'], host)
     finally:
         for server in servers.values():
             server.close()

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from dbfleet_testing.lab import REPO as ROOT
 BIN = os.path.dirname(sys.executable)
 HOST = "db1"
 SYSTEM_PYTHON = "/usr/bin/python3"

@@ -26,15 +26,15 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
-from test_login import adhoc_result, ansible
-from test_restart_faults import PAIRS, SCHEMA, assert_nothing_lost, flat, one, wait_replicating, write_rows
-from test_settings import DROPIN, MAP, changed_by_task, play, recap
+from dbfleet_testing.lab import REPO
+from dbfleet_testing.replication import PAIRS, SCHEMA, assert_nothing_lost, one, wait_replicating, write_rows
+from dbfleet_testing.runs import adhoc_result, ansible, flat
+from dbfleet_testing.settings_role import DROPIN, MAP, changed_by_host, changed_by_task, play
 
 pytestmark = pytest.mark.fleet
 
 HOSTS = tuple(h for pair in PAIRS for h in pair)
-PLAYBOOK = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                        'playbooks', 'settings.yml')
+PLAYBOOK = os.path.join(REPO, 'playbooks', 'settings.yml')
 # The lab's map with the fleet's own rounded values: 3% of the machine's memory (MemTotal; the machines set no
 # cgroup limit) for the buffer pool, rounded by MySQL to chunk x instances, and a log buffer that is no multiple of
 # its 1 KiB block. Read-only here: innodb_sort_buffer_size everywhere, innodb_read_io_threads on MySQL,
@@ -217,7 +217,7 @@ def test_a_settings_map_reaches_the_ssh_fleet(fleet, fleet_as_found, tmp_path):
 
     # A second run changes nothing; verify finds no drift on any of the four.
     rc, out, _results = play(tmp_path, extra, **where)
-    assert rc == 0 and set(recap(out, HOSTS + ('localhost',)).values()) == {0}, out   # the input check's play too
+    assert rc == 0 and set(changed_by_host(out, HOSTS + ('localhost',)).values()) == {0}, out   # the input check's play too
     rc, out = ansible('ansible', ':'.join(HOSTS), '-i', fleet.inventory, '-m', 'dbfleet.innodb.verify', '-a', json.dumps(
         dict(settings={}, desired_from=['settings'], role_variables=dict(settings_values=FLEET_MAP))))
     assert rc == 0, out

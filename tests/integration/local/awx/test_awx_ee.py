@@ -18,9 +18,9 @@ import time
 
 import pytest
 
-import awx_runner
-from test_awx_jobs import AHI, AUDIT, CONVERGE, DROP, RESTART, SCHEMA, _findings, _has_table, _make_table, \
-    _window_around_now, survey_defaults
+from dbfleet_testing import awx_runner
+from dbfleet_testing.awx_runner import AHI, AUDIT, CONVERGE, DROP, RESTART, SCHEMA, drop_window_now, report_findings, \
+    has_table, make_table, survey_defaults
 
 ROOT = awx_runner.ROOT
 sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -155,7 +155,7 @@ def test_audit_inside_the_image_finds_what_it_finds_outside_and_its_reports_come
     # The three public names (each a link into the current set under .verify-report/), readable as files.
     assert sorted(n for n in os.listdir(reports) if not n.startswith(".")) == ["verify-junit.xml", "verify.html", "verify.json"]
     assert all(os.path.isfile(os.path.join(reports, n)) for n in ("verify-junit.xml", "verify.html", "verify.json"))
-    assert _findings(reports) == _findings(str(tmp_path / "reports"))
+    assert report_findings(reports) == report_findings(str(tmp_path / "reports"))
     outside_summary = dict(outside.artifact_data["verify_summary"], report_dir=summary["report_dir"])
     assert summary == outside_summary
     _no_password(inside, login)
@@ -195,14 +195,14 @@ def test_converge_check_inside_the_image_predicts_the_run(ee_job, lab_inventory,
 def test_drop_tables_inside_the_image(ee_job, lab_inventory, lab):
     inventory, login, group_vars = lab_inventory
     host = "mysql80"
-    _make_table(lab, host, "ee_old")
-    _make_table(lab, host, "ee_keep")
+    make_table(lab, host, "ee_old")
+    make_table(lab, host, "ee_keep")
     # Only the listed table goes.
     job = ee_job("drop-ee", DROP, inventory, group_vars, credential=login, limit=host,
-                 survey=survey_defaults(DROP, drop_tables_text="%s.ee_old" % SCHEMA, drop_window=_window_around_now(),
+                 survey=survey_defaults(DROP, drop_tables_text="%s.ee_old" % SCHEMA, drop_window=drop_window_now(),
                                         drop_timezone="UTC", drop_confirm_answer="true"))
     assert job.status == "successful" and job.rc == 0, job
-    assert not _has_table(lab, host, "ee_old") and _has_table(lab, host, "ee_keep")
+    assert not has_table(lab, host, "ee_old") and has_table(lab, host, "ee_keep")
     _no_password(job, login)
 
 

@@ -9,32 +9,17 @@ fleet, the SSH fleet (make fleet-up) must be up: the lab/fleet fixtures bring th
 from __future__ import annotations
 
 import concurrent.futures
-import datetime
 import json
 import os
 
 import pytest
 
-import awx_runner
+from dbfleet_testing import awx_runner
+from dbfleet_testing.awx_runner import AHI, AUDIT, CONVERGE, DROP, RESTART, SCHEMA, SETTINGS, drop_window_now, report_findings, \
+    has_table, make_table, survey_defaults
 
 ROOT = awx_runner.ROOT
-TEMPLATES = awx_runner.job_templates()
-AUDIT = TEMPLATES["awx/playbooks/verify.yml"]
-CONVERGE = TEMPLATES["awx/playbooks/site.yml"]
-DROP = TEMPLATES["awx/playbooks/drop_tables.yml"]
-RESTART = TEMPLATES["awx/playbooks/rolling_restart.yml"]
-AHI = TEMPLATES["awx/playbooks/advise_ahi.yml"]
-SETTINGS = TEMPLATES["awx/playbooks/settings.yml"]
 DRIFT_HOST = "mysql80"
-SCHEMA = "dbfleet_it_awx"
-
-
-def survey_defaults(template, **answers):
-    """The survey answers AWX sends: each question's default, then the given answers (AWX types)."""
-    out = {q["variable"]: q["default"] for q in (template["survey_spec"] or {}).get("spec", [])
-           if q.get("default") not in (None, "")}
-    out.update(answers)
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -82,13 +67,6 @@ def _audit(project, jobs, ident, inventory, login, group_vars, report_dir, **ans
     return job
 
 
-def _findings(report_dir):
-    with open(os.path.join(report_dir, "verify.json"), encoding="utf-8") as handle:
-        report = json.load(handle)
-    return {host: {name: (v.get("status"), v.get("running")) for name, v in (entry.get("variables") or {}).items()}
-            | {"__status": entry.get("status")} for host, entry in report["hosts"].items()}
-
-
 @pytest.fixture(scope="module")
 def audits(project, lab_inventory, lab, tmp_path_factory):
     """With a drift on DRIFT_HOST: one unsliced audit that fails on drift, and the two slices of the
@@ -124,7 +102,7 @@ def test_audit_job_publishes_its_summary_writes_reports_where_asked_and_fails_on
     assert summary["hosts"] == len(hosts) and summary["report_dir"] == report_dir
     assert summary["hosts_ok"] + summary["hosts_drift"] + summary["hosts_error"] == len(hosts)
     assert summary["hosts_error"] == 0 and DRIFT_HOST in summary["drift_hosts"], summary
-    findings = _findings(report_dir)                      # written before the job failed
+    findings = report_findings(report_dir)                      # written before the job failed
     assert set(findings) == set(hosts) and findings[DRIFT_HOST]["__status"] == "drift"
     # The password the credential injected never shows in the job's output or events.
     assert login["dbfleet_login_password"] not in job.stdout
@@ -141,11 +119,11 @@ def test_audit_sliced_in_two_finds_what_one_unsliced_run_finds(audits, lab_inven
         assert job.status == "successful" and job.rc == 0, job
         part = awx_runner.slice_inventory(inventory, number, 2)
         assert set(job.stats.get("ok", {})) - {"localhost"} == set(awx_runner.all_hosts(part))
-        findings = _findings(os.path.join(jobs, "slice%d" % number))
+        findings = report_findings(os.path.join(jobs, "slice%d" % number))
         assert not set(findings) & set(combined), "a host was audited by both slices"
         combined.update(findings)
         summaries.append(job.artifact_data["verify_summary"])
-    assert combined == _findings(os.path.join(jobs, "whole"))
+    assert combined == report_findings(os.path.join(jobs, "whole"))
     for key in ("hosts", "hosts_ok", "hosts_drift", "hosts_error"):
         assert sum(s[key] for s in summaries) == whole.artifact_data["verify_summary"][key], key
 
@@ -235,35 +213,19 @@ def test_settings_job_applies_the_surveys_map_as_its_check_predicted(project, la
 
 
 # ------------------------------------------------------------------ drop tables
-def _window_around_now():
-    now = datetime.datetime.now(datetime.timezone.utc)
-    start, end = now - datetime.timedelta(hours=1), now + datetime.timedelta(hours=1)
-    return "%s-%s" % (start.strftime("%H:%M"), end.strftime("%H:%M"))
-
-
-def _make_table(lab, host, table):
-    lab.query(host, "CREATE DATABASE IF NOT EXISTS %s" % SCHEMA)
-    lab.query(host, "CREATE TABLE IF NOT EXISTS %s.%s (id INT PRIMARY KEY) ENGINE=InnoDB" % (SCHEMA, table))
-
-
-def _has_table(lab, host, table):
-    return bool(lab.query(host, "SELECT 1 FROM information_schema.tables WHERE table_schema=%s AND table_name=%s",
-                          (SCHEMA, table)))
-
-
 def test_drop_tables_job_drops_inside_the_window(project, lab_inventory, jobs, lab):
     inventory, login, group_vars = lab_inventory
     host = "mysql80"
-    _make_table(lab, host, "old_a")
-    _make_table(lab, host, "old_b")
+    make_table(lab, host, "old_a")
+    make_table(lab, host, "old_b")
     survey = survey_defaults(DROP, drop_tables_text="%s.old_a\n  %s.old_b\n" % (SCHEMA, SCHEMA),
-                             drop_window=_window_around_now(), drop_timezone="UTC", drop_confirm_answer="true")
+                             drop_window=drop_window_now(), drop_timezone="UTC", drop_confirm_answer="true")
     job = awx_runner.run_job(project, jobs, "drop", DROP, inventory, group_vars, survey=survey, credential=login,
                              limit=host)
     assert job.status == "successful" and job.rc == 0, job
     assert job.count("changed", host) >= 1 and job.count("failures", host) == 0, job.stats
     assert set(job.stats.get("ok", {})) == {host}
-    assert not _has_table(lab, host, "old_a") and not _has_table(lab, host, "old_b")
+    assert not has_table(lab, host, "old_a") and not has_table(lab, host, "old_b")
 
 
 @pytest.mark.parametrize("answers,named", [
@@ -274,8 +236,8 @@ def test_drop_tables_job_drops_inside_the_window(project, lab_inventory, jobs, l
 def test_drop_tables_bad_answer_is_named_and_nothing_dropped(project, lab_inventory, jobs, lab, answers, named):
     inventory, login, group_vars = lab_inventory
     host = "mysql80"
-    _make_table(lab, host, "keep_me")
-    survey = survey_defaults(DROP, drop_tables_text="%s.keep_me" % SCHEMA, drop_window=_window_around_now(),
+    make_table(lab, host, "keep_me")
+    survey = survey_defaults(DROP, drop_tables_text="%s.keep_me" % SCHEMA, drop_window=drop_window_now(),
                              drop_timezone="UTC", drop_confirm_answer="true")
     survey.update(answers)
     job = awx_runner.run_job(project, jobs, "drop-bad", DROP, inventory, group_vars, survey=survey,
@@ -283,7 +245,7 @@ def test_drop_tables_bad_answer_is_named_and_nothing_dropped(project, lab_invent
     assert job.status == "failed" and job.rc != 0, job
     assert any(named in msg for msg in job.failed_messages().values()), job.failed_messages()
     assert job.count("changed", host) == 0
-    assert _has_table(lab, host, "keep_me")
+    assert has_table(lab, host, "keep_me")
 
 
 # ------------------------------------------------------------------ AHI advice

@@ -22,9 +22,10 @@ import time
 
 import pymysql
 
-from test_galera import HOSTS, INVENTORY, cluster, env  # noqa: F401  pylint: disable=unused-import
-from test_group_replication import group, pid_of, primary_of, wait_all_online  # noqa: F401  pylint: disable=unused-import
-from conftest import REPO
+from dbfleet_testing.clusters import HOSTS, INVENTORY
+from dbfleet_testing.runs import env
+from dbfleet_testing.clusters import pid_of, primary_of, wait_all_online
+from dbfleet_testing.lab import REPO
 
 SCHEMA = 'galera_drain_it'
 NODE = 'galera3'

@@ -26,75 +26,12 @@ import pymysql
 import pytest
 import yaml
 
-from conftest import REPO, lab_py, require_lab_hosts
-from clusterfaults import Queries, env, tasks_ok
+from dbfleet_testing.lab import REPO, lab_py
+from dbfleet_testing.clusterfaults import tasks_ok
+from dbfleet_testing.runs import env
+from dbfleet_testing.clusters import HOSTS, INVENTORY, NODES, REPLICA
 
-INVENTORY = os.path.join(REPO, 'inventories', 'lab', 'hosts.yml')
-NODES = ('galera1', 'galera2', 'galera3')
-REPLICA = 'galera_replica'      # an asynchronous replica of galera1
-HOSTS = NODES + (REPLICA,)
 SCHEMA = 'galera_it'
-
-
-class Cluster(Queries):
-    """The lab's Galera nodes as the tests see them (inventory variables, admin connections; query())."""
-
-    def __init__(self):
-        hosts = require_lab_hosts(INVENTORY, HOSTS)
-        self.hv = dict((n, hosts[n]) for n in HOSTS)
-
-    def connect(self, host, timeout=3, read_timeout=10):
-        hv = self.hv[host]
-        return pymysql.connect(host='127.0.0.1', port=hv['dbfleet_login_port'], user=hv['dbfleet_login_user'],
-                               password=hv['dbfleet_login_password'], connect_timeout=timeout, read_timeout=read_timeout,
-                               write_timeout=read_timeout, autocommit=True)
-
-    def wsrep(self, node):
-        """{wsrep status name: value} of a node; None when it does not answer."""
-        try:
-            rows = self.query(node, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state_comment', "
-                                    "'wsrep_ready', 'wsrep_cluster_size', 'wsrep_local_recv_queue')")
-        except pymysql.err.MySQLError:
-            return None
-        return dict(rows)
-
-    def synced(self, node):
-        state = self.wsrep(node)
-        return bool(state) and state.get('wsrep_local_state_comment') == 'Synced' and state.get('wsrep_ready') == 'ON' \
-            and state.get('wsrep_cluster_size') == '3'
-
-    def wait_synced(self, timeout=120):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if all(self.synced(n) for n in NODES):
-                return
-            time.sleep(0.3)
-        raise AssertionError('the cluster is not Synced on every node: %s' % {n: self.wsrep(n) for n in NODES})
-
-    def pid(self, node):
-        with open(os.path.join(os.path.dirname(self.hv[node]['dbfleet_option_file']), 'mysqld.pid'),
-                  encoding='utf-8') as handle:
-            return int(handle.read().split()[0])
-
-
-@pytest.fixture(scope='module')
-def cluster():
-    status = json.loads(lab_py('status', '--json').stdout)
-    up = [r['host'] for r in status['hosts'] if r['host'] in HOSTS and r['state'] == 'up']
-    started = len(up) < len(HOSTS)
-    try:
-        if started:
-            lab_py('up', *HOSTS)
-        handle = Cluster()
-        handle.wait_synced()
-    except BaseException:
-        if started:     # a cluster half up stays out of the lab's inventory for the modules after this one
-            lab_py('down', *HOSTS, check=False)
-        raise
-    yield handle
-    if started:
-        lab_py('down', *HOSTS)
-
 
 def run_playbook(playbook, extra, log_path=None, limit='galera'):
     cmd = [os.path.join(REPO, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY, '--limit', limit, playbook,

@@ -17,8 +17,9 @@ import subprocess
 import threading
 import time
 
-from test_galera import INVENTORY, NODES, REPLICA, cluster, env  # noqa: F401  pylint: disable=unused-import
-from conftest import REPO
+from dbfleet_testing.clusters import INVENTORY, NODES, REPLICA
+from dbfleet_testing.runs import env
+from dbfleet_testing.lab import REPO
 
 SCHEMA = 'galera_ddl_it'
 TABLE = 'big'

@@ -19,9 +19,9 @@ import subprocess
 import threading
 import time
 
-from test_group_replication import MEMBERS, group, primary_of, wait_all_online  # noqa: F401  pylint: disable=unused-import
+from dbfleet_testing.clusters import MEMBERS, primary_of, wait_all_online
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from dbfleet_testing.lab import REPO as ROOT
 SCHEMA = 'dbfleet_it_gr_ddl'
 
 

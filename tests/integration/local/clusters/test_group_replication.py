@@ -21,66 +21,11 @@ import threading
 import time
 
 import pymysql
-import pytest
 
-from conftest import LabHandle, _default_lab_dir, lab_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MEMBERS = ('gr1', 'gr2', 'gr3')
+from dbfleet_testing.lab import REPO as ROOT
+from dbfleet_testing.clusters import MEMBERS, MEMBER_STATE_SQL, pid_of, primary_of, wait_all_online
 SCHEMA = 'dbfleet_it_gr'
-MEMBER_STATE_SQL = ("SELECT MEMBER_STATE, MEMBER_ROLE FROM performance_schema.replication_group_members "
-                    "WHERE MEMBER_ID = @@server_uuid")
-
-
-@pytest.fixture(scope='module')
-def group():
-    lab_dir = _default_lab_dir()
-    status = json.loads(lab_py('--lab-dir', lab_dir, 'status', '--json').stdout)
-    rows = dict((r['host'], r) for r in status['hosts'])
-    started = any((rows.get(m) or {}).get('state') != 'up' for m in MEMBERS)
-    if started:
-        lab_py('--lab-dir', lab_dir, 'up', *MEMBERS)
-    handle = LabHandle('local', lab_dir)
-    missing = [m for m in MEMBERS if (handle.hosts.get(m) or {}).get('state') != 'up']
-    if missing:
-        pytest.fail('Group Replication members %s are not up: start them with `python lab/lab.py up gr1 gr2 gr3`'
-                    % ', '.join(missing), pytrace=False)
-    wait_all_online(handle)
-    yield handle
-    if started:
-        lab_py('--lab-dir', lab_dir, 'down', *MEMBERS)
-
-
-def member_state(group, host):
-    rows = group.query(host, MEMBER_STATE_SQL)
-    return (rows[0]['MEMBER_STATE'], rows[0]['MEMBER_ROLE']) if rows else ('OFFLINE', '')
-
-
-def wait_all_online(group, timeout=90):
-    deadline = time.monotonic() + timeout
-    while True:
-        states = {}
-        for host in MEMBERS:
-            try:
-                states[host] = member_state(group, host)
-            except pymysql.err.MySQLError as exc:
-                states[host] = ('DOWN (%s)' % exc.args[0], '')
-        if all(s == 'ONLINE' for s, _r in states.values()):
-            return states
-        assert time.monotonic() < deadline, 'the group is not ONLINE after %d s: %s' % (timeout, states)
-        time.sleep(0.5)
-
-
-def primary_of(group):
-    states = wait_all_online(group)
-    primaries = [h for h, (_s, role) in states.items() if role == 'PRIMARY']
-    assert len(primaries) == 1, states
-    return primaries[0]
-
-
-def pid_of(group, host):
-    with open(os.path.join(group.lab_dir, host, 'mysqld.pid'), encoding='utf-8') as handle:
-        return int(handle.read().split()[0])
 
 
 def rolling_restart(group, extra, check=False, lean=False):

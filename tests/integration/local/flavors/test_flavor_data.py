@@ -18,7 +18,7 @@ says so: run `lab/read_flavor_data.py` again to refresh the data.
 import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
-from test_verify import LAB_HOSTS
+from dbfleet_testing.servers import LAB_HOSTS
 
 RUNNING_AT_DEFAULT = ('COMPILED', 'COMPILE-TIME')
 

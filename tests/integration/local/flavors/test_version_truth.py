@@ -26,7 +26,7 @@ import pymysql
 import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from dbfleet_lab.serverhelp import compiled_defaults
-from test_verify import LAB_HOSTS
+from dbfleet_testing.servers import LAB_HOSTS
 
 HOSTS = LAB_HOSTS
 ER_INCORRECT_GLOBAL_LOCAL_VAR = 1238

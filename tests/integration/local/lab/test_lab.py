@@ -12,7 +12,7 @@ import time
 
 import pytest
 import yaml
-from conftest import DEFAULT_HOSTS, REPO, lab_py
+from dbfleet_testing.lab import DEFAULT_HOSTS, REPO, lab_py
 
 from dbfleet_lab import LabError
 from dbfleet_lab.artifacts import Artifact, ensure_download, ensure_dist, sha256_of

@@ -14,9 +14,9 @@ import time
 
 import pymysql
 import pytest
-from conftest import require_lab_hosts
+from dbfleet_testing.lab import require_lab_hosts
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from dbfleet_testing.lab import REPO as ROOT
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
 MAINT = ('adaptive_hash_pages_added', 'adaptive_hash_pages_removed', 'adaptive_hash_rows_added',
          'adaptive_hash_rows_removed')

@@ -5,9 +5,9 @@ import subprocess
 
 import pymysql
 import pytest
-from conftest import require_lab_hosts
+from dbfleet_testing.lab import require_lab_hosts
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from dbfleet_testing.lab import REPO as ROOT
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
 
 

@@ -11,7 +11,7 @@ import json
 import os
 import subprocess
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+from dbfleet_testing.lab import REPO as ROOT
 BIN = os.path.join(ROOT, '.venv', 'bin')
 INVENTORY = os.path.join('inventories', 'lab')
 # The ad-hoc call of the README. (ansible's key=value parser splits words at spaces, so the JSON

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from test_verify import LAB_HOSTS, global_value, host_vars, login, read_only_result, run_module, sql
+from dbfleet_testing.servers import LAB_HOSTS, global_value, host_vars, login, read_only_result, run_module, sql
 
 
 def facts(host, **extra):

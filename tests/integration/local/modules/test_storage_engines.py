@@ -7,14 +7,10 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
-from test_login import adhoc_result, ansible
-from test_verify import LAB_HOSTS, host_vars, login, read_only_result, run_module, sql
+from dbfleet_testing.runs import adhoc_result, ansible
+from dbfleet_testing.servers import LAB_HOSTS, engines, host_vars, login, run_module, sql
 
 SCHEMA = 'dbfleet_engines_test'
-
-
-def engines(host, **extra):
-    return read_only_result('storage_engines', host, **extra)['storage_engines']
 
 
 def fresh_schema(host, *statements):

@@ -3,8 +3,8 @@ import os
 
 import pytest
 
-from conftest import REPO, require_lab_hosts
-from test_login import adhoc_result, ansible
+from dbfleet_testing.lab import REPO, require_lab_hosts
+from dbfleet_testing.runs import adhoc_result, ansible
 
 INVENTORY = os.path.join(REPO, 'inventories', 'lab', 'hosts.yml')
 WANTED = {'mysql80': 'mysql', 'mysql97': 'mysql', 'mariadb1011': 'mariadb', 'mariadb118': 'mariadb'}

@@ -28,9 +28,10 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
-from conftest import lab_py, require_lab_hosts
+from dbfleet_testing.lab import lab_py, require_lab_hosts
 from dbfleet_lab.servers import MARIADB118, MYSQL97
-from test_verify import ROOT, run_module
+from dbfleet_testing.runs import playbook, recap
+from dbfleet_testing.servers import ROOT, run_module
 
 PRIVATE_DIR = os.path.join(ROOT, '.lab', 'p-upgrade')
 PRIVATE_INV = os.path.join(PRIVATE_DIR, 'hosts.yml')
@@ -262,7 +263,6 @@ def test_the_settings_role_pins_the_silent_changes_in_one_run(private_lab):
     """upgrade.summary.settings_values, applied as it is by playbooks/settings.yml, pins every silent change it names:
     the next verify reports none of them as a default change, the pins stop nothing from starting on the target, and
     a second run of the role changes nothing."""
-    from test_adaptive_hash import run_playbook  # pylint: disable=import-outside-toplevel
     hv = private_lab['mysql80']
     dropin = os.path.join(hv['dbfleet_option_dropin_dir'], '60-dbfleet-settings.cnf')
     before = verify_upgrade(hv, 'mysql-9.7')
@@ -271,10 +271,10 @@ def test_the_settings_role_pins_the_silent_changes_in_one_run(private_lab):
     assert 'innodb_use_fdatasync' in pins and set(pins) <= silent, (pins, silent)
     extra = dict(settings_values=pins, dbfleet_settings_hosts=['mysql80'])
     try:
-        proc, recap, out = run_playbook(PRIVATE_INV, 'settings.yml', extra)
-        assert proc.returncode == 0 and recap['mysql80']['changed'] >= 1, out[-4000:]
-        proc, recap, out = run_playbook(PRIVATE_INV, 'settings.yml', extra)
-        assert proc.returncode == 0 and recap['mysql80']['changed'] == 0, out[-4000:]
+        rc, out = playbook(PRIVATE_INV, 'settings.yml', extra, timeout=900)
+        assert rc == 0 and recap(out)['mysql80']['changed'] >= 1, out[-4000:]
+        rc, out = playbook(PRIVATE_INV, 'settings.yml', extra, timeout=900)
+        assert rc == 0 and recap(out)['mysql80']['changed'] == 0, out[-4000:]
         after = verify_upgrade(hv, 'mysql-9.7')
         still = sorted(f['setting'] for f in after['findings'] if f['kind'] == 'default_changes' and f['setting'] in pins)
         assert still == [], after['findings']

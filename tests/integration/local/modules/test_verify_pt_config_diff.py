@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from test_verify import LAB_HOSTS, global_value, host_vars, login, verify
+from dbfleet_testing.servers import LAB_HOSTS, global_value, host_vars, login, verify
 
 PT = shutil.which('pt-config-diff')
 if PT is None:

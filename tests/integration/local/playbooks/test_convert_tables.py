@@ -26,11 +26,11 @@ import time
 import pytest
 import yaml
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from dbfleet_testing.lab import REPO
 sys.path.insert(0, os.path.join(REPO, '.collections'))
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import (  # noqa: E402
     checksum_from_row, content_checksum_sql)
-from test_drop_tables import window_around_now  # noqa: E402  (the same off-peak windows as the drop tests)
+from dbfleet_testing.windows import window_around_now  # noqa: E402  pylint: disable=wrong-import-position
 
 VENV_BIN = os.path.join(REPO, '.venv', 'bin')
 ENV = dict(os.environ, PATH=VENV_BIN + os.pathsep + os.environ.get('PATH', ''),

@@ -11,7 +11,6 @@ DML), and a reading transaction on MySQL 5.7 (whose mdl instrument is off by def
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import signal
@@ -23,10 +22,11 @@ import time
 import pymysql
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from dbfleet_testing.lab import REPO
 sys.path.insert(0, os.path.join(REPO, '.collections'))
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors  # noqa: E402
-from test_verify import LAB_HOSTS  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.servers import LAB_HOSTS  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.windows import window_around_now  # noqa: E402  pylint: disable=wrong-import-position
 
 HOSTS = LAB_HOSTS
 VENV_BIN = os.path.join(REPO, '.venv', 'bin')
@@ -104,15 +104,6 @@ def _result(stdout, stderr=''):
         return json.loads(stdout[stdout.index('=> {') + 3:])
     except ValueError:
         raise AssertionError('no JSON from ansible:\n%s\n%s' % (stdout, stderr))
-
-
-def window_around_now(inside=True):
-    now = datetime.datetime.now(datetime.timezone.utc)
-    if inside:
-        start, end = now - datetime.timedelta(hours=1), now + datetime.timedelta(hours=2)
-    else:
-        start, end = now + datetime.timedelta(hours=3), now + datetime.timedelta(hours=5)
-    return '%02d:00-%02d:00' % (start.hour, end.hour)
 
 
 @pytest.fixture(scope='module', params=HOSTS)

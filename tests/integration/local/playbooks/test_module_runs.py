@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from test_verify import INVENTORY, LAB_HOSTS, ROOT, lab_inventory, role_state_kept, sql
+from dbfleet_testing.servers import INVENTORY, LAB_HOSTS, ROOT, lab_inventory, role_state_kept, sql
 
 CALLBACKS = os.path.join(ROOT, 'tests', 'integration', 'callback_plugins')
 BLOCKER_HOST = 'mariadb118'

@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from conftest import require_lab_hosts
-from test_verify import COLLECTIONS, INVENTORY, ROOT
+from dbfleet_testing.lab import require_lab_hosts
+from dbfleet_testing.servers import COLLECTIONS, INVENTORY, ROOT
 
 
 @pytest.mark.parametrize('playbook,extra,words', [

@@ -18,8 +18,8 @@ import subprocess
 
 import pytest
 
-from test_verify import INVENTORY, LAB_HOSTS, ROOT, global_value, host_vars, lab_inventory, sql
-from test_verify_report import free_port
+from dbfleet_testing.servers import INVENTORY, LAB_HOSTS, ROOT, global_value, host_vars, lab_inventory, sql
+from dbfleet_testing.browser import free_port
 
 DROPIN = '90-dbfleet-test-verify-fleet.cnf'
 # innodb_io_capacity 300 (default 200): on RUNTIME_ONLY set with SET GLOBAL only (drift_config on the host);

@@ -22,7 +22,7 @@ import time
 import pytest
 import yaml
 
-from test_verify import ROOT, lab_inventory
+from dbfleet_testing.servers import ROOT, lab_inventory
 
 sys.path.insert(0, os.path.join(ROOT, 'bench', 'verify_fleet'))
 import latency  # noqa: E402  pylint: disable=wrong-import-position

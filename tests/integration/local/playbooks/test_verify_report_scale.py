@@ -18,8 +18,7 @@ import time
 
 import pytest
 
-from report_fleet import fleet_outcomes
-from test_verify_report import browser  # noqa: F401  # pylint: disable=unused-import  # the fixture
+from dbfleet_testing.report_fleet import fleet_outcomes
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as vr
 

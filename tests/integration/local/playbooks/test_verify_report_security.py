@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from test_verify import INVENTORY, ROOT, global_value, host_vars, lab_inventory, sql
+from dbfleet_testing.servers import INVENTORY, ROOT, global_value, host_vars, lab_inventory, sql
 
 HOST = 'mariadb1011'
 SECRETS = {'runtime': 'sst:Qz8runtime', 'file': 'sst:Qz8file', 'desired': 'sst:Qz8desired'}

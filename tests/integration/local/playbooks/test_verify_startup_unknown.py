@@ -20,7 +20,7 @@ import subprocess
 
 import pytest
 
-from test_verify import INVENTORY, LAB_HOSTS, ROLE_VARIABLES, ROOT, lab_inventory, role_state_kept, sql
+from dbfleet_testing.servers import INVENTORY, LAB_HOSTS, ROLE_VARIABLES, ROOT, lab_inventory, role_state_kept, sql
 
 # Role inputs that change every lab server (none of them is every server's default): the adaptive hash index
 # on (OFF by default on MySQL 8.4+/9.x and MariaDB 10.5+), innodb_flush_neighbors 1 for disks (0 by default on

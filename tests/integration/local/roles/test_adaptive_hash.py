@@ -17,9 +17,9 @@ import time
 import pymysql
 import pytest
 import yaml
-from conftest import require_lab_hosts
+from dbfleet_testing.lab import require_lab_hosts
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from dbfleet_testing.lab import REPO as ROOT
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
 PY = os.path.join(ROOT, '.venv', 'bin', 'python')
 LAB = os.path.join(ROOT, 'lab', 'lab.py')

@@ -10,9 +10,9 @@ import re
 import subprocess
 
 import pytest
-from test_verify import LAB_HOSTS
+from dbfleet_testing.servers import LAB_HOSTS
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from dbfleet_testing.lab import REPO as ROOT
 BIN = os.path.join(ROOT, '.venv', 'bin')
 DROPIN = '60-dbfleet-flush_neighbors.cnf'
 VARS = ('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max')

@@ -12,9 +12,9 @@ import subprocess
 import tempfile
 
 import pytest
-from test_verify import LAB_HOSTS
+from dbfleet_testing.servers import LAB_HOSTS
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from dbfleet_testing.lab import REPO
 
 PLAYBOOK = """
 - hosts: "{{ target }}"

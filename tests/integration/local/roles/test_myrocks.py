@@ -13,9 +13,8 @@ import re
 
 import pytest
 
-from test_login import ansible
-from test_storage_engines import engines
-from test_verify import host_vars, sql
+from dbfleet_testing.runs import ansible
+from dbfleet_testing.servers import engines, host_vars, sql
 
 HOST = 'mariadb118'
 DROPIN = '60-dbfleet-myrocks.cnf'

@@ -14,36 +14,16 @@ The servers get back what they ran before: the drop-in is removed and each is re
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import tempfile
 
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
-from test_login import ansible
-from test_verify import LAB_HOSTS, global_value, host_vars, login, run_module, sql, verify
+from dbfleet_testing.settings_role import DROPIN, MAP, changed_by_host, changed_by_task, play
+from dbfleet_testing.servers import LAB_HOSTS, global_value, host_vars, login, run_module, sql, verify
 
-DROPIN = '60-dbfleet-settings.cnf'
-# Every value differs from each lab server's default (asserted before the run): 2% of this machine's 24 GB is
-# about 480 MiB (the default buffer pool is 128 MiB); 192M of redo log (default 100 MiB / 96 MiB).
-MAP = dict(
-    innodb_buffer_pool_size='2%',               # dynamic, memory-relative, rounded (MySQL: chunk; MariaDB: 1 MiB)
-    innodb_io_capacity=1500,                    # dynamic (default 200; 10000 on 9.7)
-    innodb_io_capacity_max=3000,                # dynamic (default 2000; 20000 on 9.7)
-    innodb_redo_log_capacity='192M',            # renamed: innodb_log_file_size on MariaDB
-    innodb_sort_buffer_size='2M',               # read-only everywhere
-    innodb_read_io_threads=6,                   # read-only on MySQL, dynamic on MariaDB 10.11+
-    innodb_log_buffer_size='32M',               # dynamic on MySQL 8.0+, read-only on MariaDB (ignored on 11.8)
-    innodb_lru_scan_depth=2048,                 # dynamic (default 1024; 1536 on MariaDB)
-    innodb_flush_log_at_trx_commit=2,           # dynamic
-    innodb_lock_wait_timeout=120,               # dynamic
-    innodb_print_all_deadlocks=True,            # dynamic boolean
-    innodb_stats_persistent_sample_pages=40,    # dynamic
-    innodb_flush_method=None,                   # null: left alone
-)
 # What waits for a restart on each server (read-only there).
 READ_ONLY = {
     'mysql80': {'innodb_sort_buffer_size', 'innodb_read_io_threads'},
@@ -51,61 +31,8 @@ READ_ONLY = {
     'mariadb1011': {'innodb_sort_buffer_size', 'innodb_log_buffer_size'},
     'mariadb118': {'innodb_sort_buffer_size'},
 }
-PLAY = """
-- name: Server settings from one map
-  hosts: "{{ target }}"
-  gather_facts: false
-  roles:
-    - role: dbfleet.innodb.settings
-"""
-
-
 def dropin(host):
     return os.path.join(host_vars(host)['dbfleet_option_dropin_dir'], DROPIN)
-
-
-def play(tmp_path, extra, *flags, hosts=LAB_HOSTS, inventory='inventories/lab', playbook=None):
-    """ansible-playbook with the role on every lab host; (rc, output, [task results]) - the results from the
-    test's callback (tests/integration/callback_plugins/task_results.py). With playbook (a path), that playbook on
-    the hosts of inventory instead (playbooks/settings.yml: hosts through dbfleet_settings_hosts)."""
-    if playbook is None:
-        playbook = tmp_path / 'settings.yml'
-        playbook.write_text(PLAY)
-        extra = dict(extra, target=':'.join(hosts))
-    else:
-        extra = dict(extra, dbfleet_settings_hosts=list(hosts))
-    with tempfile.NamedTemporaryFile(suffix='.jsonl', delete=False) as results:
-        name = results.name
-    os.environ.update(ANSIBLE_CALLBACK_PLUGINS=os.path.join(os.path.dirname(__file__), 'callback_plugins'),
-                      ANSIBLE_CALLBACKS_ENABLED='task_results', DBFLEET_TASK_RESULTS_FILE=name)
-    try:
-        rc, out = ansible('ansible-playbook', '-i', str(inventory), str(playbook), '-e', json.dumps(extra), *flags,
-                          timeout=900)
-        with open(name, encoding='utf-8') as handle:
-            results = [json.loads(line) for line in handle if line.strip()]
-    finally:
-        for key in ('ANSIBLE_CALLBACK_PLUGINS', 'ANSIBLE_CALLBACKS_ENABLED', 'DBFLEET_TASK_RESULTS_FILE'):
-            os.environ.pop(key, None)
-        os.unlink(name)
-    return rc, out, results
-
-
-def changed_by_task(results):
-    """{(task, host, item): changed} of the role's own tasks (the restart role's are compared by what it says)."""
-    out = {}
-    for r in results:
-        if r['status'] == 'skipped' or r['task'].startswith('Validating arguments'):
-            continue
-        item = json.dumps(r['item'], sort_keys=True) if r['item'] is not None else None
-        out[(r['task'], r['host'], item)] = bool(r['result'].get('changed'))
-    return out
-
-
-def recap(out, hosts=LAB_HOSTS):
-    """{host: changed count} from the play recap."""
-    found = dict((m.group(1), int(m.group(2))) for m in re.finditer(r'^(\w+)\s+: ok=\d+\s+changed=(\d+)', out, re.M))
-    assert set(found) == set(hosts), out
-    return found
 
 
 def desired_here(host):
@@ -184,7 +111,7 @@ def test_persisted_settings_on_mysql(lab_as_found, tmp_path):
     assert persisted['innodb_io_capacity'] == '1500' and persisted['innodb_sort_buffer_size'] == '2097152', persisted
     assert persisted['innodb_read_io_threads'] == '6' and global_value('mysql80', 'innodb_read_io_threads') == '4'
     rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_persist=True), hosts=('mysql80',))
-    assert rc == 0 and recap(out, ('mysql80',)) == {'mysql80': 0}, out
+    assert rc == 0 and changed_by_host(out, ('mysql80',)) == {'mysql80': 0}, out
 
 
 def test_a_settings_map_reaches_every_server(lab_as_found, tmp_path):
@@ -229,7 +156,7 @@ def test_a_settings_map_reaches_every_server(lab_as_found, tmp_path):
 
     # A second run changes nothing.
     rc, out, _results = play(tmp_path, dict(settings_values=MAP))
-    assert rc == 0 and set(recap(out).values()) == {0}, out
+    assert rc == 0 and set(changed_by_host(out).values()) == {0}, out
 
     # The gated restart applies the read-only settings, one server at a time.
     rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_restart='allowed'), '--check')
@@ -241,4 +168,4 @@ def test_a_settings_map_reaches_every_server(lab_as_found, tmp_path):
         assert result['drift'] is False and not_ok(result) == {}, (host, not_ok(result))
         assert global_value(host, 'innodb_sort_buffer_size') == '2097152', host
     rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_restart='allowed'))
-    assert rc == 0 and set(recap(out).values()) == {0}, out
+    assert rc == 0 and set(changed_by_host(out).values()) == {0}, out
