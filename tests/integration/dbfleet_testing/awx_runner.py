@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -318,3 +319,49 @@ def make_table(lab, host, table):
 def has_table(lab, host, table):
     return bool(lab.query(host, "SELECT 1 FROM information_schema.tables WHERE table_schema=%s AND table_name=%s",
                           (SCHEMA, table)))
+
+
+def assert_ran_inside_without_password(job, login):
+    """The job ran in a container of the image, and the password is in none of its output or events."""
+    assert job.command[:2] == ["podman", "run"] and EE_IMAGE in job.command, job.command
+    password = login["dbfleet_login_password"]
+    assert password not in job.stdout
+    assert not any(password in json.dumps(event) for event in job.events), "the password is in a job event"
+
+
+# ---------------------------------------------------------------- fixtures (imported by the conftest.py of local/awx and fleet/awx)
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """The controller's project of this module: a fresh clone of HEAD and the collections its sync installs."""
+    return Project(str(tmp_path_factory.mktemp("awx-project")))
+
+
+@pytest.fixture(scope="module")
+def lab_inventory(lab):
+    """(inventory, login credential, group_vars) of the local lab as the controller holds them: no password inside."""
+    return controller_inventory(os.path.join(ROOT, "inventories", "lab", "hosts.yml"),
+                                os.path.join(ROOT, "inventories", "lab", "group_vars"))
+
+
+@pytest.fixture()
+def jobs(tmp_path):
+    """The directory of the test's jobs."""
+    return str(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def image():
+    """The execution environment image (EE_IMAGE), or fail saying how to build it."""
+    ee_image_or_fail(EE_IMAGE)
+    return EE_IMAGE
+
+
+@pytest.fixture(scope="module")
+def container_job(image, project, tmp_path_factory):
+    """run_job inside the image, the given paths of the machine exposed to the job."""
+    base = str(tmp_path_factory.mktemp("ee-jobs"))
+
+    def launch(ident, template, inventory, group_vars=None, expose=(), **kwargs):
+        return run_job(project, base, ident, template, inventory, group_vars, image=image,
+                                  expose=tuple(expose), **kwargs)
+    return launch

@@ -13,6 +13,15 @@ CALLBACKS = os.path.join(REPO, 'tests', 'integration', 'callback_plugins')
 PLAYBOOKS = os.path.join(REPO, 'playbooks')
 # Ad-hoc results as JSON ("host | SUCCESS => {...}", read by adhoc_result), without deprecation warnings in between.
 JSON_RESULTS = dict(ANSIBLE_CALLBACK_RESULT_FORMAT='json', ANSIBLE_DEPRECATION_WARNINGS='0')
+# Playbook output as the default callback prints it with YAML results, no warnings in between (read by the drop and
+# convert tests: the playbooks' messages folded over lines; flat() unfolds them).
+YAML_RESULTS = dict(ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_LOAD_CALLBACK_PLUGINS='0',
+                    ANSIBLE_CALLBACK_RESULT_FORMAT='yaml', ANSIBLE_DEPRECATION_WARNINGS='0',
+                    ANSIBLE_LOCALHOST_WARNING='0', ANSIBLE_INVENTORY_UNPARSED_WARNING='0')
+
+# A module's result as the minimal callback prints it ("localhost | SUCCESS => {...}"), read by local_module.
+MINIMAL_JSON = dict(YAML_RESULTS, ANSIBLE_LOAD_CALLBACK_PLUGINS='1', ANSIBLE_STDOUT_CALLBACK='ansible.builtin.minimal',
+                    ANSIBLE_CALLBACK_RESULT_FORMAT='json')
 
 
 def env(**extra):
@@ -74,3 +83,26 @@ def adhoc_result(host, out):
     marker = out.index('%s | ' % host)
     start = out.index('{', marker)
     return json.JSONDecoder().raw_decode(out[start:])[0]
+
+
+def local_module_cmd(name, args, check=False):
+    """The ansible command that runs module name with args on localhost (local connection, this virtualenv's Python):
+    a real module process, as Ansible runs it."""
+    return [os.path.join(BIN, 'ansible'), 'localhost', '-i', 'localhost,', '-c', 'local',
+            '-e', 'ansible_python_interpreter=%s' % PYTHON, '-m', name, '-a', json.dumps(args)] + (
+                ['--check'] if check else [])
+
+
+def local_module(name, args, check=False, timeout=180):
+    """(rc, result) of module name run by local_module_cmd; fails showing the output when it printed no result."""
+    proc = subprocess.run(local_module_cmd(name, args, check), capture_output=True, text=True, env=env(**MINIMAL_JSON),
+                          cwd=REPO, timeout=timeout, check=False)
+    return proc.returncode, module_result(proc.stdout, proc.stderr)
+
+
+def module_result(stdout, stderr=''):
+    """The result the minimal callback printed (MINIMAL_JSON); fails showing the output when there is none."""
+    try:
+        return json.loads(stdout[stdout.index('=> {') + 3:])
+    except ValueError:
+        raise AssertionError('no JSON from ansible:\n%s\n%s' % (stdout, stderr)) from None

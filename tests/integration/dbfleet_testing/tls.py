@@ -4,6 +4,7 @@ this machine that speak just enough of the MySQL protocol to ask a client for it
 byte the client sends; their fixtures (fake_server, tls_files, lab_network, auth_servers) are imported by the conftest.py
 of local/modules and fleet/modules."""
 from __future__ import annotations
+
 import json
 import os
 import socket
@@ -11,15 +12,13 @@ import ssl
 import struct
 import subprocess
 import threading
+
 import pytest
+
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
-
-
 from dbfleet_testing.runs import ansible
 
 INVENTORY = os.path.join('inventories', 'lab')
-
-
 MARKER = 'Pw-dbfleet-tls-test-7Qz'     # the password the fake servers must never see
 
 

@@ -3,13 +3,14 @@ non-loopback address asks for the password, against a connection, a module run b
 restart gate, and a remote login that is not verified (the local lab's tests are local/modules/test_tls.py)."""
 
 from __future__ import annotations
+
 import json
 import time
+
 import pymysql
 import pytest
+
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection, verify_fleet
-
-
 from dbfleet_testing.runs import PYTHON, ansible
 from dbfleet_testing.tls import Forwarder, MARKER, adhoc_results, assert_refused, fake_login, module, rsa_key, tls_hosts
 

@@ -19,20 +19,14 @@ import time
 import pytest
 
 from dbfleet_testing import awx_runner
-from dbfleet_testing.awx_runner import AHI, AUDIT, CONVERGE, DROP, RESTART, SCHEMA, drop_window_now, report_findings, \
-    has_table, make_table, survey_defaults
+from dbfleet_testing.awx_runner import (AHI, AUDIT, CONVERGE, DROP, SCHEMA, assert_ran_inside_without_password,
+                                        drop_window_now, has_table, make_table, report_findings, survey_defaults)
 
 ROOT = awx_runner.ROOT
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from venv_pins import venv_pins  # noqa: E402  pylint: disable=wrong-import-position
 IMAGE = awx_runner.EE_IMAGE
 DRIFT_HOST = "mariadb1011"
-
-
-@pytest.fixture(scope="module")
-def image():
-    awx_runner.ee_image_or_fail(IMAGE)
-    return IMAGE
 
 
 def _inside(image, script, timeout=300):
@@ -85,43 +79,12 @@ def test_ansible_doc_of_every_module_works_inside_the_image(image):
         assert doc["examples"] and doc["return"], name
 
 
-# ------------------------------------------------------------------ jobs inside the image
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    return awx_runner.Project(str(tmp_path_factory.mktemp("awx-ee-project")))
-
-
-@pytest.fixture(scope="module")
-def lab_inventory(lab):
-    return awx_runner.controller_inventory(os.path.join(ROOT, "inventories", "lab", "hosts.yml"),
-                                           os.path.join(ROOT, "inventories", "lab", "group_vars"))
-
-
-@pytest.fixture(scope="module")
-def container_job(image, project, tmp_path_factory):
-    """run_job inside the image, the given paths of the machine exposed to the job."""
-    base = str(tmp_path_factory.mktemp("ee-jobs"))
-
-    def launch(ident, template, inventory, group_vars=None, expose=(), **kwargs):
-        return awx_runner.run_job(project, base, ident, template, inventory, group_vars, image=image,
-                                  expose=tuple(expose), **kwargs)
-    return launch
-
-
 @pytest.fixture(scope="module")
 def ee_job(container_job, lab):
     """A job on the local lab inside the image: the lab's directory (option files, drop-ins, sockets) exposed."""
     def launch(ident, template, inventory, group_vars=None, **kwargs):
         return container_job(ident, template, inventory, group_vars, expose=(lab.lab_dir,), **kwargs)
     return launch
-
-
-def _no_password(job, login):
-    """The job ran in a container of the image, and the password is in none of its output or events."""
-    assert job.command[:2] == ["podman", "run"] and IMAGE in job.command, job.command
-    password = login["dbfleet_login_password"]
-    assert password not in job.stdout
-    assert not any(password in json.dumps(event) for event in job.events), "the password is in a job event"
 
 
 def test_audit_inside_the_image_finds_what_it_finds_outside_and_its_reports_come_back(
@@ -158,7 +121,7 @@ def test_audit_inside_the_image_finds_what_it_finds_outside_and_its_reports_come
     assert report_findings(reports) == report_findings(str(tmp_path / "reports"))
     outside_summary = dict(outside.artifact_data["verify_summary"], report_dir=summary["report_dir"])
     assert summary == outside_summary
-    _no_password(inside, login)
+    assert_ran_inside_without_password(inside, login)
 
 
 def test_audit_bad_survey_answer_inside_the_image_is_named(ee_job, lab_inventory):
@@ -170,7 +133,7 @@ def test_audit_bad_survey_answer_inside_the_image_is_named(ee_job, lab_inventory
     (msg,) = set(job.failed_messages().values())
     assert "verify_fail_on_drift" in msg and "maybe" in msg, msg
     assert not os.path.exists(os.path.join(job.pdd, "artifacts", "audit-ee-bad", "reports"))
-    _no_password(job, login)
+    assert_ran_inside_without_password(job, login)
 
 
 def test_converge_check_inside_the_image_predicts_the_run(ee_job, lab_inventory, lab):
@@ -189,7 +152,7 @@ def test_converge_check_inside_the_image_predicts_the_run(ee_job, lab_inventory,
     assert lab.query("mysql80", "SELECT @@GLOBAL.innodb_flush_neighbors AS v")[0]["v"] == 0
     assert lab.query("mariadb1011", "SELECT @@GLOBAL.innodb_adaptive_hash_index AS v")[0]["v"] == 1
     for job in (check, real):
-        _no_password(job, login)
+        assert_ran_inside_without_password(job, login)
 
 
 def test_drop_tables_inside_the_image(ee_job, lab_inventory, lab):
@@ -203,7 +166,7 @@ def test_drop_tables_inside_the_image(ee_job, lab_inventory, lab):
                                         drop_timezone="UTC", drop_confirm_answer="true"))
     assert job.status == "successful" and job.rc == 0, job
     assert not has_table(lab, host, "ee_old") and has_table(lab, host, "ee_keep")
-    _no_password(job, login)
+    assert_ran_inside_without_password(job, login)
 
 
 def test_ahi_advice_inside_the_image(ee_job, lab_inventory):
@@ -214,22 +177,4 @@ def test_ahi_advice_inside_the_image(ee_job, lab_inventory):
     advised = {e["event_data"]["host"] for e in job.events if e["event"] == "runner_on_ok"
                and e["event_data"]["task"] == "Sample the counters (all hosts at once)"}
     assert advised == set(awx_runner.all_hosts(inventory))
-    _no_password(job, login)
-
-
-@pytest.mark.fleet
-def test_rolling_restart_inside_the_image_on_the_ssh_fleet(container_job, fleet):
-    inventory, login, _gv = awx_runner.controller_inventory(os.path.join(ROOT, "inventories", "fleet", "hosts.yml"))
-    login = awx_runner.fleet_login(login, fleet)
-    hosts = awx_runner.all_hosts(inventory)
-    # The job reaches the fleet hosts over SSH from the container, with the fleet's key exposed to it.
-    key = inventory["all"]["vars"]["ansible_ssh_private_key_file"]
-    assert os.path.isfile(key), key
-    job = container_job("restart-ee", RESTART, inventory, expose=(os.path.dirname(key),),
-                        survey=survey_defaults(RESTART), credential=login)
-    assert job.status == "successful" and job.rc == 0, job
-    read = {e["event_data"]["host"] for e in job.events if e["event"] == "runner_on_ok"
-            and e["event_data"]["task"] == "Read which settings wait for a restart"}
-    assert read == set(hosts), read
-    assert job.changed_tasks() == set()
-    _no_password(job, login)
+    assert_ran_inside_without_password(job, login)

@@ -15,28 +15,11 @@ import os
 import pytest
 
 from dbfleet_testing import awx_runner
-from dbfleet_testing.awx_runner import AHI, AUDIT, CONVERGE, DROP, RESTART, SCHEMA, SETTINGS, drop_window_now, report_findings, \
-    has_table, make_table, survey_defaults
+from dbfleet_testing.awx_runner import (AHI, AUDIT, CONVERGE, DROP, SCHEMA, SETTINGS, drop_window_now,
+    report_findings, has_table, make_table, survey_defaults)
 
 ROOT = awx_runner.ROOT
 DRIFT_HOST = "mysql80"
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    return awx_runner.Project(str(tmp_path_factory.mktemp("awx-project")))
-
-
-@pytest.fixture(scope="module")
-def lab_inventory(lab):
-    inventory, login, group_vars = awx_runner.controller_inventory(
-        os.path.join(ROOT, "inventories", "lab", "hosts.yml"), os.path.join(ROOT, "inventories", "lab", "group_vars"))
-    return inventory, login, group_vars
-
-
-@pytest.fixture()
-def jobs(tmp_path):
-    return str(tmp_path)
 
 
 def test_project_sync_installs_the_collection_from_the_projects_git_source(project):
@@ -269,24 +252,3 @@ def test_ahi_advice_out_of_range_answer_is_named(project, lab_inventory, jobs):
     assert set(messages) == set(_lab_hosts(inventory))
     assert all("sample_seconds" in m and "7200" in m for m in messages.values()), messages
     assert all(job.count("changed", h) == 0 for h in messages)
-
-
-# ------------------------------------------------------------------ rolling restart, on the SSH fleet
-@pytest.mark.fleet
-def test_rolling_restart_job_on_the_ssh_fleet(project, fleet, jobs):
-    inventory, login, _gv = awx_runner.controller_inventory(os.path.join(ROOT, "inventories", "fleet", "hosts.yml"))
-    login = awx_runner.fleet_login(login, fleet)
-    hosts = awx_runner.all_hosts(inventory)
-    assert RESTART["job_slice_count"] == 1
-    job = awx_runner.run_job(project, jobs, "restart", RESTART, inventory,
-                             survey=survey_defaults(RESTART), credential=login)
-    assert job.status == "successful" and job.rc == 0, job
-    for host in hosts:
-        assert job.count("failures", host) == 0 and job.count("ok", host) > 0, (host, job.stats)
-    # Nothing waits for a restart: nothing restarts.
-    assert job.changed_tasks() == set(), job.changed_tasks()
-    # Every fleet host was reached over SSH and read from its server.
-    assert inventory["all"]["vars"]["ansible_connection"] == "ssh"
-    read = {e["event_data"]["host"] for e in job.events if e["event"] == "runner_on_ok"
-            and e["event_data"]["task"] == "Read which settings wait for a restart"}
-    assert read == set(hosts), read

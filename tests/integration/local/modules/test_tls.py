@@ -10,12 +10,13 @@ inventory's socket.
 """
 
 from __future__ import annotations
+
 import json
+
 import pymysql
 import pytest
+
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection, verify_fleet
-
-
 from dbfleet_testing.runs import playbook_proc
 from dbfleet_testing.tls import (AuthServer, CAPABILITIES, CLIENT_SSL, FakeServer, Forwarder, FullAuthServer, MARKER,
     address_of_this_machine, login, module, ssl_version, tls_hosts)

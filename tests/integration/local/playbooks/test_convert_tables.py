@@ -13,60 +13,24 @@
   inventory and the variable, each primary converts, the replicas apply the ALTER, and every host ends
   in InnoDB with the same rows and checksum as its primary and the same GTID position.
 """
-
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
-import time
 
 import pytest
-import yaml
 
-from dbfleet_testing.lab import REPO
-sys.path.insert(0, os.path.join(REPO, '.collections'))
-from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import (  # noqa: E402
-    checksum_from_row, content_checksum_sql)
+from dbfleet_testing.conversions import SCHEMA, content, engine, playbook
+from dbfleet_testing.runs import local_module
 from dbfleet_testing.windows import window_around_now  # noqa: E402  pylint: disable=wrong-import-position
 
-VENV_BIN = os.path.join(REPO, '.venv', 'bin')
-ENV = dict(os.environ, PATH=VENV_BIN + os.pathsep + os.environ.get('PATH', ''),
-           ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'),
-           ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, '.collections'),
-           ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_LOAD_CALLBACK_PLUGINS='0',
-           ANSIBLE_CALLBACK_RESULT_FORMAT='yaml', ANSIBLE_DEPRECATION_WARNINGS='0',
-           ANSIBLE_LOCALHOST_WARNING='0', ANSIBLE_INVENTORY_UNPARSED_WARNING='0')
-SCHEMA = 'dbfleet_test_convert'
+
 HOST = 'mariadb118'
-
-
-def playbook(inventory, check=False, **extra):
-    extra.setdefault('convert_tables_window', window_around_now(True))
-    cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', inventory,
-           os.path.join(REPO, 'playbooks', 'convert_tables.yml'), '-e', json.dumps(extra)]
-    if check:
-        cmd.append('--check')
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300, check=False)
-    return proc.returncode, ' '.join((proc.stdout + proc.stderr).split())  # one line: YAML folds long messages
 
 
 def recap_changed(out, host):
     m = re.search(r'%s\s*: ok=\d+\s+changed=(\d+)' % re.escape(host), out)
     assert m, out[-2000:]
     return int(m.group(1))
-
-
-def engine(lab, host, table):
-    rows = lab.query(host, 'SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s',
-                     (SCHEMA, table), tries=20)
-    return rows[0]['ENGINE'] if rows else None
-
-
-def content(lab, host, table, columns):
-    return checksum_from_row(lab.query(host, content_checksum_sql(SCHEMA, table, columns), tries=20)[0])
 
 
 def checksum_table(lab, host, table):
@@ -163,72 +127,6 @@ def test_convert_aria_and_myisam_on_mariadb118(lab):
         conn.close()
 
 
-# ------------------------------------------------------------------ SSH fleet: whole topologies
-def _wait(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, 'gave up waiting for: %s' % what
-        time.sleep(0.3)
-
-
-def _gtid(fleet, host):
-    row = fleet.query(host, 'SELECT @@GLOBAL.version AS v', tries=20)[0]
-    if 'MariaDB' in row['v']:
-        var = 'gtid_slave_pos' if host in ('db2', 'db4') else 'gtid_binlog_pos'
-    else:
-        var = 'gtid_executed'
-    return ''.join(str(fleet.query(host, 'SELECT @@GLOBAL.%s AS g' % var, tries=20)[0]['g']).split())
-
-
-@pytest.mark.fleet
-def test_fleet_whole_topology_converted_on_primaries_replicas_verified(fleet, tmp_path):
-    assert all(row['state'] == 'up' for row in fleet.refresh().values()), fleet.hosts
-    pairs = (('db1', 'db2'), ('db3', 'db4'))
-    for primary, replica in pairs:
-        fleet.query(primary, 'DROP DATABASE IF EXISTS %s' % SCHEMA)
-        fleet.query(primary, 'CREATE DATABASE %s' % SCHEMA)
-        fleet.query(primary, 'CREATE TABLE %s.m (id INT PRIMARY KEY, v VARCHAR(40), n INT NULL) ENGINE=MyISAM' % SCHEMA)
-        fleet.query(primary, 'INSERT INTO %s.m VALUES %s' % (SCHEMA, ', '.join(
-            "(%d, 'v%d', %s)" % (i, i, 'NULL' if i % 5 == 0 else i) for i in range(1, 801))))
-        _wait(lambda r=replica: engine(fleet, r, 'm') == 'MyISAM', 30, 'the table on %s' % replica)
-    tables = ['%s.m' % SCHEMA]
-    hosts = 'db1:db2:db3:db4'
-    try:
-        rc, out = playbook(fleet.inventory, convert_tables_hosts=hosts, convert_tables_tables=tables)
-        assert rc != 0 and 'db2 is a replica of db1' in out and 'db4 is a replica of db3' in out, out[-3000:]
-        assert 'convert_tables_whole_topology=true' in out
-        # an inventory that calls the replica db2 a primary: the servers say otherwise, nothing changes
-        data = yaml.safe_load(open(fleet.inventory, encoding='utf-8'))
-        data['all']['children']['mysql']['hosts']['db2']['dbfleet_replication_role'] = 'primary'
-        wrong = tmp_path / 'wrong.yml'
-        wrong.write_text(yaml.safe_dump(data, sort_keys=False))
-        rc, out = playbook(str(wrong), convert_tables_hosts=hosts, convert_tables_tables=tables,
-                           convert_tables_whole_topology=True)
-        assert rc != 0 and 'stopped before any change' in out, out[-3000:]
-        assert 'db2: the inventory says primary (dbfleet_replication_role), replica: the server replicates from db1' in out
-        assert all(engine(fleet, h, 'm') == 'MyISAM' for h in ('db1', 'db2', 'db3', 'db4'))
-
-        rc, out = playbook(fleet.inventory, convert_tables_hosts=hosts, convert_tables_tables=tables,
-                           convert_tables_whole_topology=True)
-        assert rc == 0, out[-4000:]
-        assert out.count('result: converted') == 2
-        assert 'verified_here: - %s.m' % SCHEMA in out
-        for primary, replica in pairs:
-            assert engine(fleet, primary, 'm') == 'InnoDB' and engine(fleet, replica, 'm') == 'InnoDB'
-            want = content(fleet, primary, 'm', ['id', 'v', 'n'])
-            assert want['rows'] == 800 and content(fleet, replica, 'm', ['id', 'v', 'n']) == want
-            _wait(lambda p=primary, r=replica: _gtid(fleet, p) == _gtid(fleet, r), 30,
-                  'GTID position of %s equal to %s' % (replica, primary))
-            status = fleet.query(replica, 'SHOW ALL SLAVES STATUS' if replica == 'db4' else 'SHOW REPLICA STATUS')[0]
-            running = [status.get(k) for k in ('Slave_IO_Running', 'Slave_SQL_Running', 'Replica_IO_Running',
-                                               'Replica_SQL_Running') if k in status]
-            assert running == ['Yes', 'Yes'], status
-        assert re.search(r'db1\s*: ok=\d+\s+changed=[1-9]', out) and re.search(r'db2\s*: ok=\d+\s+changed=0', out)
-    finally:
-        for primary, _replica in pairs:
-            fleet.query(primary, 'DROP DATABASE IF EXISTS %s' % SCHEMA)
-
-
 # ------------------------------------------------------------------ identifiers as users write them (issue 23)
 ODD_COLUMNS = ('first name', 'last-name', 'we`ird', 'prénom', 'select')
 
@@ -238,15 +136,7 @@ def _module(lab, host, state_dir, **args):
     row = lab.hosts[host]
     args = dict(login_unix_socket=row['socket'], login_user=lab.admin_user, login_password=lab.admin_password,
                 config_file='', state_dir=state_dir, **args)
-    cmd = [os.path.join(VENV_BIN, 'ansible'), 'localhost', '-i', 'localhost,', '-c', 'local',
-           '-e', 'ansible_python_interpreter=%s' % os.path.join(VENV_BIN, 'python'),
-           '-m', 'dbfleet.innodb.convert_tables', '-a', json.dumps(args)]
-    env = dict(ENV, ANSIBLE_LOAD_CALLBACK_PLUGINS='1', ANSIBLE_STDOUT_CALLBACK='ansible.builtin.minimal',
-               ANSIBLE_CALLBACK_RESULT_FORMAT='json')
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=180, check=False)
-    out = proc.stdout
-    assert '=> {' in out, (out + proc.stderr)[-3000:]
-    return proc.returncode, json.loads(out[out.index('=> {') + 3:])
+    return local_module('dbfleet.innodb.convert_tables', args)
 
 
 @pytest.mark.parametrize('host', ['mariadb118', 'mysql80'])

@@ -26,16 +26,10 @@ from dbfleet_testing.lab import REPO
 sys.path.insert(0, os.path.join(REPO, '.collections'))
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors  # noqa: E402
 from dbfleet_testing.servers import LAB_HOSTS  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.runs import MINIMAL_JSON, YAML_RESULTS, env, local_module, local_module_cmd, module_result, playbook_proc  # noqa: E402,E501  pylint: disable=wrong-import-position,line-too-long
 from dbfleet_testing.windows import window_around_now  # noqa: E402  pylint: disable=wrong-import-position
 
 HOSTS = LAB_HOSTS
-VENV_BIN = os.path.join(REPO, '.venv', 'bin')
-ENV = dict(os.environ, PATH=VENV_BIN + os.pathsep + os.environ.get('PATH', ''),
-           ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'),
-           ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, '.collections'),
-           ANSIBLE_LOAD_CALLBACK_PLUGINS='1', ANSIBLE_STDOUT_CALLBACK='ansible.builtin.minimal',
-           ANSIBLE_CALLBACK_RESULT_FORMAT='json',
-           ANSIBLE_DEPRECATION_WARNINGS='0', ANSIBLE_LOCALHOST_WARNING='0', ANSIBLE_INVENTORY_UNPARSED_WARNING='0')
 
 
 # ------------------------------------------------------------------ helpers
@@ -89,21 +83,7 @@ class Server(object):
 
 def module(server, check=False, timeout=180, **args):
     """Run dbfleet.innodb.drop_tables through ansible (a real module process); returns (rc, result)."""
-    args = dict(server.login(), **args)
-    cmd = [os.path.join(VENV_BIN, 'ansible'), 'localhost', '-i', 'localhost,', '-c', 'local',
-           '-e', 'ansible_python_interpreter=%s' % os.path.join(VENV_BIN, 'python'),
-           '-m', 'dbfleet.innodb.drop_tables', '-a', json.dumps(args)]
-    if check:
-        cmd.append('--check')
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=REPO, timeout=timeout, check=False)
-    return proc.returncode, _result(proc.stdout, proc.stderr)
-
-
-def _result(stdout, stderr=''):
-    try:
-        return json.loads(stdout[stdout.index('=> {') + 3:])
-    except ValueError:
-        raise AssertionError('no JSON from ansible:\n%s\n%s' % (stdout, stderr))
+    return local_module('dbfleet.innodb.drop_tables', dict(server.login(), **args), check=check, timeout=timeout)
 
 
 @pytest.fixture(scope='module', params=HOSTS)
@@ -302,10 +282,8 @@ def _start_drop(server, schema, **extra):
     of its own (ansible ad-hoc, local connection), so that a test can signal the module's process."""
     args = dict(server.login(), tables=['%s.t1' % schema], confirm=True, ahi_strategy='toggle',
                 lock_wait_timeout=30, retries=0, **extra)
-    cmd = [os.path.join(VENV_BIN, 'ansible'), 'localhost', '-i', 'localhost,', '-c', 'local',
-           '-e', 'ansible_python_interpreter=%s' % os.path.join(VENV_BIN, 'python'),
-           '-m', 'dbfleet.innodb.drop_tables', '-a', json.dumps(args)]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=REPO)
+    return subprocess.Popen(local_module_cmd('dbfleet.innodb.drop_tables', args), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env(**MINIMAL_JSON), cwd=REPO)
 
 
 def _waiting_module_pid(server, proc):
@@ -340,7 +318,7 @@ def test_interrupted_module_restores_ahi_and_kills_the_waiting_drop(server, sche
         if proc.poll() is None:
             proc.kill()
         blocker.release()
-    res = _result(out, err)
+    res = module_result(out, err)
     assert 'interrupted by %s' % signame in res['msg'], res
     assert_ahi_reported(res, 'ON')
     assert server.ahi() == 'ON'
@@ -608,33 +586,29 @@ def test_follow_waits_for_the_drop_and_restores_ahi(server, schema, tmp_path):
 
 
 # ------------------------------------------------------------------ the playbook
-def playbook(lab, host, check=False, **extra):
-    cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', lab.inventory,
-           os.path.join(REPO, 'playbooks', 'drop_tables.yml'),
-           '-e', json.dumps(dict(extra, drop_hosts=host))]
-    if check:
-        cmd.append('--check')
-    env = dict(ENV, ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_LOAD_CALLBACK_PLUGINS='0',
-               ANSIBLE_CALLBACK_RESULT_FORMAT='yaml')
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=600, check=False)
+def playbook(inventory, host, check=False, **extra):
+    """drop_tables.yml on host (drop_hosts) with extra; the CompletedProcess, its output as the default callback prints
+    it with YAML results."""
+    return playbook_proc(inventory, 'drop_tables.yml', dict(extra, drop_hosts=host), check=check,
+                         env_extra=YAML_RESULTS)
 
 
 def test_playbook_outside_window_check_mode_and_drop(server, schema):
     make_table(server, schema, 't1')
     server.set_ahi('ON')
     tables = ['%s.t1' % schema]
-    proc = playbook(server.lab, server.name, drop_tables=tables, drop_window=window_around_now(False),
+    proc = playbook(server.lab.inventory, server.name, drop_tables=tables, drop_window=window_around_now(False),
                     drop_confirm=True)
     assert proc.returncode != 0
     assert 'the next window opens at' in proc.stdout
     assert server.exists(schema, 't1')
-    proc = playbook(server.lab, server.name, drop_tables=tables, drop_window=window_around_now(True))
+    proc = playbook(server.lab.inventory, server.name, drop_tables=tables, drop_window=window_around_now(True))
     assert proc.returncode != 0 and 'drop_confirm is not set to true' in proc.stdout
-    proc = playbook(server.lab, server.name, check=True, drop_tables=tables, drop_window=window_around_now(True))
+    proc = playbook(server.lab.inventory, server.name, check=True, drop_tables=tables, drop_window=window_around_now(True))
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert 'DROP TABLE %s.t1' % schema in proc.stdout
     assert server.exists(schema, 't1')
-    proc = playbook(server.lab, server.name, drop_tables=tables, drop_window=window_around_now(True),
+    proc = playbook(server.lab.inventory, server.name, drop_tables=tables, drop_window=window_around_now(True),
                     drop_confirm=True, drop_ahi_strategy='toggle')
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert not server.exists(schema, 't1')
@@ -645,50 +619,13 @@ def test_playbook_outside_window_check_mode_and_drop(server, schema):
 def test_playbook_rolling_mode_single_host_no_binlog_event(server, schema):
     make_table(server, schema, 'r1')
     pos = _binlog_position(server)
-    proc = playbook(server.lab, server.name, drop_tables=['%s.r1' % schema], drop_window=window_around_now(True),
+    proc = playbook(server.lab.inventory, server.name, drop_tables=['%s.r1' % schema], drop_window=window_around_now(True),
                     drop_confirm=True, drop_mode='rolling')
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert not server.exists(schema, 'r1')
     assert 'binlog_disabled: true' in proc.stdout or 'SET SESSION sql_log_bin = 0' in proc.stdout, proc.stdout[-3000:]
     if pos is not None:
         assert _binlog_drops(server, pos, 'r1') == []
-
-
-# ------------------------------------------------------------------ the SSH fleet (the `fleet` fixture brings it up)
-@pytest.mark.fleet
-def test_fleet_replicated_drop_reaches_the_replica_and_restores_ahi(fleet):
-    assert all(row['state'] == 'up' for row in fleet.refresh().values()), fleet.hosts
-    primary, replica = fleet.connect('db1', via='socket'), fleet.connect('db2', via='socket')
-    cur_p, cur_r = primary.cursor(), replica.cursor()
-    cur_r.execute('SELECT @@GLOBAL.innodb_adaptive_hash_index')
-    ahi_before = cur_r.fetchone()[0]
-    schema = 'dbfleet_test_drop_fleet_it'
-    cur_p.execute('DROP DATABASE IF EXISTS %s' % schema)
-    cur_p.execute('CREATE DATABASE %s' % schema)
-    cur_p.execute('CREATE TABLE %s.t1 (id INT PRIMARY KEY) ENGINE=InnoDB' % schema)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        cur_r.execute("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s", (schema,))
-        if cur_r.fetchone()[0] == 1:
-            break
-        time.sleep(0.5)
-    cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', fleet.inventory,
-           os.path.join(REPO, 'playbooks', 'drop_tables.yml'), '-e', json.dumps(dict(
-               drop_tables=['%s.t1' % schema], drop_window=window_around_now(True), drop_confirm=True,
-               drop_hosts='db1:db2', drop_ahi_strategy='toggle'))]
-    env = dict(ENV, ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_LOAD_CALLBACK_PLUGINS='0',
-               ANSIBLE_CALLBACK_RESULT_FORMAT='yaml')
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=600, check=False)
-    try:
-        assert proc.returncode == 0, proc.stdout[-3000:]
-        cur_r.execute("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = 't1'",
-                      (schema,))
-        assert cur_r.fetchone()[0] == 0
-        cur_r.execute('SELECT @@GLOBAL.innodb_adaptive_hash_index')
-        assert cur_r.fetchone()[0] == ahi_before
-        assert 'outcome: applied' in proc.stdout or "outcome: 'applied'" in proc.stdout
-    finally:
-        cur_p.execute('DROP DATABASE IF EXISTS %s' % schema)
 
 
 def test_stale_marker_of_a_restarted_server_is_checked_not_replayed(killed_server, tmp_path):
