@@ -106,3 +106,16 @@ def module_result(stdout, stderr=''):
         return json.loads(stdout[stdout.index('=> {') + 3:])
     except ValueError:
         raise AssertionError('no JSON from ansible:\n%s\n%s' % (stdout, stderr)) from None
+
+
+def adhoc(host, inventory, module, args, check=False, verbosity=0, timeout=300):
+    """(result, CompletedProcess) of module run with args on host by `ansible -o` (one line per host); result['failed']
+    says whether the host's line is FAILED."""
+    cmd = [os.path.join(BIN, 'ansible'), host, '-i', inventory, '-o', '-m', module, '-a', json.dumps(args)]
+    cmd += (['--check'] if check else []) + (['-' + 'v' * verbosity] if verbosity else [])
+    proc = subprocess.run(cmd, env=env(ANSIBLE_CALLBACK_RESULT_FORMAT='json'), capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO, check=False)
+    line = [x for x in proc.stdout.splitlines() if x.startswith(host + ' | ')][-1]
+    result = json.loads(line[line.index('{'):])
+    result['failed'] = line.split(' | ')[1].startswith('FAILED')
+    return result, proc

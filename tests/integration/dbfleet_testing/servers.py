@@ -8,6 +8,7 @@ from contextlib import contextmanager
 
 import pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
 from dbfleet_testing.lab import DEFAULT_HOSTS, REPO, require_lab_hosts
 from dbfleet_testing.runs import COLLECTIONS, PYTHON
@@ -141,3 +142,54 @@ def dropin(host, text):
 def engines(host, **extra):
     """The storage_engines module's facts of host (read-only, must succeed)."""
     return read_only_result('storage_engines', host, **extra)['storage_engines']
+
+
+@contextmanager
+def identified_cursor(lab, host):
+    """(cursor, global variables by lowercase name, flavors identity) of lab host, which must be up; closed after."""
+    row = lab.hosts.get(host)
+    assert row and row['state'] == 'up', '%s is not up: make lab-up (lab/lab.py up)' % host
+    conn = lab.connect(host)
+    try:
+        with conn.cursor() as cur:
+            cur.execute('SHOW GLOBAL VARIABLES')
+            variables = {name.lower(): value for name, value in cur.fetchall()}
+            yield cur, variables, flavors.identity_from_variables(variables)
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------- over a host's unix socket (its inventory variables hv)
+def socket_login(hv):
+    """The module options of hv's login over its unix socket."""
+    return dict(login_unix_socket=hv['dbfleet_login_unix_socket'], login_user=hv['dbfleet_login_user'],
+                login_password=hv['dbfleet_login_password'])
+
+
+def socket_connect(hv, database=None, tries=30):
+    """A PyMySQL connection over hv's socket; tried again once a second while another user of the lab restarts it."""
+    for i in range(tries):
+        try:
+            return pymysql.connect(unix_socket=hv['dbfleet_login_unix_socket'], user=hv['dbfleet_login_user'],
+                                   password=hv['dbfleet_login_password'], autocommit=True, database=database)
+        except pymysql.err.OperationalError:
+            if i == tries - 1:
+                raise
+            time.sleep(1)
+    return None
+
+
+def socket_sql(hv, statement, args=None):
+    """The rows (tuples) of one statement over hv's socket."""
+    conn = socket_connect(hv)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(statement, args)
+            return cur.fetchall()
+    finally:
+        conn.close()
+
+
+def socket_global_value(hv, name):
+    """@@GLOBAL.name over hv's socket, as a string."""
+    return str(socket_sql(hv, 'SELECT @@GLOBAL.' + name)[0][0])

@@ -22,7 +22,6 @@ serves as one test's "after" and the next one's "before"):
 import collections
 import json
 import os
-import subprocess
 import sys
 
 import pytest
@@ -31,6 +30,7 @@ from dbfleet_testing.lab import REPO as ROOT
 sys.path.insert(0, os.path.join(ROOT, 'lab'))
 
 from dbfleet_testing.lab import BOOTED_HOSTS  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.runs import ansible, flat, playbook  # noqa: E402  pylint: disable=wrong-import-position
 
 # The booted hosts of the SSH fleet (lab/dbfleet_lab/machines.py), or an inventory of other booted hosts.
 HOSTS = BOOTED_HOSTS
@@ -71,31 +71,11 @@ CASES = (
 pytestmark = pytest.mark.fleet
 
 
-def env():
-    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-                ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_NOCOLOR='1',
-                ANSIBLE_FORCE_COLOR='0', PATH=os.path.join(ROOT, '.venv', 'bin') + ':' + os.environ['PATH'])
-
-
-def flat(text):
-    return ' '.join(text.split())
-
-
-def ansible(args, timeout=600):
-    proc = subprocess.run(args, env=env(), capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False)
-    return proc.returncode, proc.stdout + proc.stderr
-
-
-def playbook(path, extra, limit=None):
-    args = [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY[0], path, '-e', json.dumps(extra)]
-    return ansible(args + (['--limit', limit] if limit else []))
-
-
 def state(tmp_path, setup=False):
     """host -> what systemd_state.yml read: flavor, version, unit, role, source, channels, dropin_dir, dropins,
     unit_state, table."""
     out = str(tmp_path / ('state-%d.json' % len(os.listdir(str(tmp_path)))))
-    rc, text = playbook(os.path.join(ROOT, 'tests', 'integration', 'playbooks', 'systemd_state.yml'),
+    rc, text = playbook(INVENTORY[0], os.path.join(ROOT, 'tests', 'integration', 'playbooks', 'systemd_state.yml'),
                         dict(systemd_state_out=out, systemd_state_setup=setup))
     assert rc == 0, text
     with open(out, encoding='utf-8') as handle:
@@ -129,7 +109,7 @@ def test_restart_through_systemd_gives_a_new_process_and_invocation(booted):
     tmp, dummy = booted
     before = last_state(tmp)
     del LAST[:]
-    rc, out = playbook(os.path.join(ROOT, 'playbooks', 'rolling_restart.yml'), dict(rolling_restart_all=True))
+    rc, out = playbook(INVENTORY[0], os.path.join(ROOT, 'playbooks', 'rolling_restart.yml'), dict(rolling_restart_all=True))
     assert rc == 0, out
     after = state(tmp)
     for host, was in before.items():
@@ -148,13 +128,13 @@ def test_a_refused_start_is_put_back_and_the_run_stops_naming_it(booted, case):
     before = last_state(tmp)
     host, dropin = case.host, '%s/%s' % (before[case.host]['dropin_dir'], FAULT_DROPIN)
     assert before[host]['unit'] == case.unit and before[host]['version'].startswith(case.version), before[host]
-    rc, out = ansible([os.path.join(ROOT, '.venv', 'bin', 'ansible'), host, '-i', INVENTORY[0], '-m',
-                       'ansible.builtin.copy', '-a', json.dumps(dict(dest=dropin, mode=case.mode, owner='root',
-                                                                     group='root', content='[mysqld]\n%s\n' % case.line))])
+    rc, out = ansible('ansible', host, '-i', INVENTORY[0], '-m', 'ansible.builtin.copy', '-a',
+                      json.dumps(dict(dest=dropin, mode=case.mode, owner='root', group='root',
+                                      content='[mysqld]\n%s\n' % case.line)), timeout=600)
     assert rc == 0, out
     del LAST[:]
     # The next host of the run is another topology's, after this one: the run must stop before it.
-    rc, out = playbook(os.path.join(ROOT, 'playbooks', 'rolling_restart.yml'),
+    rc, out = playbook(INVENTORY[0], os.path.join(ROOT, 'playbooks', 'rolling_restart.yml'),
                        dict(rolling_restart_all=True, rolling_restart_hosts='%s:%s' % (host, case.next)))
     text = flat(out)
     assert rc != 0, out
@@ -197,8 +177,7 @@ LEFTOVER_CASES = [c for c in CASES if c.id.endswith('-unknown-variable') and c.u
 
 def on_host(host, module, args):
     """One ad-hoc module run on a booted host, as root."""
-    return ansible([os.path.join(ROOT, '.venv', 'bin', 'ansible'), host, '-i', INVENTORY[0], '--become', '-m', module,
-                    '-a', json.dumps(args)])
+    return ansible('ansible', host, '-i', INVENTORY[0], '--become', '-m', module, '-a', json.dumps(args), timeout=600)
 
 
 @pytest.mark.parametrize('case', LEFTOVER_CASES, ids=[c.id for c in LEFTOVER_CASES])
@@ -225,7 +204,7 @@ def test_a_process_of_the_unit_that_ignores_sigterm_is_killed_after_the_bound_an
         helper = int(out.split('helper=')[1].split()[0])
         ignored = int(out.split('SigIgn:')[1].split()[0], 16)
         assert ignored & (1 << 14), out     # SIGTERM (15) ignored
-        rc, out = playbook(os.path.join(ROOT, 'playbooks', 'rolling_restart.yml'),
+        rc, out = playbook(INVENTORY[0], os.path.join(ROOT, 'playbooks', 'rolling_restart.yml'),
                            dict(rolling_restart_all=True, rolling_restart_hosts='%s:%s' % (host, case.next),
                                 restart_leftover_timeout=LEFTOVER_TIMEOUT))
         text = flat(out)

@@ -21,6 +21,7 @@ from dbfleet_testing.lab import REPO as ROOT
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 
 from dbfleet_testing.lab import BOOTED_HOSTS, inside  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.runs import env, playbook, recap  # noqa: E402  pylint: disable=wrong-import-position
 
 pytestmark = pytest.mark.fleet
 
@@ -41,33 +42,6 @@ SITE_VARS = {"adaptive_hash_enabled": True}
 def booted(booted_machines):
     """pkg1-pkg5 booted (conftest.booted_machines: once for the session, left as found)."""
     return booted_machines
-
-
-def env():
-    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
-                ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".collections"), ANSIBLE_NOCOLOR="1",
-                ANSIBLE_FORCE_COLOR="0", PATH=os.path.join(ROOT, ".venv", "bin") + ":" + os.environ["PATH"])
-
-
-def playbook(inventory, name, extra=None, check=False):
-    cmd = [os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i", inventory,
-           os.path.join(ROOT, "playbooks", name)]
-    if extra:
-        cmd += ["-e", json.dumps(extra)]
-    if check:
-        cmd.append("--check")
-    proc = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
-    return proc.returncode, proc.stdout + proc.stderr
-
-
-def recap(output):
-    """{host: {ok, changed, failed, ...}} from the PLAY RECAP lines."""
-    counts = {}
-    for line in output.splitlines():
-        parts = line.split(":", 1)
-        if len(parts) == 2 and parts[0].strip() in HOSTS and "changed=" in parts[1]:
-            counts[parts[0].strip()] = dict((k, int(v)) for k, v in (f.split("=") for f in parts[1].split()))
-    return counts
 
 
 def module_result(inventory, host, module, tmp_path, args=""):

@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(ROOT, "lab"))
 
 from dbfleet_testing.lab import LabHandle, default_lab_dir, lab_py  # noqa: E402  pylint: disable=wrong-import-position
 from dbfleet_testing.lab import inside as inside_host  # noqa: E402  pylint: disable=wrong-import-position
-from dbfleet_testing.runs import env  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.runs import env, playbook, recap  # noqa: E402  pylint: disable=wrong-import-position
 
 pytestmark = pytest.mark.fleet
 
@@ -50,21 +50,16 @@ def booted():
 
 
 def inside(lab, *argv):
-    """A command inside pkg5 (test_booted_hosts.inside)."""
+    """A command inside pkg5 (dbfleet_testing.lab.inside)."""
     return inside_host(lab, HOST, *argv)
 
 
 def site(lab, check=False):
-    cmd = [os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i", lab.booted_inventory, "--limit", HOST,
-           os.path.join(ROOT, "playbooks", "site.yml"), "-e", json.dumps(SITE_VARS)] + (["--check"] if check else [])
-    proc = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out[-3000:]
-    for line in out.splitlines():
-        name, _sep, counts = line.partition(":")
-        if name.strip() == HOST and "changed=" in counts:
-            return dict((k, int(v)) for k, v in (f.split("=") for f in counts.split()))["changed"]
-    raise AssertionError("no recap line for %s:\n%s" % (HOST, out[-3000:]))
+    rc, out = playbook(lab.booted_inventory, "site.yml", SITE_VARS, check=check, limit=HOST)
+    assert rc == 0, out[-3000:]
+    counts = recap(out)
+    assert HOST in counts, "no recap line for %s:\n%s" % (HOST, out[-3000:])
+    return counts[HOST]["changed"]
 
 
 def test_the_collection_finds_the_vendor_layout_by_itself(booted, tmp_path):

@@ -18,6 +18,7 @@ import sys
 import pytest
 
 from dbfleet_testing.lab import REPO as ROOT
+from dbfleet_testing.runs import env
 BIN = os.path.dirname(sys.executable)
 HOST = "db1"
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -28,9 +29,7 @@ pytestmark = pytest.mark.fleet
 def ansible(fleet, *args, interpreter, check=False):
     cmd = [os.path.join(BIN, args[0]), "-i", fleet.inventory, "-l", HOST,
            "-e", "ansible_python_interpreter=" + interpreter] + list(args[1:]) + (["--check"] if check else [])
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".collections"), ANSIBLE_NOCOLOR="1")
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False, cwd=ROOT, env=env)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False, cwd=ROOT, env=env())
 
 
 def recap(proc):

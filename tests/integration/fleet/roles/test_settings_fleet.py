@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import threading
 import time
 
 import pymysql
@@ -26,6 +25,7 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
+from dbfleet_testing.background import Background
 from dbfleet_testing.lab import REPO
 from dbfleet_testing.replication import PAIRS, SCHEMA, assert_nothing_lost, one, wait_replicating, write_rows
 from dbfleet_testing.runs import adhoc_result, ansible, flat
@@ -67,15 +67,15 @@ def gtid(fleet, host):
                else 'SELECT @@GLOBAL.gtid_binlog_pos').replace('\n', '')
 
 
-class DownWatch:
+class DownWatch(Background):
     """Tries a connection to every host of the pairs, from outside, about five times a second while inside: the
     sweeps, each the set of hosts that were down (connection refused or no answer in 3 s)."""
 
     def __init__(self, fleet):
-        self.fleet, self.sweeps, self.stop = fleet, [], threading.Event()
-        self.thread = threading.Thread(target=self.watch, daemon=True)
+        self.fleet, self.sweeps = fleet, []
+        super().__init__()
 
-    def watch(self):
+    def loop(self):
         while not self.stop.is_set():
             down = set()
             for host in HOSTS:
@@ -85,14 +85,6 @@ class DownWatch:
                     down.add(host)
             self.sweeps.append((time.time(), down))
             time.sleep(0.2)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join(30)
 
     def seen_down(self, host):
         """The moments host was seen down."""

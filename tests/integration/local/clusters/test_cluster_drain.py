@@ -14,18 +14,16 @@ error 1047, ``down``: no answer) while tests/integration/playbooks/restart_drain
   ordinary user's session is cut and a new login refused with error 3032 before the stop, it logs in again after
   the gate, offline_mode is OFF at the end.
 """
-import json
 import os
-import subprocess
 import threading
 import time
 
 import pymysql
 
 from dbfleet_testing.clusters import HOSTS, INVENTORY
-from dbfleet_testing.runs import env
 from dbfleet_testing.clusters import pid_of, primary_of, wait_all_online
 from dbfleet_testing.lab import REPO
+from dbfleet_testing.runs import flat, playbook
 
 SCHEMA = 'galera_drain_it'
 NODE = 'galera3'
@@ -36,11 +34,9 @@ ER_UNKNOWN_COM_ERROR = 1047
 def run(extra, check=False, limit='galera'):
     args = dict(restart_drain_hosts=[NODE], restart_drain_play=limit)
     args.update(extra)
-    cmd = [os.path.join(REPO, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY, '--limit', limit, PLAYBOOK,
-           '-e', json.dumps(args)] + (['--check'] if check else [])
-    proc = subprocess.run(cmd, env=env(ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default'), capture_output=True,
-                          text=True, timeout=600, cwd=REPO, check=False)
-    return proc.returncode, ' '.join((proc.stdout + proc.stderr).split())
+    rc, out = playbook(INVENTORY, PLAYBOOK, args, check=check, limit=limit,
+                       env_extra=dict(ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default'))
+    return rc, flat(out)
 
 
 class Sampler(threading.Thread):

@@ -30,16 +30,13 @@ from dbfleet_testing.lab import REPO, lab_py
 from dbfleet_testing.clusterfaults import tasks_ok
 from dbfleet_testing.runs import env
 from dbfleet_testing.clusters import HOSTS, INVENTORY, NODES, REPLICA
+from dbfleet_testing import runs
 
 SCHEMA = 'galera_it'
 
 def run_playbook(playbook, extra, log_path=None, limit='galera'):
-    cmd = [os.path.join(REPO, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY, '--limit', limit, playbook,
-           '-e', json.dumps(extra)]
-    extra_env = dict(ANSIBLE_LOG_PATH=log_path) if log_path else {}
-    proc = subprocess.run(cmd, env=env(**extra_env), capture_output=True, text=True, timeout=600, cwd=REPO,
-                          check=False)
-    return proc.returncode, proc.stdout + proc.stderr
+    return runs.playbook(INVENTORY, playbook, extra, limit=limit,
+                         env_extra=dict(ANSIBLE_LOG_PATH=log_path) if log_path else None)
 
 
 PLAN_PLAY = [{

@@ -13,15 +13,12 @@ module if it started it); the primary is read from the group.
 - refused before any change, naming the member and the reason: a run that leaves a member out (``--limit``),
   and a member out of the group (STOP GROUP_REPLICATION): the table still on every member, AHI untouched.
 """
-import json
-import os
-import subprocess
 import threading
 import time
 
 from dbfleet_testing.clusters import MEMBERS, primary_of, wait_all_online
 
-from dbfleet_testing.lab import REPO as ROOT
+from dbfleet_testing import runs
 SCHEMA = 'dbfleet_it_gr_ddl'
 
 
@@ -31,15 +28,9 @@ def window_now():
 
 
 def playbook(grp, name, extra, limit='group_replication'):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_NOCOLOR='1',
-               ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_LOAD_CALLBACK_PLUGINS='0',
-               ANSIBLE_CALLBACK_RESULT_FORMAT='json',
-               PATH=os.path.join(ROOT, '.venv', 'bin') + ':' + os.environ['PATH'])
-    proc = subprocess.run([os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', grp.inventory, '--limit', limit,
-                           os.path.join(ROOT, 'playbooks', name), '-e', json.dumps(extra)],
-                          env=env, capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
-    return proc.returncode, proc.stdout + proc.stderr
+    return runs.playbook(grp.inventory, name, extra, limit=limit, env_extra=dict(
+        ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_LOAD_CALLBACK_PLUGINS='0',
+        ANSIBLE_CALLBACK_RESULT_FORMAT='json'))
 
 
 def drop(grp, table, limit='group_replication', **extra):

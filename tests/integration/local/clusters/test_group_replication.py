@@ -15,7 +15,6 @@ moves it), run playbooks/rolling_restart.yml with every member pending, and chec
 """
 import json
 import os
-import subprocess
 import tempfile
 import threading
 import time
@@ -25,6 +24,7 @@ import pymysql
 
 from dbfleet_testing.lab import REPO as ROOT
 from dbfleet_testing.clusters import MEMBERS, MEMBER_STATE_SQL, pid_of, primary_of, wait_all_online
+from dbfleet_testing.runs import CALLBACKS, playbook_proc
 SCHEMA = 'dbfleet_it_gr'
 
 
@@ -33,21 +33,15 @@ def rolling_restart(group, extra, check=False, lean=False):
     tests/integration/playbooks/restart_group.yml); (rc, output, task results)."""
     results = tempfile.NamedTemporaryFile(prefix='gr-results-', suffix='.jsonl', delete=False)
     results.close()
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_NOCOLOR='1',
-               ANSIBLE_CALLBACK_PLUGINS=os.path.join(ROOT, 'tests', 'integration', 'callback_plugins'),
-               ANSIBLE_CALLBACKS_ENABLED='task_results', DBFLEET_TASK_RESULTS_FILE=results.name,
-               DBFLEET_TASK_RESULTS_ACTIONS='restart_gate,cluster_switchover,command,topology_plan',
-               PATH=os.path.join(ROOT, '.venv', 'bin') + ':' + os.environ['PATH'])
-    cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', group.inventory,
-           os.path.join(ROOT, 'tests', 'integration', 'playbooks', 'restart_group.yml') if lean else
-           os.path.join(ROOT, 'playbooks', 'rolling_restart.yml'),
-           '-e', json.dumps(dict(dict(rolling_restart_hosts='group_replication', rolling_restart_all=True,
-                                      rolling_restart_timeout=120), **extra))]
-    if check:
-        cmd.append('--check')
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=400, cwd=ROOT, check=False)
+        proc = playbook_proc(
+            group.inventory,
+            os.path.join(ROOT, 'tests', 'integration', 'playbooks', 'restart_group.yml') if lean else 'rolling_restart.yml',
+            dict(dict(rolling_restart_hosts='group_replication', rolling_restart_all=True, rolling_restart_timeout=120),
+                 **extra), check=check, timeout=400, env_extra=dict(
+                     ANSIBLE_CALLBACK_PLUGINS=CALLBACKS, ANSIBLE_CALLBACKS_ENABLED='task_results',
+                     DBFLEET_TASK_RESULTS_FILE=results.name,
+                     DBFLEET_TASK_RESULTS_ACTIONS='restart_gate,cluster_switchover,command,topology_plan'))
         with open(results.name, encoding='utf-8') as handle:
             lines = [json.loads(line) for line in handle if line.strip()]
     finally:

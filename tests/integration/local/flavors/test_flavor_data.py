@@ -18,7 +18,7 @@ says so: run `lab/read_flavor_data.py` again to refresh the data.
 import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
-from dbfleet_testing.servers import LAB_HOSTS
+from dbfleet_testing.servers import LAB_HOSTS, identified_cursor
 
 RUNNING_AT_DEFAULT = ('COMPILED', 'COMPILE-TIME')
 
@@ -57,22 +57,13 @@ def _of_plugin(name, plugins):
 
 @pytest.mark.parametrize('host', LAB_HOSTS)
 def test_the_flavor_data_agrees_with_the_server(lab, host):
-    row = lab.hosts.get(host)
-    assert row and row['state'] == 'up', '%s is not up: make lab-up (lab/lab.py up)' % host
-    conn = lab.connect(host)
-    try:
-        with conn.cursor() as cur:
-            cur.execute('SHOW GLOBAL VARIABLES')
-            running = {name.lower(): value for name, value in cur.fetchall()}
-            identity = flavors.identity_from_variables(running)
-            facts = flavor_data.facts_for(identity.flavor, identity.version)
-            where = '%s (%s %s)' % (host, identity.flavor, flavors.format_version(identity.version))
-            assert facts is not None, ('no flavor_data for %s (have: %s): run lab/read_flavor_data.py --only %s'
-                                       % (where, ', '.join(flavor_data.known_versions()), host))
-            table = server_table(cur, identity)
-            plugins = plugin_states(cur)
-    finally:
-        conn.close()
+    with identified_cursor(lab, host) as (cur, running, identity):
+        facts = flavor_data.facts_for(identity.flavor, identity.version)
+        where = '%s (%s %s)' % (host, identity.flavor, flavors.format_version(identity.version))
+        assert facts is not None, ('no flavor_data for %s (have: %s): run lab/read_flavor_data.py --only %s'
+                                   % (where, ', '.join(flavor_data.known_versions()), host))
+        table = server_table(cur, identity)
+        plugins = plugin_states(cur)
     refresh = '' if facts.version == tuple(identity.version) else (
         ' (the data is of %s, the server %s: run lab/read_flavor_data.py --only %s)'
         % (facts.label, flavors.format_version(identity.version), host))

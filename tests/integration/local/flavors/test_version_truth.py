@@ -26,7 +26,7 @@ import pymysql
 import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from dbfleet_lab.serverhelp import compiled_defaults
-from dbfleet_testing.servers import LAB_HOSTS
+from dbfleet_testing.servers import LAB_HOSTS, identified_cursor
 
 HOSTS = LAB_HOSTS
 ER_INCORRECT_GLOBAL_LOCAL_VAR = 1238
@@ -97,27 +97,19 @@ def observe(lab, host):
     if host in OBSERVED:
         return OBSERVED[host]
     row = lab.hosts.get(host)
-    assert row and row['state'] == 'up', '%s is not up: make lab-up (lab/lab.py up)' % host
-    conn = lab.connect(host)
-    try:
-        with conn.cursor() as cur:
-            cur.execute('SHOW GLOBAL VARIABLES')
-            variables = {name.lower(): value for name, value in cur.fetchall()}
-            identity = flavors.identity_from_variables(variables)
-            plugins, installed = server_plugins(cur)
-            with_library = {name: library for name, library in plugins.items()
-                            if library and flavors.plugin_variables(name)}
-            dynamic = {}
-            for name in sorted(flavors.VARIABLES):
-                facts = flavors.variable_facts(name, identity.flavor, identity.version)
-                if name in variables and facts is not None and facts.dynamic is not None:
-                    dynamic[name] = dynamic_on_server(cur, name)
-            seen = dict(where='%s (%s %s)' % (host, identity.flavor, flavors.format_version(identity.version)),
-                        identity=identity, variables=variables, ranges=server_ranges(cur, identity), plugins=plugins,
-                        installed=installed, dynamic=dynamic,
-                        defaults=compiled_defaults(row['server_command'], variables.get('plugin_dir'), with_library))
-    finally:
-        conn.close()
+    with identified_cursor(lab, host) as (cur, variables, identity):
+        plugins, installed = server_plugins(cur)
+        with_library = {name: library for name, library in plugins.items()
+                        if library and flavors.plugin_variables(name)}
+        dynamic = {}
+        for name in sorted(flavors.VARIABLES):
+            facts = flavors.variable_facts(name, identity.flavor, identity.version)
+            if name in variables and facts is not None and facts.dynamic is not None:
+                dynamic[name] = dynamic_on_server(cur, name)
+        seen = dict(where='%s (%s %s)' % (host, identity.flavor, flavors.format_version(identity.version)),
+                    identity=identity, variables=variables, ranges=server_ranges(cur, identity), plugins=plugins,
+                    installed=installed, dynamic=dynamic,
+                    defaults=compiled_defaults(row['server_command'], variables.get('plugin_dir'), with_library))
     OBSERVED[host] = seen
     return seen
 

@@ -9,11 +9,13 @@ import os
 import random
 import signal
 import subprocess
-import threading
 import time
 
 import pymysql
 import pytest
+from dbfleet_testing.background import Background
+from dbfleet_testing.runs import BIN, adhoc, ansible, env
+from dbfleet_testing.servers import socket_connect, socket_login, socket_sql
 from dbfleet_testing.lab import require_lab_hosts
 
 from dbfleet_testing.lab import REPO as ROOT
@@ -30,53 +32,15 @@ def lab_hosts():
 HOSTS = lab_hosts()
 
 
-def connect(hv, database=None, tries=30):
-    for i in range(tries):
-        try:
-            return pymysql.connect(unix_socket=hv['dbfleet_login_unix_socket'], user=hv['dbfleet_login_user'],
-                                   password=hv['dbfleet_login_password'], autocommit=True, database=database)
-        except pymysql.err.OperationalError:
-            # Another user of the lab may be restarting this server for a moment.
-            if i == tries - 1:
-                raise
-            time.sleep(1)
-
-
-def sql(hv, statement, args=None):
-    conn = connect(hv)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(statement, args)
-            return cur.fetchall()
-    finally:
-        conn.close()
-
-
 def monitor_state(hv):
-    cols = [r[0].upper() for r in sql(hv, 'SHOW COLUMNS FROM INFORMATION_SCHEMA.INNODB_METRICS')]
+    cols = [r[0].upper() for r in socket_sql(hv, 'SHOW COLUMNS FROM INFORMATION_SCHEMA.INNODB_METRICS')]
     col = 'STATUS' if 'STATUS' in cols else 'ENABLED'
-    rows = sql(hv, "SELECT NAME, %s FROM INFORMATION_SCHEMA.INNODB_METRICS WHERE NAME LIKE 'adaptive_hash%%'" % col)
+    rows = socket_sql(hv, "SELECT NAME, %s FROM INFORMATION_SCHEMA.INNODB_METRICS WHERE NAME LIKE 'adaptive_hash%%'" % col)
     return dict((r[0], str(r[1]).lower() in ('enabled', '1')) for r in rows)
 
 
 def run_advisor(host, args, check=False):
-    hv = HOSTS[host]
-    margs = dict(login_unix_socket=hv['dbfleet_login_unix_socket'], login_user=hv['dbfleet_login_user'],
-                 login_password=hv['dbfleet_login_password'])
-    margs.update(args)
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'),
-               ANSIBLE_CALLBACK_RESULT_FORMAT='json', ANSIBLE_NOCOLOR='1')
-    cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible'), host, '-i', INVENTORY, '-o',
-           '-m', 'dbfleet.innodb.ahi_advisor', '-a', json.dumps(margs)]
-    if check:
-        cmd.append('--check')
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
-    line = [x for x in proc.stdout.splitlines() if x.startswith(host + ' | ')][-1]
-    result = json.loads(line[line.index('{'):])
-    if ' | FAILED' in line:
-        result['failed'] = True
-    return result, proc
+    return adhoc(host, INVENTORY, 'dbfleet.innodb.ahi_advisor', dict(socket_login(HOSTS[host]), **args), check=check)
 
 
 @pytest.fixture(scope='module', autouse=True)
@@ -84,19 +48,18 @@ def drop_test_database():
     yield
     for hv in HOSTS.values():
         try:
-            sql(hv, 'DROP DATABASE IF EXISTS ' + DB)
+            socket_sql(hv, 'DROP DATABASE IF EXISTS ' + DB)
         except pymysql.err.MySQLError:
             pass
 
 
-class Load(object):
+class Load(Background):
     """One client sending PK IN-lists of 30 ids from a small table until stopped."""
 
     def __init__(self, hv):
         self.hv = hv
-        self.stop = threading.Event()
         self.count = 0
-        conn = connect(hv)
+        conn = socket_connect(hv)
         with conn.cursor() as cur:
             cur.execute('CREATE DATABASE IF NOT EXISTS ' + DB)
             cur.execute('CREATE TABLE IF NOT EXISTS %s.t (i INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, '
@@ -108,10 +71,10 @@ class Load(object):
                                 % (DB, ', '.join("(%d, REPEAT('x', 100))" % random.randint(0, 99999)
                                                  for _i in range(1000))))
         conn.close()
-        self.thread = threading.Thread(target=self._run)
+        super().__init__()
 
-    def _run(self):
-        conn = connect(self.hv, DB)
+    def loop(self):
+        conn = socket_connect(self.hv, DB)
         with conn.cursor() as cur:
             while not self.stop.is_set():
                 ids = ', '.join(str(random.randint(1, 5000)) for _i in range(30))
@@ -119,14 +82,6 @@ class Load(object):
                 cur.fetchall()
                 self.count += 1
         conn.close()
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join(30)
 
 
 @pytest.mark.parametrize('host', sorted(HOSTS))
@@ -146,10 +101,10 @@ def test_advisor_samples_and_restores_monitors(host):
         if not before[name]:
             assert name in result['monitors_enabled']
     assert monitor_state(hv) == before
-    ahi_on = str(sql(hv, 'SELECT @@GLOBAL.innodb_adaptive_hash_index')[0][0]) in ('1', 'ON')
+    ahi_on = str(socket_sql(hv, 'SELECT @@GLOBAL.innodb_adaptive_hash_index')[0][0]) in ('1', 'ON')
     assert result['ahi_enabled'] is ahi_on
     assert result['partition_variable'] == 'innodb_adaptive_hash_index_parts'
-    assert result['partitions'] == int(sql(hv, 'SELECT @@GLOBAL.innodb_adaptive_hash_index_parts')[0][0])
+    assert result['partitions'] == int(socket_sql(hv, 'SELECT @@GLOBAL.innodb_adaptive_hash_index_parts')[0][0])
     advice = result['advice']
     assert advice['recommendation'] in ('keep_on', 'turn_off', 'try_on', 'insufficient_data')
     assert advice['reasons'] and all(isinstance(r, str) and r for r in advice['reasons'])
@@ -175,7 +130,7 @@ def test_advisor_leaves_counters_that_were_on(host):
     before = monitor_state(hv)
     was_on = before['adaptive_hash_rows_added']
     if not was_on:
-        sql(hv, "SET GLOBAL innodb_monitor_enable = 'adaptive_hash_rows_added'")
+        socket_sql(hv, "SET GLOBAL innodb_monitor_enable = 'adaptive_hash_rows_added'")
     try:
         result, proc = run_advisor(host, dict(sample_seconds=1))
         assert not result.get('failed'), proc.stdout + proc.stderr
@@ -183,7 +138,7 @@ def test_advisor_leaves_counters_that_were_on(host):
         assert monitor_state(hv)['adaptive_hash_rows_added'] is True
     finally:
         if not was_on:
-            sql(hv, "SET GLOBAL innodb_monitor_disable = 'adaptive_hash_rows_added'")
+            socket_sql(hv, "SET GLOBAL innodb_monitor_disable = 'adaptive_hash_rows_added'")
     assert monitor_state(hv) == before
 
 
@@ -193,7 +148,7 @@ def test_unchanged_when_every_counter_was_on_already():
     before = monitor_state(hv)
     off = [n for n, on in before.items() if not on]
     for name in off:
-        sql(hv, 'SET GLOBAL innodb_monitor_enable = %s', (name,))
+        socket_sql(hv, 'SET GLOBAL innodb_monitor_enable = %s', (name,))
     try:
         result, proc = run_advisor(host, dict(sample_seconds=1))
         assert not result.get('failed'), proc.stdout + proc.stderr
@@ -201,7 +156,7 @@ def test_unchanged_when_every_counter_was_on_already():
         assert all(monitor_state(hv).values())
     finally:
         for name in off:
-            sql(hv, 'SET GLOBAL innodb_monitor_disable = %s', (name,))
+            socket_sql(hv, 'SET GLOBAL innodb_monitor_disable = %s', (name,))
     assert monitor_state(hv) == before
 
 
@@ -217,14 +172,10 @@ def test_check_mode_turns_nothing_on():
     if not all(before[n] for n in MAINT):
         assert result['advice']['maintenance_per_hit'] is None
         # The warning goes to the display (not shown by the one-line output): run once more without -o.
-        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-                   ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_NOCOLOR='1')
-        margs = dict(login_unix_socket=hv['dbfleet_login_unix_socket'], login_user=hv['dbfleet_login_user'],
-                     login_password=hv['dbfleet_login_password'], sample_seconds=1)
-        shown = subprocess.run([os.path.join(ROOT, '.venv', 'bin', 'ansible'), host, '-i', INVENTORY, '--check',
-                                '-m', 'dbfleet.innodb.ahi_advisor', '-a', json.dumps(margs)],
-                               env=env, capture_output=True, text=True, timeout=120, check=False)
-        assert 'left off (check mode)' in shown.stdout + shown.stderr
+        margs = dict(socket_login(hv), sample_seconds=1)
+        _rc, shown = ansible('ansible', host, '-i', INVENTORY, '--check', '-m', 'dbfleet.innodb.ahi_advisor', '-a',
+                             json.dumps(margs), timeout=120)
+        assert 'left off (check mode)' in shown
     assert monitor_state(hv) == before
 
 
@@ -294,14 +245,11 @@ def test_signal_mid_sample_turns_the_monitors_off_again(signame):
     before = monitor_state(hv)
     off = sorted(n for n, on in before.items() if not on)
     assert off, 'every adaptive_hash counter is on already on %s: %s' % (host, before)
-    margs = dict(login_unix_socket=hv['dbfleet_login_unix_socket'], login_user=hv['dbfleet_login_user'],
-                 login_password=hv['dbfleet_login_password'], sample_seconds=120)
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'),
-               ANSIBLE_CALLBACK_RESULT_FORMAT='json', ANSIBLE_NOCOLOR='1')
-    cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible'), host, '-i', INVENTORY, '-o',
-           '-m', 'dbfleet.innodb.ahi_advisor', '-a', json.dumps(margs)]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    margs = dict(socket_login(hv), sample_seconds=120)
+    cmd = [os.path.join(BIN, 'ansible'), host, '-i', INVENTORY, '-o', '-m', 'dbfleet.innodb.ahi_advisor', '-a',
+           json.dumps(margs)]
+    proc = subprocess.Popen(cmd, env=env(ANSIBLE_CALLBACK_RESULT_FORMAT='json'), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     try:
         deadline = time.time() + 90
         while not any(monitor_state(hv)[n] for n in off):

@@ -9,35 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
-from dbfleet_testing.lab import REPO as ROOT
-BIN = os.path.join(ROOT, '.venv', 'bin')
+from dbfleet_testing.runs import adhoc_result, ansible
 INVENTORY = os.path.join('inventories', 'lab')
 # The ad-hoc call of the README. (ansible's key=value parser splits words at spaces, so the JSON
 # value is written without one; -a '{"settings": {"innodb_flush_neighbors": 0}}' works as well.)
 VERIFY_ADHOC = ['-m', 'dbfleet.innodb.verify', '-a', 'settings={"innodb_flush_neighbors":0}']
-
-
-def env():
-    e = dict(os.environ)
-    e.update(PATH=BIN + os.pathsep + e.get('PATH', ''), ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-             ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_NOCOLOR='1',
-             ANSIBLE_CALLBACK_RESULT_FORMAT='json', ANSIBLE_DEPRECATION_WARNINGS='0')
-    return e
-
-
-def ansible(*argv, timeout=300):
-    proc = subprocess.run([os.path.join(BIN, argv[0])] + list(argv[1:]), capture_output=True, text=True,
-                          env=env(), cwd=ROOT, timeout=timeout, check=False)
-    return proc.returncode, proc.stdout + proc.stderr
-
-
-def adhoc_result(host, out):
-    """The JSON result the default callback prints for host ("host | SUCCESS => {...}")."""
-    marker = out.index('%s | ' % host)
-    start = out.index('{', marker)
-    return json.JSONDecoder().raw_decode(out[start:])[0]
 
 
 def test_adhoc_verify_logs_in_with_the_inventory_login(lab):

@@ -8,14 +8,12 @@ module as Ansible does (a subprocess with ANSIBLE_MODULE_ARGS) and puts everythi
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 
 import pytest
 from dbfleet_testing.lab import require_lab_hosts
-from dbfleet_testing.runs import COLLECTIONS
-from dbfleet_testing.servers import INVENTORY, LAB_HOSTS, ROOT, dropin, global_value, login, run_module, sql, verify
+from dbfleet_testing.servers import INVENTORY, LAB_HOSTS, dropin, global_value, login, run_module, sql, verify
+from dbfleet_testing.runs import playbook_proc
 
 # A variable each lab version lacks (tables know it elsewhere, the server has no such variable).
 ABSENT = {'mysql80': 'innodb_adaptive_hash_index_cells', 'mysql57': 'innodb_dedicated_server',
@@ -201,13 +199,9 @@ if __name__ == '__main__':
 def test_a_misspelt_role_variable_warns_in_both_audit_modes(mode, tmp_path):
     """The one desired-state route names a misspelt <role>_* variable in the per-host and the controller mode."""
     require_lab_hosts(INVENTORY, ['mysql80'])
-    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
-               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_COLLECTIONS_PATH=COLLECTIONS)
     extra = dict(verify_mode=mode, verify_hosts='mysql80', verify_report_dir=str(tmp_path / 'r'),
                  verify_desired_from=['adaptive_hash', 'myrocks'], adaptive_hash_part=3, myrocks_enable=True)
-    proc = subprocess.run([os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY,
-                           os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e', json.dumps(extra)],
-                          capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
+    proc = playbook_proc(INVENTORY, 'verify.yml', extra, timeout=300)
     out = ' '.join((proc.stdout + proc.stderr).split())
     assert proc.returncode == 0, out[-4000:]
     for name in ('adaptive_hash_part', 'myrocks_enable'):

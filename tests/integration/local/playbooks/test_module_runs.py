@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from dbfleet_testing.servers import INVENTORY, LAB_HOSTS, ROOT, lab_inventory, role_state_kept, sql
+from dbfleet_testing.runs import CALLBACKS, playbook_proc
 
-CALLBACKS = os.path.join(ROOT, 'tests', 'integration', 'callback_plugins')
 BLOCKER_HOST = 'mariadb118'
 SCHEMA = 'dbfleet_upgrade_check'
 TARGET = 'mysql-8.4'
@@ -30,14 +29,8 @@ TARGET = 'mysql-8.4'
 def playbook(path, extra, tmp_path, check=True):
     """Run a playbook on the lab with the module_runs callback; returns (proc, {host: module runs})."""
     counts = tmp_path / ('runs-%s' % os.path.basename(path))
-    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
-               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'),
-               ANSIBLE_CALLBACK_PLUGINS=CALLBACKS, ANSIBLE_CALLBACKS_ENABLED='module_runs',
-               DBFLEET_MODULE_RUNS_FILE=str(counts))
-    proc = subprocess.run([os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY, path,
-                           '-e', json.dumps(extra)],
-                          capture_output=True, text=True, env=env, timeout=600, cwd=ROOT, check=False)
+    proc = playbook_proc(INVENTORY, path, extra, env_extra=dict(
+        ANSIBLE_CALLBACK_PLUGINS=CALLBACKS, ANSIBLE_CALLBACKS_ENABLED='module_runs', DBFLEET_MODULE_RUNS_FILE=str(counts)))
     if check:
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     runs = json.loads(counts.read_text())['hosts'] if counts.exists() else {}

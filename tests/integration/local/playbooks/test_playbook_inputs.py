@@ -14,7 +14,8 @@ import subprocess
 import pytest
 
 from dbfleet_testing.lab import require_lab_hosts
-from dbfleet_testing.servers import COLLECTIONS, INVENTORY, ROOT
+from dbfleet_testing.servers import INVENTORY, ROOT
+from dbfleet_testing.runs import BIN, env, playbook_proc
 
 
 @pytest.mark.parametrize('playbook,extra,words', [
@@ -33,11 +34,7 @@ from dbfleet_testing.servers import COLLECTIONS, INVENTORY, ROOT
 ])
 def test_a_bad_input_fails_before_any_host_is_touched(playbook, extra, words):
     require_lab_hosts(INVENTORY)
-    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
-               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_COLLECTIONS_PATH=COLLECTIONS)
-    proc = subprocess.run([os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY,
-                           os.path.join(ROOT, 'playbooks', playbook), '-e', json.dumps(extra)],
-                          capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
+    proc = playbook_proc(INVENTORY, playbook, extra, timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     assert words in ' '.join(out.split()), out
@@ -49,12 +46,10 @@ def test_the_deprecated_drop_table_name_runs_drop_tables():
     """dbfleet.innodb.drop_table (playbooks/drop_table.yml) is the old name of drop_tables.yml: it says it is
     deprecated, then the same playbook runs with the same inputs (here its input check refuses a bad drop_mode)."""
     require_lab_hosts(INVENTORY)
-    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
-               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_COLLECTIONS_PATH=COLLECTIONS)
     extra = {'drop_tables': ['dbfleet_test.never'], 'drop_window': '02:00-05:00', 'drop_mode': 'sideways'}
-    proc = subprocess.run([os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY,
-                           'dbfleet.innodb.drop_table', '-e', json.dumps(extra)],
-                          capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
+    proc = subprocess.run([os.path.join(BIN, 'ansible-playbook'), '-i', INVENTORY, 'dbfleet.innodb.drop_table', '-e',
+                           json.dumps(extra)], capture_output=True, text=True, env=env(), timeout=300, cwd=ROOT,
+                          check=False)
     out = ' '.join((proc.stdout + proc.stderr).split())
     assert proc.returncode != 0, out
     assert 'dbfleet.innodb.drop_table (playbooks/drop_table.yml) is deprecated' in out, out

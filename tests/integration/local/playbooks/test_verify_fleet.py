@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 
 import pytest
 
-from dbfleet_testing.servers import INVENTORY, LAB_HOSTS, ROOT, global_value, host_vars, lab_inventory, sql
+from dbfleet_testing.servers import INVENTORY, LAB_HOSTS, global_value, host_vars, lab_inventory, sql
 from dbfleet_testing.browser import free_port
+from dbfleet_testing.runs import playbook_proc
 
 DROPIN = '90-dbfleet-test-verify-fleet.cnf'
 # innodb_io_capacity 300 (default 200): on RUNTIME_ONLY set with SET GLOBAL only (drift_config on the host);
@@ -44,17 +44,10 @@ CANNOT_TELL = ('not known', 'not visible over SQL', 'only the running value was 
 
 
 def run_verify(mode, inventories, reports, *extra_args):
-    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
-               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_SHOW_CUSTOM_STATS='1',
-               ANSIBLE_NOCOLOR='1')
-    cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook')]
-    for inventory in inventories:
-        cmd += ['-i', inventory]
-    cmd += [os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e',
-            json.dumps({'verify_mode': mode, 'verify_extra_settings': SETTINGS, 'verify_report_dir': reports,
-                        'verify_timeout': 5, 'verify_target_version': TARGET})] + list(extra_args)
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
+    proc = playbook_proc(inventories, 'verify.yml', {'verify_mode': mode, 'verify_extra_settings': SETTINGS,
+                                                     'verify_report_dir': reports, 'verify_timeout': 5,
+                                                     'verify_target_version': TARGET},
+                         timeout=300, env_extra=dict(ANSIBLE_SHOW_CUSTOM_STATS='1'), args=extra_args)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     with open(os.path.join(reports, 'verify.json'), encoding='utf-8') as handle:
         return json.load(handle), proc.stdout + proc.stderr

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -23,6 +22,7 @@ import pytest
 import yaml
 
 from dbfleet_testing.servers import ROOT, lab_inventory
+from dbfleet_testing.runs import playbook_proc
 
 sys.path.insert(0, os.path.join(ROOT, 'bench', 'verify_fleet'))
 import latency  # noqa: E402  pylint: disable=wrong-import-position
@@ -170,15 +170,10 @@ def test_200_hosts_at_20_ms_overlap_keep_their_verdicts_and_the_deadline(delayed
             want[key] = reference(hosts, name, settings, ca)
 
     reports = tmp_path / 'reports'
-    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
-               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_NOCOLOR='1')
     start = time.monotonic()
-    proc = subprocess.run([os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', str(inv_path),
-                           os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e', json.dumps({
-                               'verify_mode': 'controller', 'verify_desired_from': [], 'verify_report_dir': str(reports),
-                               'verify_deadline': DEADLINE, 'verify_timeout': TIMEOUT, 'verify_controller_ca_cert': ca})],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300, check=False)
+    proc = playbook_proc(str(inv_path), 'verify.yml', {
+        'verify_mode': 'controller', 'verify_desired_from': [], 'verify_report_dir': str(reports),
+        'verify_deadline': DEADLINE, 'verify_timeout': TIMEOUT, 'verify_controller_ca_cert': ca}, timeout=300)
     wall = time.monotonic() - start
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads((reports / 'verify.json').read_text())

@@ -8,14 +8,13 @@ spoken with urllib): the summary counts, the cell statuses, and the evidence sho
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from dbfleet_testing.browser import free_port
-from dbfleet_testing.servers import INVENTORY, LAB_HOSTS, ROOT, global_value, lab_inventory, sql
+from dbfleet_testing.servers import INVENTORY, LAB_HOSTS, global_value, lab_inventory, sql
+from dbfleet_testing.runs import playbook_proc
 
 # The host with a known drift (it also lacks innodb_dedicated_server: MariaDB).
 DRIFT_HOST = 'mariadb118'
@@ -52,19 +51,12 @@ def audit(tmp_path_factory):
                 'innodb_buffer_pool_size': '128M',
                 'innodb_adaptive_hash_index_parts': 8,
                 'innodb_dedicated_server': 'OFF'}
-    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
-               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'),
-               ANSIBLE_SSH_ARGS='-o ConnectTimeout=3 -o BatchMode=yes', ANSIBLE_TIMEOUT='5')
     if original:
         sql(DRIFT_HOST, 'SET GLOBAL innodb_lru_scan_depth = %s', [int(original) + 100])
     try:
-        proc = subprocess.run(
-            [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY, '-i', str(extra_inv),
-             os.path.join(ROOT, 'playbooks', 'verify.yml'),
-             '-e', json.dumps({'verify_desired_from': [], 'verify_extra_settings': settings,
-                               'verify_report_dir': str(reports)})],
-            capture_output=True, text=True, env=env, timeout=600, cwd=ROOT, check=False)
+        proc = playbook_proc([INVENTORY, str(extra_inv)], 'verify.yml', {
+            'verify_desired_from': [], 'verify_extra_settings': settings, 'verify_report_dir': str(reports)},
+            env_extra=dict(ANSIBLE_SSH_ARGS='-o ConnectTimeout=3 -o BatchMode=yes', ANSIBLE_TIMEOUT='5'))
     finally:
         if original:
             sql(DRIFT_HOST, 'SET GLOBAL innodb_lru_scan_depth = %s', [int(original)])
@@ -180,12 +172,7 @@ def test_memcached_settings_only_where_the_role_applies(tmp_path, memcached_host
     extra = {'verify_desired_from': ['memcached'], 'verify_report_dir': str(tmp_path)}
     if memcached_hosts is not None:
         extra['verify_memcached_hosts'] = memcached_hosts
-    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
-               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'))
-    proc = subprocess.run([os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY,
-                           os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e', json.dumps(extra)],
-                          capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
+    proc = playbook_proc(INVENTORY, 'verify.yml', extra, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert 'Could not match supplied host pattern' not in proc.stderr
     report = load_report(tmp_path)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
 
 import pytest
 
-from dbfleet_testing.servers import INVENTORY, ROOT, global_value, host_vars, lab_inventory, sql
+from dbfleet_testing.servers import INVENTORY, global_value, host_vars, lab_inventory, sql
+from dbfleet_testing.runs import playbook_proc
 
 HOST = 'mariadb1011'
 SECRETS = {'runtime': 'sst:Qz8runtime', 'file': 'sst:Qz8file', 'desired': 'sst:Qz8desired'}
@@ -24,12 +24,7 @@ DROPIN = '90-dbfleet-test-report-secrets.cnf'
 
 
 def run_verify(extra, expect_rc=0):
-    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
-               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_NOCOLOR='1')
-    cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY,
-           os.path.join(ROOT, 'playbooks', 'verify.yml'), '-e', json.dumps(extra)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
+    proc = playbook_proc(INVENTORY, 'verify.yml', extra, timeout=300)
     assert proc.returncode == expect_rc, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout + proc.stderr
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 
 import pytest
 
-from dbfleet_testing.servers import INVENTORY, LAB_HOSTS, ROLE_VARIABLES, ROOT, lab_inventory, role_state_kept, sql
+from dbfleet_testing.servers import INVENTORY, LAB_HOSTS, ROLE_VARIABLES, lab_inventory, role_state_kept, sql
+from dbfleet_testing.runs import playbook_proc
 
 # Role inputs that change every lab server (none of them is every server's default): the adaptive hash index
 # on (OFF by default on MySQL 8.4+/9.x and MariaDB 10.5+), innodb_flush_neighbors 1 for disks (0 by default on
@@ -32,15 +32,7 @@ RUNTIME_ORIGINS = ('SQL', 'DYNAMIC')
 
 
 def playbook(name, inventories, extra, env_extra=None, expect_rc=0):
-    env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
-               ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_NOCOLOR='1')
-    env.update(env_extra or {})
-    cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook')]
-    for inventory in inventories:
-        cmd += ['-i', inventory]
-    cmd += [os.path.join(ROOT, 'playbooks', name), '-e', json.dumps(extra)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=ROOT, check=False)
+    proc = playbook_proc(inventories, name, extra, timeout=300, env_extra=env_extra)
     assert proc.returncode == expect_rc, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout + proc.stderr
 

@@ -12,12 +12,12 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 
-import pymysql
 import pytest
 import yaml
 from dbfleet_testing.lab import require_lab_hosts
+from dbfleet_testing.runs import playbook_proc, recap
+from dbfleet_testing.servers import socket_connect, socket_global_value
 
 from dbfleet_testing.lab import REPO as ROOT
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
@@ -36,33 +36,12 @@ def inventory_hosts(path):
 HOSTS = inventory_hosts(INVENTORY)
 
 
-def connect(hv, tries=30):
-    for i in range(tries):
-        try:
-            return pymysql.connect(unix_socket=hv['dbfleet_login_unix_socket'], user=hv['dbfleet_login_user'],
-                                   password=hv['dbfleet_login_password'], autocommit=True)
-        except pymysql.err.OperationalError:
-            if i == tries - 1:
-                raise
-            time.sleep(1)
-
-
-def global_value(hv, name):
-    conn = connect(hv)
-    try:
-        with conn.cursor() as cur:
-            cur.execute('SELECT @@GLOBAL.' + name)
-            return str(cur.fetchone()[0])
-    finally:
-        conn.close()
-
-
 def ahi_on(hv):
-    return global_value(hv, 'innodb_adaptive_hash_index') in ('1', 'ON')
+    return socket_global_value(hv, 'innodb_adaptive_hash_index') in ('1', 'ON')
 
 
 def set_ahi(hv, on):
-    conn = connect(hv)
+    conn = socket_connect(hv)
     try:
         with conn.cursor() as cur:
             cur.execute('SET GLOBAL innodb_adaptive_hash_index = %s' % ('ON' if on else 'OFF'))
@@ -76,20 +55,6 @@ def dropin_path(hv):
 
 def read_file(path):
     return open(path).read() if os.path.exists(path) else None
-
-
-def env():
-    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-                ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_NOCOLOR='1',
-                ANSIBLE_FORCE_COLOR='0', PATH=os.path.join(ROOT, '.venv', 'bin') + ':' + os.environ['PATH'])
-
-
-def recap(output):
-    """{host: {ok, changed, failed, ...}} from PLAY RECAP."""
-    out = {}
-    for m in re.finditer(r'^(\S+)\s+:\s+((?:\w+=\d+\s*)+)$', output, re.M):
-        out[m.group(1)] = dict((k, int(v)) for k, v in re.findall(r'(\w+)=(\d+)', m.group(2)))
-    return out
 
 
 def run_role(inventory, limit, extra, check=False, diff=False):
@@ -110,14 +75,8 @@ def run_role(inventory, limit, extra, check=False, diff=False):
     pb = os.path.join(report_dir, 'play.yml')
     with open(pb, 'w') as f:
         yaml.safe_dump(play, f)
-    cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', inventory, '--limit', limit, pb,
-           '-e', json.dumps(extra)]
-    if check:
-        cmd.append('--check')
-    if diff:
-        cmd.append('--diff')
     try:
-        proc = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
+        proc = playbook_proc(inventory, pb, extra, check=check, diff=diff, limit=limit)
         reports = {}
         for name in os.listdir(report_dir):
             if name.endswith('.json'):
@@ -129,15 +88,8 @@ def run_role(inventory, limit, extra, check=False, diff=False):
 
 
 def run_playbook(inventory, playbook, extra=None, check=False, limit=None):
-    cmd = [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', inventory,
-           os.path.join(ROOT, 'playbooks', playbook)]
-    if extra:
-        cmd += ['-e', json.dumps(extra)]
-    if check:
-        cmd.append('--check')
-    if limit:
-        cmd += ['--limit', limit]
-    proc = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=900, cwd=ROOT, check=False)
+    """(CompletedProcess, recap, output) of a playbook of playbooks/."""
+    proc = playbook_proc(inventory, playbook, extra, check=check, limit=limit, timeout=900)
     return proc, recap(proc.stdout), proc.stdout + proc.stderr
 
 
@@ -224,7 +176,7 @@ def test_enable_disable_runtime_dropin_check_mode_idempotence(host):
 @pytest.mark.parametrize('host', sorted(HOSTS))
 def test_parts_written_and_reported_pending_restart(host):
     hv = HOSTS[host]
-    running = int(global_value(hv, 'innodb_adaptive_hash_index_parts'))
+    running = int(socket_global_value(hv, 'innodb_adaptive_hash_index_parts'))
     wanted = 4 if running != 4 else 16
     with Restore(hv):
         rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_parts': wanted})
@@ -233,7 +185,7 @@ def test_parts_written_and_reported_pending_restart(host):
         assert rep[host]['partition_variable'] == 'innodb_adaptive_hash_index_parts'
         assert rep[host]['issues'][0]['status'] == 'pending_restart'
         assert 'innodb_adaptive_hash_index_parts = %d' % wanted in read_file(dropin_path(hv))
-        assert int(global_value(hv, 'innodb_adaptive_hash_index_parts')) == running   # no restart (never)
+        assert int(socket_global_value(hv, 'innodb_adaptive_hash_index_parts')) == running   # no restart (never)
 
         rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_parts': wanted})
         assert rc[host]['changed'] == 0, out
@@ -245,7 +197,7 @@ def test_parts_written_and_reported_pending_restart(host):
         assert proc.returncode == 0, out
         assert ('would restart one server at a time, in this order: %s; %s: primary in topology %s, for '
                 'innodb_adaptive_hash_index_parts' % (host, host, host)) in ' '.join(out.split()), out
-        assert int(global_value(hv, 'innodb_adaptive_hash_index_parts')) == running
+        assert int(socket_global_value(hv, 'innodb_adaptive_hash_index_parts')) == running
 
 
 @pytest.mark.parametrize('extra,needle', [
@@ -264,7 +216,7 @@ def test_bad_input_rejected_before_anything_changes(extra, needle):
     rc, rep, out = run_role(INVENTORY, host, extra)
     assert rc[host]['failed'] == 1, out
     assert rc[host]['changed'] == 0, out
-    series = re.match(r'(\d+\.\d+)', global_value(hv, 'version')).group(1)
+    series = re.match(r'(\d+\.\d+)', socket_global_value(hv, 'version')).group(1)
     server = ('MariaDB ' if 'mariadb' in host else 'MySQL ') + series
     assert needle.format(server=server) in ' '.join(out.split()), out
     assert (ahi_on(hv), read_file(dropin_path(hv))) == before
@@ -300,7 +252,7 @@ def test_role_restarts_when_allowed(private_lab):
     for host, hv in hosts.items():
         assert rc[host]['failed'] == 0, out
         assert rc[host]['changed'] >= 1, out            # the drop-in
-        assert global_value(hv, 'innodb_adaptive_hash_index_parts') == '8'
+        assert socket_global_value(hv, 'innodb_adaptive_hash_index_parts') == '8'
     # The restart path says which hosts would restart, one at a time, and why.
     text = ' '.join(out.split())
     assert 'would restart one server at a time, in this order:' in text, out
@@ -311,7 +263,7 @@ def test_role_restarts_when_allowed(private_lab):
                                                  'adaptive_hash_restart': 'allowed'})
     for host, hv in hosts.items():
         assert rc[host]['failed'] == 0, out
-        assert global_value(hv, 'innodb_adaptive_hash_index_parts') == '16'
+        assert socket_global_value(hv, 'innodb_adaptive_hash_index_parts') == '16'
         assert ahi_on(hv)
         assert rep[host]['pending_restart'] is False
 
@@ -336,7 +288,7 @@ def test_rolling_restart_refuses_an_inventory_that_disagrees_with_the_servers(pr
     text = ' '.join(out.split())
     assert ('mysql57: the inventory says replica (group replicas), primary: the server replicates from no one'
             in text), out
-    assert all(global_value(hv, 'innodb_adaptive_hash_index_parts') == '16' for hv in hosts.values())
+    assert all(socket_global_value(hv, 'innodb_adaptive_hash_index_parts') == '16' for hv in hosts.values())
 
 
 def test_rolling_restart_order_and_verify(private_lab):
@@ -347,14 +299,14 @@ def test_rolling_restart_order_and_verify(private_lab):
     proc, rc, out = run_playbook(PRIVATE_INV, 'rolling_restart.yml', {'adaptive_hash_parts': 4}, check=True)
     assert proc.returncode == 0, out
     assert 'would restart one server at a time' in ' '.join(out.split()), out
-    assert all(global_value(hv, 'innodb_adaptive_hash_index_parts') == '16' for hv in hosts.values())
+    assert all(socket_global_value(hv, 'innodb_adaptive_hash_index_parts') == '16' for hv in hosts.values())
 
     proc, rc, out = run_playbook(PRIVATE_INV, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
     assert proc.returncode == 0, out
     # Two servers that do not replicate: two topologies, inventory order, one restart at a time.
     order = re.search(r'restarts one server at a time, in this order: (\S+) -> (\S+);', ' '.join(out.split()))
     assert order and sorted(order.groups()) == sorted(hosts), out
-    assert all(global_value(hv, 'innodb_adaptive_hash_index_parts') == '4' for hv in hosts.values())
+    assert all(socket_global_value(hv, 'innodb_adaptive_hash_index_parts') == '4' for hv in hosts.values())
 
     # Nothing pending any more: nothing restarts.
     proc, rc, out = run_playbook(PRIVATE_INV, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
@@ -381,5 +333,5 @@ def test_rolling_restart_stops_at_first_failure(private_lab):
     stopped = re.search(r'The run stopped at (\S+); not restarted: (\S+)\.', text)
     assert stopped and sorted(stopped.groups()) == sorted(hosts), out
     # Neither server restarted: both still run the old partitions.
-    assert global_value(hosts['mariadb1011'], 'innodb_adaptive_hash_index_parts') == '4'
-    assert global_value(hosts['mysql57'], 'innodb_adaptive_hash_index_parts') == '4'
+    assert socket_global_value(hosts['mariadb1011'], 'innodb_adaptive_hash_index_parts') == '4'
+    assert socket_global_value(hosts['mysql57'], 'innodb_adaptive_hash_index_parts') == '4'

@@ -13,7 +13,7 @@ import pytest
 from dbfleet_testing.servers import LAB_HOSTS
 
 from dbfleet_testing.lab import REPO as ROOT
-BIN = os.path.join(ROOT, '.venv', 'bin')
+from dbfleet_testing.runs import BIN, env
 DROPIN = '60-dbfleet-flush_neighbors.cnf'
 VARS = ('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max')
 
@@ -34,14 +34,6 @@ PLAYBOOK = """
       check_mode: false
       changed_when: false
 """
-
-
-def env():
-    e = dict(os.environ)
-    e.update(PATH=BIN + os.pathsep + e.get('PATH', ''), ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-             ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.collections'), ANSIBLE_NOCOLOR='1',
-             ANSIBLE_DEPRECATION_WARNINGS='0')
-    return e
 
 
 class Run(object):
@@ -73,7 +65,7 @@ def play(tmp_path, lab):
             argv += ['-e', json.dumps(extra)]
         if check:
             argv.append('--check')
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env(), cwd=ROOT, timeout=600,
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env(ANSIBLE_DEPRECATION_WARNINGS='0'), cwd=ROOT, timeout=600,
                               check=False)
         return Run(proc, str(tmp_path), host)
     return run
@@ -142,7 +134,7 @@ def test_storage_facts_on_lab_datadir(lab, tmp_path):
             json.dumps(dict(login_unix_socket=lab.hosts[host]['socket'], login_user=lab.admin_user,
                             login_password=lab.admin_password, probe=True, probe_max_reads=100)),
             '-e', 'ansible_python_interpreter=%s' % os.path.join(BIN, 'python'), '-o']
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env(), cwd=ROOT, timeout=300,
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env(ANSIBLE_DEPRECATION_WARNINGS='0'), cwd=ROOT, timeout=300,
                           check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     result = json.loads(proc.stdout.split('=>', 1)[1])

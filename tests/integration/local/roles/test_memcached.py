@@ -15,6 +15,7 @@ import pytest
 from dbfleet_testing.servers import LAB_HOSTS
 
 from dbfleet_testing.lab import REPO
+from dbfleet_testing.runs import BIN, env
 
 PLAYBOOK = """
 - hosts: "{{ target }}"
@@ -50,10 +51,6 @@ GOOD_CONTAINER = dict(name='token', schema='memc_itest', table='token', key_colu
 
 def run_role(lab, host, extra):
     """Run the role on one lab host; returns (rc, outcome dict: failed, task, msg or report)."""
-    env = dict(os.environ)
-    venv_bin = os.path.join(REPO, '.venv', 'bin')
-    env.update(PATH=venv_bin + os.pathsep + env.get('PATH', ''), ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, '.collections'), ANSIBLE_NOCOLOR='1')
     with tempfile.TemporaryDirectory() as tmp:
         play = os.path.join(tmp, 'play.yml')
         with open(play, 'w') as handle:
@@ -63,8 +60,8 @@ def run_role(lab, host, extra):
         extra_file = os.path.join(tmp, 'extra.json')
         with open(extra_file, 'w') as handle:
             json.dump(extra, handle)
-        proc = subprocess.run([os.path.join(venv_bin, 'ansible-playbook'), '-i', lab.inventory, '--limit', host,
-                               play, '-e', '@' + extra_file], env=env, capture_output=True, text=True, timeout=300,
+        proc = subprocess.run([os.path.join(BIN, 'ansible-playbook'), '-i', lab.inventory, '--limit', host,
+                               play, '-e', '@' + extra_file], env=env(), capture_output=True, text=True, timeout=300,
                               cwd=REPO, check=False)
         if not os.path.exists(result_file):
             raise AssertionError('the playbook recorded no outcome:\n%s\n%s' % (proc.stdout[-3000:], proc.stderr[-3000:]))
