@@ -11,9 +11,11 @@
 DBFLEET_LAB_DIR chooses the lab directory, as for lab.py.
 """
 import json
+import os
 
 import pytest
 
+from dbfleet_testing.layout import INTEGRATION, marker_mismatch
 from dbfleet_testing.lab import DEFAULT_HOSTS, BOOTED_HOSTS, LabHandle, default_lab_dir, lab_py, used_lab
 
 
@@ -21,6 +23,17 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "fleet: needs the SSH fleet (lab.py --mode ssh up; root, network namespaces)")
     config.addinivalue_line("markers", "extended: a fault already covered in make test, again on another flavor; run by "
                                        "`make test-extended`, not by `make test` (its 35-minute budget); none today")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Local vs fleet by directory as well as by marker: a test under fleet/ is marked fleet, one under local/ is not
+    (tests/run-all.sh and the Makefile select by marker); a mismatch stops the collection, naming the tests."""
+    wrong = sorted(set(filter(None, (marker_mismatch(os.path.relpath(str(item.fspath), INTEGRATION),
+                                                     item.get_closest_marker("fleet") is not None)
+                                     for item in items))))
+    if wrong:
+        raise pytest.UsageError("integration tests in the wrong place:\n  " + "\n  ".join(wrong))
 
 
 @pytest.fixture(scope="session")

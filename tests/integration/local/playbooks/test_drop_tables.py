@@ -15,19 +15,18 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 
 import pymysql
 import pytest
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from dbfleet_testing.lab import REPO
-sys.path.insert(0, os.path.join(REPO, '.collections'))
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors  # noqa: E402
-from dbfleet_testing.servers import LAB_HOSTS  # noqa: E402  pylint: disable=wrong-import-position
-from dbfleet_testing.runs import MINIMAL_JSON, YAML_RESULTS, env, local_module, local_module_cmd, module_result, playbook_proc  # noqa: E402,E501  pylint: disable=wrong-import-position,line-too-long
-from dbfleet_testing.windows import window_around_now  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.runs import (MINIMAL_JSON, YAML_RESULTS, env, local_module, local_module_cmd,
+                                  module_result, playbook_proc)
+from dbfleet_testing.servers import LAB_HOSTS
+from dbfleet_testing.windows import window_around_now
 
 HOSTS = LAB_HOSTS
 
