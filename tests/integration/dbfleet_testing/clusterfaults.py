@@ -1,4 +1,4 @@
-"""What the cluster fault tests on the SSH fleet share (tests/integration/test_cluster_faults*.py).
+"""What the cluster fault tests on the SSH fleet share (tests/integration/fleet/faults/test_cluster_faults*.py).
 
 - ``FleetCluster``: a cluster of the fleet (Galera or Group Replication) as the tests see it: the
   members' admin connections over their namespaces' addresses, their pids, their state;

@@ -7,7 +7,7 @@ root's auth_socket login, in a booted Debian 12 machine reached over SSH as depl
   the inventory tells none of them;
 - site.yml on it: check mode exact, then applied, then idempotent.
 
-The start-failure fault test on pkg5 is tests/integration/test_restart_systemd.py (pkg5 among its hosts).
+The start-failure fault test on pkg5 is tests/integration/fleet/faults/test_restart_systemd.py (pkg5 among its hosts).
 """
 import json
 import os

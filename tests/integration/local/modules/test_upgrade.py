@@ -43,7 +43,7 @@ REFUSAL = re.compile(r"unknown (?:variable|option) '([^'=]+)")
 
 CASES = {
     'mysql80': dict(target='mysql-9.7', kind=MYSQL97, check=['--validate-config'], text=(
-        '# written by tests/integration/test_upgrade.py\n'
+        '# written by tests/integration/local/modules/test_upgrade.py\n'
         '[mysqld]\n'
         'innodb_log_files_in_group = 2\n'                            # 3: removed (innodb_redo_log_capacity)
         'default_authentication_plugin = caching_sha2_password\n'    # 4: removed in 9.0 (authentication_policy)
@@ -52,7 +52,7 @@ CASES = {
         'innodb_io_capacity = 400\n'),                               # 7: a group 9.7 does not read
         would_not_start={3: 'innodb_redo_log_capacity', 4: 'authentication_policy'}, ignored=[5], not_read=[7]),
     'mariadb1011': dict(target='mariadb-11.8', kind=MARIADB118, check=['--verbose', '--help'], text=(
-        '# written by tests/integration/test_upgrade.py\n'
+        '# written by tests/integration/local/modules/test_upgrade.py\n'
         '[mysqld]\n'
         'old_alter_table = ON\n'                                     # 3: removed (alter_algorithm)
         'innodb_change_buffer_max_size = 10\n'                       # 4: removed with the change buffer
@@ -173,7 +173,7 @@ def test_ahi_left_at_its_default_is_reported_on_to_off(private_lab):
 
 
 # ---------------------------------------------------------------- a real in-place upgrade: MariaDB 10.11 -> 11.8
-UPGRADED_DROPIN = ('# written by tests/integration/test_upgrade.py\n'
+UPGRADED_DROPIN = ('# written by tests/integration/local/modules/test_upgrade.py\n'
                    '[mysqld]\n'
                    'innodb_buffer_pool_size = 192M\n'                       # pinned: the same after
                    'innodb_change_buffering = none\n'                       # removed, taken as a no-op by 11.8

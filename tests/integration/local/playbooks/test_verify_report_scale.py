@@ -1,5 +1,5 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The fleet report at 10,000 hosts, in headless Chromium (chromedriver, as tests/integration/test_verify_report.py).
+"""The fleet report at 10,000 hosts, in headless Chromium (chromedriver, as tests/integration/local/playbooks/test_verify_report.py).
 
 A generated fleet (report_fleet.py: real verify result shapes, Galera clusters and Group Replication groups,
 statuses spread as on a large fleet) goes through the real code path - verify_report(), write_report_set() -
