@@ -362,6 +362,6 @@ def container_job(image, project, tmp_path_factory):
     base = str(tmp_path_factory.mktemp("ee-jobs"))
 
     def launch(ident, template, inventory, group_vars=None, expose=(), **kwargs):
-        return run_job(project, base, ident, template, inventory, group_vars, image=image,
-                                  expose=tuple(expose), **kwargs)
+        return run_job(project, base, ident, template, inventory, group_vars, image=image, expose=tuple(expose),
+                       **kwargs)
     return launch

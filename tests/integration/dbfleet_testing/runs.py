@@ -20,16 +20,18 @@ YAML_RESULTS = dict(ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_L
                     ANSIBLE_LOCALHOST_WARNING='0', ANSIBLE_INVENTORY_UNPARSED_WARNING='0')
 
 # A module's result as the minimal callback prints it ("localhost | SUCCESS => {...}"), read by local_module.
-MINIMAL_JSON = dict(YAML_RESULTS, ANSIBLE_LOAD_CALLBACK_PLUGINS='1', ANSIBLE_STDOUT_CALLBACK='ansible.builtin.minimal',
-                    ANSIBLE_CALLBACK_RESULT_FORMAT='json')
+MINIMAL_JSON = dict(ANSIBLE_LOAD_CALLBACK_PLUGINS='1', ANSIBLE_STDOUT_CALLBACK='ansible.builtin.minimal',
+                    ANSIBLE_CALLBACK_RESULT_FORMAT='json', ANSIBLE_DEPRECATION_WARNINGS='0',
+                    ANSIBLE_LOCALHOST_WARNING='0', ANSIBLE_INVENTORY_UNPARSED_WARNING='0')
 
 
 def env(**extra):
     """The environment of every ansible command of the tests: this repository's ansible.cfg, collections and virtualenv,
     no colours; extra on top."""
-    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_COLLECTIONS_PATH=COLLECTIONS,
-                ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', PATH=BIN + os.pathsep + os.environ.get('PATH', ''),
-                **extra)
+    environ = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, 'ansible.cfg'), ANSIBLE_COLLECTIONS_PATH=COLLECTIONS,
+                   ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', PATH=BIN + os.pathsep + os.environ.get('PATH', ''))
+    environ.update(extra)
+    return environ
 
 
 def ansible(*argv, timeout=300, env_extra=None):

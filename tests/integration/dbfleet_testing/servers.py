@@ -19,6 +19,7 @@ INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
 LAB_HOSTS = tuple(h for h in DEFAULT_HOSTS if h != 'mysql56')
 TEST_DROPIN = '90-dbfleet-test-verify.cnf'
 
+
 # ---------------------------------------------------------------- lab access
 def lab_inventory():
     return require_lab_hosts(INVENTORY)

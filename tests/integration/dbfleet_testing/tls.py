@@ -62,9 +62,9 @@ def mysql_packet(seq, payload):
 def mysql_greeting(capabilities, plugin=b'mysql_native_password'):
     salt = b'0123456789abcdefghij'
     return mysql_packet(0, b'\x0a' + b'8.0.33-fake\x00' + struct.pack('<I', 7) + salt[:8] + b'\x00'
-                   + struct.pack('<H', capabilities & 0xffff) + bytes([45]) + struct.pack('<H', 2)
-                   + struct.pack('<H', capabilities >> 16) + bytes([21]) + b'\x00' * 10 + salt[8:] + b'\x00'
-                   + plugin + b'\x00')
+                        + struct.pack('<H', capabilities & 0xffff) + bytes([45]) + struct.pack('<H', 2)
+                        + struct.pack('<H', capabilities >> 16) + bytes([21]) + b'\x00' * 10 + salt[8:] + b'\x00'
+                        + plugin + b'\x00')
 
 
 class Listener:

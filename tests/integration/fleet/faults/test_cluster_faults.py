@@ -21,7 +21,7 @@ import pytest
 
 from dbfleet_testing.lab import REPO
 from dbfleet_testing.clusterfaults import (SCHEMA, adaptive_hash_parts_under_writes, cluster_fixture, drop_ports, member_killed_mid_run,
-                           member_left_joining, member_partitioned_mid_run, new_figures, undrop, Galera)
+                                           member_left_joining, member_partitioned_mid_run, new_figures, undrop, Galera)
 
 pytestmark = pytest.mark.fleet
 

@@ -21,7 +21,7 @@ import pytest
 
 from dbfleet_testing.lab import REPO
 from dbfleet_testing.clusterfaults import (SCHEMA, Galera, Run, cluster_fixture, drained_one_at_a_time, flat, new_figures,
-                           rolling_restart_under_writes, wsrep_drain)
+                                           rolling_restart_under_writes, wsrep_drain)
 
 pytestmark = pytest.mark.fleet
 

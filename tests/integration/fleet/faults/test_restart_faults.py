@@ -56,7 +56,7 @@ def test_stopped_sql_thread_refused_before_any_restart(topo):
     try:
         write_rows(fleet, 'db1', 50, 'sql-stopped')
         rc, out = playbook(fleet.inventory, 'rolling_restart.yml', dict(rolling_restart_all=True,
-                                                              rolling_restart_hosts='db1:db2'))
+                                                                        rolling_restart_hosts='db1:db2'))
     finally:
         fleet.query('db2', 'START REPLICA SQL_THREAD')
     assert rc != 0, out
@@ -133,8 +133,8 @@ def test_replica_killed_during_rolling_restart_stops_before_the_primary(topo):
         killer = threading.Thread(target=kill_restarted_db2)
         killer.start()
         try:
-            rc, out = playbook(fleet.inventory, 'rolling_restart.yml', dict(rolling_restart_all=True, rolling_restart_hosts='db1:db2',
-                                                                  rolling_restart_timeout=20))
+            rc, out = playbook(fleet.inventory, 'rolling_restart.yml', dict(
+                rolling_restart_all=True, rolling_restart_hosts='db1:db2', rolling_restart_timeout=20))
         finally:
             killer.join(150)
     assert killed, 'db2 never restarted, so nothing was killed:\n' + out
@@ -251,8 +251,8 @@ def test_serial_2_forks_10_primaries_wait_for_their_replicas_batch(topo, tmp_pat
     inventory = tmp_path / 'ordered.yml'
     inventory.write_text(yaml.safe_dump(data, sort_keys=False))
     since = time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(time.time() - 1))
-    rc, out = playbook(fleet.inventory, 'rolling_restart.yml', dict(rolling_restart_all=True, rolling_restart_serial=2),
-                       forks=10, inventory=str(inventory))
+    rc, out = playbook(str(inventory), 'rolling_restart.yml', dict(rolling_restart_all=True, rolling_restart_serial=2),
+                       forks=10)
     assert rc == 0, out
     text = flat(out)
     assert 'in this order: nothing; waiting for a later batch: db1, db3' in text, out

@@ -17,7 +17,6 @@ from dbfleet_testing.runs import ansible
 from dbfleet_testing.tls import MARKER, WAYS, AuthServer, adhoc_results, assert_refused, lab_network_address, self_signed
 
 
-
 pytestmark = pytest.mark.fleet
 
 

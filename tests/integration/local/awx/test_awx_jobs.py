@@ -15,8 +15,8 @@ import os
 import pytest
 
 from dbfleet_testing import awx_runner
-from dbfleet_testing.awx_runner import (AHI, AUDIT, CONVERGE, DROP, SCHEMA, SETTINGS, drop_window_now,
-    report_findings, has_table, make_table, survey_defaults)
+from dbfleet_testing.awx_runner import (AHI, AUDIT, CONVERGE, DROP, SCHEMA, SETTINGS, drop_window_now, has_table,
+                                        make_table, report_findings, survey_defaults)
 
 ROOT = awx_runner.ROOT
 DRIFT_HOST = "mysql80"

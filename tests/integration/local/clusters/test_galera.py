@@ -34,6 +34,7 @@ from dbfleet_testing import runs
 
 SCHEMA = 'galera_it'
 
+
 def run_playbook(playbook, extra, log_path=None, limit='galera'):
     return runs.playbook(INVENTORY, playbook, extra, limit=limit,
                          env_extra=dict(ANSIBLE_LOG_PATH=log_path) if log_path else None)

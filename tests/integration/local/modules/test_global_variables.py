@@ -62,7 +62,7 @@ def test_read_only_variable_is_refused_and_nothing_changes(lab_host):
 def test_bad_values_name_the_input(lab_host):
     name, hv = lab_host
     result, _rc = run_module(name, dict(socket_login(hv), variables={'innodb_flush_neighbors': 'lots',
-                                                              'innodb_adaptive_hash_index': 'maybe'}))
+                                                                     'innodb_adaptive_hash_index': 'maybe'}))
     assert result['failed'] is True
     assert "innodb_flush_neighbors: 'lots' is not an integer" in result['msg']
     assert "innodb_adaptive_hash_index: 'maybe' is not a boolean" in result['msg']

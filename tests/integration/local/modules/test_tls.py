@@ -18,8 +18,8 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection, verify_fleet
 from dbfleet_testing.runs import playbook_proc
-from dbfleet_testing.tls import (AuthServer, CAPABILITIES, CLIENT_SSL, FakeServer, Forwarder, FullAuthServer, MARKER,
-    address_of_this_machine, login, module, ssl_version, tls_hosts)
+from dbfleet_testing.tls import (CAPABILITIES, CLIENT_SSL, MARKER, AuthServer, FakeServer, Forwarder, FullAuthServer,
+                                 address_of_this_machine, login, module, ssl_version, tls_hosts)
 
 
 # ---------------------------------------------------------------- the lab's certificates
@@ -229,12 +229,12 @@ def test_the_fleet_report_says_whether_the_password_was_sent(lab, tmp_path):
             'remote-verified': dict(template, dbfleet_login_port=forwarders['remote-verified'].port,
                                     dbfleet_login_ssl_mode='verify_ca'),
         }}}))
+
         def audit(name, **extra):
             """verify.yml in controller mode; the hosts' entries of its report."""
             reports = tmp_path / name
-            proc = playbook_proc(str(inventory), 'verify.yml', dict({'verify_mode': 'controller',
-                                                                   'verify_report_dir': str(reports),
-                                                                   'verify_timeout': 5}, **extra), timeout=300)
+            extra = dict({'verify_mode': 'controller', 'verify_report_dir': str(reports), 'verify_timeout': 5}, **extra)
+            proc = playbook_proc(str(inventory), 'verify.yml', extra, timeout=300)
             out = proc.stdout + proc.stderr
             assert lab.admin_password not in out
             report_text = (reports / 'verify.json').read_text()

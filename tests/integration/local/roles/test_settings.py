@@ -31,6 +31,8 @@ READ_ONLY = {
     'mariadb1011': {'innodb_sort_buffer_size', 'innodb_log_buffer_size'},
     'mariadb118': {'innodb_sort_buffer_size'},
 }
+
+
 def dropin(host):
     return os.path.join(host_vars(host)['dbfleet_option_dropin_dir'], DROPIN)
 
