@@ -24,7 +24,7 @@ MARKER = 'Pw-dbfleet-tls-test-7Qz'     # the password the fake servers must neve
 
 def module(host, name, args):
     """(rc, result or None, output) of one ad-hoc module run on a lab host."""
-    rc, out = ansible(host, '-i', INVENTORY, '-m', name, '-a', json.dumps(args))
+    rc, out = ansible('ansible', host, '-i', INVENTORY, '-m', name, '-a', json.dumps(args))
     try:
         start = out.index('{', out.index('%s | ' % host))
         return rc, json.JSONDecoder().raw_decode(out[start:])[0], out
