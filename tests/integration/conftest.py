@@ -5,9 +5,12 @@
   of any session with local tests, ``used_lab_first``). ``lab.hosts`` maps host -> status row (``port``,
   ``socket``, ``version``, ``expected_flavor``, ``option_file``, ``dropin_dir``...), ``lab.connect(host)``
   opens a PyMySQL connection as the admin user, ``lab.run(...)`` runs lab.py for this lab.
-- ``fleet`` (session): the SSH fleet (tests marked ``fleet``); brought up when it is down, and
-  then stopped again at the end of the session. Deselect with ``-m "not fleet"``.
+- ``fleet`` (session): the SSH fleet (tests marked ``fleet``, all under fleet/); brought up when it is down, and
+  then stopped again at the end of the session. Deselect with ``-m "not fleet"`` (or run local/ alone).
+- ``booted_machines`` (session): the SSH fleet's booted hosts pkg1-pkg5.
 
+The tests are laid out by subject, local/<subject>/ and fleet/<subject>/ (docs/development.md); what they share is the
+package dbfleet_testing beside this file, their subject's fixtures in the conftest.py of its directory.
 DBFLEET_LAB_DIR chooses the lab directory, as for lab.py.
 """
 import json
@@ -15,8 +18,8 @@ import os
 
 import pytest
 
+from dbfleet_testing.lab import BOOTED_HOSTS, DEFAULT_HOSTS, LabHandle, default_lab_dir, lab_py, used_lab
 from dbfleet_testing.layout import INTEGRATION, marker_mismatch
-from dbfleet_testing.lab import DEFAULT_HOSTS, BOOTED_HOSTS, LabHandle, default_lab_dir, lab_py, used_lab
 
 
 def pytest_configure(config):
