@@ -18,7 +18,7 @@ APT_PACKAGES := mariadb-server mariadb-client libaio1 libnuma1 openssh-server ip
                 percona-toolkit sysbench libmemcached-tools unzip maven chromium chromium-driver \
                 debootstrap galera-4 rsync nftables systemd-container
 # gcc builds bench/verify_fleet/delay_relay.c, the delayed network path of the latency bench and of
-# tests/integration/test_verify_fleet_latency.py (this kernel has no netem).
+# tests/integration/local/playbooks/test_verify_fleet_latency.py (this kernel has no netem).
 APT_PACKAGES += gcc
 ANSIBLE_BUNDLE := ansible==12.3.0
 # The execution environment (make ee): podman with runc (ee/containers.conf), debootstrap for its base image.

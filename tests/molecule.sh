@@ -11,7 +11,7 @@ if [ $# -gt 0 ]; then
 else
   mapfile -t scenarios < <(for f in molecule/*/molecule.yml; do basename "$(dirname "$f")"; done | sort)
   # booted (pkg1-pkg4, systemd-nspawn machines; root) boots from the cached machine roots that the fleet
-  # stream's tests/integration/test_booted_hosts.py builds on a fresh machine (lab/dbfleet_lab/machines.py).
+  # stream's tests/integration/fleet/hosts/test_booted_hosts.py builds on a fresh machine (lab/dbfleet_lab/machines.py).
   # MySQL 5.7 (end of life since 2023) is opt-in, as in the lab: DBFLEET_LAB_WITH_57=1 adds its scenario.
   if [ "${DBFLEET_LAB_WITH_57:-}" != 1 ]; then
     mapfile -t scenarios < <(printf '%s\n' "${scenarios[@]}" | grep -vx mysql57)

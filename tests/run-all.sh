@@ -25,7 +25,8 @@ run_part() {
 
 # The execution environment image (ee/build.sh, as `make ee`) builds beside the local lab's start: the first
 # time on a machine it is mostly downloads (debootstrap, PyPI, Debian packages); afterwards podman's layer cache and the
-# cached base root make it short. The integration tests run the job templates inside it (test_awx_ee.py).
+# cached base root make it short. The integration tests run the job templates inside it
+# (tests/integration/local/awx/test_awx_ee.py, tests/integration/fleet/awx/test_awx_ee_fleet.py).
 EE_OUT=$(mktemp -d)
 (
   start=$SECONDS
@@ -34,7 +35,8 @@ EE_OUT=$(mktemp -d)
 ) &
 ee_build=$!
 
-# Three streams at once: the local lab's integration tests, the SSH fleet's tests, and the Molecule scenarios.
+# Three streams at once: the local lab's integration tests (tests/integration/local), the SSH fleet's tests
+# (tests/integration/fleet; the markers select the same tests), and the Molecule scenarios.
 # They use different servers (the local lab; the fleet's network namespaces and booted machines; Molecule's
 # private labs on their own ports and, for its fleet scenarios, its own fleet network), and most of a test's time
 # is spent waiting for servers to restart, rejoin their cluster or replicate, not on the CPU.
@@ -42,7 +44,7 @@ ee_build=$!
 #   datadir templates that the other streams' labs then find in the cache (each is built once, renamed into place).
 # - The local integration tests are the longest stream: they start as soon as the lab is up and the image is built.
 # - The static checks (lint, changelog, sanity, units, build) run at the head of the fleet's stream, which has
-#   room for them; its tests then wait for the image too (test_awx_ee runs a fleet job inside it).
+#   room for them; its tests then wait for the image too (fleet/awx/test_awx_ee_fleet.py runs a fleet job inside it).
 # - Molecule starts once the lab is up; it needs nothing else.
 # The other streams' output follows the first's. Tests marked `extended` (a fault already covered here, again on
 # another flavor) run in `make test-extended`.
@@ -65,7 +67,7 @@ fleet_stream() {
   run_part build        tests/build-test.sh
   run_part docs-html    tests/docs-html.sh
   ee_built
-  run_part integration-fleet python -m pytest -q --durations=15 -m "fleet and not extended" tests/integration
+  run_part integration-fleet python -m pytest -q --durations=15 -m "fleet and not extended" tests/integration/fleet
 }
 # The Molecule stream ends long before the others (about 20 minutes): the sanity and unit tests on the other
 # ansible-core versions meta/runtime.yml claims (requirements/core-matrix.txt; the pinned one ran in the fleet stream)
@@ -95,7 +97,7 @@ echo "=================== ee: ee/build.sh (built beside the lab's start)"
 read -r ee_result ee_time < "$EE_OUT/result" || { ee_result=FAILED; ee_time=0; }
 if [ "$ee_result" = ok ]; then tail -n 4 "$EE_OUT/output"; else tail -n 40 "$EE_OUT/output"; fi
 NAMES+=(ee); RESULTS+=("$ee_result"); TIMES+=("$ee_time")
-run_part integration  python -m pytest -q --durations=25 -m "not fleet and not extended" tests/integration
+run_part integration  python -m pytest -q --durations=25 -m "not fleet and not extended" tests/integration/local
 wait
 for key in fleet molecule; do
   cat "$STREAMS/$key.output"

@@ -4,7 +4,7 @@
 """The versions the project tests with: the pins (``name==version``) of requirements/venv.txt.
 
 One reader for the unit test of the execution environment definition (tests/unit/awx) and the integration
-test of the built image (tests/integration/test_awx_ee.py), which both compare against these pins.
+test of the built image (tests/integration/local/awx/test_awx_ee.py), which both compare against these pins.
 """
 from __future__ import annotations
 

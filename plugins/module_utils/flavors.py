@@ -35,7 +35,7 @@ def _span(flavors, since, until, value):
 # Var: kind is bool | int | size | enum | str; dynamic None means "not known"; default, minimum,
 # maximum None mean "not known or depends on the machine". plugin: the variable exists only while
 # that plugin is loaded (None: it is the server's or InnoDB's own).
-# Each span is asserted against every real server of the lab by tests/integration/test_version_truth.py.
+# Each span is asserted against every real server of the lab by tests/integration/local/flavors/test_version_truth.py.
 # block_size: the server rounds a number down to a multiple of it (where the server's own catalog does not say:
 # MySQL's performance_schema tables have no block size; MariaDB's SYSTEM_VARIABLES.NUMERIC_BLOCK_SIZE wins).
 VarFacts = namedtuple('VarFacts', 'name kind dynamic default minimum maximum choices plugin block_size')
@@ -648,7 +648,7 @@ def settable(name, identity):
 # deprecates it; removed: first version without it (None: still there). plugin: the engine is a
 # plugin library that has to be installed and loaded (it may be in a separate package).
 # Sources: docs/innodb-facts.md, section "Storage engines"; asserted against the lab by
-# tests/integration/test_storage_engines.py (engines each lab server reports).
+# tests/integration/local/modules/test_storage_engines.py (engines each lab server reports).
 EngineFacts = namedtuple('EngineFacts', 'flavors since deprecated removed plugin note')
 
 

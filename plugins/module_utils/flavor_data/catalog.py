@@ -9,7 +9,7 @@ is large: only the controller imports it (the verify and verify_fleet action plu
 there); a module gets the one target's facts as data (version_facts.catalog_data), so no module payload carries the
 four versions. Each data module (mysql_8_0, mysql_9_7, mariadb_10_11, mariadb_11_8) is written by
 lab/read_flavor_data.py from a private server started on a fresh datadir with no setting of its own (SOURCE says which server, how it was
-read and when) and asserted against every lab server of its version by tests/integration/test_flavor_data.py.
+read and when) and asserted against every lab server of its version by tests/integration/local/flavors/test_flavor_data.py.
 The rule of what is kept: every global system variable of that server and every option name of its binary.
 """
 

@@ -1,0 +1,337 @@
+"""Role dbfleet.innodb.adaptive_hash and playbooks/rolling_restart.yml against real servers.
+
+On the shared lab (inventories/lab): AHI on/off at runtime and in the drop-in, check mode, idempotence,
+partitions reported as pending a restart, bad input. Every test puts back what it changed.
+
+Restarts run on a private lab of this test module (lab.py --lab-dir .lab/p-ahi-it --port-base 44100,
+MariaDB 10.11 and MySQL 5.7), started here and removed at the end.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+import yaml
+from dbfleet_testing.lab import require_lab_hosts
+from dbfleet_testing.runs import playbook_proc, recap
+from dbfleet_testing.servers import socket_connect, socket_global_value
+
+from dbfleet_testing.lab import REPO as ROOT
+INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
+PY = os.path.join(ROOT, '.venv', 'bin', 'python')
+LAB = os.path.join(ROOT, 'lab', 'lab.py')
+PRIVATE_DIR = os.path.join(ROOT, '.lab', 'p-ahi-it')
+PRIVATE_INV = os.path.join(PRIVATE_DIR, 'hosts.yml')
+PRIVATE_ARGS = ['--lab-dir', PRIVATE_DIR, '--port-base', '44100', '--inventory', PRIVATE_INV]
+DROPIN = '60-dbfleet-adaptive_hash.cnf'
+
+
+def inventory_hosts(path):
+    return require_lab_hosts(path)
+
+
+HOSTS = inventory_hosts(INVENTORY)
+
+
+def ahi_on(hv):
+    return socket_global_value(hv, 'innodb_adaptive_hash_index') in ('1', 'ON')
+
+
+def set_ahi(hv, on):
+    conn = socket_connect(hv)
+    try:
+        with conn.cursor() as cur:
+            cur.execute('SET GLOBAL innodb_adaptive_hash_index = %s' % ('ON' if on else 'OFF'))
+    finally:
+        conn.close()
+
+
+def dropin_path(hv):
+    return os.path.join(hv['dbfleet_option_dropin_dir'], DROPIN)
+
+
+def read_file(path):
+    return open(path).read() if os.path.exists(path) else None
+
+
+def run_role(inventory, limit, extra, check=False, diff=False):
+    """Apply the role; returns (recap, {host: adaptive_hash_report}, output)."""
+    report_dir = tempfile.mkdtemp(prefix='ahi-report-')
+    play = [{
+        'name': 'Apply the adaptive_hash role',
+        'hosts': 'all',
+        'gather_facts': False,
+        'roles': [{'role': 'dbfleet.innodb.adaptive_hash'}],
+        'post_tasks': [{
+            'name': 'Keep the report',
+            'ansible.builtin.copy': {'content': '{{ adaptive_hash_report | to_json }}',
+                                     'dest': report_dir + '/{{ inventory_hostname }}.json', 'mode': '0600'},
+            'check_mode': False, 'changed_when': False,
+        }],
+    }]
+    pb = os.path.join(report_dir, 'play.yml')
+    with open(pb, 'w') as f:
+        yaml.safe_dump(play, f)
+    try:
+        proc = playbook_proc(inventory, pb, extra, check=check, diff=diff, limit=limit)
+        reports = {}
+        for name in os.listdir(report_dir):
+            if name.endswith('.json'):
+                with open(os.path.join(report_dir, name), encoding='utf-8') as handle:
+                    reports[name[:-5]] = json.load(handle)
+    finally:
+        shutil.rmtree(report_dir, ignore_errors=True)
+    return recap(proc.stdout), reports, proc.stdout + proc.stderr
+
+
+def run_playbook(inventory, playbook, extra=None, check=False, limit=None):
+    """(CompletedProcess, recap, output) of a playbook of playbooks/."""
+    proc = playbook_proc(inventory, playbook, extra, check=check, limit=limit, timeout=900)
+    return proc, recap(proc.stdout), proc.stdout + proc.stderr
+
+
+class Restore(object):
+    """Put back innodb_adaptive_hash_index and the role's drop-in on a shared lab host."""
+
+    def __init__(self, hv):
+        self.hv = hv
+
+    def __enter__(self):
+        self.ahi = ahi_on(self.hv)
+        self.file = read_file(dropin_path(self.hv))
+        return self
+
+    def __exit__(self, *exc):
+        path = dropin_path(self.hv)
+        if self.file is None:
+            if os.path.exists(path):
+                os.remove(path)
+        else:
+            with open(path, 'w') as f:
+                f.write(self.file)
+        set_ahi(self.hv, self.ahi)
+
+
+# ---------------------------------------------------------------- shared lab, no restarts
+class ForeignChange(Exception):
+    """Someone else changed innodb_adaptive_hash_index on this shared server meanwhile."""
+
+
+def _toggle_scenario(host, hv):
+    start = not ahi_on(hv)            # flip whatever the server runs now
+    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': start}, check=True, diff=True)
+    if ahi_on(hv) is start:
+        raise ForeignChange()
+    assert rc[host]['failed'] == 0, out
+    # The runtime value changes; the drop-in too unless it already says so.
+    assert rc[host]['changed'] in (1, 2), out
+    check_changed = rc[host]['changed']
+    assert "innodb_adaptive_hash_index: '%s'" % ('ON' if start else 'OFF') in out  # runtime diff shown
+
+    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': start})
+    assert rc[host]['failed'] == 0 and rc[host]['changed'] == check_changed, out   # check mode was exact
+    assert ahi_on(hv) is start
+    text = read_file(dropin_path(hv))
+    assert 'Managed by the dbfleet.innodb.adaptive_hash role' in text
+    assert '[mysqld]' in text
+    assert 'innodb_adaptive_hash_index = %s' % ('ON' if start else 'OFF') in text
+    assert rep[host]['desired'] == {'innodb_adaptive_hash_index': start}
+    assert rep[host]['pending_restart'] is False
+
+    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': start})
+    if ahi_on(hv) is not start:
+        raise ForeignChange()
+    assert rc[host]['changed'] == 0, out            # idempotent
+    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': start}, check=True)
+    if ahi_on(hv) is not start:
+        raise ForeignChange()
+    assert rc[host]['changed'] == 0, out            # and check mode agrees
+
+    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': not start}, diff=True)
+    assert rc[host]['changed'] == 2, out           # both the runtime value and the drop-in flip
+    assert "+innodb_adaptive_hash_index = %s" % ('OFF' if start else 'ON') in out
+    assert ahi_on(hv) is (not start)
+
+
+@pytest.mark.parametrize('host', sorted(HOSTS))
+def test_enable_disable_runtime_dropin_check_mode_idempotence(host):
+    """The lab may be shared: a change made by someone else meanwhile restarts the scenario."""
+    hv = HOSTS[host]
+    before_file = read_file(dropin_path(hv))
+    for attempt in range(3):
+        with Restore(hv):
+            try:
+                _toggle_scenario(host, hv)
+                break
+            except ForeignChange:
+                if attempt == 2:
+                    pytest.fail('innodb_adaptive_hash_index kept changing under the test: is another run '
+                                'using this lab? (give each run its own DBFLEET_LAB_PORT_BASE)')
+    assert read_file(dropin_path(hv)) == before_file       # put back
+
+
+@pytest.mark.parametrize('host', sorted(HOSTS))
+def test_parts_written_and_reported_pending_restart(host):
+    hv = HOSTS[host]
+    running = int(socket_global_value(hv, 'innodb_adaptive_hash_index_parts'))
+    wanted = 4 if running != 4 else 16
+    with Restore(hv):
+        rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_parts': wanted})
+        assert rc[host]['failed'] == 0, out
+        assert rep[host]['pending_restart'] is True
+        assert rep[host]['partition_variable'] == 'innodb_adaptive_hash_index_parts'
+        assert rep[host]['issues'][0]['status'] == 'pending_restart'
+        assert 'innodb_adaptive_hash_index_parts = %d' % wanted in read_file(dropin_path(hv))
+        assert int(socket_global_value(hv, 'innodb_adaptive_hash_index_parts')) == running   # no restart (never)
+
+        rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_parts': wanted})
+        assert rc[host]['changed'] == 0, out
+        assert rep[host]['pending_restart'] is True       # still reported, nothing re-done
+
+        # What verify (and the rolling restart) sees.
+        proc, rc, out = run_playbook(INVENTORY, 'rolling_restart.yml', {'adaptive_hash_parts': wanted},
+                                     check=True, limit=host)
+        assert proc.returncode == 0, out
+        assert ('would restart one server at a time, in this order: %s; %s: primary in topology %s, for '
+                'innodb_adaptive_hash_index_parts' % (host, host, host)) in ' '.join(out.split()), out
+        assert int(socket_global_value(hv, 'innodb_adaptive_hash_index_parts')) == running
+
+
+@pytest.mark.parametrize('extra,needle', [
+    ({'adaptive_hash_parts': 0}, 'adaptive_hash_parts must be 1-512 on {server}; got 0'),
+    ({'adaptive_hash_parts': 513}, 'adaptive_hash_parts must be 1-512 on {server}; got 513'),
+    ({'adaptive_hash_parts': 'eight'}, "adaptive_hash_parts"),
+    ({'adaptive_hash_enabled': 'maybe'}, 'adaptive_hash_enabled'),
+    ({'adaptive_hash_restart': 'sometimes'}, 'adaptive_hash_restart'),
+    ({'adaptive_hash_restart_timeout': -5}, 'adaptive_hash_restart_timeout must be 1 or more; got -5'),
+])
+def test_bad_input_rejected_before_anything_changes(extra, needle):
+    host = sorted(HOSTS)[0]
+    hv = HOSTS[host]
+    before = (ahi_on(hv), read_file(dropin_path(hv)))
+    extra = dict({'adaptive_hash_enabled': not before[0]}, **extra)
+    rc, rep, out = run_role(INVENTORY, host, extra)
+    assert rc[host]['failed'] == 1, out
+    assert rc[host]['changed'] == 0, out
+    series = re.match(r'(\d+\.\d+)', socket_global_value(hv, 'version')).group(1)
+    server = ('MariaDB ' if 'mariadb' in host else 'MySQL ') + series
+    assert needle.format(server=server) in ' '.join(out.split()), out
+    assert (ahi_on(hv), read_file(dropin_path(hv))) == before
+
+
+def test_misspelt_variable_is_named_in_a_warning():
+    host = sorted(HOSTS)[0]
+    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_part': 16})
+    assert rc[host]['failed'] == 0, out
+    assert 'adaptive_hash_part is not a variable of the adaptive_hash role' in ' '.join(out.split()), out
+    assert 'innodb_adaptive_hash_index_parts' not in rep[host]['desired']
+
+
+# ---------------------------------------------------------------- private lab: restarts
+@pytest.fixture(scope='module')
+def private_lab():
+    up = subprocess.run([PY, LAB] + PRIVATE_ARGS + ['up', 'mariadb1011', 'mysql57'], capture_output=True, text=True,
+                        timeout=600, cwd=ROOT, check=False)
+    assert up.returncode == 0, up.stdout + up.stderr
+    hosts = inventory_hosts(PRIVATE_INV)
+    try:
+        yield hosts
+    finally:
+        subprocess.run([PY, LAB] + PRIVATE_ARGS + ['down', '--purge'], capture_output=True, text=True,
+                       timeout=300, cwd=ROOT, check=False)
+        shutil.rmtree(PRIVATE_DIR, ignore_errors=True)
+
+
+def test_role_restarts_when_allowed(private_lab):
+    hosts = private_lab
+    rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_enabled': True, 'adaptive_hash_parts': 16,
+                                                 'adaptive_hash_restart': 'allowed'}, check=True)
+    for host, hv in hosts.items():
+        assert rc[host]['failed'] == 0, out
+        assert rc[host]['changed'] >= 1, out            # the drop-in
+        assert socket_global_value(hv, 'innodb_adaptive_hash_index_parts') == '8'
+    # The restart path says which hosts would restart, one at a time, and why.
+    text = ' '.join(out.split())
+    assert 'would restart one server at a time, in this order:' in text, out
+    for host in hosts:
+        assert '%s: primary in topology %s, for innodb_adaptive_hash_index_parts=16' % (host, host) in text, out
+
+    rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_enabled': True, 'adaptive_hash_parts': 16,
+                                                 'adaptive_hash_restart': 'allowed'})
+    for host, hv in hosts.items():
+        assert rc[host]['failed'] == 0, out
+        assert socket_global_value(hv, 'innodb_adaptive_hash_index_parts') == '16'
+        assert ahi_on(hv)
+        assert rep[host]['pending_restart'] is False
+
+    rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_enabled': True, 'adaptive_hash_parts': 16,
+                                                 'adaptive_hash_restart': 'allowed'})
+    for host in hosts:
+        assert rc[host]['changed'] == 0, out
+
+
+def test_rolling_restart_refuses_an_inventory_that_disagrees_with_the_servers(private_lab):
+    hosts = private_lab
+    # The inventory lists mysql57 as a replica; the server replicates from no one: refused before anything.
+    inv = os.path.join(PRIVATE_DIR, 'rolling.yml')
+    data = yaml.safe_load(open(PRIVATE_INV))
+    data['all']['children']['replicas'] = {'hosts': {'mysql57': {}}}
+    with open(inv, 'w') as f:
+        yaml.safe_dump(data, f)
+    rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_parts': 4})
+    assert all(r['pending_restart'] for r in rep.values()), out
+    proc, rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
+    assert proc.returncode != 0, out
+    text = ' '.join(out.split())
+    assert ('mysql57: the inventory says replica (group replicas), primary: the server replicates from no one'
+            in text), out
+    assert all(socket_global_value(hv, 'innodb_adaptive_hash_index_parts') == '16' for hv in hosts.values())
+
+
+def test_rolling_restart_order_and_verify(private_lab):
+    hosts = private_lab
+    rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_parts': 4})
+    assert all(r['pending_restart'] for r in rep.values()), out
+
+    proc, rc, out = run_playbook(PRIVATE_INV, 'rolling_restart.yml', {'adaptive_hash_parts': 4}, check=True)
+    assert proc.returncode == 0, out
+    assert 'would restart one server at a time' in ' '.join(out.split()), out
+    assert all(socket_global_value(hv, 'innodb_adaptive_hash_index_parts') == '16' for hv in hosts.values())
+
+    proc, rc, out = run_playbook(PRIVATE_INV, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
+    assert proc.returncode == 0, out
+    # Two servers that do not replicate: two topologies, inventory order, one restart at a time.
+    order = re.search(r'restarts one server at a time, in this order: (\S+) -> (\S+);', ' '.join(out.split()))
+    assert order and sorted(order.groups()) == sorted(hosts), out
+    assert all(socket_global_value(hv, 'innodb_adaptive_hash_index_parts') == '4' for hv in hosts.values())
+
+    # Nothing pending any more: nothing restarts.
+    proc, rc, out = run_playbook(PRIVATE_INV, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
+    assert proc.returncode == 0, out
+    assert 'in this order: nothing' in ' '.join(out.split()), out
+    assert all(r['changed'] == 0 for r in rc.values()), out
+
+
+def test_rolling_restart_stops_at_first_failure(private_lab):
+    hosts = private_lab
+    inv = os.path.join(PRIVATE_DIR, 'failing.yml')
+    data = yaml.safe_load(open(PRIVATE_INV))
+    # Every restart command fails: the first host's failure stops the run; the second is untouched.
+    for group in ('mysql', 'mariadb'):
+        for hv in data['all']['children'][group]['hosts'].values():
+            hv['dbfleet_restart_command'] = ['/bin/false']
+    with open(inv, 'w') as f:
+        yaml.safe_dump(data, f)
+    rc, rep, out = run_role(inv, 'all', {'adaptive_hash_parts': 8})
+    assert all(r['pending_restart'] for r in rep.values()), out
+    proc, rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 8})
+    assert proc.returncode != 0, out
+    text = ' '.join(out.split())
+    stopped = re.search(r'The run stopped at (\S+); not restarted: (\S+)\.', text)
+    assert stopped and sorted(stopped.groups()) == sorted(hosts), out
+    # Neither server restarted: both still run the old partitions.
+    assert socket_global_value(hosts['mariadb1011'], 'innodb_adaptive_hash_index_parts') == '4'
+    assert socket_global_value(hosts['mysql57'], 'innodb_adaptive_hash_index_parts') == '4'

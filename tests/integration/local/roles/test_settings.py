@@ -1,0 +1,185 @@
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Role dbfleet.innodb.settings end to end on every lab server (MySQL 8.0.33, 9.7, MariaDB 10.11, 11.8).
+
+One map of InnoDB settings - dynamic, read-only, renamed (the redo log's size) and rounded (the buffer pool, a
+percentage of memory) - every value different from what each server runs before the test:
+- bad names, values and owners fail before any change;
+- check mode (--diff) predicts the real run task by task (the same tasks change, on the same hosts and items);
+- the run sets the dynamic ones at runtime, writes the drop-in, reports the read-only ones pending; verify with
+  desired_from [settings] reports them, and nothing else, as pending_restart;
+- a second run changes nothing;
+- with settings_restart: allowed the gated restart applies the read-only ones; verify then reports no drift, and a
+  third run changes nothing.
+The servers get back what they ran before: the drop-in is removed and each is restarted by the lab (lab.py restart)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import values
+
+from dbfleet_testing.settings_role import DROPIN, MAP, changed_by_host, changed_by_task, play
+from dbfleet_testing.servers import LAB_HOSTS, global_value, host_vars, login, persisted_put_back, run_module, sql, verify
+
+# What waits for a restart on each server (read-only there).
+READ_ONLY = {
+    'mysql80': {'innodb_sort_buffer_size', 'innodb_read_io_threads'},
+    'mysql97': {'innodb_sort_buffer_size', 'innodb_read_io_threads'},
+    'mariadb1011': {'innodb_sort_buffer_size', 'innodb_log_buffer_size'},
+    'mariadb118': {'innodb_sort_buffer_size'},
+}
+
+
+def dropin(host):
+    return os.path.join(host_vars(host)['dbfleet_option_dropin_dir'], DROPIN)
+
+
+def desired_here(host):
+    """What the role wants on host (dbfleet.innodb.desired_settings, the role's own route)."""
+    args = dict(login(host), role='settings', variables=dict(settings_values=MAP),
+                fallback_option_files=[host_vars(host)['dbfleet_option_file']])
+    result, rc = run_module('desired_settings', args)
+    assert rc == 0, result
+    return result['desired']
+
+
+def audit(host):
+    return verify(host, {}, desired_from=['settings'], role_variables=dict(settings_values=MAP),
+                  fallback_option_files=[host_vars(host)['dbfleet_option_file']])
+
+
+def not_ok(result):
+    return dict((k, v['status']) for k, v in result['variables'].items() if v['status'] != 'ok')
+
+
+@pytest.fixture()
+def lab_as_found(lab):
+    """Every lab server without the role's drop-in and without persisted values while the test runs (the lab restarts
+    the server, which also drops what SET GLOBAL changed); afterwards the values the server had persisted (a used
+    server's own) are persisted again and in effect."""
+    def clean(put_back):
+        found = {}
+        for host in LAB_HOSTS:
+            found[host] = dict((r['VARIABLE_NAME'], r['VARIABLE_VALUE']) for r in sql(
+                host, 'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables')) \
+                if host.startswith('mysql') else {}
+            if found[host]:
+                sql(host, 'RESET PERSIST')
+            for name, value in sorted(put_back.get(host, {}).items()):
+                sql(host, *persisted_put_back(name, value))
+            if os.path.exists(dropin(host)) or found[host] or put_back.get(host):
+                if os.path.exists(dropin(host)):
+                    os.remove(dropin(host))
+                lab.run('restart', host)
+        return found
+    found = clean({})
+    kept = ('innodb_io_capacity', 'innodb_buffer_pool_size', 'innodb_sort_buffer_size')
+    before = dict((h, dict((n, global_value(h, n)) for n in kept)) for h in LAB_HOSTS)
+    yield before
+    clean(found)
+    for host in LAB_HOSTS:
+        # What the server had persisted is in effect again; the rest as the test found it.
+        was = dict((n, v) for n, v in before[host].items() if n not in found[host])
+        if any(global_value(host, n) != v for n, v in was.items()):
+            lab.run('restart', host)
+        assert dict((n, global_value(host, n)) for n in was) == was, host
+        now = dict((r['VARIABLE_NAME'], r['VARIABLE_VALUE']) for r in sql(
+            host, 'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables')) \
+            if host.startswith('mysql') else {}
+        assert now == found[host], host
+
+
+def test_bad_names_values_and_owners_fail_before_any_change(lab_as_found, tmp_path):
+    bad = dict(innodb_bufer_pool_size='1G', innodb_io_capacity=50, innodb_flush_neighbors=0,
+               innodb_flush_method='direct', innodb_page_size=32768)
+    rc, out, _results = play(tmp_path, dict(settings_values=dict(MAP, **bad)))
+    assert rc != 0, out
+    for host in LAB_HOSTS:
+        assert not os.path.exists(dropin(host)), host
+        assert global_value(host, 'innodb_io_capacity') == lab_as_found[host]['innodb_io_capacity'], host
+    flat = ' '.join(out.split())
+    assert 'settings: invalid input, nothing changed' in flat
+    assert 'settings_values.innodb_bufer_pool_size: MySQL 8.0.33 has no such variable (closest: innodb_buffer_pool_size' in flat
+    assert 'settings_values.innodb_bufer_pool_size: MariaDB 11.8.9 has no such variable (closest: innodb_buffer_pool_size' in flat
+    assert 'settings_values.innodb_io_capacity must be a whole number from 100 to 4294967295' in flat
+    assert ('settings_values.innodb_flush_neighbors belongs to the flush_neighbors role: set it with '
+            'flush_neighbors_storage_class / flush_neighbors_map') in flat
+    assert "settings_values.innodb_flush_method must be one of fsync, O_DSYNC" in flat
+    assert 'settings_values.innodb_page_size is fixed when the data directory is created' in flat
+    # MariaDB has no SET PERSIST: an input error there, before anything changes.
+    mariadb = ('mariadb1011', 'mariadb118')
+    rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_persist=True), hosts=mariadb)
+    assert rc != 0 and 'MariaDB has no persisted settings' in ' '.join(out.split()), out
+    assert not any(os.path.exists(dropin(h)) for h in mariadb)
+
+
+def test_persisted_settings_on_mysql(lab_as_found, tmp_path):
+    rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_persist=True), hosts=('mysql80',))
+    assert rc == 0, out
+    persisted = dict((r['VARIABLE_NAME'], r['VARIABLE_VALUE']) for r in sql(
+        'mysql80', 'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables'))
+    # SET PERSIST for the dynamic ones, SET PERSIST_ONLY for the read-only ones (applied at the next start).
+    assert persisted['innodb_io_capacity'] == '1500' and persisted['innodb_sort_buffer_size'] == '2097152', persisted
+    assert persisted['innodb_read_io_threads'] == '6' and global_value('mysql80', 'innodb_read_io_threads') == '4'
+    rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_persist=True), hosts=('mysql80',))
+    assert rc == 0 and changed_by_host(out, ('mysql80',)) == {'mysql80': 0}, out
+
+
+def test_a_settings_map_reaches_every_server(lab_as_found, tmp_path):
+    wanted = dict((h, desired_here(h)) for h in LAB_HOSTS)
+    for host, state in wanted.items():
+        assert len(state['settings']) >= 10, (host, state)
+        for name, value in state['settings'].items():
+            # A value the server already runs would prove nothing.
+            assert not values.equal(value, global_value(host, name), 'str' if isinstance(value, str) else 'int'), \
+                (host, name, value)
+        assert set(state['restart_settings']) == READ_ONLY[host], (host, state['restart_settings'])
+    assert [t['name'] for t in wanted['mariadb1011']['translated']] == ['innodb_log_file_size']
+    assert wanted['mysql80']['settings']['innodb_buffer_pool_size'] % (128 << 20) == 0     # chunk x instances
+    assert wanted['mariadb118']['unsupported'][0]['status'] == 'ignored'
+
+    # Check mode names every change and changes nothing.
+    rc, out, check_results = play(tmp_path, dict(settings_values=MAP), '--check', '--diff')
+    assert rc == 0, out
+    assert not any(os.path.exists(dropin(h)) for h in LAB_HOSTS)
+    assert global_value('mysql80', 'innodb_io_capacity') == lab_as_found['mysql80']['innodb_io_capacity']
+    assert '+innodb_sort_buffer_size = 2097152' in out and '+innodb_log_file_size = 201326592' in out
+    assert re.search(r'innodb_io_capacity\W+1500', out), out       # the runtime change's diff
+
+    # The real run does what check mode said, task by task.
+    rc, out, real_results = play(tmp_path, dict(settings_values=MAP))
+    assert rc == 0, out
+    predicted, done = changed_by_task(check_results), changed_by_task(real_results)
+    assert predicted == done, set(predicted.items()) ^ set(done.items())
+    for host in LAB_HOSTS:
+        assert os.path.exists(dropin(host))
+        state = wanted[host]
+        for name, value in state['settings'].items():
+            running = global_value(host, name)
+            if name in READ_ONLY[host]:
+                assert not values.equal(value, running, 'str' if isinstance(value, str) else 'int'), (host, name)
+            else:
+                assert values.equal(value, running, 'str' if isinstance(value, str) else 'int'), (host, name, running)
+        result = audit(host)
+        assert not_ok(result) == dict((n, 'pending_restart') for n in READ_ONLY[host]), (host, not_ok(result))
+    assert ('innodb_sort_buffer_size: pending_restart: the server runs 1048576, the drop-in says 2097152: read-only '
+            'at runtime on MySQL 8.0.33') in ' '.join(out.split()), out
+
+    # A second run changes nothing.
+    rc, out, _results = play(tmp_path, dict(settings_values=MAP))
+    assert rc == 0 and set(changed_by_host(out).values()) == {0}, out
+
+    # The gated restart applies the read-only settings, one server at a time.
+    rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_restart='allowed'), '--check')
+    assert rc == 0 and 'would restart one server at a time, in this order:' in out, out
+    rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_restart='allowed'))
+    assert rc == 0, out
+    for host in LAB_HOSTS:
+        result = audit(host)
+        assert result['drift'] is False and not_ok(result) == {}, (host, not_ok(result))
+        assert global_value(host, 'innodb_sort_buffer_size') == '2097152', host
+    rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_restart='allowed'))
+    assert rc == 0 and set(changed_by_host(out).values()) == {0}, out
