@@ -69,11 +69,13 @@ fleet_stream() {
   ee_built
   run_part integration-fleet python -m pytest -q --durations=15 -m "fleet and not extended" tests/integration/fleet
 }
-# The Molecule stream ends long before the others (about 20 minutes): the sanity and unit tests on the other
-# ansible-core versions meta/runtime.yml claims (requirements/core-matrix.txt; the pinned one ran in the fleet stream)
-# follow it, one version after the other.
+# The Molecule stream ends long before the others (about 20 minutes): the local tests that use no server of the
+# shared lab (marker own_lab: a private lab on ports of its own, or none) follow it, beside the shared lab's tests,
+# then the sanity and unit tests on the other ansible-core versions meta/runtime.yml claims
+# (requirements/core-matrix.txt; the pinned one ran in the fleet stream), one version after the other.
 molecule_stream() {
   DBFLEET_FLEET_NET="${DBFLEET_MOLECULE_FLEET_NET:-12}" run_part molecule tests/molecule.sh
+  run_part integration-own python -m pytest -q --durations=10 -m "own_lab and not extended" tests/integration/local
   local series
   for series in $(awk '!/^#/ && NF {print $1}' requirements/core-matrix.txt); do
     run_part "core-$series" tests/core-matrix.sh "$series"
@@ -97,7 +99,7 @@ echo "=================== ee: ee/build.sh (built beside the lab's start)"
 read -r ee_result ee_time < "$EE_OUT/result" || { ee_result=FAILED; ee_time=0; }
 if [ "$ee_result" = ok ]; then tail -n 4 "$EE_OUT/output"; else tail -n 40 "$EE_OUT/output"; fi
 NAMES+=(ee); RESULTS+=("$ee_result"); TIMES+=("$ee_time")
-run_part integration  python -m pytest -q --durations=25 -m "not fleet and not extended" tests/integration/local
+run_part integration  python -m pytest -q --durations=25 -m "not fleet and not extended and not own_lab" tests/integration/local
 wait
 for key in fleet molecule; do
   cat "$STREAMS/$key.output"

@@ -26,6 +26,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "fleet: needs the SSH fleet (lab.py --mode ssh up; root, network namespaces)")
     config.addinivalue_line("markers", "extended: a fault already covered in make test, again on another flavor; run by "
                                        "`make test-extended`, not by `make test` (its 35-minute budget); none today")
+    config.addinivalue_line("markers", "own_lab: a local test that uses no server of the shared lab (a private lab of "
+                                       "its own on its own ports, or none): `make test` runs these beside the "
+                                       "shared lab's tests, after Molecule")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -56,7 +59,8 @@ def lab():
 def used_lab_first(request):
     """A session with tests of the local lab (any not marked fleet) makes the lab a used one before its first test,
     also for the tests that read the lab's servers without the `lab` fixture (test_verify's own helpers)."""
-    if any(item.get_closest_marker("fleet") is None for item in request.session.items):
+    if any(item.get_closest_marker("fleet") is None and item.get_closest_marker("own_lab") is None
+           for item in request.session.items):
         request.getfixturevalue("lab")
 
 

@@ -92,6 +92,7 @@ def test_inventory_lists_the_hosts_and_ansible_reaches_them(lab):
     assert proc.stdout.count("SUCCESS") == len(hosts)
 
 
+@pytest.mark.own_lab
 def test_restart_returns_once_the_server_answers(scratch):
     """In a scratch lab: restarting the shared lab's servers would disturb other tests."""
     args = ["--lab-dir", scratch, "--port-base", free_port_base(), "--inventory", os.path.join(scratch, "hosts.yml")]
@@ -106,6 +107,7 @@ def test_restart_returns_once_the_server_answers(scratch):
     assert pid_of()["mariadb1011"] not in (None, before)
 
 
+@pytest.mark.own_lab
 def test_up_brings_back_a_server_left_down(scratch):
     """A server killed (or crashed) since the last `up`, its pid file left behind: the next `up` starts it again, as
     the second `make test` on a machine does with what the first one left."""
@@ -133,6 +135,7 @@ def test_sql_prints_rows(lab):
     assert out[0] == "who" and out[1].startswith(lab.admin_user + "@")
 
 
+@pytest.mark.own_lab
 def test_busy_port_is_a_clear_error(scratch):
     base = free_port_base()
     with socket.socket() as busy:
@@ -170,6 +173,7 @@ def test_down_stops_only_the_labs_own_pids(lab, scratch):
         decoy.wait()
 
 
+@pytest.mark.own_lab
 def test_corrupt_download_is_detected_and_removed(tmp_path):
     good = b"a small stand-in for a server distribution"
     artifact = Artifact("org.example:fake-dist:1.0:zip", hashlib.sha256(good).hexdigest())
@@ -204,6 +208,7 @@ def test_corrupt_download_is_detected_and_removed(tmp_path):
     assert os.listdir(tmp_path / "downloads") == [artifact.filename]
 
 
+@pytest.mark.own_lab
 def test_failed_chroot_build_names_the_step_and_starts_nothing(scratch, tmp_path):
     """A chroot that cannot be built stops `up` before any server starts (also the others asked for),
     names the step, keeps its log and leaves no half-built chroot in the cache."""

@@ -33,6 +33,9 @@ from dbfleet_lab.servers import MARIADB118, MYSQL97
 from dbfleet_testing.runs import playbook, recap
 from dbfleet_testing.servers import ROOT, run_module
 
+# Its own lab (or none): run beside the shared lab's tests (conftest.py, marker own_lab).
+pytestmark = pytest.mark.own_lab
+
 PRIVATE_DIR = os.path.join(ROOT, '.lab', 'p-upgrade')
 PRIVATE_INV = os.path.join(PRIVATE_DIR, 'hosts.yml')
 PORT_BASE = int(os.environ.get('DBFLEET_LAB_PORT_BASE') or 33000) + 3900

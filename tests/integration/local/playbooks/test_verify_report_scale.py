@@ -22,6 +22,9 @@ from dbfleet_testing.report_fleet import fleet_outcomes
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as vr
 
+# Its own lab (or none): run beside the shared lab's tests (conftest.py, marker own_lab).
+pytestmark = pytest.mark.own_lab
+
 HOSTS = 10000
 READY_MS = 2000
 

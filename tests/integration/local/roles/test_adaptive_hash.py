@@ -245,6 +245,7 @@ def private_lab():
         shutil.rmtree(PRIVATE_DIR, ignore_errors=True)
 
 
+@pytest.mark.own_lab
 def test_role_restarts_when_allowed(private_lab):
     hosts = private_lab
     rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_enabled': True, 'adaptive_hash_parts': 16,
@@ -273,6 +274,7 @@ def test_role_restarts_when_allowed(private_lab):
         assert rc[host]['changed'] == 0, out
 
 
+@pytest.mark.own_lab
 def test_rolling_restart_refuses_an_inventory_that_disagrees_with_the_servers(private_lab):
     hosts = private_lab
     # The inventory lists mysql57 as a replica; the server replicates from no one: refused before anything.
@@ -291,6 +293,7 @@ def test_rolling_restart_refuses_an_inventory_that_disagrees_with_the_servers(pr
     assert all(socket_global_value(hv, 'innodb_adaptive_hash_index_parts') == '16' for hv in hosts.values())
 
 
+@pytest.mark.own_lab
 def test_rolling_restart_order_and_verify(private_lab):
     hosts = private_lab
     rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_parts': 4})
@@ -315,6 +318,7 @@ def test_rolling_restart_order_and_verify(private_lab):
     assert all(r['changed'] == 0 for r in rc.values()), out
 
 
+@pytest.mark.own_lab
 def test_rolling_restart_stops_at_first_failure(private_lab):
     hosts = private_lab
     inv = os.path.join(PRIVATE_DIR, 'failing.yml')
