@@ -11,7 +11,9 @@ from dbfleet_lab.machines import machine_cgroup_name  # noqa: E402  pylint: disa
 
 def test_a_path_is_keyed_by_the_host_it_belongs_to(tmp_path):
     labs = str(tmp_path / ".lab")
-    key = lambda rel: leftovers.host_key(os.path.join(labs, rel), labs)  # noqa: E731
+
+    def key(rel):
+        return leftovers.host_key(os.path.join(labs, rel), labs)
     assert key("mysql80/data/ibdata1") == "mysql80"
     assert key("fleet/pkg1/root") == "fleet/pkg1"
     assert key("molecule-booted/fleet/pkg1/root/var") == "molecule-booted/fleet/pkg1"

@@ -53,6 +53,17 @@ def same(kind, table_value, server_value):
     return str(table_value) == text
 
 
+@pytest.fixture(scope='module', autouse=True)
+def origins_as_found(lab):
+    """observe() sets each dynamic variable to its own value (SET GLOBAL v = @@GLOBAL.v): the value stays, but the
+    server says from then on that SQL set it (MariaDB GLOBAL_VALUE_ORIGIN SQL, MySQL 8 VARIABLE_SOURCE DYNAMIC), which
+    the audits read (verify: startup_unknown instead of ok for a value of the option files). The lab restarts each
+    server at the end of the module: what its option files and mysqld-auto.cnf say comes back."""
+    yield
+    for host in HOSTS:
+        lab.run('restart', host)
+
+
 def dynamic_on_server(cur, name):
     """True when SET GLOBAL accepts the variable at run time, False when it is read-only."""
     try:
