@@ -42,9 +42,10 @@ ee_build=$!
 # is spent waiting for servers to restart, rejoin their cluster or replicate, not on the CPU.
 # - The local lab comes up first, alone: on a fresh machine it downloads and builds the servers, chroots and
 #   datadir templates that the other streams' labs then find in the cache (each is built once, renamed into place).
-# - The local integration tests are the longest stream: they start as soon as the lab is up and the image is built.
-# - The static checks (lint, changelog, sanity, units, build) run at the head of the fleet's stream, which has
-#   room for them; its tests then wait for the image too (fleet/awx/test_awx_ee_fleet.py runs a fleet job inside it).
+# - The local integration tests are the longest stream: they start as soon as the lab is up; the tests that run jobs
+#   inside the image run last and wait for its build (local/awx/test_awx_ee.py, fleet/awx/test_awx_ee_fleet.py).
+# - The changelog, sanity and unit checks run at the head of the fleet's stream; lint, the build and the HTML docs
+#   follow Molecule (the fleet's tests are the longer stream).
 # - Molecule starts once the lab is up; it needs nothing else.
 # The other streams' output follows the first's. Tests marked `extended` (a fault already covered here, again on
 # another flavor) run in `make test-extended`.
@@ -58,24 +59,27 @@ stream() {
   ) > "$STREAMS/$key.output" 2>&1 &
 }
 # The image's result, once: ee/build.sh writes it when done (a stream is no child of this shell, so it cannot `wait`).
+# The tests that run jobs inside the image wait for it themselves and run last (DBFLEET_EE_BUILD_RESULT,
+# tests/integration/dbfleet_testing/awx_runner.py): the streams start their tests without waiting for the build.
+export DBFLEET_EE_BUILD_RESULT="$EE_OUT/result"
 ee_built() { while [ ! -s "$EE_OUT/result" ]; do sleep 2; done; }
 fleet_stream() {
-  run_part lint         ansible-lint --profile production
   run_part changelog    antsibull-changelog lint
   run_part sanity       tests/sanity.sh
   run_part units        python -m pytest -q tests/unit
-  run_part build        tests/build-test.sh
-  run_part docs-html    tests/docs-html.sh
-  ee_built
   run_part integration-fleet python -m pytest -q --durations=15 -m "fleet and not extended" tests/integration/fleet
 }
 # The Molecule stream ends long before the others (about 20 minutes): the local tests that use no server of the
 # shared lab (marker own_lab: a private lab on ports of its own, or none) follow it, beside the shared lab's tests,
-# then the sanity and unit tests on the other ansible-core versions meta/runtime.yml claims
+# then lint, the collection's build and its HTML docs, and the sanity and unit tests on the other ansible-core
+# versions meta/runtime.yml claims
 # (requirements/core-matrix.txt; the pinned one ran in the fleet stream), one version after the other.
 molecule_stream() {
   DBFLEET_FLEET_NET="${DBFLEET_MOLECULE_FLEET_NET:-12}" run_part molecule tests/molecule.sh
   run_part integration-own python -m pytest -q --durations=10 -m "own_lab and not extended" tests/integration/local
+  run_part lint         ansible-lint --profile production
+  run_part build        tests/build-test.sh
+  run_part docs-html    tests/docs-html.sh
   local series
   for series in $(awk '!/^#/ && NF {print $1}' requirements/core-matrix.txt); do
     run_part "core-$series" tests/core-matrix.sh "$series"
@@ -92,14 +96,14 @@ run_part takeover     python lab/lab.py leftovers --save "$LEFTOVERS"
 run_part lab-up       python lab/lab.py up
 stream molecule molecule_stream
 stream fleet fleet_stream
+run_part integration  python -m pytest -q --durations=25 -m "not fleet and not extended and not own_lab" tests/integration/local
 ee_built
 wait "$ee_build"
 echo
-echo "=================== ee: ee/build.sh (built beside the lab's start)"
+echo "=================== ee: ee/build.sh (built beside the lab's start and the first tests)"
 read -r ee_result ee_time < "$EE_OUT/result" || { ee_result=FAILED; ee_time=0; }
 if [ "$ee_result" = ok ]; then tail -n 4 "$EE_OUT/output"; else tail -n 40 "$EE_OUT/output"; fi
 NAMES+=(ee); RESULTS+=("$ee_result"); TIMES+=("$ee_time")
-run_part integration  python -m pytest -q --durations=25 -m "not fleet and not extended and not own_lab" tests/integration/local
 wait
 for key in fleet molecule; do
   cat "$STREAMS/$key.output"

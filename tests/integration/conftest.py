@@ -40,6 +40,11 @@ def pytest_collection_modifyitems(items):
                                      for item in items))))
     if wrong:
         raise pytest.UsageError("integration tests in the wrong place:\n  " + "\n  ".join(wrong))
+    # The modules with tests that run jobs inside the execution environment image (fixture `image`) run last: make test
+    # builds the image beside the lab's start and the first tests (dbfleet_testing.awx_runner.wait_for_image_build).
+    last = set(str(item.fspath) for item in items if "image" in getattr(item, "fixturenames", ()))
+    items[:] = ([item for item in items if str(item.fspath) not in last] +
+                [item for item in items if str(item.fspath) in last])
 
 
 @pytest.fixture(scope="session")

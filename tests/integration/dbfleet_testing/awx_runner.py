@@ -26,6 +26,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 import yaml
@@ -268,8 +269,33 @@ def podman(*args, timeout=300):
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
+# make test builds the image beside the tests (tests/run-all.sh): it names the file where ee/build.sh's result
+# ("ok SECONDS" or "FAILED SECONDS") will be, and the tests that need the image wait for it (they run last).
+EE_BUILD_RESULT = "DBFLEET_EE_BUILD_RESULT"
+
+
+def wait_for_image_build(timeout=3600):
+    """When the image is being built beside this run (DBFLEET_EE_BUILD_RESULT names the file of its result), wait for
+    the build; fail naming its result when it failed."""
+    path = os.environ.get(EE_BUILD_RESULT)
+    if not path:
+        return
+    deadline = time.monotonic() + timeout
+    while not (os.path.exists(path) and os.path.getsize(path)):
+        if time.monotonic() > deadline:
+            raise AssertionError("the execution environment image was not built after %d s (%s stays empty)"
+                                 % (timeout, path))
+        time.sleep(2)
+    with open(path, encoding="utf-8") as handle:
+        result = handle.read().split()
+    if result[0] != "ok":
+        raise AssertionError("the execution environment image's build failed (ee/build.sh; its output is in the ee "
+                             "part of make test's output): %s" % " ".join(result))
+
+
 def ee_image_or_fail(image=EE_IMAGE):
     """The image's id; fails saying how to build it when podman or the image is missing."""
+    wait_for_image_build()
     if shutil.which("podman") is None:
         raise AssertionError("podman is missing: `make ee` installs it and builds the execution environment image")
     proc = podman("image", "inspect", "--format", "{{.Id}}", image)
