@@ -1,25 +1,41 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Testinfra checks for the dbfleet.innodb.flush_neighbors role (run after converge + idempotence).
 
-The expected value comes from the host's own variables: flush_neighbors_storage_class mapped through
-the built-in map merged with flush_neighbors_map. Hosts without an override are checked against what
-storage_facts says on the host itself. The last check restarts the server with the host's
-dbfleet_restart_command and runs the verify module: the value must survive through the drop-in.
+The scenarios that converge the role name this file in their verifier; it runs on the hosts whose inventory names
+their storage class (flush_neighbors_storage_class) and maps it to a value: the class mapped through the built-in map
+merged with flush_neighbors_map gives the value the host must run. The last check restarts the server (the host's
+dbfleet_restart_command, or on a booted host its package's unit) and runs the verify module: the value must survive
+through the drop-in.
 """
 
 import json
-import os
 import time
 
 import pymysql
 import pytest
 
-# drop_tables_fleet shares this verifier directory but converges playbooks/drop_tables.yml only.
-pytestmark = pytest.mark.skipif(os.environ.get('MOLECULE_SCENARIO_NAME') == 'drop_tables_fleet',
-                                reason='this scenario does not apply the roles')
-
 BUILTIN_MAP = {'ssd': 0, 'hdd': 1, 'mixed': 1}
 DROPIN = '60-dbfleet-flush_neighbors.cnf'
+
+
+def _wanted(hostvars):
+    """The innodb_flush_neighbors the inventory asks of the host (its storage class through the map), else None."""
+    klass = hostvars.get('flush_neighbors_storage_class')
+    value = dict(BUILTIN_MAP, **(hostvars.get('flush_neighbors_map') or {})).get(klass) if klass else None
+    return None if value is None else int(value)
+
+
+def _booted(hostvars):
+    """A booted host: become, and no restart command in its inventory (its package's unit restarts it)."""
+    return bool(hostvars.get('ansible_become')) and not hostvars.get('dbfleet_restart_command')
+
+
+def _restartable(hostvars):
+    return _booted(hostvars) or (hostvars.get('dbfleet_restart_method', 'service') == 'command'
+                                 and bool(hostvars.get('dbfleet_restart_command')))
+
+
+pytestmark = pytest.mark.hosts(applies=lambda hostvars: _wanted(hostvars) is not None)
 
 
 def _login_args(hostvars):
@@ -40,28 +56,17 @@ def _global(db, name):
 
 
 @pytest.fixture
-def expected(host, hostvars):
+def expected(hostvars):
     """(storage class, innodb_flush_neighbors) the role should have applied on this host."""
-    klass = hostvars.get('flush_neighbors_storage_class')
-    if klass is None:
-        facts = host.ansible('dbfleet.innodb.storage_facts', json.dumps(_login_args(hostvars)), check=False)
-        assert not facts.get('failed'), facts.get('msg')
-        klass = facts['storage_class']
-    if klass == 'unknown':
-        pytest.skip('storage class unknown on this host: the role leaves it alone')
-    mapping = dict(BUILTIN_MAP, **(hostvars.get('flush_neighbors_map') or {}))
-    if mapping.get(klass) is None:
-        pytest.skip('flush_neighbors_map leaves %s alone' % klass)
-    return klass, int(mapping[klass])
+    return hostvars['flush_neighbors_storage_class'], _wanted(hostvars)
 
 
 def test_runtime_value(db, expected):
     assert _global(db, 'innodb_flush_neighbors') == str(expected[1])
 
 
-def test_dropin_written(host, hostvars, expected, dropin_dir):
-    if hostvars.get('flush_neighbors_persist', 'dropin') == 'set_persist':
-        pytest.skip('values persisted with SET PERSIST, no drop-in')
+@pytest.mark.hosts(applies=lambda hostvars: hostvars.get('flush_neighbors_persist', 'dropin') in ('dropin', 'both'))
+def test_dropin_written(host, expected, dropin_dir):
     path = '%s/%s' % (dropin_dir, DROPIN)
     f = host.file(path)
     assert f.exists and f.is_file
@@ -72,15 +77,14 @@ def test_dropin_written(host, hostvars, expected, dropin_dir):
     assert 'innodb_flush_neighbors = %d' % expected[1] in lines
 
 
+@pytest.mark.hosts(applies=_restartable)
 def test_value_survives_restart_and_verify_agrees(host, hostvars, expected, login):
-    argv = hostvars.get('dbfleet_restart_command')
-    booted = bool(hostvars.get('ansible_become')) and not argv     # a booted host: its package's unit, no login given
+    booted = _booted(hostvars)     # a booted host: its package's unit, no login given
     if booted:
         unit = 'mariadb' if hostvars['dbfleet_lab_expected_flavor'] == 'mariadb' else 'mysql'
         cmd = host.run('sudo systemctl restart %s' % unit)     # as an operator restarts it
-    elif hostvars.get('dbfleet_restart_method', 'service') != 'command' or not argv:
-        pytest.skip('no restart command for this host')
     else:
+        argv = hostvars['dbfleet_restart_command']
         cmd = host.run(' '.join("'%s'" % str(a).replace("'", "'\\''") for a in argv))
     assert cmd.rc == 0, cmd.stderr
     login_args = {} if booted else _login_args(hostvars)
