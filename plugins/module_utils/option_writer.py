@@ -121,7 +121,7 @@ def option_file_text(comments, lines):
                    and isinstance(line.get('value'), str) and not CONTROL_RE.search(line['value']))]
     if bad:
         raise desired.InputError(['option %s: not one line of an option file (a control or line-breaking character, '
-                          'or no option name)' % name for name in bad])
+                                  'or no option name)' % name for name in bad])
     out = [comment_line(c) for c in comments]
     out.append('[mysqld]')
     out.extend('%s = %s' % (line['name'], line['value']) for line in lines)

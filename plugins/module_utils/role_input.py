@@ -139,7 +139,6 @@ class Checker:
         return value
 
 
-
 def server_variable(facts, name):
     return (facts.get('variables') or {}).get(name) or {}
 
@@ -154,4 +153,3 @@ def restart_state(pending, settings, reason):
     """The restart part of a role's desired state: pending_restart, and while a restart is pending the
     settings it applies (restart_settings) and why (restart_reason)."""
     return dict(pending_restart=pending, restart_settings=settings if pending else {}, restart_reason=reason if pending else '')
-

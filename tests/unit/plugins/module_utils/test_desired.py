@@ -200,7 +200,7 @@ def test_flush_neighbors_detected_ssd():
 
 def test_flush_neighbors_override_wins_and_says_so():
     out = role_states.flush_neighbors({'flush_neighbors_storage_class': 'hdd', 'flush_neighbors_map': {'hdd': 2}},
-                                  facts(), SSD)
+                                      facts(), SSD)
     assert out['settings'] == {'innodb_flush_neighbors': 2} and out['storage']['source'] == 'override'
     assert 'wins over the detected ssd' in out['storage']['reasons'][0]
 
@@ -216,7 +216,7 @@ def test_flush_neighbors_unknown_or_low_confidence_leaves_alone():
 def test_flush_neighbors_io_profile_order_raises_the_maximum_first():
     running = facts(runtime={'innodb_io_capacity_max': '2000'})
     out = role_states.flush_neighbors({'flush_neighbors_io_profile': True,
-                                   'flush_neighbors_io_capacity': {'ssd': 3000}}, running, SSD)
+                                       'flush_neighbors_io_capacity': {'ssd': 3000}}, running, SSD)
     assert out['settings'] == {'innodb_flush_neighbors': 0, 'innodb_io_capacity': 3000,
                                'innodb_io_capacity_max': 4000}
     assert out['runtime'] == [{'innodb_flush_neighbors': 0}, {'innodb_io_capacity_max': 4000},
@@ -266,8 +266,8 @@ def mc(**variables):
 
 def test_memcached_daemon_option_and_option_file():
     out = role_states.memcached(mc(memcached_port=33211, memcached_daemon_extra_options=' -c 512 ',
-                               memcached_r_batch_size=5, memcached_api_enable_binlog=True,
-                               memcached_api_trx_level=1), facts(runs_as_root=True))
+                                   memcached_r_batch_size=5, memcached_api_enable_binlog=True,
+                                   memcached_api_trx_level=1), facts(runs_as_root=True))
     assert out['daemon_option'] == '-p33211 -l 127.0.0.1 -u root -c 512'
     assert out['static_settings'] == {'daemon_memcached_option': out['daemon_option'],
                                       'daemon_memcached_r_batch_size': 5, 'innodb_api_enable_binlog': True}
@@ -343,7 +343,7 @@ def test_for_roles_equals_each_role_alone_with_the_defaults_filling_in():
     settings, states, unknown = desired.for_roles(['flush_neighbors', 'adaptive_hash', 'memcached'], variables,
                                                   server, no_storage)
     alone = dict(flush_neighbors=role_states.flush_neighbors(dict(flush_neighbors_io_profile=True), server,
-                                                         no_storage('/var/lib/mysql/', False)),
+                                                             no_storage('/var/lib/mysql/', False)),
                  adaptive_hash=role_states.adaptive_hash(dict(adaptive_hash_parts=16), server),
                  memcached=role_states.memcached(dict(memcached_r_batch_size=7), server))
     assert sorted(states) == sorted(alone)
@@ -442,12 +442,12 @@ def test_myrocks_bad_input(variables, message):
 # ---------------------------------------------------------------- the settings' names, as data
 @pytest.mark.parametrize('role, state', [
     ('adaptive_hash', lambda: role_states.adaptive_hash({'adaptive_hash_enabled': True, 'adaptive_hash_parts': 16},
-                                                    facts('mysql', (8, 0, 33)))),
+                                                        facts('mysql', (8, 0, 33)))),
     ('adaptive_hash', lambda: role_states.adaptive_hash({'adaptive_hash_parts': 16}, facts('percona', (5, 6, 40)))),
     ('flush_neighbors', lambda: role_states.flush_neighbors({'flush_neighbors_io_profile': True}, facts(), SSD)),
     ('memcached', lambda: role_states.memcached(mc(memcached_r_batch_size=5, memcached_w_batch_size=2,
-                                               memcached_api_enable_binlog=True, memcached_api_enable_mdl=True,
-                                               memcached_api_trx_level=1), facts(version=(8, 0, 33)))),
+                                                   memcached_api_enable_binlog=True, memcached_api_enable_mdl=True,
+                                                   memcached_api_trx_level=1), facts(version=(8, 0, 33)))),
     ('myrocks', lambda: role_states.myrocks(dict(WANTED, myrocks_block_cache_size=1 << 30), rocks(loaded=True))),
 ])
 def test_every_setting_a_role_names_is_in_its_setting_variables(role, state):
