@@ -58,32 +58,15 @@ def test_a_role_audit_loads_the_code_of_the_audited_role_only():
     assert 'settings' not in ours and 'memcached' not in ours and 'storage' not in ours, ours
 
 
-# A server that answers SHOW GLOBAL VARIABLES / STATUS with the given values (what cluster_info() reads).
-FAKE_SERVER = """
-class Cursor:
-    def __init__(self, values):
-        self.values = values
-    def __enter__(self):
-        return self
-    def __exit__(self, *exc):
-        return False
-    def execute(self, sql, args=None):
-        self.sql = sql
-    def fetchall(self):
-        rows = self.values['variables' if 'VARIABLES' in self.sql else 'status']
-        return [dict(Variable_name=k, Value=v) for k, v in rows.items()]
-class Conn:
-    def __init__(self, variables, status=None):
-        self.values = dict(variables=variables, status=status or {})
-    def cursor(self, *args):
-        return Cursor(self.values)
-"""
+# A server that answers SHOW GLOBAL VARIABLES / STATUS with the given values (fake_sql.Conn, beside the report's tests).
+FAKE_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'filter')
 
 
 def cluster_info_loads(version, variables):
-    setup = ('from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts, flavors\n' + FAKE_SERVER
-             + 'identity = flavors.identity_from_variables(dict(version=%r, version_comment=""))' % version)
-    ours, _loaded = loaded_by('print(json.dumps(server_facts.cluster_info(Conn(%r), identity)))' % (variables,), setup)
+    setup = ('from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts, flavors\n'
+             'sys.path.insert(0, %r)\nfrom fake_sql import Conn\n'
+             'identity = flavors.identity_from_variables(dict(version=%r, version_comment=""))' % (FAKE_SERVER, version))
+    ours, _loaded = loaded_by('print(json.dumps(server_facts.cluster_info(Conn(%r, {}), identity)))' % (variables,), setup)
     return ours
 
 
