@@ -44,8 +44,6 @@ GALERA_STATUS = ('wsrep_cluster_state_uuid', 'wsrep_cluster_size', 'wsrep_cluste
                  'wsrep_local_state_comment', 'wsrep_local_state', 'wsrep_ready', 'wsrep_connected',
                  'wsrep_local_recv_queue', 'wsrep_incoming_addresses', 'wsrep_gcomm_uuid', 'wsrep_local_index',
                  'wsrep_desync_count', 'wsrep_provider_name', 'threads_connected')
-GALERA_VARIABLES = ('wsrep_on', 'wsrep_provider', 'wsrep_cluster_name', 'wsrep_node_name', 'wsrep_node_address',
-                    'wsrep_node_incoming_address', 'wsrep_desync', 'wsrep_sst_method', 'wsrep_reject_queries')
 # MariaDB 10.4 and later keep the members of the cluster in a table (absent or empty on older servers).
 GALERA_MEMBERS_SQL = ('SELECT node_uuid, cluster_uuid, node_name, node_incoming_address '
                       'FROM mysql.wsrep_cluster_members')
@@ -129,7 +127,7 @@ def read_galera(conn, query, global_variables, global_status):
     """The Galera cluster dict of the server behind conn, or None when it is not a Galera node.
 
     query(conn, sql) -> rows; global_variables / global_status(conn, names) -> {lower-case name: value}."""
-    variables = global_variables(conn, GALERA_VARIABLES)
+    variables = global_variables(conn, flavors.GALERA_VARIABLES)
     if not galera_enabled(variables):
         return None
     status = global_status(conn, GALERA_STATUS)
@@ -156,8 +154,6 @@ GR_SECONDARY = 'SECONDARY'
 # are the group's own, not replication from a source.
 GR_CHANNELS = ('group_replication_applier', 'group_replication_recovery')
 
-GR_VARIABLES = ('group_replication_group_name', 'group_replication_single_primary_mode',
-                'group_replication_local_address', 'group_replication_start_on_boot', 'server_uuid')
 GR_MEMBERS_SQL = ('SELECT MEMBER_ID, MEMBER_HOST, MEMBER_PORT, MEMBER_STATE, MEMBER_ROLE, MEMBER_VERSION '
                   'FROM performance_schema.replication_group_members')
 GR_STATS_SQL = ('SELECT MEMBER_ID, COUNT_TRANSACTIONS_IN_QUEUE, COUNT_TRANSACTIONS_REMOTE_IN_APPLIER_QUEUE '
@@ -247,7 +243,7 @@ def read_group_replication(conn, query, global_variables):
 
     query(conn, sql) -> rows (dicts); global_variables(conn, names) -> {lower-case name: value}. A failure to
     read the performance_schema tables is kept in ``error`` (the member then has no quorum and is not ready)."""
-    variables = global_variables(conn, GR_VARIABLES)
+    variables = global_variables(conn, flavors.GR_VARIABLES)
     if not group_replication_enabled(variables):
         return None
     try:
@@ -443,20 +439,7 @@ def stop_problems(clusters, host, max_queue=None):
 
 
 # ---------------------------------------------------------------- members that disagree
-# Settings every member of a cluster must share; a member that differs is a cluster misconfigured (verify flags it).
-# Galera (MariaDB Galera Cluster "Configuring" / "Known limitations"): one cluster name, DDL in one method, ROW
-# binary log format and interleaved auto-increment locks on every node, one write-set limit and one table-name rule.
-# Group Replication (MySQL manual "Group Replication Requirements" / "Group Replication System Variables": the
-# settings a joining member is checked against, or that must be the same on all members).
-MUST_MATCH = {
-    GALERA: ('wsrep_cluster_name', 'wsrep_osu_method', 'binlog_format', 'innodb_autoinc_lock_mode',
-             'wsrep_certify_nonpk', 'wsrep_max_ws_rows', 'wsrep_max_ws_size', 'lower_case_table_names'),
-    GROUP_REPLICATION: ('group_replication_group_name', 'group_replication_single_primary_mode',
-                        'group_replication_enforce_update_everywhere_checks', 'group_replication_gtid_assignment_block_size',
-                        'group_replication_view_change_uuid', 'group_replication_paxos_single_leader', 'gtid_mode',
-                        'enforce_gtid_consistency', 'binlog_checksum', 'transaction_write_set_extraction',
-                        'lower_case_table_names', 'default_table_encryption'),
-}
+# The settings every member of a cluster must share: flavors.CLUSTER_MUST_MATCH (data, with its sources).
 # Settings that stay each member's own (AHI, its partitions, flush_neighbors, the memcached plugin): reported per
 # member where they differ, never flagged.
 PER_MEMBER = ('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts', 'innodb_adaptive_hash_index_partitions',
@@ -468,7 +451,7 @@ def member_disagreements(members):
 
     members: {host: dict(cluster=<the host's cluster dict or summary: kind, name, label>, values={name: value})}
     (values: what the host runs, any case of the names; hosts without a cluster are ignored).
-    Returns [dict(cluster, kind, setting, must_match, values={host: value}, text)], sorted: the settings of MUST_MATCH
+    Returns [dict(cluster, kind, setting, must_match, values={host: value}, text)], sorted: the settings of flavors.CLUSTER_MUST_MATCH
     whose values differ between members that report them (must_match True), then the PER_MEMBER ones that
     differ (must_match False: each member's own)."""
     groups = {}
@@ -483,7 +466,7 @@ def member_disagreements(members):
     for (kind, _name), group in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), str(kv[1]['label']))):
         if len(group['hosts']) < 2:
             continue
-        for must, names in ((True, MUST_MATCH.get(kind, ())), (False, PER_MEMBER)):
+        for must, names in ((True, flavors.CLUSTER_MUST_MATCH.get(kind, ())), (False, PER_MEMBER)):
             for setting in names:
                 values = dict((h, v[setting]) for h, v in group['hosts'].items() if v.get(setting) is not None)
                 if len(set(str(v).upper() for v in values.values())) > 1:
@@ -523,7 +506,7 @@ def drain_problems(method, identity, variables):
     """Why `method` cannot drain this server (empty list: it can). Pure.
 
     identity: flavors.Identity of the server; variables: its GLOBAL variables ({lower-case name: value}), at least
-    the method's variable and GALERA_VARIABLES."""
+    the method's variable and flavors.GALERA_VARIABLES."""
     spec = DRAIN_METHODS.get(method)
     if spec is None:
         return ['unknown drain method %r (one of: %s)' % (method, ', '.join(sorted(DRAIN_METHODS)))]
@@ -556,7 +539,7 @@ def run_drain(conn, query, execute, global_variables, global_status, method, sta
     if state not in DRAIN_STATES:
         result.update(failed=True, msg='state must be one of %s, got %r; nothing was changed' % (', '.join(DRAIN_STATES), state))
         return result
-    names = tuple(flavors.DETECT_VARIABLES) + GALERA_VARIABLES + GR_VARIABLES + ((spec['variable'],) if spec else ())
+    names = tuple(flavors.DETECT_VARIABLES) + flavors.GALERA_VARIABLES + flavors.GR_VARIABLES + ((spec['variable'],) if spec else ())
     variables = global_variables(conn, names)
     identity = flavors.identity_from_variables(variables)
     problems = drain_problems(method, identity, variables)

@@ -8,6 +8,7 @@ restart, and by the restart role on every play host (filter dbfleet.innodb.resta
 from __future__ import annotations
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils import option_writer
 from ansible_collections.dbfleet.innodb.plugins.module_utils import service_restart
 
 RESTART_METHODS = ('service', 'command')
@@ -28,7 +29,7 @@ def restart_method_errors(method, command, service_name=None):
             return [str(e)]
     if method == 'command':
         good = (isinstance(command, (list, tuple)) and len(command) > 0
-                and all(isinstance(a, str) and a and not desired.CONTROL_RE.search(a) for a in command))
+                and all(isinstance(a, str) and a and not option_writer.CONTROL_RE.search(a) for a in command))
         if not good:
             return ['dbfleet_restart_method command needs dbfleet_restart_command, a non-empty list of arguments; '
                     'got %s' % desired.shown(command)]

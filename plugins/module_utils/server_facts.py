@@ -15,13 +15,11 @@ import pwd
 import socket
 from collections.abc import Mapping
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import discovery
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
-from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     error_text, global_status, global_variables, query)
@@ -130,8 +128,8 @@ def replication_info(conn, identity, variables):
 
 
 # The global variables cluster_info() reads: what tells each kind of cluster, and the settings its members share.
-CLUSTER_VARIABLES = tuple(sorted(set(clusters.GALERA_VARIABLES + clusters.GR_VARIABLES
-                                     + tuple(n for names in clusters.MUST_MATCH.values() for n in names))))
+CLUSTER_VARIABLES = tuple(sorted(set(flavors.GALERA_VARIABLES + flavors.GR_VARIABLES
+                                     + tuple(n for names in flavors.CLUSTER_MUST_MATCH.values() for n in names))))
 
 CLUSTER_KEYS = ('kind', 'name', 'label', 'size', 'state', 'status', 'ready', 'quorum', 'role', 'queue')
 
@@ -139,19 +137,28 @@ CLUSTER_KEYS = ('kind', 'name', 'label', 'size', 'state', 'status', 'ready', 'qu
 def cluster_info(conn, identity, variables=None):
     """What a report shows of the server's cluster membership: kind, name, label, size, this member's state,
     ready, quorum, role, queue (clusters.py), and settings: the running values of the settings every member must
-    share (clusters.MUST_MATCH); None for a server that is no cluster member. variables: NamedGlobalVariables
-    the cluster's variables are read from (CLUSTER_VARIABLES among its names: no statement of their own)."""
+    share (flavors.CLUSTER_MUST_MATCH); None for a server that is no cluster member. variables: NamedGlobalVariables
+    the cluster's variables are read from (CLUSTER_VARIABLES among its names: no statement of their own).
+
+    The cluster code (clusters.py) is loaded only for a server whose flavors.CLUSTER_MARKERS variable is set (a
+    module's payload runs from a zip, compiled on every run: a standalone server's audit does not compile it)."""
     read_variables = variables.read if isinstance(variables, NamedGlobalVariables) else global_variables
+    marker = flavors.CLUSTER_MARKERS.get(identity.flavor)
+    if marker is None:
+        return None
     try:
+        if str(read_variables(conn, [marker]).get(marker) or '').strip().upper() in ('', 'OFF', '0'):
+            return None
+        from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
         cluster = clusters.read_cluster(conn, identity.flavor, query, read_variables, global_status)
     except _DB_ERRORS as e:
         return dict(error='reading the cluster state failed: %s' % error_text(e))
     if cluster is None:
         return None
     info = dict((k, cluster.get(k)) for k in CLUSTER_KEYS)
-    # The settings every member of this kind of cluster must share (clusters.MUST_MATCH), for the fleet report's
-    # check that the members agree (clusters.member_disagreements).
-    names = clusters.MUST_MATCH.get(cluster.get('kind'), ())
+    # The settings every member of this kind of cluster must share (flavors.CLUSTER_MUST_MATCH), for the fleet
+    # report's check that the members agree (clusters.member_disagreements).
+    names = flavors.CLUSTER_MUST_MATCH.get(cluster.get('kind'), ())
     try:
         running = read_variables(conn, names) if names else {}
     except _DB_ERRORS as e:
@@ -588,6 +595,8 @@ def report(conn, identity, variables, facts, names=(), engines=(), catalog=False
         if reason:
             out['notes'].append(reason)
     if engines:
+        # Imported here: only a role that reads engines (myrocks) compiles the storage engines' code.
+        from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
         out['engines'] = storage_engines.loaded_engine_facts(conn, connection.query, engines)
     if catalog:
         table, out['catalog_source'], out['catalog_problem'] = variable_catalog(conn, identity)

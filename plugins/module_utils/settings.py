@@ -3,10 +3,10 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The desired state of the settings role: any server setting, checked against the server's own catalog.
 
-settings() has the contract of every role function of desired.py (adaptive_hash(), myrocks(), ...): it takes the
+settings() has the contract of every role function of role_states.py (adaptive_hash(), myrocks(), ...): it takes the
 role's variables as the user wrote them and the server's facts, raises desired.InputError naming every bad input
 before anything changes, and returns the role's desired state with its drop-in from the one option-file writer
-(desired.with_option_file()).
+(option_writer.with_option_file()).
 
 The facts it reads besides the usual ones (server_facts.report(catalog=True)):
 - catalog: {name: dict(value, type, minimum, maximum, block_size, choices, read_only)} - every GLOBAL variable the
@@ -29,6 +29,8 @@ import re
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import option_writer
+from ansible_collections.dbfleet.innodb.plugins.module_utils import role_input
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 ROLE = 'settings'
@@ -58,7 +60,7 @@ OWNED = (
 SHARED = ('innodb_io_capacity', 'innodb_io_capacity_max')
 BUFFER_POOL = 'innodb_buffer_pool_size'
 _NAME_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_-]{0,63}$')
-# The writer's kind for each value kind (desired.option_file()).
+# The writer's kind for each value kind (option_writer.option_file()).
 LINE_KINDS = dict(bool='bool', int='int', size='int', float='word', enum='word', str='text')
 
 
@@ -267,7 +269,7 @@ def settings(variables, facts):
     (what the server does to each value), memory (what a percentage was taken of), resize (the buffer pool's online
     resize), unsupported, unresolved, left_alone, issues, notes.
     """
-    check = desired.Checker(variables, desired.INPUTS[ROLE], facts)
+    check = role_input.Checker(variables, desired.INPUTS[ROLE], facts)
     wanted_raw = check.mapping('settings_values')
     persist = check.boolean('settings_persist', allow_none=False)
     check.choice('settings_restart', ('never', 'allowed'))
@@ -390,7 +392,7 @@ def settings(variables, facts):
                         notes_here.append('the server rounds %d up to %d (a multiple of innodb_buffer_pool_chunk_size '
                                           '%d x innodb_buffer_pool_instances %d)' % (runs, rounded, chunk, instances))
                     runs = rounded
-        _text, problem = desired.option_value(label, line_value(runs, kind), LINE_KINDS[kind])
+        _text, problem = option_writer.option_value(label, line_value(runs, kind), LINE_KINDS[kind])
         if problem:
             check.error(problem)
             continue
@@ -456,14 +458,14 @@ def settings(variables, facts):
                  for name, item in sorted(relative.items()))
     notes.extend('%s: %s' % (name, note) for name, item in sorted(predicted.items()) for note in item['notes']
                  if name not in restart_settings)
-    return desired.with_option_file(
+    return option_writer.with_option_file(
         COMMENTS, lines,
         settings=settings_out, runtime=runtime, persist=bool(persist), runtime_persist=bool(persist),
         persist_only=persist_only, resize_timeout=resize_timeout,
         translated=translated, predicted=predicted, memory=relative, memory_facts=memory, resize=resize,
         unsupported=unsupported, unresolved=unresolved, left_alone=left_alone,
         issues=issues + unsupported + unresolved, notes=notes, catalog_source=facts.get('catalog_source'),
-        **desired.restart_state(pending, restart_settings, reason)
+        **role_input.restart_state(pending, restart_settings, reason)
     )
 
 

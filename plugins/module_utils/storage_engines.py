@@ -249,7 +249,7 @@ def read_engines(conn, query):
 
 def loaded_engine_facts(conn, query, names):
     """{NAME: {loaded, tables}} for engine names (upper case): whether the server has the engine loaded
-    and how many tables use it (what the myrocks role's desired state needs, desired.myrocks())."""
+    and how many tables use it (what the myrocks role's desired state needs, role_states.myrocks())."""
     out = {}
     engines = dict((str(e['engine']).upper(), e) for e in read_engines(conn, query))
     for name in names:

@@ -15,10 +15,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
-from ansible_collections.dbfleet.innodb.plugins.module_utils import offpeak
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
-from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 OK = 'ok'
@@ -71,6 +69,8 @@ def parse_time(text):
     or None (offpeak.parse_now reads it, as it reads the windows' times)."""
     if not isinstance(text, str) or not text.strip():
         return None
+    # Imported here: only the controller-side audit reads cached times (the per-host run does not compile it).
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import offpeak
     try:
         return offpeak.parse_now(text)
     except offpeak.WindowError:
@@ -243,6 +243,8 @@ def check_settings(settings):
 
 def read_blockers(conn, identity, target):
     """Upgrade blockers (storage_engines.upgrade_blockers) from the server's tables, over conn."""
+    # Imported here: only an audit with an upgrade target compiles the storage engines' code.
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
     if flavors.variable_facts('information_schema_stats_expiry', identity.flavor, identity.version):
         # Session only: the sizes are read live instead of from the statistics cache.
         connection.execute(conn, 'SET SESSION information_schema_stats_expiry = 0')

@@ -136,7 +136,9 @@ settings:
   returned: success and O(roles) is given
   type: dict
 desired:
-  description: What the role wants on this server. Keys besides these are role-specific (see the role's function in C(plugins/module_utils/desired.py)).
+  description: >-
+    What the role wants on this server. Keys besides these are role-specific (see the role's function in
+    C(plugins/module_utils/role_states.py) or C(plugins/module_utils/settings.py)).
   returned: success and O(role) is given
   type: dict
   contains:

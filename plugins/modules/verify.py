@@ -366,7 +366,6 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
-from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 
 
@@ -393,8 +392,11 @@ def main():
     params = module.params
     try:
         verify.check_settings(params['settings'])
-        target = storage_engines.parse_target_spec(params['target_version'])
-        catalog = None
+        target, catalog = None, None
+        if params['target_version']:
+            # Imported here: only an audit with a target compiles the storage engines' code.
+            from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
+            target = storage_engines.parse_target_spec(params['target_version'])
         if target is not None:
             if not params['target_facts']:
                 raise ValueError('target_version %s: no target_facts (the action plugin of dbfleet.innodb.verify sets '

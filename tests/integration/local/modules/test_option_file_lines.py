@@ -13,7 +13,7 @@ import re
 import subprocess
 
 import pytest
-from ansible_collections.dbfleet.innodb.plugins.module_utils import desired, optionfiles
+from ansible_collections.dbfleet.innodb.plugins.module_utils import desired, option_writer, optionfiles
 
 HOSTS = ('mysql80', 'mysql97', 'mariadb1011', 'mariadb118')
 
@@ -83,7 +83,7 @@ def test_the_writer_refuses_what_the_reader_would_take_for_one_line_and_a_splitl
     for line in LINES[1:-3]:
         name, _sep, value = line.partition('=')
         with pytest.raises(desired.InputError):
-            desired.option_file([(name, value)])
+            option_writer.option_file([(name, value)])
 
 
 def test_a_nul_in_a_line_is_read_differently_by_mysql_and_mariadb_and_is_an_error_for_the_reader(lab):

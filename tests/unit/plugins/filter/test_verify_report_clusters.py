@@ -11,6 +11,8 @@ from ansible_collections.dbfleet.innodb.plugins.filter.verify_report import veri
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 
+from fake_sql import Conn
+
 CLUSTER = dict(kind='galera', name='24b97d40-e8cf-11f1-b24a-c7da101eb7b5', label='dbfleet_galera', size=3,
                state='Donor/Desynced', status='Primary', ready=False, quorum=True, role=None, queue=0)
 
@@ -28,37 +30,6 @@ def test_cluster_state_per_host_in_the_report_and_the_html():
     assert report['hosts']['solo']['server']['cluster'] is None
     html = verify_report_html(report)
     assert 'galera dbfleet_galera Donor/Desynced' in html
-
-
-class Cursor:
-    def __init__(self, rows):
-        self.rows = rows
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def execute(self, sql, args=None):
-        self.sql = sql
-
-    def fetchall(self):
-        return self.rows(self.sql)
-
-
-class Conn:
-    def __init__(self, variables, status):
-        self.variables, self.status = variables, status
-
-    def cursor(self, *args):
-        def rows(sql):
-            if 'GLOBAL VARIABLES' in sql:
-                return [dict(Variable_name=k, Value=v) for k, v in self.variables.items()]
-            if 'GLOBAL STATUS' in sql:
-                return [dict(Variable_name=k, Value=v) for k, v in self.status.items()]
-            return []
-        return Cursor(rows)
 
 
 def test_server_facts_cluster_info_of_a_galera_node_and_of_a_standalone_server():

@@ -7,7 +7,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import desired, flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import desired, flavors, option_writer, role_states
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 
@@ -73,7 +73,7 @@ def test_unknown_variables_are_named():
 
 def test_option_file_refuses_line_breaks():
     with pytest.raises(desired.InputError) as info:
-        desired.option_file([('x', 'a\nb = 1')])
+        option_writer.option_file([('x', 'a\nb = 1')])
     assert "x must be on one line" in str(info.value) and "'a\\nb = 1'" in str(info.value)
 
 
@@ -91,18 +91,18 @@ def test_the_line_breaking_list_is_every_break_of_splitlines():
 @pytest.mark.parametrize('kind', ['text', 'word'])
 def test_option_file_refuses_every_line_breaking_and_control_character(char, kind):
     with pytest.raises(desired.InputError) as info:
-        desired.option_file([('init_file', '/x%sinit_file=/evil' % char, kind)])
+        option_writer.option_file([('init_file', '/x%sinit_file=/evil' % char, kind)])
     assert 'init_file' in str(info.value)
     with pytest.raises(desired.InputError):
-        desired.option_file([('init_file%s' % char, '1')])
+        option_writer.option_file([('init_file%s' % char, '1')])
     with pytest.raises(desired.InputError):
-        desired.option_file_text([], [dict(name='init_file', value='/x%s[client]' % char)])
-    assert '\n' not in desired.comment_line('a%sb' % char) and char not in desired.comment_line('a%sb' % char)
+        option_writer.option_file_text([], [dict(name='init_file', value='/x%s[client]' % char)])
+    assert '\n' not in option_writer.comment_line('a%sb' % char) and char not in option_writer.comment_line('a%sb' % char)
 
 
 def test_option_file_text_keeps_every_line_it_is_given_on_one_line():
-    lines = desired.option_file([('max_connections', 10), ('init_file', '/a b')])
-    text = desired.option_file_text(['made by a test'], lines)
+    lines = option_writer.option_file([('max_connections', 10), ('init_file', '/a b')])
+    text = option_writer.option_file_text(['made by a test'], lines)
     assert text.split('\n') == ['# made by a test', '[mysqld]', 'max_connections = 10', 'init_file = "/a b"', '']
 
 
@@ -114,7 +114,7 @@ def test_option_file_text_keeps_every_line_it_is_given_on_one_line():
     ('mysql', (5, 6, 51), None),
 ])
 def test_adaptive_hash_partitions_per_flavor(flavor, version, expected):
-    out = desired.adaptive_hash({'adaptive_hash_parts': 16}, facts(flavor, version))
+    out = role_states.adaptive_hash({'adaptive_hash_parts': 16}, facts(flavor, version))
     if expected:
         assert out['settings'] == {expected: 16} and not out['unsupported']
         assert out['option_file'] == [dict(name=expected, value='16')]
@@ -129,26 +129,26 @@ def test_adaptive_hash_partitions_per_flavor(flavor, version, expected):
 
 
 def test_adaptive_hash_parts_equal_to_running_value_is_not_pending():
-    out = desired.adaptive_hash({'adaptive_hash_parts': 8}, facts(runtime={'innodb_adaptive_hash_index_parts': '8'}))
+    out = role_states.adaptive_hash({'adaptive_hash_parts': 8}, facts(runtime={'innodb_adaptive_hash_index_parts': '8'}))
     assert out['settings'] == {'innodb_adaptive_hash_index_parts': 8}
     assert out['pending_restart'] is False and out['restart_settings'] == {} and out['issues'] == []
 
 
 def test_adaptive_hash_enabled_at_runtime_and_in_the_dropin():
-    out = desired.adaptive_hash({'adaptive_hash_enabled': 'yes'}, facts())
+    out = role_states.adaptive_hash({'adaptive_hash_enabled': 'yes'}, facts())
     assert out['settings'] == out['runtime'] == {'innodb_adaptive_hash_index': True}
     assert out['option_file'] == [dict(name='innodb_adaptive_hash_index', value='ON')]
-    off = desired.adaptive_hash({'adaptive_hash_enabled': False}, facts())
+    off = role_states.adaptive_hash({'adaptive_hash_enabled': False}, facts())
     assert off['option_file'] == [dict(name='innodb_adaptive_hash_index', value='OFF')]
 
 
 def test_adaptive_hash_null_leaves_alone():
-    out = desired.adaptive_hash({}, facts())
+    out = role_states.adaptive_hash({}, facts())
     assert out['settings'] == {} and out['option_file'] == [] and out['runtime'] == {} and out['issues'] == []
 
 
 def test_adaptive_hash_aurora_reader_not_settable():
-    out = desired.adaptive_hash({'adaptive_hash_enabled': True}, facts(flavors.AURORA, (8, 0, 28), aurora_reader=True))
+    out = role_states.adaptive_hash({'adaptive_hash_enabled': True}, facts(flavors.AURORA, (8, 0, 28), aurora_reader=True))
     assert out['runtime'] == {} and out['option_file'] == []
     assert out['settings'] == {'innodb_adaptive_hash_index': True}
     assert out['not_settable'][0]['name'] == 'innodb_adaptive_hash_index'
@@ -170,16 +170,16 @@ def test_adaptive_hash_aurora_reader_not_settable():
     ({'adaptive_hash_restart_max_lag': '-1'}, {}, "adaptive_hash_restart_max_lag must be 0 or more; got '-1'"),
 ])
 def test_adaptive_hash_bad_input_names_variable_and_value(variables, fact_args, message):
-    assert message in error_of(desired.adaptive_hash, variables, facts(**fact_args))
+    assert message in error_of(role_states.adaptive_hash, variables, facts(**fact_args))
 
 
 def test_adaptive_hash_parts_as_a_numeric_string_is_accepted():
-    assert desired.adaptive_hash({'adaptive_hash_parts': '16'}, facts())['settings'] == {
+    assert role_states.adaptive_hash({'adaptive_hash_parts': '16'}, facts())['settings'] == {
         'innodb_adaptive_hash_index_parts': 16}
 
 
 def test_adaptive_hash_reports_every_bad_variable_at_once():
-    text = error_of(desired.adaptive_hash, {'adaptive_hash_parts': 'x', 'adaptive_hash_enabled': 'maybe'}, facts())
+    text = error_of(role_states.adaptive_hash, {'adaptive_hash_parts': 'x', 'adaptive_hash_enabled': 'maybe'}, facts())
     assert 'adaptive_hash_parts' in text and 'adaptive_hash_enabled' in text
 
 
@@ -190,7 +190,7 @@ UNKNOWN = dict(storage_class='unknown', confidence='low', reasons=['no block dev
 
 
 def test_flush_neighbors_detected_ssd():
-    out = desired.flush_neighbors({}, facts(), SSD)
+    out = role_states.flush_neighbors({}, facts(), SSD)
     assert out['settings'] == {'innodb_flush_neighbors': 0}
     assert out['storage']['storage_class'] == 'ssd' and out['storage']['source'] == 'sysfs'
     assert out['storage']['devices'] == ['sda']
@@ -199,34 +199,34 @@ def test_flush_neighbors_detected_ssd():
 
 
 def test_flush_neighbors_override_wins_and_says_so():
-    out = desired.flush_neighbors({'flush_neighbors_storage_class': 'hdd', 'flush_neighbors_map': {'hdd': 2}},
-                                  facts(), SSD)
+    out = role_states.flush_neighbors({'flush_neighbors_storage_class': 'hdd', 'flush_neighbors_map': {'hdd': 2}},
+                                      facts(), SSD)
     assert out['settings'] == {'innodb_flush_neighbors': 2} and out['storage']['source'] == 'override'
     assert 'wins over the detected ssd' in out['storage']['reasons'][0]
 
 
 def test_flush_neighbors_unknown_or_low_confidence_leaves_alone():
-    assert desired.flush_neighbors({}, facts(), UNKNOWN)['left_alone'] is True
+    assert role_states.flush_neighbors({}, facts(), UNKNOWN)['left_alone'] is True
     low = dict(SSD, confidence='low')
-    out = desired.flush_neighbors({'flush_neighbors_min_confidence': 'high'}, facts(), low)
+    out = role_states.flush_neighbors({'flush_neighbors_min_confidence': 'high'}, facts(), low)
     assert out['settings'] == {} and out['storage']['storage_class'] == 'unknown'
     assert 'low confidence' in out['storage']['reasons'][0]
 
 
 def test_flush_neighbors_io_profile_order_raises_the_maximum_first():
     running = facts(runtime={'innodb_io_capacity_max': '2000'})
-    out = desired.flush_neighbors({'flush_neighbors_io_profile': True,
-                                   'flush_neighbors_io_capacity': {'ssd': 3000}}, running, SSD)
+    out = role_states.flush_neighbors({'flush_neighbors_io_profile': True,
+                                       'flush_neighbors_io_capacity': {'ssd': 3000}}, running, SSD)
     assert out['settings'] == {'innodb_flush_neighbors': 0, 'innodb_io_capacity': 3000,
                                'innodb_io_capacity_max': 4000}
     assert out['runtime'] == [{'innodb_flush_neighbors': 0}, {'innodb_io_capacity_max': 4000},
                               {'innodb_io_capacity': 3000}]
-    lower = desired.flush_neighbors({'flush_neighbors_io_profile': True}, running, SSD)
+    lower = role_states.flush_neighbors({'flush_neighbors_io_profile': True}, running, SSD)
     assert lower['runtime'][1:] == [{'innodb_io_capacity': 2000}, {'innodb_io_capacity_max': 4000}]
 
 
 def test_flush_neighbors_mariadb_note():
-    out = desired.flush_neighbors({'flush_neighbors_storage_class': 'hdd'}, facts('mariadb', (10, 11, 6)), SSD)
+    out = role_states.flush_neighbors({'flush_neighbors_storage_class': 'hdd'}, facts('mariadb', (10, 11, 6)), SSD)
     assert out['notes'] and 'non-rotational' in out['notes'][0]
 
 
@@ -241,18 +241,18 @@ def test_flush_neighbors_mariadb_note():
     ({'flush_neighbors_probe': 'perhaps'}, "flush_neighbors_probe must be true or false; got 'perhaps'"),
 ])
 def test_flush_neighbors_bad_input(variables, message):
-    assert message in error_of(desired.flush_neighbors, variables, facts(), SSD)
+    assert message in error_of(role_states.flush_neighbors, variables, facts(), SSD)
 
 
 def test_flush_neighbors_set_persist_needs_the_capability():
-    text = error_of(desired.flush_neighbors, {'flush_neighbors_persist': 'set_persist'},
+    text = error_of(role_states.flush_neighbors, {'flush_neighbors_persist': 'set_persist'},
                     facts('mariadb', (10, 11, 6)), SSD)
     assert 'needs SET PERSIST' in text
-    assert desired.flush_neighbors({'flush_neighbors_persist': 'both'}, facts(), SSD)['persist'] == 'both'
+    assert role_states.flush_neighbors({'flush_neighbors_persist': 'both'}, facts(), SSD)['persist'] == 'both'
 
 
 def test_flush_neighbors_header_has_no_line_break():
-    out = desired.flush_neighbors({}, facts(datadir='/data\n[client]\n'), SSD)
+    out = role_states.flush_neighbors({}, facts(datadir='/data\n[client]\n'), SSD)
     assert '\n' not in out['header']
 
 
@@ -265,9 +265,9 @@ def mc(**variables):
 
 
 def test_memcached_daemon_option_and_option_file():
-    out = desired.memcached(mc(memcached_port=33211, memcached_daemon_extra_options=' -c 512 ',
-                               memcached_r_batch_size=5, memcached_api_enable_binlog=True,
-                               memcached_api_trx_level=1), facts(runs_as_root=True))
+    out = role_states.memcached(mc(memcached_port=33211, memcached_daemon_extra_options=' -c 512 ',
+                                   memcached_r_batch_size=5, memcached_api_enable_binlog=True,
+                                   memcached_api_trx_level=1), facts(runs_as_root=True))
     assert out['daemon_option'] == '-p33211 -l 127.0.0.1 -u root -c 512'
     assert out['static_settings'] == {'daemon_memcached_option': out['daemon_option'],
                                       'daemon_memcached_r_batch_size': 5, 'innodb_api_enable_binlog': True}
@@ -281,9 +281,9 @@ def test_memcached_daemon_option_and_option_file():
 
 
 def test_memcached_unknown_root_adds_user_root_and_unsupported_has_no_settings():
-    assert '-u root' in desired.memcached(mc(), facts(runs_as_root=None))['daemon_option']
-    assert '-u root' not in desired.memcached(mc(), facts(runs_as_root=False))['daemon_option']
-    out = desired.memcached(mc(), facts('mariadb', (10, 11, 6)))
+    assert '-u root' in role_states.memcached(mc(), facts(runs_as_root=None))['daemon_option']
+    assert '-u root' not in role_states.memcached(mc(), facts(runs_as_root=False))['daemon_option']
+    out = role_states.memcached(mc(), facts('mariadb', (10, 11, 6)))
     assert out['supported'] is False and out['settings'] == {} and 'MariaDB' in out['reason']
 
 
@@ -314,20 +314,20 @@ def test_memcached_unknown_root_adds_user_root_and_unsupported_has_no_settings()
     (mc(memcached_containers='token'), "memcached_containers must be a list of maps; got 'token'"),
 ])
 def test_memcached_bad_input(variables, message):
-    assert message in error_of(desired.memcached, variables, facts())
+    assert message in error_of(role_states.memcached, variables, facts())
 
 
 def test_memcached_without_containers_is_audited_but_not_installed():
-    out = desired.memcached({}, facts())
+    out = role_states.memcached({}, facts())
     assert out['settings']['daemon_memcached_option'] == '-p11211 -l 127.0.0.1'
     assert 'at least one container is needed' in out['refusals'][0]
-    assert desired.memcached(dict(memcached_state='absent'), facts())['refusals'] == []
+    assert role_states.memcached(dict(memcached_state='absent'), facts())['refusals'] == []
 
 
 def test_memcached_remote_bind_with_opt_in():
-    out = desired.memcached(mc(memcached_bind_address='10.0.0.5', memcached_allow_remote=True), facts())
+    out = role_states.memcached(mc(memcached_bind_address='10.0.0.5', memcached_allow_remote=True), facts())
     assert '-l 10.0.0.5' in out['daemon_option']
-    assert desired.memcached(dict(memcached_state='absent'), facts())['settings'] == {}
+    assert role_states.memcached(dict(memcached_state='absent'), facts())['settings'] == {}
 
 
 # ---------------------------------------------------------------- every role at once (verify, site.yml)
@@ -342,10 +342,10 @@ def test_for_roles_equals_each_role_alone_with_the_defaults_filling_in():
     server = facts('mysql', (8, 0, 33))
     settings, states, unknown = desired.for_roles(['flush_neighbors', 'adaptive_hash', 'memcached'], variables,
                                                   server, no_storage)
-    alone = dict(flush_neighbors=desired.flush_neighbors(dict(flush_neighbors_io_profile=True), server,
-                                                         no_storage('/var/lib/mysql/', False)),
-                 adaptive_hash=desired.adaptive_hash(dict(adaptive_hash_parts=16), server),
-                 memcached=desired.memcached(dict(memcached_r_batch_size=7), server))
+    alone = dict(flush_neighbors=role_states.flush_neighbors(dict(flush_neighbors_io_profile=True), server,
+                                                             no_storage('/var/lib/mysql/', False)),
+                 adaptive_hash=role_states.adaptive_hash(dict(adaptive_hash_parts=16), server),
+                 memcached=role_states.memcached(dict(memcached_r_batch_size=7), server))
     assert sorted(states) == sorted(alone)
     for role, state in alone.items():
         # for_role() adds the scaffold's keys (dropin, runtime_steps, inputs ...) and changes nothing else.
@@ -396,7 +396,7 @@ WANTED = dict(myrocks_enabled=True, myrocks_flush_log_at_trx_commit=2, myrocks_m
 
 
 def test_myrocks_load_takes_a_restart_and_writes_the_plugin_line():
-    out = desired.myrocks(WANTED, rocks())
+    out = role_states.myrocks(WANTED, rocks())
     assert out['refusals'] == [] and out['plugin'] == 'ha_rocksdb'
     assert out['option_file'][0] == dict(name='plugin_load_add', value='ha_rocksdb')
     assert dict(name='loose-rocksdb_flush_log_at_trx_commit', value='2') in out['option_file']
@@ -409,21 +409,21 @@ def test_myrocks_load_takes_a_restart_and_writes_the_plugin_line():
 def test_myrocks_loaded_dynamic_at_runtime_read_only_waits_only_when_it_differs():
     same = rocks(True, running={'rocksdb_default_cf_options': WANTED['myrocks_default_cf_options']},
                  dynamic={'rocksdb_default_cf_options': False, 'rocksdb_flush_log_at_trx_commit': True})
-    out = desired.myrocks(WANTED, same)
+    out = role_states.myrocks(WANTED, same)
     assert out['runtime'] == {'rocksdb_flush_log_at_trx_commit': 2, 'rocksdb_max_background_jobs': 4}
     assert out['pending_restart'] is False and out['restart_settings'] == {}
     other = rocks(True, running={'rocksdb_default_cf_options': 'compression=kNoCompression'})
-    out = desired.myrocks(WANTED, other)
+    out = role_states.myrocks(WANTED, other)
     assert out['pending_restart'] is True
     assert out['restart_settings'] == {'rocksdb_default_cf_options': WANTED['myrocks_default_cf_options']}
     assert out['restart_reason'].startswith('MyRocks settings: rocksdb_default_cf_options=')
 
 
 def test_myrocks_taken_out_needs_a_restart_and_no_tables():
-    out = desired.myrocks(dict(myrocks_enabled=False), rocks(True))
+    out = role_states.myrocks(dict(myrocks_enabled=False), rocks(True))
     assert out['pending_restart'] is True and out['restart_reason'] == 'unload MyRocks' and out['option_file'] == []
-    assert desired.myrocks(dict(myrocks_enabled=False), rocks(True, tables=2))['refusals'] == ['tables']
-    left = desired.myrocks(dict(myrocks_block_cache_size=1 << 20), rocks())
+    assert role_states.myrocks(dict(myrocks_enabled=False), rocks(True, tables=2))['refusals'] == ['tables']
+    left = role_states.myrocks(dict(myrocks_block_cache_size=1 << 20), rocks())
     assert left['settings'] == {} and left['pending_restart'] is False and left['notes']
 
 
@@ -436,19 +436,19 @@ def test_myrocks_taken_out_needs_a_restart_and_no_tables():
     (dict(myrocks_restart='reboot'), "myrocks_restart must be one of never, allowed; got 'reboot'"),
 ])
 def test_myrocks_bad_input(variables, message):
-    assert message in error_of(desired.myrocks, variables, rocks())
+    assert message in error_of(role_states.myrocks, variables, rocks())
 
 
 # ---------------------------------------------------------------- the settings' names, as data
 @pytest.mark.parametrize('role, state', [
-    ('adaptive_hash', lambda: desired.adaptive_hash({'adaptive_hash_enabled': True, 'adaptive_hash_parts': 16},
-                                                    facts('mysql', (8, 0, 33)))),
-    ('adaptive_hash', lambda: desired.adaptive_hash({'adaptive_hash_parts': 16}, facts('percona', (5, 6, 40)))),
-    ('flush_neighbors', lambda: desired.flush_neighbors({'flush_neighbors_io_profile': True}, facts(), SSD)),
-    ('memcached', lambda: desired.memcached(mc(memcached_r_batch_size=5, memcached_w_batch_size=2,
-                                               memcached_api_enable_binlog=True, memcached_api_enable_mdl=True,
-                                               memcached_api_trx_level=1), facts(version=(8, 0, 33)))),
-    ('myrocks', lambda: desired.myrocks(dict(WANTED, myrocks_block_cache_size=1 << 30), rocks(loaded=True))),
+    ('adaptive_hash', lambda: role_states.adaptive_hash({'adaptive_hash_enabled': True, 'adaptive_hash_parts': 16},
+                                                        facts('mysql', (8, 0, 33)))),
+    ('adaptive_hash', lambda: role_states.adaptive_hash({'adaptive_hash_parts': 16}, facts('percona', (5, 6, 40)))),
+    ('flush_neighbors', lambda: role_states.flush_neighbors({'flush_neighbors_io_profile': True}, facts(), SSD)),
+    ('memcached', lambda: role_states.memcached(mc(memcached_r_batch_size=5, memcached_w_batch_size=2,
+                                                   memcached_api_enable_binlog=True, memcached_api_enable_mdl=True,
+                                                   memcached_api_trx_level=1), facts(version=(8, 0, 33)))),
+    ('myrocks', lambda: role_states.myrocks(dict(WANTED, myrocks_block_cache_size=1 << 30), rocks(loaded=True))),
 ])
 def test_every_setting_a_role_names_is_in_its_setting_variables(role, state):
     """The controller audit reads the variables it compares by name (verify.audit_variable_names()); a setting

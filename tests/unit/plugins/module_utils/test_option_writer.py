@@ -1,4 +1,4 @@
-"""The one option-file writer (desired.option_file / option_file_text): no role variable can add a
+"""The one option-file writer (option_writer.option_file / option_file_text): no role variable can add a
 line, a group or a directive to a drop-in. The variables are enumerated from each role's
 meta/argument_specs.yml, so a new variable cannot be left out; the files are read back with the
 collection's reader of option files (optionfiles.py, the server's rules)."""
@@ -10,7 +10,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import desired, flavors, optionfiles
+from ansible_collections.dbfleet.innodb.plugins.module_utils import desired, flavors, option_writer, optionfiles, role_states
 
 from test_desired import CONTAINER, ROOT, facts
 from test_settings import server as settings_server
@@ -131,7 +131,7 @@ def test_the_file_text_is_what_the_lines_say(role, tmp_path):
     ('', 'text', '""'),
 ])
 def test_values_are_written_by_their_kind(value, kind, text):
-    assert desired.option_value('x', value, kind) == (text, None)
+    assert option_writer.option_value('x', value, kind) == (text, None)
 
 
 @pytest.mark.parametrize('value,kind,message', [
@@ -147,19 +147,19 @@ def test_values_are_written_by_their_kind(value, kind, text):
     (3, 'text', 'must be a string'),
 ])
 def test_values_that_cannot_be_written_are_refused(value, kind, message):
-    text, problem = desired.option_value('x', value, kind)
+    text, problem = option_writer.option_value('x', value, kind)
     assert text is None and message in problem
 
 
 def test_option_names_are_checked_too():
     with pytest.raises(desired.InputError, match='is not an option name'):
-        desired.option_file([('init_file=/tmp/p.sql\nx', 1)])
+        option_writer.option_file([('init_file=/tmp/p.sql\nx', 1)])
     with pytest.raises(desired.InputError, match='is not an option name'):
-        desired.option_file([('[client]', 1)])
+        option_writer.option_file([('[client]', 1)])
 
 
 def test_comment_lines_stay_comments(tmp_path):
-    text = desired.option_file_text(['datadir /x\ninit_file=/tmp/p.sql'], desired.option_file([('a', 1)]))
+    text = option_writer.option_file_text(['datadir /x\ninit_file=/tmp/p.sql'], option_writer.option_file([('a', 1)]))
     assert [(e.name, e.value) for e in read_back(tmp_path, text)] == [('a', '1')]
 
 
@@ -173,6 +173,6 @@ def test_dropin_file_per_os_family_and_inventory():
 
 
 def test_myrocks_versions_come_from_the_version_table():
-    refused = desired.myrocks(dict(myrocks_enabled=True), dict(facts(), engines={}))
+    refused = role_states.myrocks(dict(myrocks_enabled=True), dict(facts(), engines={}))
     assert refused['refusals'] == ['unsupported'] and refused['option_file'] == []
     assert refused['reason'] == flavors.engine_status('ROCKSDB', 'mysql', (8, 0, 33))[1]

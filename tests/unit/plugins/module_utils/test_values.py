@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils import role_input
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values as v
@@ -246,13 +246,13 @@ def test_describe_prefers_the_tables_then_the_server():
 # ---------------------------------------------------------------- desired state reads booleans here too
 @pytest.mark.parametrize('word', v.INPUT_TRUE + v.INPUT_FALSE + tuple(w.upper() for w in v.INPUT_TRUE + v.INPUT_FALSE))
 def test_role_booleans_are_the_same_words(word):
-    checker = desired.Checker({'x_enabled': word}, {}, {})
+    checker = role_input.Checker({'x_enabled': word}, {}, {})
     assert checker.boolean('x_enabled') is v.parse_bool(word)
     assert checker.errors == []
 
 
 def test_role_booleans_refuse_what_values_refuses():
-    checker = desired.Checker({'x_enabled': 'enabled'}, {}, {})
+    checker = role_input.Checker({'x_enabled': 'enabled'}, {}, {})
     assert checker.boolean('x_enabled') is None
     assert checker.errors == ["x_enabled must be true or false; got 'enabled'"]
 

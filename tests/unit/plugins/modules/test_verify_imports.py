@@ -2,7 +2,9 @@
 """What one run of dbfleet.innodb.verify compiles on every host (AnsiballZ runs module_utils from a zip, compiled on
 each run): only what the audit of explicit settings uses. The code of the report's renderers, the topology and
 clusters' plans, the restart path, the roles' own modules, upgrades and storage detection is loaded only where a
-role or a target needs it (imports inside the functions that need them)."""
+role or a target needs it (imports inside the functions that need them): a role's desired-state code (role_states.py
+for the InnoDB roles, settings.py for the settings role, with the input checks and the option-file writer they use)
+only when that role is audited, the cluster reading (clusters.py) only for a server that may be a cluster member."""
 
 from __future__ import annotations
 
@@ -12,18 +14,29 @@ import subprocess
 import sys
 
 PREFIX = 'ansible_collections.dbfleet.innodb.plugins.module_utils.'
-NOT_LOADED = ('verify_report', 'topology', 'service_restart', 'memcached', 'settings', 'upgrade', 'storage',
-              'version_facts', 'flavor_data', 'private_paths')
+# The role functions of every role, the option-file writer and the role input checks they use (none is audited in an
+# audit of explicit settings), the cluster reading, the storage engines' code (only with a target or for myrocks) and
+# the off-peak windows' parser (only the controller-side audit reads cached times).
+ROLE_CODE = ('role_states', 'role_input', 'option_writer', 'settings', 'memcached')
+NOT_LOADED = ('verify_report', 'topology', 'service_restart', 'upgrade', 'storage', 'version_facts', 'flavor_data',
+              'private_paths', 'clusters', 'storage_engines', 'offpeak') + ROLE_CODE
+
+
+def loaded_by(code, setup='import ansible.module_utils.basic'):
+    """The modules that running code loads, in a fresh interpreter after setup (the collection's module_utils by
+    their short name, then every module's full name)."""
+    program = ('import sys, json; %s; before = set(sys.modules)\n%s\n'
+               'print(json.dumps(sorted(set(sys.modules) - before)))' % (setup, code))
+    out = subprocess.run([sys.executable, '-c', program], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    return sorted(m[len(PREFIX):] for m in loaded if m.startswith(PREFIX)), loaded
 
 
 def loaded_by_import(module):
     """The collection's module_utils and the standard library modules that importing module loads, in a fresh
     interpreter (what the module's run loads before main())."""
-    code = ('import sys, json; import ansible.module_utils.basic; before = set(sys.modules); import %s; '
-            'print(json.dumps(sorted(set(sys.modules) - before)))' % module)
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
-                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return loaded_by('import %s' % module)[1]
 
 
 def test_an_audit_of_settings_loads_no_role_report_or_topology_code():
@@ -33,3 +46,35 @@ def test_an_audit_of_settings_loads_no_role_report_or_topology_code():
     assert not set(ours) & set(NOT_LOADED), ours
     # nor the standard library's mail / HTTP stack (xml.sax.saxutils pulls urllib.request), zoneinfo or difflib
     assert not [m for m in loaded if m.split('.')[0] in ('urllib', 'email', 'http', 'zoneinfo', 'difflib')], loaded
+
+
+def test_a_role_audit_loads_the_code_of_the_audited_role_only():
+    setup = 'from ansible_collections.dbfleet.innodb.plugins.module_utils import desired'
+    ours, _loaded = loaded_by("desired.RECORDS['settings'].function", setup)
+    assert 'settings' in ours and 'role_input' in ours and 'option_writer' in ours
+    assert 'role_states' not in ours and 'memcached' not in ours, ours
+    ours, _loaded = loaded_by("desired.RECORDS['adaptive_hash'].function", setup)
+    assert 'role_states' in ours and 'role_input' in ours and 'option_writer' in ours
+    assert 'settings' not in ours and 'memcached' not in ours and 'storage' not in ours, ours
+
+
+# A server that answers SHOW GLOBAL VARIABLES / STATUS with the given values (fake_sql.Conn, beside the report's tests).
+FAKE_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'filter')
+
+
+def cluster_info_loads(version, variables):
+    setup = ('from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts, flavors\n'
+             'sys.path.insert(0, %r)\nfrom fake_sql import Conn\n'
+             'identity = flavors.identity_from_variables(dict(version=%r, version_comment=""))' % (FAKE_SERVER, version))
+    ours, _loaded = loaded_by('print(json.dumps(server_facts.cluster_info(Conn(%r, {}), identity)))' % (variables,), setup)
+    return ours
+
+
+def test_the_cluster_reading_is_loaded_for_a_cluster_member_only():
+    # standalone servers: MariaDB without wsrep_on, MySQL without a group name (or without the plugin's variables)
+    assert 'clusters' not in cluster_info_loads('10.11.19-MariaDB', dict(wsrep_on='OFF', wsrep_provider='none'))
+    assert 'clusters' not in cluster_info_loads('8.0.44', dict(group_replication_group_name=''))
+    assert 'clusters' not in cluster_info_loads('8.0.44', {})
+    # a Galera node and a Group Replication member: read by clusters.py
+    assert 'clusters' in cluster_info_loads('10.11.19-MariaDB', dict(wsrep_on='ON', wsrep_provider='/usr/lib/galera.so'))
+    assert 'clusters' in cluster_info_loads('8.0.44', dict(group_replication_group_name='aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee'))
