@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.join(ROOT, 'lab'))
 from dbfleet_lab.inventory import hosts_in  # noqa: E402
 
 import pt_config_diff  # noqa: E402  (beside this file)
+from fleet_inventory import TLS, delayed_login, desired, fleet_inventory, running_values  # noqa: E402  (beside this file)
 import latency  # noqa: E402  (beside this file)
 
 LAB_INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
@@ -67,22 +68,6 @@ def server_cpu(hosts):
         except (OSError, ValueError, IndexError):
             pass
     return total
-
-
-def desired_values(hosts):
-    """The running values of the 10 variables (so the audit's verdicts are mostly ok)."""
-    sys.path.insert(0, os.path.join(ROOT, '.collections'))
-    import pymysql
-    values = {}
-    for name, hv in hosts.items():
-        conn = pymysql.connect(host=hv['dbfleet_login_host'], port=int(hv['dbfleet_login_port']),
-                               user=hv['dbfleet_login_user'], password=hv['dbfleet_login_password'])
-        with conn.cursor() as cur:
-            cur.execute('SHOW GLOBAL VARIABLES WHERE Variable_name IN (%s)' % ', '.join(['%s'] * len(SETTINGS)),
-                        list(SETTINGS))
-            values[name] = dict(cur.fetchall())
-        conn.close()
-    return values
 
 
 def tasks_per_host(out):
@@ -131,25 +116,12 @@ def main():
         raise SystemExit('the lab is not up: make lab-up')
     lab, top = lab_hosts()
     names = sorted(lab)
-    current = desired_values(lab)
+    current = running_values(lab, SETTINGS)
     tmp = tempfile.mkdtemp(prefix='bench-verify-fleet-')
-    # As a fleet is usually described: the login and the desired settings in group variables (one group
-    # per lab server: its running values), and one host in ten with its own desired settings (drift).
-    inventory = {'all': {'vars': top, 'children': {}}}
-    for target in names:
-        group = dict(lab[target])
-        group['verify_extra_settings'] = dict((k, current[target].get(k)) for k in SETTINGS
-                                              if current[target].get(k) is not None)
-        inventory['all']['children']['on_' + target] = {'vars': group, 'hosts': {}}
-    for i in range(args.hosts):
-        target = names[i % len(names)]
-        group = inventory['all']['children']['on_' + target]
-        hv = {}
-        if i % 10 == 0:
-            wanted = dict(group['vars']['verify_extra_settings'])
-            wanted['innodb_io_capacity'] = int(wanted['innodb_io_capacity']) + 1
-            hv['verify_extra_settings'] = wanted
-        group['hosts']['h%03d-%s' % (i, target)] = hv or None
+    # As a fleet is usually described (fleet_inventory.py): the login and the desired settings in group variables
+    # (one group per lab server: its running values), and one host in ten with its own desired settings (drift).
+    groups = dict((target, dict(lab[target], verify_extra_settings=desired(current[target]))) for target in names)
+    inventory, _wants = fleet_inventory(top, groups, args.hosts, 'h%03d-%s')
     inv_path = os.path.join(tmp, 'hosts.yml')
     with open(inv_path, 'w') as handle:
         yaml.safe_dump(inventory, handle)
@@ -224,13 +196,6 @@ def main():
 
 
 # ---------------------------------------------------------------- the latency table
-# How each lab server is logged in to from the controller over the delayed path, as its TLS allows:
-# verified against the lab CA where the server has a certificate of it (the names in it are the lab's, not
-# the bench addresses: verify_ca), unverified TLS chosen explicitly for MySQL 9.7's self-signed certificate,
-# and no TLS for MariaDB 10.11, which offers none.
-BENCH_TLS = {'mysql80': 'verify_ca', 'mariadb118': 'verify_ca', 'mysql97': 'required', 'mariadb1011': 'disabled'}
-
-
 class TreeSampler(object):
     """Peak resident memory (sum over the process and its descendants), sampled every 0.1 s."""
 
@@ -289,25 +254,9 @@ def run_sampled(cmd, env):
 
 def delayed_inventory(path, lab, top, current, hosts, ca):
     """The bench inventory with every host at its own address of the delayed path (group per lab server)."""
-    names = sorted(lab)
-    inventory = {'all': {'vars': dict(top, bench_ca_cert=ca), 'children': {}}}
-    for target in names:
-        hv = lab[target]
-        group = dict(dbfleet_login_user=hv['dbfleet_login_user'], dbfleet_login_password=hv['dbfleet_login_password'],
-                     dbfleet_login_port=path.ports[target], dbfleet_login_ssl_mode=BENCH_TLS[target],
-                     verify_extra_settings=dict((k, current[target].get(k)) for k in SETTINGS
-                                                if current[target].get(k) is not None))
-        inventory['all']['children']['on_' + target] = {'vars': group, 'hosts': {}}
-    for i in range(hosts):
-        target = names[i % len(names)]
-        group = inventory['all']['children']['on_' + target]
-        hv = dict(ansible_host=path.address(i), dbfleet_login_host=path.address(i))
-        if i % 10 == 0:
-            wanted = dict(group['vars']['verify_extra_settings'])
-            wanted['innodb_io_capacity'] = int(wanted['innodb_io_capacity']) + 1
-            hv['verify_extra_settings'] = wanted
-        group['hosts']['h%05d-%s' % (i, target)] = hv
-    return inventory
+    groups = dict((target, dict(delayed_login(path, target, lab[target]), verify_extra_settings=desired(current[target])))
+                  for target in lab)
+    return fleet_inventory(dict(top, bench_ca_cert=ca), groups, hosts, 'h%05d-%s', path.address)[0]
 
 
 def report_counts(directory):
@@ -322,11 +271,11 @@ def latency_table(args):
     if not os.path.exists(LAB_INVENTORY):
         raise SystemExit('the lab is not up: make lab-up')
     lab, top = lab_hosts()
-    lab = dict((k, v) for k, v in lab.items() if k in BENCH_TLS)
-    if sorted(lab) != sorted(BENCH_TLS):
-        raise SystemExit('the latency table needs the lab servers %s up (make lab-up)' % ', '.join(sorted(BENCH_TLS)))
+    lab = dict((k, v) for k, v in lab.items() if k in TLS)
+    if sorted(lab) != sorted(TLS):
+        raise SystemExit('the latency table needs the lab servers %s up (make lab-up)' % ', '.join(sorted(TLS)))
     ca = next(hv['dbfleet_lab_tls_ca'] for hv in lab.values() if hv.get('dbfleet_lab_tls_ca'))
-    current = desired_values(lab)
+    current = running_values(lab, SETTINGS)
     tmp = tempfile.mkdtemp(prefix='bench-verify-fleet-rtt-')
     env = dict(os.environ, PATH='%s/.venv/bin:%s' % (ROOT, os.environ.get('PATH', '')),
                ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),

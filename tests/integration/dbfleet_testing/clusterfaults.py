@@ -7,6 +7,8 @@
 - ``Writer``: a thread that inserts one row at a time through a member, moving to the next member
   that answers when its member fails (a client of a cluster behind a list of addresses), and keeps
   the sequence numbers of the rows whose COMMIT returned: rows lost = those not on a member at the end;
+- ``Monitor``, ``Writer``, ``create_table``, ``contents`` and ``tasks_ok`` also serve the local lab's Galera
+  tests (tests/integration/local/clusters/test_galera.py: its ``Cluster`` has members and connect() too);
 - ``Run``: ansible-playbook in the background, with its log, so that a fault is injected when the
   log says a gate passed;
 - ``faults``: SIGKILL of a member's server, a member's veth down (partition), nftables in a member's
@@ -24,7 +26,7 @@ import pymysql
 import pytest
 import yaml
 
-from dbfleet_testing.lab import REPO, LabHandle, default_lab_dir, lab_py
+from dbfleet_testing.lab import REPO, LabHandle, default_lab_dir, lab_py, statement_rows
 from dbfleet_testing.runs import env, flat
 from dbfleet_lab.netns import Namespace, veth_name  # pylint: disable=wrong-import-order
 
@@ -48,20 +50,7 @@ class Queries:
         raise NotImplementedError
 
     def query(self, host, sql, args=None, tries=1):
-        for attempt in range(tries):
-            try:
-                conn = self.connect(host)
-                try:
-                    with conn.cursor() as cur:
-                        cur.execute(sql, args)
-                        return cur.fetchall()
-                finally:
-                    conn.close()
-            except pymysql.err.OperationalError:
-                if attempt >= tries - 1:
-                    raise
-                time.sleep(1)
-        return None
+        return statement_rows(lambda: self.connect(host), sql, args, tries)
 
 
 class FleetCluster(Queries):
@@ -249,12 +238,15 @@ def undrop(host):
 
 
 class Monitor(threading.Thread):
-    """[(time, {member: state})] every ~0.15 s; state is what look(conn) returns (default cluster.look), or 'down'."""
+    """[(time, {member: state})] every ~0.15 s over cluster.members, one connection kept per member (a new login
+    per look is slow under load); state is what look(conn) returns (default cluster.look), or 'down' when the
+    member does not answer within read_timeout."""
 
-    def __init__(self, cluster, look=None):
+    def __init__(self, cluster, look=None, read_timeout=2):
         super().__init__(daemon=True)
         self.cluster = cluster
         self.look_at = look or cluster.look
+        self.read_timeout = read_timeout
         self.samples = []
         self.stop = threading.Event()
         self.conns = dict((n, None) for n in cluster.members)
@@ -262,7 +254,7 @@ class Monitor(threading.Thread):
     def look(self, member):
         try:
             if self.conns[member] is None:
-                self.conns[member] = self.cluster.connect(member, timeout=1, read_timeout=2)
+                self.conns[member] = self.cluster.connect(member, timeout=1, read_timeout=self.read_timeout)
             return self.look_at(self.conns[member])
         except pymysql.err.MySQLError:
             if self.conns[member] is not None:
@@ -283,12 +275,21 @@ class Monitor(threading.Thread):
 
 
 class Writer(threading.Thread):
-    """One row per INSERT through a member; on an error, the next member that answers."""
+    """One row per INSERT (seq 1, 2, ...) into the test table through a member of order, as a client of a cluster
+    behind a list of addresses: on an error, the next member of order (an order of one member: that member again).
 
-    def __init__(self, cluster, order):
+    committed: the seq of every row whose INSERT returned (autocommit: its COMMIT); errors: (time, member, error
+    code). The choices the tests make: the members (order), the connection's timeouts, the pause between two
+    inserts and the pause after an error."""
+
+    def __init__(self, cluster, order, connect_timeout=1, read_timeout=5, pause=0.02, error_pause=0.1):
         super().__init__(daemon=True)
         self.cluster = cluster
         self.order = list(order)
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.pause = pause
+        self.error_pause = error_pause
         self.committed = set()
         self.errors = []
         self.stop = threading.Event()
@@ -301,7 +302,7 @@ class Writer(threading.Thread):
             member = self.order[at % len(self.order)]
             try:
                 if conn is None:
-                    conn = self.cluster.connect(member, timeout=1, read_timeout=5)
+                    conn = self.cluster.connect(member, timeout=self.connect_timeout, read_timeout=self.read_timeout)
                 seq += 1
                 with conn.cursor() as cur:
                     cur.execute('INSERT INTO %s.t (seq, payload) VALUES (%%s, %%s)' % SCHEMA, (seq, 'row %d' % seq))
@@ -315,10 +316,14 @@ class Writer(threading.Thread):
                         pass
                 conn = None
                 at += 1
-                time.sleep(0.1)
-            time.sleep(0.02)
+                time.sleep(self.error_pause)
+            time.sleep(self.pause)
         if conn is not None:
             conn.close()
+
+    def lost(self, seqs):
+        """The committed rows not among seqs (the seq column of a host's table)."""
+        return self.committed - set(seqs)
 
 
 def create_table(cluster, via):
@@ -339,7 +344,7 @@ def contents(cluster, host):
 def compare(cluster, writer, figures):
     """Every host: the same rows and checksum; every committed row kept. Returns {host: (rows, checksum)}."""
     seen = dict((h, contents(cluster, h)) for h in cluster.hosts)
-    lost = writer.committed - seen[cluster.members[0]][2]
+    lost = writer.lost(seen[cluster.members[0]][2])
     figures['rows_lost'] += len(lost)
     figures['rows_committed'] += len(writer.committed)
     figures['writer_errors'] += len(writer.errors)

@@ -22,6 +22,8 @@ HOSTS = NODES + (REPLICA,)
 class Cluster(Queries):
     """The lab's Galera nodes as the tests see them (inventory variables, admin connections; query())."""
 
+    members = NODES
+
     def __init__(self):
         hosts = require_lab_hosts(INVENTORY, HOSTS)
         self.hv = dict((n, hosts[n]) for n in HOSTS)

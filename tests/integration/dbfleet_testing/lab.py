@@ -130,22 +130,27 @@ class LabHandle:
     def query(self, host, sql, args=None, tries=1):
         """One statement as the admin user, rows as dicts; with tries > 1, an OperationalError
         (the server is being restarted) is tried again once a second."""
-        for attempt in range(tries):
-            try:
-                return self._query_once(host, sql, args)
-            except pymysql.err.OperationalError:
-                if attempt >= tries - 1:
-                    raise
-                time.sleep(1)
+        return statement_rows(lambda: self.connect(host), sql, args, tries, pymysql.cursors.DictCursor)
 
-    def _query_once(self, host, sql, args):
-        conn = self.connect(host)
+
+def statement_rows(connect, sql, args=None, tries=1, cursor=None):
+    """The rows of one statement over a new connection of connect() (closed after it), as cursor (default tuples)
+    gives them; with tries > 1, an OperationalError (the server is being restarted, a login refused while it
+    starts) is tried again once a second."""
+    for attempt in range(tries):
         try:
-            with conn.cursor(pymysql.cursors.DictCursor) as cur:
-                cur.execute(sql, args)
-                return cur.fetchall()
-        finally:
-            conn.close()
+            conn = connect()
+            try:
+                with conn.cursor(cursor) as cur:
+                    cur.execute(sql, args)
+                    return cur.fetchall()
+            finally:
+                conn.close()
+        except pymysql.err.OperationalError:
+            if attempt >= tries - 1:
+                raise
+            time.sleep(1)
+    return None
 
 
 # The local lab's default hosts; MySQL 5.7 and 5.6 only when opted in (as lab.py does).

@@ -121,3 +121,24 @@ def adhoc(host, inventory, module, args, check=False, verbosity=0, timeout=300):
     result = json.loads(line[line.index('{'):])
     result['failed'] = line.split(' | ')[1].startswith('FAILED')
     return result, proc
+
+
+def descendants(pid):
+    """The process ids under pid (its children, theirs, ...; not pid itself), read from /proc: the processes of an
+    ansible run (its forks, the module's Python)."""
+    children = {}
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry, encoding='utf-8') as handle:
+                ppid = int(handle.read().rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out

@@ -10,7 +10,7 @@ import pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import catalog as flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
-from dbfleet_testing.lab import DEFAULT_HOSTS, REPO, require_lab_hosts
+from dbfleet_testing.lab import DEFAULT_HOSTS, REPO, require_lab_hosts, statement_rows
 from dbfleet_testing.runs import COLLECTIONS, PYTHON
 
 ROOT = REPO
@@ -222,13 +222,7 @@ def socket_connect(hv, database=None, tries=30):
 
 def socket_sql(hv, statement, args=None):
     """The rows (tuples) of one statement over hv's socket."""
-    conn = socket_connect(hv)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(statement, args)
-            return cur.fetchall()
-    finally:
-        conn.close()
+    return statement_rows(lambda: socket_connect(hv), statement, args)
 
 
 def socket_global_value(hv, name):

@@ -48,6 +48,16 @@ def ssl_version(conn):
     return connection.query_one(conn, "SHOW SESSION STATUS LIKE 'Ssl_version'")['Value']
 
 
+def negotiated(lab, host, **options):
+    """The TLS version a connection of connection.open_connection() to the lab host with these login options
+    (no client option file) runs, '' without TLS; connection.ConnectError when the login refuses the server."""
+    conn = connection.open_connection(dict(login(lab, host, **options), config_file=''))
+    try:
+        return ssl_version(conn)
+    finally:
+        conn.close()
+
+
 # ---------------------------------------------------------------- fake servers that want the password
 CAPABILITIES = (0x1 | 0x4 | 0x200 | 0x2000 | 0x8000 | 0x20000 | 0x80000 | 0x200000)
 

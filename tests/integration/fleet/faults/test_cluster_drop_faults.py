@@ -31,7 +31,7 @@ import time
 import pytest
 
 from dbfleet_testing.clusterfaults import FleetCluster, up
-from dbfleet_testing.runs import env, flat
+from dbfleet_testing.runs import descendants, env, flat
 from dbfleet_testing.lab import REPO, default_lab_dir
 
 pytestmark = pytest.mark.fleet
@@ -137,26 +137,6 @@ def make_table(cl, table):
     wait_for(lambda: all(table_on(cl, n, table) for n in EVERY), 60, 'the table on every node and the replica', 0.2)
 
 
-def descendants(pid):
-    """The process tree under pid (itself first), read from /proc."""
-    children = {}
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % entry, encoding='utf-8') as handle:
-                ppid = int(handle.read().rsplit(')', 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
-
-
 def cluster_intact(cl, table):
     """Three Synced members, the replica replicating and caught up; the table gone everywhere or the same everywhere."""
     cl.wait_synced()
@@ -204,7 +184,7 @@ def start_and_kill(cl, table, signame, follow_timeout):
                  'AHI OFF on every follower (%s)' % ', '.join(FOLLOWERS))
         assert proc.poll() is None, 'the run ended before every follower had AHI OFF'
         if signame == 'SIGKILL':
-            for pid in descendants(proc.pid):
+            for pid in [proc.pid] + descendants(proc.pid):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:

@@ -46,10 +46,16 @@ def test_a_writer_under_load_for_a_whole_rolling_restart(galera, tmp_path):
     adaptive_hash_parts_under_writes(galera, tmp_path, FIGURES, 'a')
 
 
-def test_b_a_member_killed_mid_run_stops_the_run(galera, tmp_path):
+def faulted_mid_run(galera, tmp_path, fault, candidates):
+    """fault (member_killed_mid_run, member_partitioned_mid_run) on the first of candidates that is not the first
+    member restarted, in a rolling restart with writes; its (victim, seconds, writer, summary)."""
     playbook, extra = rolling_restart()
-    victim, took, writer, summary = member_killed_mid_run(
-        galera, tmp_path, playbook, extra, MEMBERS, FIGURES, lambda first: next(m for m in ('galera1', 'galera2') if m != first))
+    return fault(galera, tmp_path, playbook, extra, MEMBERS, FIGURES,
+                 lambda first: next(m for m in candidates if m != first))
+
+
+def test_b_a_member_killed_mid_run_stops_the_run(galera, tmp_path):
+    victim, took, writer, summary = faulted_mid_run(galera, tmp_path, member_killed_mid_run, ('galera1', 'galera2'))
     print('b: killed %s (pid %d) after the gate of %s; run stopped in %.1f s, %s untouched; %d rows committed, '
           '%d writer errors, rows/checksum %s'
           % (victim['host'], victim['pid'], victim['first'], took, victim['untouched'], len(writer.committed),
@@ -73,9 +79,7 @@ def test_c_a_member_left_joining_stops_the_run_past_the_gate_timeout(galera, tmp
 
 
 def test_d_a_network_partition_mid_run_stops_the_run(galera, tmp_path):
-    playbook, extra = rolling_restart()
-    victim, took, writer, summary = member_partitioned_mid_run(
-        galera, tmp_path, playbook, extra, MEMBERS, FIGURES, lambda first: next(m for m in ('galera3', 'galera2') if m != first))
+    victim, took, writer, summary = faulted_mid_run(galera, tmp_path, member_partitioned_mid_run, ('galera3', 'galera2'))
     print('d: partitioned %s after the gate of %s; run stopped in %.1f s, nothing restarted after; rejoined in %.1f s; '
           '%d rows committed, %d writer errors, rows/checksum %s'
           % (victim['host'], victim['first'], took, victim['rejoined_in'], len(writer.committed), len(writer.errors),

@@ -100,12 +100,17 @@ def test_a_writer_under_load_for_a_whole_rolling_restart(group, tmp_path):
              sorted(set(e[2] for e in writer.errors)), summary['gr1']))
 
 
-def test_b_a_member_killed_mid_run_stops_the_run(group, tmp_path):
+def secondary_faulted_mid_run(group, tmp_path, fault):
+    """fault (member_killed_mid_run, member_partitioned_mid_run) on a secondary other than the first member
+    restarted, in a rolling restart with writes through the primary; its (victim, seconds, writer, summary)."""
     primary = group.primary()
     playbook, extra = rolling_restart()
-    victim, took, writer, summary = member_killed_mid_run(
-        group, tmp_path, playbook, extra, writer_order(primary), FIGURES,
-        lambda first: next(m for m in MEMBERS if m not in (first, primary)))
+    return fault(group, tmp_path, playbook, extra, writer_order(primary), FIGURES,
+                 lambda first: next(m for m in MEMBERS if m not in (first, primary)))
+
+
+def test_b_a_member_killed_mid_run_stops_the_run(group, tmp_path):
+    victim, took, writer, summary = secondary_faulted_mid_run(group, tmp_path, member_killed_mid_run)
     print('GR b: killed %s (pid %d) after the gate of %s; run stopped in %.1f s, %s untouched; %d rows committed, '
           '%d writer errors, rows/checksum %s'
           % (victim['host'], victim['pid'], victim['first'], took, victim['untouched'], len(writer.committed),
@@ -135,11 +140,7 @@ def test_c_a_member_left_recovering_stops_the_run_past_the_gate_timeout(group, t
 
 
 def test_d_a_network_partition_mid_run_stops_the_run(group, tmp_path):
-    primary = group.primary()
-    playbook, extra = rolling_restart()
-    victim, took, writer, summary = member_partitioned_mid_run(
-        group, tmp_path, playbook, extra, writer_order(primary), FIGURES,
-        lambda first: next(m for m in MEMBERS if m not in (first, primary)))
+    victim, took, writer, summary = secondary_faulted_mid_run(group, tmp_path, member_partitioned_mid_run)
     print('GR d: partitioned %s after the gate of %s; run stopped in %.1f s, nothing restarted after; ONLINE again '
           '%.1f s after healing; %d rows committed, %d writer errors, rows/checksum %s'
           % (victim['host'], victim['first'], took, victim['rejoined_in'], len(writer.committed), len(writer.errors),

@@ -47,6 +47,17 @@ def untouched(before, after, hosts):
     return [h for h in hosts if before[h] == after[h]]
 
 
+def refused_before_any_change(fleet, before, rc, out, *names):
+    """The run failed, naming each of names, stopped before any change, and restarted nothing; nothing was lost."""
+    text = flat(out)
+    assert rc != 0, out
+    assert all(name in text for name in names), out
+    assert 'stopped before any change' in text, out
+    assert pids(fleet) == before, out
+    FIGURES['runs_stopped_safely'] += 1
+    assert_nothing_lost(fleet)
+
+
 # ---------------------------------------------------------------- fault 2: a replica's SQL thread stopped
 def test_stopped_sql_thread_refused_before_any_restart(topo):
     fleet = topo
@@ -59,12 +70,7 @@ def test_stopped_sql_thread_refused_before_any_restart(topo):
                                                                         rolling_restart_hosts='db1:db2'))
     finally:
         fleet.query('db2', 'START REPLICA SQL_THREAD')
-    assert rc != 0, out
-    assert 'db2: replication: SQL thread No' in flat(out), out
-    assert 'stopped before any change' in flat(out) and 'Untouched: db2, db1' in flat(out), out
-    assert pids(fleet) == before, out
-    FIGURES['runs_stopped_safely'] += 1
-    assert_nothing_lost(fleet)
+    refused_before_any_change(fleet, before, rc, out, 'db2: replication: SQL thread No', 'Untouched: db2, db1')
 
 
 # ---------------------------------------------------------------- fault 3: a host unreachable over SSH
@@ -78,12 +84,7 @@ def test_unreachable_host_named_and_nothing_restarted(topo):
         rc, out = playbook(fleet.inventory, 'rolling_restart.yml', dict(rolling_restart_all=True), timeout=300)
     finally:
         subprocess.run(['ip', 'link', 'set', veth, 'up'], check=True)
-    assert rc != 0, out
-    assert 'db4: unreachable' in flat(out), out
-    assert 'stopped before any change' in flat(out), out
-    assert pids(fleet) == before, out
-    FIGURES['runs_stopped_safely'] += 1
-    assert_nothing_lost(fleet)
+    refused_before_any_change(fleet, before, rc, out, 'db4: unreachable')
 
 
 # ---------------------------------------------------------------- fault 5: an inventory that lists a replica as a primary
@@ -100,13 +101,8 @@ def test_inventory_listing_a_replica_as_primary_refused_before_any_change(topo, 
     wrong.write_text(yaml.safe_dump(data), encoding='utf-8')
     FIGURES['faults_injected'] += 1
     rc, out = playbook(str(wrong), 'rolling_restart.yml', dict(rolling_restart_all=True))
-    assert rc != 0, out
-    text = flat(out)
-    assert 'the inventory and the servers disagree' in text and 'db2: the inventory says primary' in text, out
-    assert 'stopped before any change' in text, out
-    assert pids(fleet) == before, out
-    FIGURES['runs_stopped_safely'] += 1
-    assert_nothing_lost(fleet)
+    refused_before_any_change(fleet, before, rc, out, 'the inventory and the servers disagree',
+                              'db2: the inventory says primary')
 
 
 # ---------------------------------------------------------------- fault 1: a replica killed during the run

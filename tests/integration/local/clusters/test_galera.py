@@ -19,20 +19,16 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 
-import pymysql
 import pytest
 import yaml
 
 from dbfleet_testing.lab import REPO, lab_py
-from dbfleet_testing.clusterfaults import tasks_ok
+from dbfleet_testing.clusterfaults import SCHEMA, Monitor, Writer, contents, create_table, stops, tasks_ok
 from dbfleet_testing.runs import env
 from dbfleet_testing.clusters import HOSTS, INVENTORY, NODES, REPLICA
 from dbfleet_testing import runs
-
-SCHEMA = 'galera_it'
 
 
 def run_playbook(playbook, extra, log_path=None, limit='galera'):
@@ -121,74 +117,13 @@ def test_the_gate_on_a_node_that_stays_desynced_shuts_after_its_timeout(cluster)
     cluster.wait_synced()
 
 
-class Monitor(threading.Thread):
-    """Records [(time, {node: state})] every 0.1 s; state 'down' when the node does not answer, else
-    wsrep_local_state_comment (+ '/not-ready' while wsrep_ready is OFF)."""
-
-    def __init__(self, cluster):
-        super().__init__(daemon=True)
-        self.cluster = cluster
-        self.samples = []
-        self.stop = threading.Event()
-        self.conns = dict((n, None) for n in NODES)     # kept open: a new login per look is slow under load
-
-    def look(self, node):
-        try:
-            if self.conns[node] is None:
-                self.conns[node] = self.cluster.connect(node, timeout=1)
-            with self.conns[node].cursor() as cur:
-                cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state_comment', 'wsrep_ready')")
-                state = dict(cur.fetchall())
-        except pymysql.err.MySQLError:
-            if self.conns[node] is not None:
-                self.conns[node].close()
-            self.conns[node] = None
-            return 'down'
-        text = state.get('wsrep_local_state_comment') or '?'
-        return text if state.get('wsrep_ready') == 'ON' else text + '/not-ready'
-
-    def run(self):
-        while not self.stop.is_set():
-            self.samples.append((time.time(), dict((n, self.look(n)) for n in NODES)))
-            time.sleep(0.1)
-        for conn in self.conns.values():
-            if conn is not None:
-                conn.close()
-
-
-class Writer(threading.Thread):
-    """Inserts one row at a time on galera1 and counts what was committed and what failed."""
-
-    def __init__(self, cluster):
-        super().__init__(daemon=True)
-        self.cluster = cluster
-        self.committed = 0
-        self.errors = []
-        self.stop = threading.Event()
-
-    def run(self):
-        conn = None
-        seq = 0
-        while not self.stop.is_set():
-            try:
-                if conn is None:
-                    conn = self.cluster.connect('galera1', timeout=2)
-                seq += 1
-                with conn.cursor() as cur:
-                    cur.execute('INSERT INTO %s.t (seq, payload) VALUES (%%s, %%s)' % SCHEMA, (seq, 'row %d' % seq))
-                self.committed += 1
-            except pymysql.err.MySQLError as exc:
-                self.errors.append((time.time(), exc.args[0] if exc.args else None))
-                if conn is not None:
-                    try:
-                        conn.close()
-                    except pymysql.err.Error:
-                        pass
-                conn = None
-                time.sleep(0.2)
-            time.sleep(0.01)
-        if conn is not None:
-            conn.close()
+def synced_state(conn):
+    """A node's state for the monitor: wsrep_local_state_comment (+ '/not-ready' while wsrep_ready is OFF)."""
+    with conn.cursor() as cur:
+        cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state_comment', 'wsrep_ready')")
+        state = dict(cur.fetchall())
+    text = state.get('wsrep_local_state_comment') or '?'
+    return text if state.get('wsrep_ready') == 'ON' else text + '/not-ready'
 
 
 def gate_passes(log_path):
@@ -206,17 +141,17 @@ def test_rolling_restart_under_writes_waits_for_synced(cluster, tmp_path):
     # server default (8): every node must restart for it.
     current = set(int(cluster.query(n, 'SELECT @@innodb_adaptive_hash_index_parts')[0][0]) for n in HOSTS)
     parts = next(p for p in (16, 32, 64) if p not in current)
-    cluster.query('galera1', 'CREATE DATABASE IF NOT EXISTS %s' % SCHEMA)
-    cluster.query('galera1', 'DROP TABLE IF EXISTS %s.t' % SCHEMA)
-    cluster.query('galera1', 'CREATE TABLE %s.t (id BIGINT AUTO_INCREMENT PRIMARY KEY, seq INT NOT NULL, '
-                             'payload VARCHAR(64) NOT NULL) ENGINE=InnoDB' % SCHEMA)
+    create_table(cluster, 'galera1')
     cluster.wait_synced()
     pids = dict((n, cluster.pid(n)) for n in HOSTS)
     playbook = tmp_path / 'ahi.yml'
     playbook.write_text(yaml.safe_dump([{'name': 'AHI partitions on the cluster', 'hosts': 'galera',
                                          'gather_facts': False, 'roles': [{'role': 'dbfleet.innodb.adaptive_hash'}]}]))
     log_path = str(tmp_path / 'ansible.log')
-    monitor, writer = Monitor(cluster), Writer(cluster)
+    # The monitor reads every node every 0.1 s; the writer inserts on galera1 only (never another node), a row
+    # at a time, and keeps the seq of every row committed.
+    monitor = Monitor(cluster, synced_state, read_timeout=10)
+    writer = Writer(cluster, ['galera1'], connect_timeout=2, read_timeout=10, pause=0.01, error_pause=0.2)
     monitor.start()
     writer.start()
     started = time.time()
@@ -234,7 +169,7 @@ def test_rolling_restart_under_writes_waits_for_synced(cluster, tmp_path):
     assert rc == 0, output
     samples = monitor.samples
     print('rolling restart under writes: %.1f s, %d rows committed, %d writer errors (%s), %d samples'
-          % (took, writer.committed, len(writer.errors), sorted(set(e[1] for e in writer.errors)), len(samples)))
+          % (took, len(writer.committed), len(writer.errors), sorted(set(e[2] for e in writer.errors)), len(samples)))
 
     # Every node restarted, once, and now runs the new value.
     assert all(cluster.pid(n) != pids[n] for n in HOSTS), 'not every host restarted'
@@ -242,18 +177,13 @@ def test_rolling_restart_under_writes_waits_for_synced(cluster, tmp_path):
         assert int(cluster.query(node, 'SELECT @@innodb_adaptive_hash_index_parts')[0][0]) == parts
 
     # Never two nodes down; no node went down while another was not Synced (the previous sample).
+    two = [(stamp, states) for stamp, states in samples if sum(1 for s in states.values() if s == 'down') > 1]
+    assert not two, 'two nodes down at %.1f: %s' % two[0]
     downs = {}
-    for i, (stamp, states) in enumerate(samples):
-        assert sum(1 for s in states.values() if s == 'down') <= 1, 'two nodes down at %.1f: %s' % (stamp, states)
-        if i == 0:
-            continue
-        before = samples[i - 1][1]
-        for node in NODES:
-            if states[node] == 'down' and before[node] != 'down':
-                others = dict((n, before[n]) for n in NODES if n != node)
-                assert all(s == 'Synced' for s in others.values()), \
-                    '%s stopped at %.1f while the others were %s' % (node, stamp, others)
-                downs.setdefault(node, stamp)
+    for stamp, node, others in stops(samples, NODES):
+        assert all(s == 'Synced' for s in others.values()), '%s stopped at %.1f while the others were %s' % (
+            node, stamp, others)
+        downs.setdefault(node, stamp)
     assert sorted(downs) == list(NODES), 'the monitor did not see every node stop: %s' % downs
     order = sorted(downs, key=downs.get)
     assert order[-1] == 'galera1', 'the node taking the writes restarted before the others: %s' % order
@@ -281,13 +211,13 @@ def test_rolling_restart_under_writes_waits_for_synced(cluster, tmp_path):
     cluster.wait_synced()
     position = cluster.query('galera1', 'SELECT @@gtid_binlog_pos')[0][0]
     assert cluster.query(REPLICA, 'SELECT MASTER_GTID_WAIT(%s, 60)', (position,))[0][0] == 0
-    sums = {}
-    for node in HOSTS:
-        sums[node] = cluster.query(node, 'SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS(0x1f, id, seq, payload))), 0) '
-                                         'FROM %s.t' % SCHEMA)[0]
+    seen = dict((node, contents(cluster, node)) for node in HOSTS)
+    sums = dict((node, v[:2]) for node, v in seen.items())
     assert len(set(sums.values())) == 1, sums
-    assert int(sums['galera1'][0]) == writer.committed, (sums, writer.committed)
-    assert writer.committed > 0
+    lost = writer.lost(seen['galera1'][2])
+    assert not lost, '%d committed rows lost, e.g. %s' % (len(lost), sorted(lost)[:10])
+    assert sums['galera1'][0] == len(writer.committed), (sums, len(writer.committed))
+    assert writer.committed, 'the writer committed nothing'
     cluster.query('galera1', 'DROP DATABASE %s' % SCHEMA)
 
 

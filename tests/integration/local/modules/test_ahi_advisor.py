@@ -14,7 +14,7 @@ import time
 import pymysql
 import pytest
 from dbfleet_testing.background import Background
-from dbfleet_testing.runs import BIN, adhoc, ansible, env
+from dbfleet_testing.runs import BIN, adhoc, ansible, descendants, env
 from dbfleet_testing.servers import socket_connect, socket_login, socket_sql
 from dbfleet_testing.lab import require_lab_hosts
 
@@ -204,36 +204,16 @@ def test_password_never_in_output():
     assert HOSTS[host]['dbfleet_login_password'] not in proc.stdout + proc.stderr
 
 
-def _descendants(pid):
-    """The process ids under pid (children, their children, ...), read from /proc."""
-    parents = {}
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % entry) as f:
-                stat = f.read()
-        except OSError:
-            continue
-        parents.setdefault(int(stat[stat.rindex(')') + 2:].split()[1]), []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
 def _module_processes(pid):
     """The module's own process: the python processes under the ansible process that have no child."""
     found = []
-    for child in _descendants(pid):
+    for child in descendants(pid):
         try:
             with open('/proc/%d/cmdline' % child, 'rb') as f:
                 cmdline = f.read().replace(b'\0', b' ').decode('utf-8', 'replace')
         except OSError:
             continue
-        if 'python' in cmdline and not _descendants(child):
+        if 'python' in cmdline and not descendants(child):
             found.append(child)
     return found
 

@@ -19,7 +19,7 @@ import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection, verify_fleet
 from dbfleet_testing.runs import playbook_proc
 from dbfleet_testing.tls import (CAPABILITIES, CLIENT_SSL, MARKER, AuthServer, FakeServer, Forwarder, FullAuthServer,
-                                 address_of_this_machine, login, module, ssl_version, tls_hosts)
+                                 address_of_this_machine, login, module, negotiated, tls_hosts)
 
 
 # ---------------------------------------------------------------- the lab's certificates
@@ -30,12 +30,7 @@ def test_verify_identity_with_the_good_certificate_connects(lab):
     assert rc == 0, out
     assert result['server_facts']['port'] == lab.hosts['mysql80']['port']
     assert lab.admin_password not in out
-    conn = connection.open_connection(dict(login(lab, 'mysql80', login_ssl_mode='verify_identity', ca_cert=ca),
-                                           config_file=''))
-    try:
-        assert ssl_version(conn).startswith('TLS')
-    finally:
-        conn.close()
+    assert negotiated(lab, 'mysql80', login_ssl_mode='verify_identity', ca_cert=ca).startswith('TLS')
 
 
 def test_a_certificate_for_another_name_is_refused_by_verify_identity_only(lab):
@@ -47,40 +42,27 @@ def test_a_certificate_for_another_name_is_refused_by_verify_identity_only(lab):
     assert lab.admin_password not in out
     # Not set, with a CA: verify_identity, as community.mysql's check_hostname default.
     with pytest.raises(connection.ConnectError, match='certificate verify failed'):
-        connection.open_connection(dict(login(lab, 'mariadb118', ca_cert=ca), config_file=''))
+        negotiated(lab, 'mariadb118', ca_cert=ca)
     # verify_ca checks the chain, not the name: the same server is accepted.
-    conn = connection.open_connection(dict(login(lab, 'mariadb118', login_ssl_mode='verify_ca', ca_cert=ca),
-                                           config_file=''))
-    try:
-        assert ssl_version(conn).startswith('TLS')
-    finally:
-        conn.close()
+    assert negotiated(lab, 'mariadb118', login_ssl_mode='verify_ca', ca_cert=ca).startswith('TLS')
 
 
 def test_the_self_signed_certificate_of_a_server_fails_against_the_lab_ca(lab):
     _hosts, ca = tls_hosts(lab)
     with pytest.raises(connection.ConnectError, match='certificate verify failed'):
-        connection.open_connection(dict(login(lab, 'mysql97', login_ssl_mode='verify_ca', ca_cert=ca), config_file=''))
+        negotiated(lab, 'mysql97', login_ssl_mode='verify_ca', ca_cert=ca)
 
 
 @pytest.mark.parametrize('mode', ['required', 'verify_ca', 'verify_identity'])
 def test_a_server_without_tls_is_refused_when_tls_is_required(lab, mode):
     _hosts, ca = tls_hosts(lab)
     with pytest.raises(connection.ConnectError, match='offers no TLS'):
-        connection.open_connection(dict(login(lab, 'mariadb1011', login_ssl_mode=mode, ca_cert=ca), config_file=''))
-    conn = connection.open_connection(dict(login(lab, 'mariadb1011', login_ssl_mode='preferred'), config_file=''))
-    try:
-        assert ssl_version(conn) == ''
-    finally:
-        conn.close()
+        negotiated(lab, 'mariadb1011', login_ssl_mode=mode, ca_cert=ca)
+    assert negotiated(lab, 'mariadb1011', login_ssl_mode='preferred') == ''
 
 
 def test_disabled_uses_no_tls_on_a_server_that_offers_it(lab):
-    conn = connection.open_connection(dict(login(lab, 'mysql80', login_ssl_mode='disabled'), config_file=''))
-    try:
-        assert ssl_version(conn) == ''
-    finally:
-        conn.close()
+    assert negotiated(lab, 'mysql80', login_ssl_mode='disabled') == ''
 
 
 def test_the_fake_server_does_get_the_password_from_plain_pymysql(fake_server):

@@ -23,7 +23,7 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from dbfleet_testing.lab import REPO
-from dbfleet_testing.runs import (MINIMAL_JSON, YAML_RESULTS, env, local_module, local_module_cmd,
+from dbfleet_testing.runs import (MINIMAL_JSON, YAML_RESULTS, descendants, env, local_module, local_module_cmd,
                                   module_result, playbook_proc)
 from dbfleet_testing.servers import LAB_HOSTS
 from dbfleet_testing.windows import window_around_now
@@ -241,30 +241,9 @@ def test_failure_mid_drop_still_restores_ahi(server, schema):
     assert took < 60
 
 
-def _descendants(pid):
-    out = []
-    children = {}
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % entry) as f:
-                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    todo = [pid]
-    while todo:
-        p = todo.pop()
-        for c in children.get(p, []):
-            out.append(c)
-            todo.append(c)
-    return out
-
-
 def _module_pid(parent, deadline):
     while time.monotonic() < deadline:
-        for pid in _descendants(parent):
+        for pid in descendants(parent):
             try:
                 with open('/proc/%d/cmdline' % pid, 'rb') as f:
                     cmd = f.read().replace(b'\0', b' ')

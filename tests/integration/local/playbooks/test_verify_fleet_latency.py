@@ -26,6 +26,7 @@ from dbfleet_testing.runs import playbook_proc
 
 sys.path.insert(0, os.path.join(ROOT, 'bench', 'verify_fleet'))
 import latency  # noqa: E402  pylint: disable=wrong-import-position
+from fleet_inventory import TLS, delayed_login, desired, fleet_inventory, running_values  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection  # noqa: E402
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_fleet  # noqa: E402
@@ -35,8 +36,6 @@ HOSTS = 200
 TRICKLERS = 3
 DEADLINE = 4
 TIMEOUT = 2
-# How each lab server is reached from the controller, as its TLS allows (as bench/verify_fleet/run.py does).
-TLS = {'mysql80': 'verify_ca', 'mariadb118': 'verify_ca', 'mysql97': 'required', 'mariadb1011': 'disabled'}
 SETTINGS = ('innodb_io_capacity', 'innodb_io_capacity_max', 'innodb_lru_scan_depth', 'innodb_flush_neighbors',
             'innodb_adaptive_hash_index', 'innodb_buffer_pool_size', 'innodb_flush_log_at_trx_commit')
 COMPARED = ('status', 'runtime', 'origin', 'default', 'persisted', 'startup', 'desired_normalized', 'kind',
@@ -83,20 +82,6 @@ class Trickler(object):
         self.listener.close()
 
 
-def running_values(hosts):
-    values = {}
-    for name in TLS:
-        hv = hosts[name]
-        conn = connection.pymysql.connect(host=hv['dbfleet_login_host'], port=int(hv['dbfleet_login_port']),
-                                          user=hv['dbfleet_login_user'], password=hv['dbfleet_login_password'])
-        with conn.cursor() as cur:
-            cur.execute('SHOW GLOBAL VARIABLES WHERE Variable_name IN (%s)' % ', '.join(['%s'] * len(SETTINGS)),
-                        list(SETTINGS))
-            values[name] = dict(cur.fetchall())
-        conn.close()
-    return values
-
-
 def stock_connect(params, timeout, deadline):
     """The connection of the per-host path: PyMySQL's own reader, direct to the server (no delayed path)."""
     kwargs = connection.connection_kwargs(dict(params, connect_timeout=timeout))
@@ -137,25 +122,10 @@ def test_200_hosts_at_20_ms_overlap_keep_their_verdicts_and_the_deadline(delayed
     probe = latency.probe(path.address(0), path.ports['mysql80'], 5)
     assert RTT_MS * 0.9 <= probe['request_ms'] <= RTT_MS * 2, probe       # the path does delay
     ca = hosts['mysql80']['dbfleet_lab_tls_ca']
-    current = running_values(hosts)
-    names = sorted(TLS)
-    inventory = {'all': {'vars': {'ansible_connection': 'local'}, 'children': {}}}
-    expected = {}
-    for name in names:
-        hv = hosts[name]
-        settings = dict((k, current[name][k]) for k in SETTINGS if k in current[name])
-        inventory['all']['children']['on_' + name] = {'hosts': {}, 'vars': dict(
-            dbfleet_login_user=hv['dbfleet_login_user'], dbfleet_login_password=hv['dbfleet_login_password'],
-            dbfleet_login_port=path.ports[name], dbfleet_login_ssl_mode=TLS[name], verify_extra_settings=settings)}
-    for i in range(HOSTS):
-        name = names[i % len(names)]
-        settings = dict(inventory['all']['children']['on_' + name]['vars']['verify_extra_settings'])
-        if i % 10 == 0:                                   # one host in ten wants another io_capacity: drift
-            settings['innodb_io_capacity'] = int(settings['innodb_io_capacity']) + 1
-        host = 'lat%03d-%s' % (i, name)
-        inventory['all']['children']['on_' + name]['hosts'][host] = dict(
-            ansible_host=path.address(i), dbfleet_login_host=path.address(i), verify_extra_settings=settings)
-        expected[host] = (name, settings)
+    current = running_values(dict((name, hosts[name]) for name in TLS), SETTINGS)
+    groups = dict((name, dict(delayed_login(path, name, hosts[name]), verify_extra_settings=desired(current[name])))
+                  for name in TLS)
+    inventory, expected = fleet_inventory({'ansible_connection': 'local'}, groups, HOSTS, 'lat%03d-%s', path.address)
     inventory['all']['children']['tricklers'] = {'hosts': dict(
         ('slow%d' % i, dict(ansible_host=path.address(HOSTS + i), dbfleet_login_host=path.address(HOSTS + i)))
         for i in range(TRICKLERS)), 'vars': dict(dbfleet_login_user='nobody', dbfleet_login_port=path.ports['trickler'],

@@ -245,6 +245,23 @@ def private_lab():
         shutil.rmtree(PRIVATE_DIR, ignore_errors=True)
 
 
+def private_inventory(name, change):
+    """The private lab's inventory changed by change(data), written to PRIVATE_DIR/name; its path."""
+    with open(PRIVATE_INV, encoding='utf-8') as handle:
+        data = yaml.safe_load(handle)
+    change(data)
+    path = os.path.join(PRIVATE_DIR, name)
+    with open(path, 'w', encoding='utf-8') as handle:
+        yaml.safe_dump(data, handle)
+    return path
+
+
+def parts_pending(inventory, parts):
+    """The role sets adaptive_hash_parts on every host of inventory (restart not allowed): pending everywhere."""
+    _rc, rep, out = run_role(inventory, 'all', {'adaptive_hash_parts': parts})
+    assert all(r['pending_restart'] for r in rep.values()), out
+
+
 @pytest.mark.own_lab
 def test_role_restarts_when_allowed(private_lab):
     hosts = private_lab
@@ -278,14 +295,10 @@ def test_role_restarts_when_allowed(private_lab):
 def test_rolling_restart_refuses_an_inventory_that_disagrees_with_the_servers(private_lab):
     hosts = private_lab
     # The inventory lists mysql57 as a replica; the server replicates from no one: refused before anything.
-    inv = os.path.join(PRIVATE_DIR, 'rolling.yml')
-    data = yaml.safe_load(open(PRIVATE_INV))
-    data['all']['children']['replicas'] = {'hosts': {'mysql57': {}}}
-    with open(inv, 'w') as f:
-        yaml.safe_dump(data, f)
-    rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_parts': 4})
-    assert all(r['pending_restart'] for r in rep.values()), out
-    proc, rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
+    inv = private_inventory('rolling.yml', lambda data: data['all']['children'].update(
+        replicas={'hosts': {'mysql57': {}}}))
+    parts_pending(PRIVATE_INV, 4)
+    proc, _rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
     assert proc.returncode != 0, out
     text = ' '.join(out.split())
     assert ('mysql57: the inventory says replica (group replicas), primary: the server replicates from no one'
@@ -296,8 +309,7 @@ def test_rolling_restart_refuses_an_inventory_that_disagrees_with_the_servers(pr
 @pytest.mark.own_lab
 def test_rolling_restart_order_and_verify(private_lab):
     hosts = private_lab
-    rc, rep, out = run_role(PRIVATE_INV, 'all', {'adaptive_hash_parts': 4})
-    assert all(r['pending_restart'] for r in rep.values()), out
+    parts_pending(PRIVATE_INV, 4)
 
     proc, rc, out = run_playbook(PRIVATE_INV, 'rolling_restart.yml', {'adaptive_hash_parts': 4}, check=True)
     assert proc.returncode == 0, out
@@ -321,17 +333,15 @@ def test_rolling_restart_order_and_verify(private_lab):
 @pytest.mark.own_lab
 def test_rolling_restart_stops_at_first_failure(private_lab):
     hosts = private_lab
-    inv = os.path.join(PRIVATE_DIR, 'failing.yml')
-    data = yaml.safe_load(open(PRIVATE_INV))
-    # Every restart command fails: the first host's failure stops the run; the second is untouched.
-    for group in ('mysql', 'mariadb'):
-        for hv in data['all']['children'][group]['hosts'].values():
-            hv['dbfleet_restart_command'] = ['/bin/false']
-    with open(inv, 'w') as f:
-        yaml.safe_dump(data, f)
-    rc, rep, out = run_role(inv, 'all', {'adaptive_hash_parts': 8})
-    assert all(r['pending_restart'] for r in rep.values()), out
-    proc, rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 8})
+
+    def failing(data):
+        # Every restart command fails: the first host's failure stops the run; the second is untouched.
+        for group in ('mysql', 'mariadb'):
+            for hv in data['all']['children'][group]['hosts'].values():
+                hv['dbfleet_restart_command'] = ['/bin/false']
+    inv = private_inventory('failing.yml', failing)
+    parts_pending(inv, 8)
+    proc, _rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 8})
     assert proc.returncode != 0, out
     text = ' '.join(out.split())
     stopped = re.search(r'The run stopped at (\S+); not restarted: (\S+)\.', text)
