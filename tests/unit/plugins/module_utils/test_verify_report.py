@@ -15,6 +15,9 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as vr
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_files as vf
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_html as vh
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_junit as vj
 
 CHROMIUM = '/usr/bin/chromium'
 EVIL = '<!--<script>'
@@ -63,7 +66,7 @@ def test_secret_variables_are_masked_everywhere_they_show():
     assert report['hosts']['db1']['variables']['disconnect_on_expired_password']['runtime'] == 'ON'
     assert report['hosts']['db1']['variables']['innodb_adaptive_hash_index']['runtime'] == 'ON'
     assert report['hosts']['db2']['reason'] == 'cannot connect: server said password=********'
-    for page in (vr.verify_report_html(report), vr.verify_report_junit(report)):
+    for page in (vh.verify_report_html(report), vj.verify_report_junit(report)):
         for secret in ('N3wPass', '0ldPass', 'hunter2', 'k3y', 'Pr1vate'):
             assert secret not in page, secret
 
@@ -120,7 +123,7 @@ class _Scripts(HTMLParser):
 
 def test_embedded_data_is_escaped_for_any_string_parsed():
     report = evil_report()
-    page = vr.verify_report_html(report)
+    page = vh.verify_report_html(report)
     data = page.split('<script id="verify-data" type="application/json">')[1].split('</script>')[0]
     assert '<' not in data and '>' not in data and '&' not in data
     parser = _Scripts()
@@ -128,7 +131,7 @@ def test_embedded_data_is_escaped_for_any_string_parsed():
     parser.close()
     assert [s['id'] for s in parser.scripts] == ['verify-data', None]        # the data, then the page's script
     data = json.loads(parser.scripts[0]['text'])
-    assert data == json.loads(json.dumps(vr.page_data(report)))
+    assert data == json.loads(json.dumps(vh.page_data(report)))
     # every string comes back as it was: the notes of the drifting cell, the host names
     notes = data['items'][data['hosts'][0][6][0]]['notes']
     assert notes == ['</script><script>document.title="pwned"</script>', EVIL, ']]><!-- & \u2028']
@@ -155,7 +158,7 @@ def chromium_dom(html_text, tmp_path):
 def test_the_page_renders_in_headless_chromium(tmp_path):
     """Chromium's own parser runs the page's script (it marks <body data-ready>) and keeps every row: a table
     named <!--<script> does not swallow the page."""
-    dom = chromium_dom(vr.verify_report_html(evil_report()), tmp_path)
+    dom = chromium_dom(vh.verify_report_html(evil_report()), tmp_path)
     assert dom.count('class="hostrow"') == 2 and 'id="details"' in dom and 'class="legend"' in dom
     assert dom.count('class="cell st-') == 2 and 'data-status="drift_runtime"' in dom
     assert '<title>InnoDB fleet verification</title>' in dom
@@ -165,33 +168,33 @@ def test_the_page_renders_in_headless_chromium(tmp_path):
 def test_files_are_private_by_default_and_the_mode_is_configurable(tmp_path):
     report = evil_report()
     directory = tmp_path / 'reports'
-    paths = vr.write_report_set(report, str(directory))
+    paths = vf.write_report_set(report, str(directory))
     assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
-    assert stat.S_IMODE(os.stat(directory / vr.SETS_DIR).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(directory / vf.SETS_DIR).st_mode) == 0o700
     assert [stat.S_IMODE(os.stat(p).st_mode) for p in paths] == [0o600] * 3
     with open(paths[0], encoding='utf-8') as handle:
         assert json.load(handle)['generated'] == report['generated']
-    vr.write_report_set(report, str(directory), '0640')
+    vf.write_report_set(report, str(directory), '0640')
     assert [stat.S_IMODE(os.stat(p).st_mode) for p in paths] == [0o640] * 3
-    assert stat.S_IMODE(os.stat(directory / vr.SETS_DIR).st_mode) == 0o750
+    assert stat.S_IMODE(os.stat(directory / vf.SETS_DIR).st_mode) == 0o750
     # one set on disk after each write
-    assert len([e for e in os.listdir(directory / vr.SETS_DIR) if e.startswith('set-')]) == 1
+    assert len([e for e in os.listdir(directory / vf.SETS_DIR) if e.startswith('set-')]) == 1
 
 
 def test_an_existing_directory_is_left_as_it_is(tmp_path):
     shared = tmp_path / 'shared'
     shared.mkdir(mode=0o755)
     os.chmod(shared, 0o755)
-    vr.write_report_set(evil_report(), str(shared))
+    vf.write_report_set(evil_report(), str(shared))
     assert stat.S_IMODE(os.stat(shared).st_mode) == 0o755
-    assert stat.S_IMODE(os.stat(shared / vr.SETS_DIR).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(shared / vf.SETS_DIR).st_mode) == 0o700
 
 
 def test_plain_files_of_an_older_version_are_replaced(tmp_path):
-    for name in vr.REPORT_FILES:
+    for name in vf.REPORT_FILES:
         (tmp_path / name).write_text('old')
-    vr.write_report_set(evil_report(), str(tmp_path))
-    for name in vr.REPORT_FILES:
+    vf.write_report_set(evil_report(), str(tmp_path))
+    for name in vf.REPORT_FILES:
         assert os.path.islink(tmp_path / name) and (tmp_path / name).read_text() != 'old'
 
 
@@ -209,9 +212,9 @@ def test_a_symlinked_marker_directory_is_refused_and_its_target_left_alone(tmp_p
     reports = tmp_path / 'reports'
     reports.mkdir(mode=0o700)
     other = _others(tmp_path)
-    os.symlink(str(other), str(reports / vr.SETS_DIR))
-    with pytest.raises(vr.ReportError, match='%s is a symbolic link' % (reports / vr.SETS_DIR)):
-        vr.write_report_set(evil_report(), str(reports))
+    os.symlink(str(other), str(reports / vf.SETS_DIR))
+    with pytest.raises(vr.ReportError, match='%s is a symbolic link' % (reports / vf.SETS_DIR)):
+        vf.write_report_set(evil_report(), str(reports))
     assert sorted(os.listdir(other)) == ['theirs.txt'] and stat.S_IMODE(os.stat(other).st_mode) == 0o755
 
 
@@ -228,22 +231,22 @@ def test_a_report_directory_that_is_not_private_is_refused_naming_it(tmp_path, h
         if how == 'someone_elses':
             os.chown(directory, 4242, 4242)
     with pytest.raises(vr.ReportError, match='report directory %s is not used' % directory):
-        vr.write_report_set(evil_report(), str(directory))
-    assert not os.path.lexists(os.path.join(os.path.realpath(directory), vr.SETS_DIR))
+        vf.write_report_set(evil_report(), str(directory))
+    assert not os.path.lexists(os.path.join(os.path.realpath(directory), vf.SETS_DIR))
 
 
 def test_a_symlinked_lock_and_old_sets_are_never_followed(tmp_path):
     directory = tmp_path / 'reports'
-    vr.write_report_set(evil_report(), str(directory))
-    sets = directory / vr.SETS_DIR
+    vf.write_report_set(evil_report(), str(directory))
+    sets = directory / vf.SETS_DIR
     other = _others(tmp_path)
     os.symlink(str(other), str(sets / 'set-planted'))
-    vr.write_report_set(evil_report(), str(directory))
+    vf.write_report_set(evil_report(), str(directory))
     assert not os.path.lexists(sets / 'set-planted') and sorted(os.listdir(other)) == ['theirs.txt']
     os.unlink(sets / 'lock')
     os.symlink(str(other / 'lockfile'), str(sets / 'lock'))
     with pytest.raises(OSError):
-        vr.write_report_set(evil_report(), str(directory))
+        vf.write_report_set(evil_report(), str(directory))
     assert sorted(os.listdir(other)) == ['theirs.txt']
     assert not [e for e in os.listdir(sets) if e.startswith('stage-')]
 
@@ -251,7 +254,7 @@ def test_a_symlinked_lock_and_old_sets_are_never_followed(tmp_path):
 @pytest.mark.parametrize('mode', ['0644x', '0400', 'rw', 0o1777, '0200', True])
 def test_bad_modes_are_refused_before_anything_is_written(tmp_path, mode):
     with pytest.raises(vr.ReportError, match='report mode must be an octal file mode'):
-        vr.write_report_set(evil_report(), str(tmp_path / 'r'), mode)
+        vf.write_report_set(evil_report(), str(tmp_path / 'r'), mode)
     assert not (tmp_path / 'r').exists()
 
 
@@ -261,13 +264,13 @@ def test_a_reader_never_sees_files_of_two_runs(tmp_path):
     first = vr.verify_report({'a': dict(variables={}, errors=[])}, generated='2026-01-01T00:00:01+00:00')
     second = vr.verify_report({'b': dict(variables={}, errors=[])}, generated='2026-01-01T00:00:02+00:00')
     directory = str(tmp_path)
-    vr.write_report_set(first, directory)
+    vf.write_report_set(first, directory)
     stop, mixed, reads = threading.Event(), [], [0]
 
     def reader():
         while not stop.is_set():
             try:
-                current = os.path.realpath(os.path.join(directory, vr.SETS_DIR, 'current'))
+                current = os.path.realpath(os.path.join(directory, vf.SETS_DIR, 'current'))
                 with open(os.path.join(current, 'verify.json'), encoding='utf-8') as j, \
                         open(os.path.join(current, 'verify.html'), encoding='utf-8') as h:
                     generated = json.load(j)['generated']
@@ -282,7 +285,7 @@ def test_a_reader_never_sees_files_of_two_runs(tmp_path):
     thread.start()
     try:
         for i in range(40):
-            vr.write_report_set(second if i % 2 else first, directory)
+            vf.write_report_set(second if i % 2 else first, directory)
     finally:
         stop.set()
         thread.join()
@@ -298,7 +301,7 @@ def test_two_writers_at_once_leave_one_complete_current_set(tmp_path):
     def writer(report):
         try:
             for _i in range(15):
-                vr.write_report_set(report, str(tmp_path))
+                vf.write_report_set(report, str(tmp_path))
         except Exception as e:  # pylint: disable=broad-except
             errors.append(e)
 
@@ -310,13 +313,13 @@ def test_two_writers_at_once_leave_one_complete_current_set(tmp_path):
     assert errors == []
     generated = json.loads((tmp_path / 'verify.json').read_text(encoding='utf-8'))['generated']
     assert 'generated %s' % generated in (tmp_path / 'verify.html').read_text(encoding='utf-8')
-    assert [e for e in os.listdir(tmp_path / vr.SETS_DIR) if e.startswith(('set-', 'stage-'))] == \
-        [os.readlink(tmp_path / vr.SETS_DIR / 'current')]
+    assert [e for e in os.listdir(tmp_path / vf.SETS_DIR) if e.startswith(('set-', 'stage-'))] == \
+        [os.readlink(tmp_path / vf.SETS_DIR / 'current')]
 
 
 @pytest.mark.parametrize('report', [evil_report(), {'format': 1, 'hosts': {}}, {}])
 def test_json_is_streamed_host_by_host_as_to_nice_json_writes_it(report):
-    pieces = list(vr.iter_json(report))
+    pieces = list(vf.iter_json(report))
     assert ''.join(pieces) == json.dumps(report, indent=2, sort_keys=True, separators=(',', ': ')) + '\n'
     if report.get('hosts'):
         assert len(pieces) >= len(report) + len(report['hosts'])      # one piece per host, not one string
