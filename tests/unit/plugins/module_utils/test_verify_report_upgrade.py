@@ -16,7 +16,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_repor
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_html as vh
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_junit as vj
 
-from test_verify_report import chromium_dom
+from test_verify_report_html import chromium_dom
 
 MYSQL80 = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
 TARGET = upgrade.Target('mysql', (9, 7, 0), flavor_data)
