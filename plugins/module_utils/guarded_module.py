@@ -30,6 +30,7 @@ def module_window_gate(module, nothing, applies=True):
         module.warn(warning)
     return st
 
+
 # Ranges of the options every guarded-change module takes (module_argument_spec), checked by range_problems.
 MODULE_RANGES = dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300), restore_timeout=(1, 3600))
 

@@ -21,6 +21,7 @@ import json
 from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 
+
 class ReportError(ValueError):
     """Input that is not a report (or not outcomes); the message says what was expected."""
 

@@ -40,6 +40,7 @@ def test_other_servers_keep_the_server_scope(variables):
     assert not isinstance(scope, g.ClusterScope) and scope.ddl_reaches_members is False
     assert scope.followed_result == 'dropped_by_replication' and scope.session_sql == ()
 
+
 def test_one_scope_for_a_single_server():
     scope = g.scope_for(None, {})
     assert isinstance(scope, g.ServerScope)
