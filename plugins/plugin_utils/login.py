@@ -68,7 +68,7 @@ def option_file_args(module, task_args, host_vars, template=None):
 
 def module_name(task):
     """The short name of the module a task runs (dbfleet.innodb.verify, verify -> verify)."""
-    return str(getattr(task, 'resolved_action', None) or getattr(task, 'action', '') or '').split('.')[-1]
+    return str(getattr(task, 'resolved_action', None) or getattr(task, 'action', '') or '').rsplit('.', maxsplit=1)[-1]
 
 
 class LoginActionModule(_NormalActionModule):
