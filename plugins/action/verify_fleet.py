@@ -27,6 +27,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_fleet
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as report_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_files as report_files
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import login_variables
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.role_variables import roles_variables
 
@@ -96,7 +97,7 @@ class ActionModule(ActionBase):
             if not isinstance(names, list):
                 raise AnsibleActionFail('verify_fleet: role_hosts.%s must be a list of host names' % role)
         try:
-            args['report_mode'] = report_utils.parse_mode(args['report_mode'])
+            args['report_mode'] = report_files.parse_mode(args['report_mode'])
         except report_utils.ReportError as e:
             raise AnsibleActionFail('verify_fleet: %s' % e)
         if not 1 <= args['startup_cache_max_age'] <= 366 * 86400:
@@ -245,8 +246,8 @@ class ActionModule(ActionBase):
         result.update(changed=True, summary=dict((k, report['summary'][k]) for k in
                                                  ('hosts', 'hosts_ok', 'hosts_startup_unknown', 'hosts_drift',
                                                   'hosts_error')),
-                      report=report_utils.report_outline(report),
-                      report_files=[os.path.join(args['report_dir'], name) for name in report_utils.REPORT_FILES])
+                      report=report_files.report_outline(report),
+                      report_files=[os.path.join(args['report_dir'], name) for name in report_files.REPORT_FILES])
         if not self._task.check_mode:
-            report_utils.write_report_set(report, args['report_dir'], args['report_mode'])
+            report_files.write_report_set(report, args['report_dir'], args['report_mode'])
         return result

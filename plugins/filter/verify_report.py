@@ -14,6 +14,8 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as report_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_html as report_html
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_junit as report_junit
 
 STATUSES = report_utils.STATUSES
 
@@ -30,8 +32,8 @@ def _filter(function):
 
 
 verify_report = _filter(report_utils.verify_report)
-verify_report_html = _filter(report_utils.verify_report_html)
-verify_report_junit = _filter(report_utils.verify_report_junit)
+verify_report_html = _filter(report_html.verify_report_html)
+verify_report_junit = _filter(report_junit.verify_report_junit)
 
 
 class FilterModule(object):

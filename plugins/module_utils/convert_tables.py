@@ -36,8 +36,10 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     error_text, execute, global_variables, query, query_one)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
-    GuardedChange, GuardedError, Interrupted, human_size, parse_table_names, qualified_name, quote_name)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import GuardedChange
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import (
+    GuardedError, human_size, parse_table_names, qualified_name, quote_name)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.signals import Interrupted
 from ansible_collections.dbfleet.innodb.plugins.module_utils.storage_engines import LOADED_SUPPORT
 
 try:

@@ -29,9 +29,9 @@ import os
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
     execute, is_plain_identifier, query, query_one)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
-    AHI, PROTECTED_SCHEMAS, GuardedChange, GuardedError, now_stamp, onoff, parse_table_names as _names, plan_size,
-    qualified_name, quote_name)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import AHI, GuardedChange
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import (
+    PROTECTED_SCHEMAS, GuardedError, now_stamp, onoff, parse_table_names as _names, plan_size, qualified_name, quote_name)
 
 try:
     import pymysql
@@ -39,6 +39,8 @@ except ImportError:  # pragma: no cover - reported by the module
     pymysql = None
 
 MEMCACHED_SCHEMA = 'innodb_memcache'
+# Where the drop keeps its per-server markers unless the task gives state_dir.
+DEFAULT_STATE_DIR = '~/.dbfleet/drop_tables'
 ER_BAD_TABLE = 1051
 LIFT_NEEDS_NO_BINLOG = (
     'lift_super_read_only needs disable_binlog=true: with the binary log on, a drop on a server whose '
@@ -96,6 +98,7 @@ class Drop(GuardedChange):
 
     module = 'drop_tables'
     marker_prefix = 'server'
+    default_state_dir = DEFAULT_STATE_DIR
 
     def __init__(self, params, **kwargs):
         GuardedChange.__init__(self, params, **kwargs)
@@ -262,6 +265,29 @@ class Drop(GuardedChange):
             raise DropError('%s; AHI is %s (was %s before)' % (interrupted, self.ahi['after'], self.ahi['before']))
         if failed:
             raise DropError('drop failed: %s; AHI is %s (was %s before)' % (failed, self.ahi['after'], self.ahi['before']))
+
+    # ------------------------------------------------------------ the drop's own changes around the statements
+    def switch_ahi_off(self):
+        """AHI OFF for the guarded part, recorded in the marker first (a signal during the SET must still
+        restore), then the value and the SET time the next run compares with."""
+        s = self.clock()
+        self.ahi['toggled'] = True
+        self.save_marker(ahi_toggled=True, ahi_set='OFF')
+        self.set_ahi('OFF')
+        self.changed = True
+        now = self.read_ahi()
+        self.save_marker(ahi_set_info=self.read_set_info(AHI))
+        self.step('switch AHI OFF', s, ok=(now == 'OFF'), detail='reads %s' % now)
+        self._ahi_off_at = self.clock()
+        return now
+
+    def lift_super_read_only(self):
+        s = self.clock()
+        self.save_marker(super_read_only_lifted=True)
+        execute(self.conn, 'SET GLOBAL super_read_only = OFF')
+        self.super_read_only['lifted'] = True
+        self.changed = True
+        self.step('lift super_read_only', s)
 
     def _plan(self, rename, holding, sro, toggle):
         """The plan, said the same way in check mode and in a real run."""

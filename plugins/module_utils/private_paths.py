@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Directories the collection keeps its own files in, checked before anything in them is read or written.
 
-A report directory (verify_report.write_report_set()) and a drop/conversion state directory (guarded.Marker)
+A report directory (verify_report_files.write_report_set()) and a drop/conversion state directory (guarded_marker.Marker)
 hold files whose content the collection trusts (a marker names a process, a session, a cancel file; a report
 set is made current and old sets removed). Such a directory is used only when it is private: a real
 directory (never a symbolic link, which is not followed: os.lstat), owned by the user the collection runs as

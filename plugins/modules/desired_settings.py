@@ -44,6 +44,7 @@ author:
 extends_documentation_fragment:
   - dbfleet.innodb.attributes.read_only
   - dbfleet.innodb.login
+  - dbfleet.innodb.option_file
 options:
   role:
     description:
@@ -62,13 +63,6 @@ options:
         the role's defaults.
       - Filled by the action plugin from the play's variables with the role's prefix when not given.
     type: dict
-  fallback_option_files:
-    description:
-      - Option files to report when the server process cannot be read from this host. Usually the inventory's
-        C(dbfleet_option_file).
-    type: list
-    elements: path
-    default: []
   option_dropin_dir:
     description:
       - The directory the server includes drop-in files from. Filled by the action plugin from the host variable

@@ -333,8 +333,10 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import login_argument_spec, require_pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
     LIFT_NEEDS_NO_BINLOG, Drop, parse_table_names)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
-    MODULE_RANGES, GuardedError, cancel_file_problem, module_argument_spec, module_window_gate, range_problems, run_for_module)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import GuardedError, range_problems
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_marker import cancel_file_problem
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_module import (
+    MODULE_RANGES, module_argument_spec, module_window_gate, run_for_module)
 
 
 def argument_spec():

@@ -28,6 +28,7 @@ author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
   - dbfleet.innodb.login
+  - dbfleet.innodb.option_file
 attributes:
   check_mode:
     support: full
@@ -100,13 +101,6 @@ options:
         reload is reported as a change, with the options it would run with.
     type: bool
     default: false
-  fallback_option_files:
-    description:
-      - Option files to read for the pre-install check when the server's command line cannot be read
-        from here (for example the lab's C(dbfleet_option_file)).
-    type: list
-    elements: path
-    default: []
   reload_reason:
     description:
       - Why a reload is needed even if the options did not change (for example

@@ -24,6 +24,7 @@ author:
 extends_documentation_fragment:
   - dbfleet.innodb.attributes.read_only
   - dbfleet.innodb.login
+  - dbfleet.innodb.option_file
 options:
   variables:
     description:
@@ -32,13 +33,6 @@ options:
       - Any spelling of a name is accepted; it is resolved for the server's flavor and version.
     type: list
     elements: str
-    default: []
-  fallback_option_files:
-    description:
-      - Option files to report when the server process cannot be read from this host (for example when the
-        server runs elsewhere). Usually the inventory's C(dbfleet_option_file).
-    type: list
-    elements: path
     default: []
 attributes:
   platform:

@@ -55,6 +55,7 @@ author:
 extends_documentation_fragment:
   - dbfleet.innodb.attributes.read_only
   - dbfleet.innodb.login
+  - dbfleet.innodb.option_file
 options:
   settings:
     description:
@@ -101,14 +102,6 @@ options:
         that does not exist is an error.
     type: list
     elements: path
-  fallback_option_files:
-    description:
-      - Option files to read when the server process cannot be read from this host (the server runs
-        elsewhere, or the pid file is not readable). Usually the inventory's C(dbfleet_option_file).
-      - Without them, such a server is verified on its running values only, and each result says so.
-    type: list
-    elements: path
-    default: []
   fail_on_drift:
     description:
       - Fail the task when any variable's status is other than C(ok) or C(unsupported) (the full result is

@@ -18,6 +18,11 @@ gets no socket. So a task meant for another server never reaches the host's own.
 
 The values go to the module as arguments; the module's argument spec marks the password
 ``no_log``, so it never appears in the result or the output, also at ``-vvv``.
+
+The server's main option file is filled in the same way, in one place for every playbook and role: a module that
+takes ``fallback_option_files`` (``OPTION_FILE_MODULES``) gets ``[dbfleet_option_file]`` when the task does not
+pass the option (``option_file_args()``). An empty ``dbfleet_option_file``, null or none at all is unset: the module
+gets nothing (its default, no fallback file).
 """
 
 from __future__ import annotations
@@ -37,6 +42,35 @@ def login_variables(task, task_vars, templar):
     return task_vars, templar
 
 
+# The host variable naming the server's main option file, and the modules that read it as fallback_option_files
+# (tests/unit/plugins/action/test_login_action.py checks the list against the modules' argument specs).
+OPTION_FILE_VARIABLE = 'dbfleet_option_file'
+OPTION_FILE_MODULES = ('desired_settings', 'memcached_plugin', 'server_facts', 'verify')
+
+
+def option_file_args(module, task_args, host_vars, template=None):
+    """{'fallback_option_files': [path]} to add to task_args for module, from the host's dbfleet_option_file.
+
+    Nothing when the module takes no such option, when the task passes it (also through module_defaults, an
+    empty list included), or when the variable is unset: not defined, null or '' (after templating). A value
+    that is not a string is refused (ValueError naming the variable)."""
+    if module not in OPTION_FILE_MODULES or 'fallback_option_files' in task_args or OPTION_FILE_VARIABLE not in host_vars:
+        return {}
+    value = host_vars[OPTION_FILE_VARIABLE]
+    if template is not None:
+        value = template(value)
+    if value is None or value == '':
+        return {}
+    if not isinstance(value, str):
+        raise ValueError('%s must be the path of one option file (a string), got %r' % (OPTION_FILE_VARIABLE, value))
+    return dict(fallback_option_files=[value])
+
+
+def module_name(task):
+    """The short name of the module a task runs (dbfleet.innodb.verify, verify -> verify)."""
+    return str(getattr(task, 'resolved_action', None) or getattr(task, 'action', '') or '').rsplit('.', maxsplit=1)[-1]
+
+
 class LoginActionModule(_NormalActionModule):
     """Runs the module like the normal action, with the login filled in from the host variables."""
 
@@ -44,6 +78,10 @@ class LoginActionModule(_NormalActionModule):
         task_vars = task_vars if task_vars is not None else {}
         host_vars, templar = login_variables(self._task, task_vars, self._templar)
         added = login_args_from_host(self._task.args, host_vars, templar.template)
+        try:
+            added.update(option_file_args(module_name(self._task), self._task.args, host_vars, templar.template))
+        except ValueError as e:
+            return dict(failed=True, msg=str(e))
         if added:
             args = dict(self._task.args)
             args.update(added)

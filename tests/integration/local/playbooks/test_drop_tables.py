@@ -610,7 +610,7 @@ def test_stale_marker_of_a_restarted_server_is_checked_not_replayed(killed_serve
     """issue 23: a marker left by a run killed before the server restarted names a connection id that belongs to
     another session now, and an AHI value someone has chosen since. The next run kills nothing, leaves AHI and
     reports what it found (on main it KILLed the id and switched AHI back on)."""
-    from ansible_collections.dbfleet.innodb.plugins.module_utils import guarded  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import guarded_marker  # pylint: disable=import-outside-toplevel
     server, schema = killed_server
     make_table(server, schema, 't1')
     app = server.lab.connect(server.name, via='socket')  # the application session that got the id after a restart
@@ -625,9 +625,9 @@ def test_stale_marker_of_a_restarted_server_is_checked_not_replayed(killed_serve
         started = int(server.value('SELECT UNIX_TIMESTAMP()')) - int(server.sql(
             "SHOW GLOBAL STATUS LIKE 'Uptime'")[0]['Value'])
         state = tmp_path / 'state'
-        marker = guarded.Marker(str(state), guarded.marker_key(variables))
+        marker = guarded_marker.Marker(str(state), guarded_marker.marker_key(variables))
         marker.write(dict(
-            version=guarded.MARKER_VERSION, state='running', mode='drop', module='drop_tables', run_id='old',
+            version=guarded_marker.MARKER_VERSION, state='running', mode='drop', module='drop_tables', run_id='old',
             pid=2 ** 22 + 4321, pid_start=1, started='20240101020304', tables=['%s.t0' % schema], done=[],
             server=dict(uuid=variables.get('server_uuid') or None, started=started - 86400),  # a day before: restarted
             session=dict(id=me['ID'], user=me['USER'], host=me['HOST'], started=started - 86400 + 60),

@@ -21,6 +21,7 @@ import pytest
 from dbfleet_testing.report_fleet import fleet_outcomes
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as vr
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_files as vf
 
 # Its own lab (or none): run beside the shared lab's tests (conftest.py, marker own_lab).
 pytestmark = pytest.mark.own_lab
@@ -34,7 +35,7 @@ def big_report(tmp_path_factory):
     directory = tmp_path_factory.mktemp('report10k')
     start = time.monotonic()
     report = vr.verify_report(fleet_outcomes(HOSTS), generated='2026-11-25T16:00:00+00:00')
-    vr.write_report_set(report, str(directory))
+    vf.write_report_set(report, str(directory))
     seconds = time.monotonic() - start
     return dict(report=report, directory=directory, seconds=seconds)
 
@@ -148,5 +149,5 @@ def test_the_report_of_10000_hosts_opens_in_under_2_s_and_filters(big_report, br
     assert len(rendered(browser)) > before
 
     # no secret in any file of the set
-    for name in vr.REPORT_FILES:
+    for name in vf.REPORT_FILES:
         assert 'Secret-1' not in (directory / name).read_text(encoding='utf-8'), name

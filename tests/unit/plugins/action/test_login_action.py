@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import os
 
+import pytest
 import yaml
 
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils import login
@@ -111,9 +112,10 @@ def test_desired_settings_takes_the_roles_variables_from_the_play():
 
 
 class FakeArgsTask(FakeTask):
-    def __init__(self, args, delegate_to=None):
+    def __init__(self, args, delegate_to=None, action='dbfleet.innodb.server_facts'):
         super().__init__(delegate_to)
         self.args = args
+        self.action = self.resolved_action = action
 
 
 class IdentityTemplar(FakeTemplar):
@@ -121,8 +123,9 @@ class IdentityTemplar(FakeTemplar):
         return value
 
 
-def run_login_action(monkeypatch, task_args, host_vars):
-    """The arguments the module gets from the login action plugin for task_args on a host with host_vars."""
+def run_login_action(monkeypatch, task_args, host_vars, action='dbfleet.innodb.server_facts', result=False):
+    """The arguments the module gets from the login action plugin for task_args on a host with host_vars (with
+    result: what the action returns)."""
     seen = {}
 
     def fake_run(self, tmp=None, task_vars=None):
@@ -130,11 +133,11 @@ def run_login_action(monkeypatch, task_args, host_vars):
         return {}
 
     monkeypatch.setattr(login._NormalActionModule, 'run', fake_run)
-    action = object.__new__(login.LoginActionModule)
-    action._task = FakeArgsTask(dict(task_args))
-    action._templar = IdentityTemplar(host_vars)
-    action.run(task_vars=dict(host_vars))
-    return seen
+    plugin = object.__new__(login.LoginActionModule)
+    plugin._task = FakeArgsTask(dict(task_args), action=action)
+    plugin._templar = IdentityTemplar(host_vars)
+    returned = plugin.run(task_vars=dict(host_vars))
+    return returned if result else seen
 
 
 INVENTORY_LOGIN = dict(dbfleet_login_unix_socket='/run/this.sock', dbfleet_login_host='127.0.0.1',
@@ -154,3 +157,53 @@ def test_a_task_naming_another_server_gets_no_connection_option_of_this_host(mon
 def test_a_task_naming_no_server_gets_this_hosts_login(monkeypatch):
     args = run_login_action(monkeypatch, dict(settings={}), INVENTORY_LOGIN)
     assert args['login_unix_socket'] == '/run/this.sock' and args['login_port'] == 3306
+
+
+# ---------------------------------------------------------------- dbfleet_option_file, filled in one place
+def test_the_option_file_modules_are_the_modules_that_take_fallback_option_files():
+    takes = sorted(name[:-3] for name in os.listdir(os.path.join(ROOT, 'plugins', 'modules')) if name.endswith('.py')
+                   and 'fallback_option_files=dict(' in open(os.path.join(ROOT, 'plugins', 'modules', name),
+                                                             encoding='utf-8').read())
+    assert sorted(login.OPTION_FILE_MODULES) == takes
+
+
+def test_option_file_rule_one_spelling_for_unset():
+    """'' , null and no variable at all are one thing: unset, nothing added (the YAML spellings this replaces
+    disagreed on '': `| default('')` gave [], `is defined` gave [''])."""
+    for host_vars in ({}, dict(dbfleet_option_file=''), dict(dbfleet_option_file=None)):
+        assert login.option_file_args('verify', {}, host_vars) == {}, host_vars
+    assert login.option_file_args('verify', {}, dict(dbfleet_option_file='/etc/my.cnf')) == dict(
+        fallback_option_files=['/etc/my.cnf'])
+    # templated first: a variable that templates to '' is unset too
+    template = {'{{ cnf }}': '/srv/db1/my.cnf', '{{ none }}': ''}.get
+    assert login.option_file_args('server_facts', {}, dict(dbfleet_option_file='{{ cnf }}'), template) == dict(
+        fallback_option_files=['/srv/db1/my.cnf'])
+    assert login.option_file_args('server_facts', {}, dict(dbfleet_option_file='{{ none }}'), template) == {}
+
+
+def test_option_file_the_task_wins_and_other_modules_get_nothing():
+    host_vars = dict(dbfleet_option_file='/etc/my.cnf')
+    assert login.option_file_args('verify', dict(fallback_option_files=[]), host_vars) == {}
+    assert login.option_file_args('verify', dict(fallback_option_files=['/x.cnf']), host_vars) == {}
+    assert login.option_file_args('global_variables', {}, host_vars) == {}
+    with pytest.raises(ValueError, match='dbfleet_option_file must be the path of one option file'):
+        login.option_file_args('verify', {}, dict(dbfleet_option_file=['/a.cnf', '/b.cnf']))
+
+
+def test_the_login_action_fills_the_option_file_for_the_modules_that_take_it(monkeypatch):
+    host_vars = dict(INVENTORY_LOGIN, dbfleet_option_file='/srv/db1/my.cnf')
+    for action, want in (('dbfleet.innodb.verify', ['/srv/db1/my.cnf']), ('memcached_plugin', ['/srv/db1/my.cnf']),
+                         ('dbfleet.innodb.global_variables', None)):
+        args = run_login_action(monkeypatch, {}, host_vars, action=action)
+        assert args.get('fallback_option_files') == want, action
+        assert args['login_user'] == 'admin'
+    args = run_login_action(monkeypatch, dict(fallback_option_files=[]), host_vars, action='dbfleet.innodb.verify')
+    assert args['fallback_option_files'] == []
+    args = run_login_action(monkeypatch, {}, dict(INVENTORY_LOGIN, dbfleet_option_file=''), action='verify')
+    assert 'fallback_option_files' not in args
+
+
+def test_the_login_action_refuses_an_option_file_that_is_not_one_path(monkeypatch):
+    result = run_login_action(monkeypatch, {}, dict(INVENTORY_LOGIN, dbfleet_option_file=['/a', '/b']),
+                              action='verify', result=True)
+    assert result['failed'] is True and 'dbfleet_option_file' in result['msg']

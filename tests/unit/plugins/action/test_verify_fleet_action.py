@@ -12,6 +12,7 @@ from ansible.plugins.filter.core import to_nice_json
 from ansible_collections.dbfleet.innodb.plugins.action import verify_fleet
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as rf
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_files as vf
 
 OUTCOMES = {
     'db1': dict(variables=dict(innodb_io_capacity=dict(status='drift_runtime', desired=300, runtime='200',
@@ -24,14 +25,14 @@ OUTCOMES = {
 def test_report_files_match_the_playbooks_and_the_outline_is_small(tmp_path):
     report = rf.verify_report(OUTCOMES, generated='2026-01-01T00:00:00+00:00')
     directory = str(tmp_path / 'reports')
-    written = rf.write_report_set(report, directory)
+    written = vf.write_report_set(report, directory)
     assert [os.path.basename(p) for p in written] == ['verify.json', 'verify.html', 'verify-junit.xml']
     with open(written[0], encoding='utf-8') as handle:
         assert handle.read() == to_nice_json(report, indent=2) + '\n'
     for path in written:
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert sorted(os.listdir(directory)) == ['.verify-report', 'verify-junit.xml', 'verify.html', 'verify.json']
-    outline = rf.report_outline(report)
+    outline = vf.report_outline(report)
     assert outline['summary'] == report['summary']
     assert outline['summary']['error_hosts'] == ['db2'] and outline['summary']['drift_hosts'] == ['db1']
     assert outline['hosts']['db2'] == dict(status='error', reason=OUTCOMES['db2']['msg'])

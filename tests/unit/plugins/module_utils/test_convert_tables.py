@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import Interrupted
+from ansible_collections.dbfleet.innodb.plugins.module_utils.signals import Interrupted
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import (
     CONVERSIONS, Conversion, ConvertError, checksum_from_row, compare, content_checksum_sql, decide,
     loaded_engines, parse_tables, target_engine)
@@ -212,7 +212,7 @@ class FakeCursor(object):
 @pytest.fixture(autouse=True)
 def fake_pymysql_errors(monkeypatch):
     """The sequence catches pymysql.err.MySQLError; the fake raises this module's MySQLError."""
-    from ansible_collections.dbfleet.innodb.plugins.module_utils import convert_tables, guarded
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import convert_tables, guarded, guarded_marker
 
     class Err(object):
         pass
@@ -220,6 +220,7 @@ def fake_pymysql_errors(monkeypatch):
     fake = type('pymysql', (), {'err': Err})
     monkeypatch.setattr(convert_tables, 'pymysql', fake)
     monkeypatch.setattr(guarded, 'pymysql', fake)
+    monkeypatch.setattr(guarded_marker, 'pymysql', fake)
 
 
 def params(**kw):
@@ -371,7 +372,7 @@ def test_unlock_tables_on_every_path_out_of_the_lock():
 def test_conversion_killed_mid_alter_leaves_a_marker_and_the_next_run_checks_its_checksum(tmp_path):
     """issue 23: a conversion killed outright during the ALTER (SIGKILL: no finally) leaves a marker with the table
     and its checksum before; the next run compares the table, now InnoDB, with it instead of skipping it."""
-    from ansible_collections.dbfleet.innodb.plugins.module_utils import guarded
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import guarded_marker
 
     class Killed(BaseException):
         pass
@@ -399,12 +400,13 @@ def test_conversion_killed_mid_alter_leaves_a_marker_and_the_next_run_checks_its
     server.altered.add('shop.a')
     again, err = run(server, tables=['shop.a'])
     assert 'differ after the interrupted run' in err and 'rows 10 before, 9 after' in err
-    assert guarded.MARKER_VERSION == data['version']
+    assert guarded_marker.MARKER_VERSION == data['version']
 
 
 def test_cluster_member_follows_the_alter_of_another_member(monkeypatch):
     from ansible_collections.dbfleet.innodb.plugins.module_utils import guarded  # pylint: disable=import-outside-toplevel
-    monkeypatch.setattr(guarded, 'scope_for', lambda identity, variables: guarded.ClusterScope('galera'))
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_scope import ClusterScope  # pylint: disable=import-outside-toplevel
+    monkeypatch.setattr(guarded, 'scope_for', lambda identity, variables: ClusterScope('galera'))
     server = FakeServer({'shop.a': 'Aria', 'shop.m': 'MyISAM'})  # a primary-like member, not a replica
     conv, err = run(server, follow=True)
     assert err is None and not conv.changed

@@ -10,8 +10,9 @@ import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
     Drop, decide_ahi, holding_name, parse_table_names)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import (
-    GuardedError as DropError, Interrupted, human_size, parse_table_name)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import (
+    GuardedError as DropError, human_size, parse_table_name)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.signals import Interrupted
 
 
 @pytest.mark.parametrize('text, pair', [

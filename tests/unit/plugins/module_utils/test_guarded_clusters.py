@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The cluster rule of the guarded-change engine: the scope of a cluster member, which member runs the
-statement, the followers' part, and the drop plan's size from the tablespace file."""
+"""The guarded-change engine on a cluster member (guarded.py, drop_tables.py): the scope read when it connects, the
+followers' part, the tablespace file's size, the members that disagree (verify). The scope rule itself:
+test_guarded_scope.py; which member runs the statement: test_guarded_hosts.py."""
 
 from __future__ import annotations
 
@@ -10,36 +11,12 @@ import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils import drop_tables as d
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import guarded as g
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import GuardedError
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_scope import ClusterScope, ServerScope
 
 GALERA_VARS = dict(wsrep_on='ON', wsrep_provider='/usr/lib/galera/libgalera_smm.so', version='10.11.6-MariaDB')
 GR_VARS = dict(group_replication_group_name='aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee',
                group_replication_single_primary_mode='ON', version='8.0.33')
-
-
-# ---------------------------------------------------------------- scope_for
-def test_galera_node_is_a_cluster_scope_in_total_order_isolation():
-    scope = g.scope_for(None, GALERA_VARS)
-    assert isinstance(scope, g.ClusterScope) and scope.name == 'galera'
-    assert scope.ddl_reaches_members is True and scope.followed_result == 'dropped_by_cluster'
-    # the drop's own session is TOI whatever the global method (RSU is never used)
-    assert scope.session_sql == ("SET SESSION wsrep_OSU_method = 'TOI'",)
-
-
-def test_group_replication_member_is_a_cluster_scope_without_session_settings():
-    scope = g.scope_for(None, dict((k.upper(), v) for k, v in GR_VARS.items()))
-    assert isinstance(scope, g.ClusterScope) and scope.name == 'group_replication' and scope.session_sql == ()
-
-
-@pytest.mark.parametrize('variables', [
-    dict(version='8.0.33'),
-    dict(wsrep_on='OFF', wsrep_provider='/usr/lib/galera/libgalera_smm.so'),
-    dict(wsrep_on='ON', wsrep_provider='none'),
-    dict(group_replication_group_name='', group_replication_single_primary_mode='ON'),
-])
-def test_other_servers_keep_the_server_scope(variables):
-    scope = g.scope_for(None, variables)
-    assert not isinstance(scope, g.ClusterScope) and scope.ddl_reaches_members is False
-    assert scope.followed_result == 'dropped_by_replication' and scope.session_sql == ()
 
 
 def test_open_reads_the_scope_variables_and_sets_toi(monkeypatch):
@@ -57,54 +34,6 @@ def test_open_reads_the_scope_variables_and_sets_toi(monkeypatch):
     run.open()
     assert set(g.SCOPE_VARIABLES) <= set(asked)
     assert run.scope.name == 'galera' and "SET SESSION wsrep_OSU_method = 'TOI'" in sql
-
-
-# ---------------------------------------------------------------- cluster_parts
-def _host(kind=None, name=None, role=None):
-    return dict(role='primary', cluster=dict(kind=kind, name=name, role=role) if name else None)
-
-
-def test_galera_drops_once_on_the_first_member_of_the_run_and_the_others_follow():
-    hosts = dict(galera1=_host('galera', 'lab'), galera2=_host('galera', 'lab'), galera3=_host('galera', 'lab'),
-                 galera_replica=dict(role='replica', cluster=None))
-    parts = g.cluster_parts(hosts, ['galera2', 'galera1', 'galera3', 'galera_replica'])
-    assert parts['galera2'] == dict(part='drop', cluster='lab', kind='galera', by='galera2')
-    assert parts['galera1']['part'] == parts['galera3']['part'] == 'follow'
-    assert parts['galera1']['by'] == parts['galera3']['by'] == 'galera2'
-    assert 'galera_replica' not in parts  # not a member: the replica rules apply
-
-
-def test_group_replication_drops_on_the_primary_wherever_it_is_in_the_run():
-    hosts = dict(gr1=_host('group_replication', 'g', 'SECONDARY'), gr2=_host('group_replication', 'g', 'PRIMARY'),
-                 gr3=_host('group_replication', 'g', 'SECONDARY'))
-    parts = g.cluster_parts(hosts, ['gr1', 'gr2', 'gr3'])
-    assert [parts[h]['part'] for h in ('gr1', 'gr2', 'gr3')] == ['follow', 'drop', 'follow']
-    assert set(p['by'] for p in parts.values()) == {'gr2'}
-
-
-def test_group_without_its_primary_in_the_run_has_no_runner():
-    hosts = dict(gr1=_host('group_replication', 'g', 'SECONDARY'), gr3=_host('group_replication', 'g', 'SECONDARY'))
-    parts = g.cluster_parts(hosts, ['gr1', 'gr3'])
-    assert all(p['part'] == 'follow' and p['by'] is None for p in parts.values())
-
-
-def test_two_clusters_each_drop_once():
-    hosts = dict(a1=_host('galera', 'a'), a2=_host('galera', 'a'), b1=_host('galera', 'b'), b2=_host('galera', 'b'),
-                 solo=_host())
-    parts = g.cluster_parts(hosts, ['a1', 'b1', 'a2', 'b2', 'solo'])
-    assert sorted(h for h, p in parts.items() if p['part'] == 'drop') == ['a1', 'b1']
-    assert 'solo' not in parts
-    assert g.cluster_parts(None, ['a1']) == {} and g.cluster_parts(hosts, []) == {}
-
-
-# ---------------------------------------------------------------- the plan's size
-def test_plan_size_takes_the_tablespace_file_over_stale_statistics():
-    # issue 24: a 200k-row table sized 32-64 KiB from stale statistics while its .ibd is 48 MiB
-    size = g.plan_size(49152, 48 * 1024 * 1024)
-    assert size == dict(size_bytes=48 * 1024 * 1024, size='48.0 MiB', size_source='tablespace file')
-    assert g.plan_size(65536, None) == dict(size_bytes=65536, size='64.0 KiB', size_source='table statistics')
-    # a shared tablespace: statistics larger than any per-table file the server names
-    assert g.plan_size(10 * 1024 * 1024, 0)['size_source'] == 'table statistics'
 
 
 @pytest.mark.parametrize('flavor, version, table', [
@@ -164,7 +93,7 @@ def _follower(monkeypatch, scope, blockers=(), gone=True):
 
 
 def test_cluster_member_follows_with_the_lock_check_and_reports_dropped_by_the_cluster(monkeypatch):
-    run, calls = _follower(monkeypatch, g.ClusterScope('galera'))
+    run, calls = _follower(monkeypatch, ClusterScope('galera'))
     run.run_follow([('shop', 'big')])
     assert calls[0] == [('shop', 'big')] and 'ahi off' in calls
     assert run.follow['outcome'] == 'applied' and run.tables[0]['result'] == 'dropped_by_cluster'
@@ -175,15 +104,15 @@ def test_cluster_member_follows_with_the_lock_check_and_reports_dropped_by_the_c
 def test_cluster_member_with_a_lock_holder_refuses_naming_it(monkeypatch):
     blocker = dict(table='shop.big', connection_id=42, user='app', host='10.0.0.9', command='Sleep', seconds=30,
                    lock='SHARED_READ', status='GRANTED')
-    run, calls = _follower(monkeypatch, g.ClusterScope('galera'), blockers=[blocker])
-    with pytest.raises(g.GuardedError) as e:
+    run, calls = _follower(monkeypatch, ClusterScope('galera'), blockers=[blocker])
+    with pytest.raises(GuardedError) as e:
         run.run_follow([('shop', 'big')])
     assert 'galera member' in str(e.value) and 'connection 42 (app@10.0.0.9' in str(e.value)
     assert 'ahi off' not in calls
 
 
 def test_async_replica_follows_as_before(monkeypatch):
-    run, calls = _follower(monkeypatch, g.ServerScope())
+    run, calls = _follower(monkeypatch, ServerScope())
     run.run_follow([('shop', 'big')])
     assert calls == ['ahi off'] and run.tables[0]['result'] == 'dropped_by_replication'
 
@@ -237,7 +166,7 @@ def test_readiness_probe_beside_its_own_follower_skips_the_lock_check(monkeypatc
     # the probe would see this run's follower (polling the table) as a lock holder
     blocker = dict(table='shop.big', connection_id=7, user='dbfleet', host='localhost', command='Query', seconds=0,
                    lock='SHARED_HIGH_PRIO', status='GRANTED')
-    run, calls = _follower(monkeypatch, g.ClusterScope('galera'), blockers=[blocker])
+    run, calls = _follower(monkeypatch, ClusterScope('galera'), blockers=[blocker])
     run.check_mode = True
     run.own_run_alive = True
     run.run_follow([('shop', 'big')])
@@ -245,9 +174,9 @@ def test_readiness_probe_beside_its_own_follower_skips_the_lock_check(monkeypatc
 
 
 @pytest.mark.parametrize('scope, words', [
-    (g.ServerScope(), 'waits at most lock_wait_timeout per attempt'),
-    (g.ClusterScope('group_replication'), 'waits at most lock_wait_timeout per attempt'),
-    (g.ClusterScope('galera'), 'makes it wait without bound, lock_wait_timeout does not apply, KILL refuses it (error 1095)'),
+    (ServerScope(), 'waits at most lock_wait_timeout per attempt'),
+    (ClusterScope('group_replication'), 'waits at most lock_wait_timeout per attempt'),
+    (ClusterScope('galera'), 'makes it wait without bound, lock_wait_timeout does not apply, KILL refuses it (error 1095)'),
 ])
 def test_no_lock_listing_warns_what_a_holder_does_here(monkeypatch, scope, words):
     warned = []

@@ -12,8 +12,11 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import upgrade
 from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as vr
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_files as vf
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_html as vh
+from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_junit as vj
 
-from test_verify_report import chromium_dom
+from test_verify_report_html import chromium_dom
 
 MYSQL80 = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
 TARGET = upgrade.Target('mysql', (9, 7, 0), flavor_data)
@@ -53,11 +56,11 @@ def test_the_fleet_summary_names_hosts_that_would_not_start_and_silent_changes_b
     assert second['changes'] == {'ON -> OFF': 2}
     assert second['pin'] == dict(role='dbfleet.innodb.adaptive_hash', variable='adaptive_hash_enabled', value=True)
     assert vr.verify_report({'x': dict(variables={})})['summary']['upgrade'] is None      # no target, no section
-    assert json.loads(vr.render_json(report))['hosts']['db1']['upgrade']['summary']['would_start'] is False
+    assert json.loads(vf.render_json(report))['hosts']['db1']['upgrade']['summary']['would_start'] is False
 
 
 def test_junit_fails_the_host_that_would_not_start():
-    root = ET.fromstring(vr.verify_report_junit(vr.verify_report(outcomes())))
+    root = ET.fromstring(vj.verify_report_junit(vr.verify_report(outcomes())))
     cases = dict(((c.get('classname'), c.get('name')), c) for c in root.iter('testcase'))
     stop = cases[('db1', 'upgrade to MySQL 9.7: the server starts')].find('failure')
     assert stop is not None and stop.get('type') == 'upgrade_would_not_start'
@@ -68,7 +71,7 @@ def test_junit_fails_the_host_that_would_not_start():
 
 
 def test_the_html_section_escapes_and_renders_in_a_browser(tmp_path):
-    page = vr.verify_report_html(vr.verify_report(outcomes()))
+    page = vh.verify_report_html(vr.verify_report(outcomes()))
     assert EVIL not in page.split('<script id="verify-data"', maxsplit=1)[0]
     assert 'id="upgrade-title"' in page and 'Upgrade to MySQL 9.7' in page
     dom = chromium_dom(page, tmp_path)
