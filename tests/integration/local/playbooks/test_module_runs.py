@@ -38,7 +38,8 @@ def playbook(path, extra, tmp_path, check=True):
 
 
 @pytest.fixture(scope='module')
-def lab():
+def lab_hosts():
+    """The lab's hosts of this test that are up (a list; the session's `lab` fixture is the lab itself)."""
     hosts = sorted(h for h in lab_inventory() if h in LAB_HOSTS)
     if BLOCKER_HOST not in hosts:
         pytest.fail('%s is not up: start the lab with `make lab-up`' % BLOCKER_HOST, pytrace=False)
@@ -46,7 +47,7 @@ def lab():
 
 
 @pytest.fixture(scope='module')
-def aria_table(lab):
+def aria_table(lab_hosts):
     """An Aria table on mariadb118 (MySQL never had Aria), dropped afterwards."""
     sql(BLOCKER_HOST, 'DROP DATABASE IF EXISTS %s' % SCHEMA)
     sql(BLOCKER_HOST, 'CREATE DATABASE %s' % SCHEMA)
@@ -60,7 +61,7 @@ def aria_table(lab):
 
 
 @pytest.fixture(scope='module')
-def audit(lab, aria_table, tmp_path_factory):
+def audit(lab_hosts, aria_table, tmp_path_factory):
     tmp = tmp_path_factory.mktemp('one-run')
     reports = tmp / 'reports'
     proc, runs = playbook(os.path.join(ROOT, 'playbooks', 'verify.yml'),
@@ -68,10 +69,10 @@ def audit(lab, aria_table, tmp_path_factory):
     return reports, runs, proc
 
 
-def test_one_module_run_per_host_with_the_roles_desired_state(lab, audit):
+def test_one_module_run_per_host_with_the_roles_desired_state(lab_hosts, audit):
     reports, runs, _proc = audit
     report = json.loads((reports / 'verify.json').read_text())
-    for host in lab:
+    for host in lab_hosts:
         assert runs.get(host) == 1, runs
         entry = report['hosts'][host]
         assert entry['status'] in ('ok', 'drift'), entry
@@ -80,7 +81,7 @@ def test_one_module_run_per_host_with_the_roles_desired_state(lab, audit):
         assert entry['variables']['innodb_adaptive_hash_index']['desired'] is True, entry['variables']
 
 
-def test_the_aria_table_is_a_blocker_in_json_html_and_junit(lab, audit, aria_table):
+def test_the_aria_table_is_a_blocker_in_json_html_and_junit(lab_hosts, audit, aria_table):
     reports, _runs, _proc = audit
     report = json.loads((reports / 'verify.json').read_text())
     entry = report['hosts'][BLOCKER_HOST]
@@ -95,7 +96,7 @@ def test_the_aria_table_is_a_blocker_in_json_html_and_junit(lab, audit, aria_tab
     assert not any(b['table'] == 'orders' for b in entry['blockers'])
     assert BLOCKER_HOST in report['summary']['blocked_hosts']
     # Hosts without blockers still get a full report.
-    clean = [h for h in lab if not report['hosts'][h]['blockers']]
+    clean = [h for h in lab_hosts if not report['hosts'][h]['blockers']]
     assert clean, 'every lab host has blockers: %s' % report['summary']['blocked_hosts']
     for host in clean:
         assert report['hosts'][host]['variables'] and report['hosts'][host]['target']['flavor'] == 'mysql'
@@ -115,7 +116,7 @@ def test_the_aria_table_is_a_blocker_in_json_html_and_junit(lab, audit, aria_tab
         assert any(c.get('name') == 'upgrade blockers: mysql 8.4.0' and c.find('failure') is None for c in suite)
 
 
-def test_desired_state_in_one_run_equals_tasks_from_desired(lab, tmp_path):
+def test_desired_state_in_one_run_equals_tasks_from_desired(lab_hosts, tmp_path):
     """Role variables off their defaults (and the rest at the defaults) give the same desired state in
     both paths on every lab host (the playbook asserts it per host and role)."""
     extra = {'adaptive_hash_parts': 16, 'flush_neighbors_io_profile': True, 'flush_neighbors_map': {'ssd': 2},
@@ -125,18 +126,18 @@ def test_desired_state_in_one_run_equals_tasks_from_desired(lab, tmp_path):
              'expect_ahi_parts': 16}
     proc, runs = playbook(os.path.join(ROOT, 'tests', 'integration', 'playbooks', 'desired_one_run.yml'),
                           extra, tmp_path)
-    for host in lab:
+    for host in lab_hosts:
         assert runs.get(host) == 4, runs      # three desired_settings runs and one verify run
         assert 'failed=0' in next(line for line in proc.stdout.splitlines() if line.startswith(host + ' '))
 
 
-def test_a_bad_target_fails_before_any_module_runs(lab, tmp_path):
+def test_a_bad_target_fails_before_any_module_runs(lab_hosts, tmp_path):
     proc, runs = playbook(os.path.join(ROOT, 'playbooks', 'verify.yml'),
                           {'verify_report_dir': str(tmp_path / 'r'), 'verify_target_version': 'mysql-eight'},
                           tmp_path, check=False)
     assert proc.returncode != 0
     assert "verify_target_version 'mysql-eight' is not an upgrade target" in proc.stdout
-    assert not any(runs.get(host) for host in lab), runs
+    assert not any(runs.get(host) for host in lab_hosts), runs
     assert not (tmp_path / 'r' / 'verify.json').exists()
 
 
@@ -148,8 +149,8 @@ SITE_RUNS = {'dbfleet.innodb.desired_settings': 1, 'ansible.builtin.template': 2
 SITE_HOST = 'mariadb1011'
 
 
-def test_site_module_runs_per_host(lab, tmp_path):
-    if SITE_HOST not in lab:
+def test_site_module_runs_per_host(lab_hosts, tmp_path):
+    if SITE_HOST not in lab_hosts:
         pytest.fail('%s is not up: start the lab with `make lab-up`' % SITE_HOST, pytrace=False)
     counts = tmp_path / 'runs-site.yml'
     # site.yml's drop-ins and runtime changes are put back, so later tests find the lab as it was.

@@ -3,8 +3,8 @@
 On the shared lab (inventories/lab): AHI on/off at runtime and in the drop-in, check mode, idempotence,
 partitions reported as pending a restart, bad input. Every test puts back what it changed.
 
-Restarts run on a private lab of this test module (lab.py --lab-dir .lab/p-ahi-it --port-base 44100,
-MariaDB 10.11 and MySQL 5.7), started here and removed at the end.
+Restarts run on a private lab of this test module (lab.py --lab-dir .lab/p-ahi-it, port base
+DBFLEET_LAB_PORT_BASE + 11100, MariaDB 10.11 and MySQL 5.7), started here and removed at the end.
 """
 import json
 import os
@@ -25,7 +25,10 @@ PY = os.path.join(ROOT, '.venv', 'bin', 'python')
 LAB = os.path.join(ROOT, 'lab', 'lab.py')
 PRIVATE_DIR = os.path.join(ROOT, '.lab', 'p-ahi-it')
 PRIVATE_INV = os.path.join(PRIVATE_DIR, 'hosts.yml')
-PRIVATE_ARGS = ['--lab-dir', PRIVATE_DIR, '--port-base', '44100', '--inventory', PRIVATE_INV]
+# Its own ports, beside the shared lab's (DBFLEET_LAB_PORT_BASE, as test_upgrade's private lab): two clones' runs on one
+# machine do not meet.
+PRIVATE_PORT_BASE = int(os.environ.get('DBFLEET_LAB_PORT_BASE') or 33000) + 11100
+PRIVATE_ARGS = ['--lab-dir', PRIVATE_DIR, '--port-base', str(PRIVATE_PORT_BASE), '--inventory', PRIVATE_INV]
 DROPIN = '60-dbfleet-adaptive_hash.cnf'
 
 
