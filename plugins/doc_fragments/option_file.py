@@ -19,6 +19,9 @@ options:
       - When the task does not set it (neither in its arguments nor through C(module_defaults)), the
         collection's action plugin sets it to the host variable C(dbfleet_option_file), as a list of that one
         file. An empty string, null or no such variable is unset - nothing is passed, as with V([]).
+      - A task that names the server to log in to (O(login_host), O(login_unix_socket) or O(login_port)) gets no
+        option file from the host variables, as it gets none of the host's socket (the file is the host's own
+        server's).
     type: list
     elements: path
     default: []

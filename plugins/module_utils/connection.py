@@ -86,6 +86,19 @@ LOGIN_HOST_VARIABLES = (
 TARGET_OPTIONS = ('login_host', 'login_port', 'login_unix_socket')
 
 
+def _named(task_args, option, spec):
+    """Whether task_args give option (under its name or an alias) a value."""
+    names = [option] + list(spec[option].get('aliases', ()))
+    return any(task_args.get(name) not in (None, '') for name in names)
+
+
+def names_a_server(task_args):
+    """Whether a task's arguments name the server to log in to (login_host, login_unix_socket or login_port): then
+    nothing of the inventory host's own server (its socket, host, port or option file) is added to them."""
+    spec = login_argument_spec()
+    return any(_named(task_args, option, spec) for option in ('login_host', 'login_unix_socket', 'login_port'))
+
+
 def login_args_from_host(task_args, host_vars, template=None):
     """The login options to add to task_args (a dict), taken from host_vars.
 
@@ -105,12 +118,8 @@ def login_args_from_host(task_args, host_vars, template=None):
         names = [option] + list(spec[option].get('aliases', ()))
         return any(name in task_args for name in names)
 
-    def named(option):
-        names = [option] + list(spec[option].get('aliases', ()))
-        return any(task_args.get(name) not in (None, '') for name in names)
-
-    names_server = named('login_host') or named('login_unix_socket')
-    names_port = named('login_port')
+    names_server = _named(task_args, 'login_host', spec) or _named(task_args, 'login_unix_socket', spec)
+    names_port = _named(task_args, 'login_port', spec)
     added = {}
     for option, variable in LOGIN_HOST_VARIABLES:
         if given(option) or variable not in host_vars:

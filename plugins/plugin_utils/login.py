@@ -21,15 +21,15 @@ The values go to the module as arguments; the module's argument spec marks the p
 
 The server's main option file is filled in the same way, in one place for every playbook and role: a module that
 takes ``fallback_option_files`` (``OPTION_FILE_MODULES``) gets ``[dbfleet_option_file]`` when the task does not
-pass the option (``option_file_args()``). An empty ``dbfleet_option_file``, null or none at all is unset: the module
-gets nothing (its default, no fallback file).
+pass the option and names no server of its own (``option_file_args()``). An empty ``dbfleet_option_file``, null or
+none at all is unset: the module gets nothing (its default, no fallback file).
 """
 
 from __future__ import annotations
 
 from ansible.plugins.action.normal import ActionModule as _NormalActionModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import login_args_from_host
+from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import login_args_from_host, names_a_server
 
 
 def login_variables(task, task_vars, templar):
@@ -52,9 +52,11 @@ def option_file_args(module, task_args, host_vars, template=None):
     """{'fallback_option_files': [path]} to add to task_args for module, from the host's dbfleet_option_file.
 
     Nothing when the module takes no such option, when the task passes it (also through module_defaults, an
-    empty list included), or when the variable is unset: not defined, null or '' (after templating). A value
-    that is not a string is refused (ValueError naming the variable)."""
-    if module not in OPTION_FILE_MODULES or 'fallback_option_files' in task_args or OPTION_FILE_VARIABLE not in host_vars:
+    empty list included), when the task names the server to log in to (the host's option file is its own server's,
+    as its socket is: connection.names_a_server()), or when the variable is unset: not defined, null or '' (after
+    templating). A value that is not a string is refused (ValueError naming the variable)."""
+    if (module not in OPTION_FILE_MODULES or 'fallback_option_files' in task_args or OPTION_FILE_VARIABLE not in host_vars
+            or names_a_server(task_args)):
         return {}
     value = host_vars[OPTION_FILE_VARIABLE]
     if template is not None:

@@ -190,6 +190,16 @@ def test_option_file_the_task_wins_and_other_modules_get_nothing():
         login.option_file_args('verify', {}, dict(dbfleet_option_file=['/a.cnf', '/b.cnf']))
 
 
+@pytest.mark.parametrize('named', [dict(login_host='db9.example.com'), dict(login_unix_socket='/run/other.sock'),
+                                   dict(login_port=3307)])
+def test_a_task_naming_another_server_gets_no_option_file_of_this_host(named):
+    """The host's option file is its own server's, as its socket is: a task that names the server to log in to
+    gets neither."""
+    host_vars = dict(dbfleet_option_file='/etc/my.cnf')
+    assert login.option_file_args('verify', named, host_vars) == {}
+    assert login.option_file_args('verify', dict(login_host=''), host_vars) == dict(fallback_option_files=['/etc/my.cnf'])
+
+
 def test_the_login_action_fills_the_option_file_for_the_modules_that_take_it(monkeypatch):
     host_vars = dict(INVENTORY_LOGIN, dbfleet_option_file='/srv/db1/my.cnf')
     for action, want in (('dbfleet.innodb.verify', ['/srv/db1/my.cnf']), ('memcached_plugin', ['/srv/db1/my.cnf']),
