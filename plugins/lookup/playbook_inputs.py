@@ -18,7 +18,6 @@ description:
     M(ansible.builtin.validate_argument_spec); then the ranges (C(drop_lock_wait_timeout) 1-3600) and the engines'
     own checks of the values (table names, the target engine). Every problem is named in one error, with the
     variable and the value as given. The lookup runs on the controller and reaches no host.
-  - A variable with the playbook's prefix that is none of its inputs (misspelt) is named in a warning.
 options:
   _terms:
     description: The playbook, by name (V(drop_tables), V(convert_tables)).
@@ -57,11 +56,8 @@ _raw:
 
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
-from ansible.utils.display import Display
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import playbook_inputs
-
-display = Display()
 
 
 class LookupModule(LookupBase):
@@ -75,9 +71,6 @@ class LookupModule(LookupBase):
             if playbook is None:
                 raise AnsibleLookupError('dbfleet.innodb.playbook_inputs: %r is not a playbook with inputs (%s)'
                                          % (name, ', '.join(sorted(playbook_inputs.PLAYBOOKS))))
-            for unknown in playbook.unknown(variables):
-                display.warning('%s is not an input of playbooks/%s.yml (its inputs: %s)'
-                                % (unknown, name, ', '.join(playbook.variables)))
             given = dict((variable, self._templar.template(variables[variable]))
                          for variable in playbook.variables if variable in variables)
             try:

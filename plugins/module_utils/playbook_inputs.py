@@ -19,16 +19,23 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
+
+import yaml
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils import desired, topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import CONVERT_OPTIONS, target_engine
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import DROP_OPTIONS
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import (
     GuardedError, option_ranges, option_spec, parse_table_name, range_problems)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_module import GUARDED_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.role_input import RESTART_RANGES
+
+# The collection's roles, beside plugins/ (the repository, an installed collection, the execution environment alike).
+ROLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles')
 
 
 class PlaybookInputError(Exception):
@@ -54,11 +61,6 @@ class Playbook(object):
     def variables(self):
         """{variable: option}, in the order of the options."""
         return dict((self.variable(option), option) for option in self.options)
-
-    def unknown(self, names):
-        """Names with the playbook's prefix that are none of its inputs (misspelt, or from an old release)."""
-        prefix = self.prefix + '_'
-        return sorted(n for n in names if str(n).startswith(prefix) and n not in self.variables)
 
 
 def _tables(verb):
@@ -93,6 +95,14 @@ def _lift_in_rolling_mode_only(inputs):
 def _guarded(name, **change):
     """A guarded-change module's option as the playbook takes it (change: what differs, such as required)."""
     return dict(GUARDED_OPTIONS[name], **change)
+
+
+def role_option(role, option, **change):
+    """An option of a role's main entry point as its meta/argument_specs.yml says (type, elements, choices, default),
+    for a playbook that hands it to the role (change: what the playbook adds, such as its range)."""
+    with open(os.path.join(ROLES_DIR, role, 'meta', 'argument_specs.yml'), encoding='utf-8') as handle:
+        spec = yaml.safe_load(handle)['argument_specs']['main']['options'][option]
+    return dict(dict((k, v) for k, v in spec.items() if k in ('type', 'elements', 'choices', 'default')), **change)
 
 
 # The topology preflight's lag bound (topology_plan max_lag), before the run and, in the playbooks' gates, after.
@@ -133,6 +143,18 @@ PLAYBOOKS = dict((p.name, p) for p in (
         # Seconds a replica may take to apply one ALTER (the gate after each table).
         replica_timeout=dict(type='int', default=600, range=(1, None)),
         hosts=dict(type='str', default='all'),
+    )),
+    Playbook('rolling_restart', 'rolling_restart', dict(
+        hosts=dict(type='list', elements='str', default=['all']),   # a pattern, or a list of them
+        # The roles whose desired settings are checked: by default those site.yml applies to every host that may
+        # restart a server (the registry's, as lookup dbfleet.innodb.roles 'restart').
+        roles=dict(type='list', elements='str', default=desired.restart_roles(desired.site_roles()),
+                   choices=list(desired.ROLES)),
+        all=dict(type='bool', default=False),
+        # Handed to the restart role as restart_timeout / restart_max_lag: its defaults, the roles' ranges.
+        timeout=role_option('restart', 'restart_timeout', range=RESTART_RANGES['restart_timeout']),
+        max_lag=role_option('restart', 'restart_max_lag', range=RESTART_RANGES['restart_max_lag']),
+        serial=dict(type='raw', default=0),
     )),
 ))
 

@@ -108,11 +108,21 @@ def test_argument_spec_is_ansibles_form_by_variable_name():
     assert all('range' not in s and 'check' not in s for s in spec.values())
 
 
-def test_unknown_names_with_the_prefix():
-    assert pi.PLAYBOOKS['drop_tables'].unknown(['drop_retry', 'drop_retries', '__drop', 'dropped']) == ['drop_retry']
-    assert pi.PLAYBOOKS['convert_tables'].unknown(['convert_tables_egnine', 'convert_tables_engine']) \
-        == ['convert_tables_egnine']
-
-
 def test_shown():
     assert pi.shown(['a.b']) == '["a.b"]' and pi.shown(3) == 3
+
+
+def test_rolling_restart_takes_the_restart_roles_defaults_and_the_registrys_roles():
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+    assert pi.role_option('restart', 'restart_timeout') == dict(type='int', default=300)
+    inputs = pi.check('rolling_restart', {})
+    assert inputs == dict(hosts=['all'], roles=desired.restart_roles(desired.site_roles()), all=False,
+                          timeout=pi.role_option('restart', 'restart_timeout')['default'],
+                          max_lag=pi.role_option('restart', 'restart_max_lag')['default'], serial=0)
+    assert pi.check('rolling_restart', {'rolling_restart_hosts': 'db1:db2'})['hosts'] == ['db1:db2']
+    text = problems('rolling_restart', {'rolling_restart_roles': ['adaptive_hash', 'myrock'],
+                                        'rolling_restart_timeout': '0', 'rolling_restart_max_lag': -1})
+    assert 'value of rolling_restart_roles must be one or more of: %s. Got no match for: myrock' \
+        % ', '.join(desired.ROLES) in text
+    assert 'rolling_restart_timeout=0 is out of range 1 or more' in text
+    assert 'rolling_restart_max_lag=-1 is out of range 0 or more' in text
