@@ -12,15 +12,15 @@ description:
   - Reads the inputs of one of the collection's playbooks from the play's variables (C(<prefix>_<option>), such as
     C(drop_lock_wait_timeout) for C(playbooks/drop_tables.yml)), checks them and returns them by option name with
     their defaults, so that a playbook takes its inputs once and restates no default or range.
-  - The specs are data in C(plugins/module_utils/playbook_inputs.py); an option the playbook hands to a module is
-    the module's own definition (its default and range live once, in the engine).
+  - The specs are data in C(plugins/module_utils/playbook_inputs.py); an option the playbook hands to a module or a
+    role is the module's or the role's own definition (its default and range live once, in the engine).
   - Types, choices and required inputs are checked by Ansible's own C(ArgumentSpecValidator), with the messages of
     M(ansible.builtin.validate_argument_spec); then the ranges (C(drop_lock_wait_timeout) 1-3600) and the engines'
     own checks of the values (table names, the target engine). Every problem is named in one error, with the
     variable and the value as given. The lookup runs on the controller and reaches no host.
 options:
   _terms:
-    description: The playbook, by name (V(drop_tables), V(convert_tables)).
+    description: The playbook, by name (V(drop_tables), V(convert_tables), V(rolling_restart), V(advise_ahi)).
     type: list
     elements: str
     required: true

@@ -53,6 +53,19 @@ DEFAULT_THRESHOLDS = dict(
 )
 
 
+# The advisor's options with their defaults and ranges: the one definition the module's argument spec and range check
+# and advise_ahi.yml's inputs (playbook_inputs.py) read. The thresholds' defaults are DEFAULT_THRESHOLDS.
+ADVISOR_OPTIONS = dict(
+    sample_seconds=dict(type='int', default=60, range=(1, 3600)),
+    enable_monitors=dict(type='bool', default=True),
+    min_lookups=dict(type='int', default=DEFAULT_THRESHOLDS['min_lookups'], range=(1, None)),
+    min_hit_ratio=dict(type='float', default=DEFAULT_THRESHOLDS['min_hit_ratio'], range=(0, 1)),
+    max_maintenance_per_hit=dict(type='float', default=DEFAULT_THRESHOLDS['max_maintenance_per_hit'], range=(0, None)),
+    max_buffer_pool_miss_ratio=dict(type='float', default=DEFAULT_THRESHOLDS['max_buffer_pool_miss_ratio'],
+                                    range=(0, 1)),
+    max_write_share=dict(type='float', default=DEFAULT_THRESHOLDS['max_write_share'], range=(0, 1)),
+)
+
 def counter_enabled(row, column):
     """Whether an INNODB_METRICS row says the counter is on.
 

@@ -2,14 +2,12 @@
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The pure rules of a guarded change (no connection): table names as plain identifiers outside the system
-schemas (parse_table_name), quoting of names read from the server (quote_name), the numeric ranges of options
-whose spec holds them (range_problems, option_spec, option_ranges), the off-peak window gate of the modules' pure
-checks (window_gate), the plan's sizes (plan_size) and GuardedError, the error every guard rail raises with a
-message for the user."""
+schemas (parse_table_name), quoting of names read from the server (quote_name), the off-peak window gate of the
+modules' pure checks (window_gate), the plan's sizes (plan_size) and GuardedError, the error every guard rail
+raises with a message for the user."""
 
 from __future__ import annotations
 
-import copy
 import datetime
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import is_plain_identifier
@@ -76,37 +74,6 @@ def quote_name(name):
 
 def qualified_name(db, table):
     return '%s.%s' % (quote_name(db), quote_name(table))
-
-
-def range_problems(params, ranges, given=None):
-    """Messages for params outside their (low, high) range (high None: no upper bound), naming the input and
-    the value given (given[name] when given holds it, the value as written before its type was converted)."""
-    given = given or {}
-    out = []
-    for name, (low, high) in sorted(ranges.items()):
-        value = params.get(name)
-        if value is None or (low <= value and (high is None or value <= high)):
-            continue
-        bounds = ('%s or more' % low) if high is None else ('%s-%s' % (low, high))
-        out.append('%s=%s is out of range %s' % (name, given.get(name, value), bounds))
-    return out
-
-
-# Keys of an option's spec that are the collection's, not Ansible's: its range (range_problems) and the engine's own
-# check of its value (playbook_inputs.py).
-OWN_SPEC_KEYS = ('range', 'check')
-
-
-def option_spec(options):
-    """The argument spec of options ({name: spec}, a spec may hold its range as 'range': (low, high) and a check
-    of its value as 'check'), those left out: what AnsibleModule and ArgumentSpecValidator read."""
-    return dict((name, copy.deepcopy(dict((k, v) for k, v in spec.items() if k not in OWN_SPEC_KEYS)))
-                for name, spec in options.items())
-
-
-def option_ranges(options):
-    """The ranges of options ({name: (low, high)}), what range_problems checks."""
-    return dict((name, spec['range']) for name, spec in options.items() if 'range' in spec)
 
 
 def window_gate(window, timezone, force=False, applies=True, now=None):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import traceback
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import error_text
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import (
-    GuardedError, option_ranges, option_spec, window_gate)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import GuardedError, window_gate
+from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges, option_spec
 
 try:
     import pymysql
@@ -33,7 +33,7 @@ def module_window_gate(module, nothing, applies=True):
 
 
 # The options every guarded-change module takes, with their defaults and ranges: the one definition the modules'
-# argument spec (module_argument_spec), their range check (MODULE_RANGES, guarded_input.range_problems) and the
+# argument spec (module_argument_spec), their range check (MODULE_RANGES, option_specs.range_problems) and the
 # playbooks' inputs (playbook_inputs.py) read. state_dir is added per change class (its own default).
 GUARDED_OPTIONS = dict(
     tables=dict(type='list', elements='str', required=True),

@@ -5,10 +5,11 @@
 
 PLAYBOOKS holds per playbook its variable prefix and options (variable <prefix>_<option>), each in Ansible's
 argument spec form (type, elements, choices, default, required) plus, where it has them, its range
-('range': (low, high), high None for no upper bound, as guarded_input.range_problems reads it) and the engine's own
-check of the value ('check': a function that raises GuardedError with a message for the user). An option a playbook
+('range': (low, high), high None for no upper bound, as option_specs.range_problems reads it) and the engine's own
+check of the value ('check': a function that raises GuardedError or ValueError with a message for the user). An option a playbook
 hands to a module is the module's own definition (guarded_module.GUARDED_OPTIONS, drop_tables.DROP_OPTIONS,
-convert_tables.CONVERT_OPTIONS): its default and range live once, in the engine.
+convert_tables.CONVERT_OPTIONS, ahi_advisor.ADVISOR_OPTIONS, the restart role's argument specs): its default and
+range live once, in the engine.
 
 check() validates the variables given with Ansible's ArgumentSpecValidator (what validate_argument_spec runs, so
 the same messages), then the ranges and checks of the values that passed, and raises PlaybookInputError with every
@@ -27,11 +28,12 @@ import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import desired, topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils.ahi_advisor import ADVISOR_OPTIONS, DEFAULT_THRESHOLDS
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import CONVERT_OPTIONS, target_engine
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import DROP_OPTIONS
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import (
-    GuardedError, option_ranges, option_spec, parse_table_name, range_problems)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import GuardedError, parse_table_name
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_module import GUARDED_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges, option_spec, range_problems
 from ansible_collections.dbfleet.innodb.plugins.module_utils.role_input import RESTART_RANGES
 
 # The collection's roles, beside plugins/ (the repository, an installed collection, the execution environment alike).
@@ -90,6 +92,17 @@ def _lift_in_rolling_mode_only(inputs):
                 'session: in replicated mode a drop on a replica would be a transaction of its own there (an errant '
                 'GTID) and stop replication with error 1051. Replicas follow the drop of their primary instead.')
     return None
+
+
+# The advisor's thresholds, as advise_ahi.yml takes them in one dict (advise_ahi_thresholds).
+_THRESHOLDS = dict((name, ADVISOR_OPTIONS[name]) for name in DEFAULT_THRESHOLDS)
+
+
+def _thresholds(value):
+    """The ranges of the thresholds given (those of a wrong type are the spec's own message)."""
+    problems = range_problems(dict((k, v) for k, v in value.items() if _number(v)), option_ranges(_THRESHOLDS))
+    if problems:
+        raise ValueError('; '.join(problems))
 
 
 def _guarded(name, **change):
@@ -156,6 +169,11 @@ PLAYBOOKS = dict((p.name, p) for p in (
         max_lag=role_option('restart', 'restart_max_lag', range=RESTART_RANGES['restart_max_lag']),
         serial=dict(type='raw', default=0),
     )),
+    Playbook('advise_ahi', 'advise_ahi', dict(
+        hosts=dict(type='list', elements='str', default=['all']),   # a pattern, or a list of them
+        sample_seconds=ADVISOR_OPTIONS['sample_seconds'],
+        thresholds=dict(type='dict', default={}, options=option_spec(_THRESHOLDS), check=_thresholds),
+    )),
 ))
 
 
@@ -172,7 +190,7 @@ def _number(value):
 _ARGUMENT = re.compile(r"^argument '([^']+)' is of type ")
 
 # The Python type a value of a spec type has once the validator has converted it (a check runs on those only).
-_CONVERTED = dict(list=list, str=str)
+_CONVERTED = dict(list=list, str=str, dict=dict)
 
 
 def check(name, given):
@@ -193,7 +211,7 @@ def check(name, given):
             continue  # not given, or the spec's own message says what is wrong with it
         try:
             opt['check'](values[variable])
-        except GuardedError as e:
+        except (GuardedError, ValueError) as e:
             problems.append('%s=%s: %s' % (variable, shown(given[variable]), e))
     inputs = dict((option, values.get(playbook.variable(option))) for option in playbook.options)
     if not problems:

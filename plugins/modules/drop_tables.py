@@ -333,10 +333,11 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import login_argument_spec, require_pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
     DROP_OPTIONS, LIFT_NEEDS_NO_BINLOG, Drop, parse_table_names)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import GuardedError, range_problems
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import GuardedError
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_marker import cancel_file_problem
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_module import (
     module_argument_spec, module_ranges, module_window_gate, run_for_module)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import range_problems
 
 
 def argument_spec():

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""site.yml and advise_ahi.yml check their inputs with validate_argument_spec first, rolling_restart.yml with the
+"""site.yml checks its inputs with validate_argument_spec first, rolling_restart.yml and advise_ahi.yml with the
 lookup dbfleet.innodb.playbook_inputs: a bad value fails naming the variable and the value as written, before any
 lab host is touched (the recap lists localhost only). drop_tables.yml and convert_tables.yml take their inputs from
 the same lookup in their first task: a bad type, choice, range, table name or engine fails there,
@@ -24,7 +24,10 @@ from dbfleet_testing.runs import BIN, env, flat, playbook_proc, recap
 @pytest.mark.parametrize('playbook,extra,words', [
     ('advise_ahi.yml', {'advise_ahi_sample_seconds': 'ten'},
      "argument 'advise_ahi_sample_seconds' is of type str and we were unable to convert to int: \"'ten'\""),
-    ('advise_ahi.yml', {'advise_ahi_sample_seconds': 0}, 'advise_ahi_sample_seconds must be 1 or more; got 0'),
+    ('advise_ahi.yml', {'advise_ahi_sample_seconds': 0}, 'advise_ahi_sample_seconds=0 is out of range 1-3600'),
+    ('advise_ahi.yml', {'advise_ahi_sample_seconds': 3601, 'advise_ahi_thresholds': {'max_write_share': 1.5}},
+     'advise_ahi_sample_seconds=3601 is out of range 1-3600; advise_ahi_thresholds={"max_write_share": 1.5}: '
+     'max_write_share=1.5 is out of range 0-1'),
     ('advise_ahi.yml', {'advise_ahi_thresholds': {'min_hit_ratio': 'high'}}, 'min_hit_ratio'),
     ('rolling_restart.yml', {'rolling_restart_roles': ['adaptive_hash', 'myrock']},
      'rolling_restart_roles must be one or more of: adaptive_hash, flush_neighbors, memcached, myrocks, settings. '

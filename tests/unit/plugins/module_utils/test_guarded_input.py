@@ -42,13 +42,6 @@ def test_qualified_name():
     assert g.qualified_name('shop', 'my table') == '`shop`.`my table`'
 
 
-def test_range_problems_name_the_input_and_value():
-    ranges = dict(retries=(0, 10), lock_wait_timeout=(1, 3600))
-    assert g.range_problems(dict(retries=11, lock_wait_timeout=0), ranges) == [
-        'lock_wait_timeout=0 is out of range 1-3600', 'retries=11 is out of range 0-10']
-    assert g.range_problems(dict(retries=10, lock_wait_timeout=1), ranges) == []
-
-
 def test_window_gate_one_function_for_every_module():
     inside, outside = '2024-01-01T03:00:00+00:00', '2024-01-01T12:00:00+00:00'
     assert g.window_gate(None, 'UTC') == (None, None, None)
@@ -75,20 +68,3 @@ def test_plan_size_takes_the_tablespace_file_over_stale_statistics():
     assert g.plan_size(65536, None) == dict(size_bytes=65536, size='64.0 KiB', size_source='table statistics')
     # a shared tablespace: statistics larger than any per-table file the server names
     assert g.plan_size(10 * 1024 * 1024, 0)['size_source'] == 'table statistics'
-
-
-def test_range_problems_without_upper_bound_and_with_the_value_as_given():
-    ranges = dict(max_lag=(0, None), retries=(0, 10))
-    assert g.range_problems(dict(max_lag=-1, retries=11), ranges, dict(retries='11')) == [
-        'max_lag=-1 is out of range 0 or more', 'retries=11 is out of range 0-10']
-    assert g.range_problems(dict(max_lag=10 ** 9, retries=None), ranges) == []
-
-
-def test_option_spec_and_option_ranges_split_one_definition():
-    options = dict(retries=dict(type='int', default=3, range=(0, 10)), engine=dict(type='str', check=len),
-                   expect=dict(type='dict', default={}))
-    spec = g.option_spec(options)
-    assert spec == dict(retries=dict(type='int', default=3), engine=dict(type='str'),
-                        expect=dict(type='dict', default={}))
-    assert spec['expect']['default'] is not options['expect']['default']   # no shared mutable default
-    assert g.option_ranges(options) == dict(retries=(0, 10))

@@ -9,6 +9,7 @@ import datetime
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import guarded_module as g
+from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges
 
 
 class _GateModule(object):
@@ -54,4 +55,4 @@ def test_module_argument_spec_and_ranges_read_the_one_definition():
     assert not any('range' in s for s in spec.values())
     assert g.module_ranges(own) == dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300),
                                         restore_timeout=(1, 3600), follow_timeout=(1, 86400))
-    assert g.MODULE_RANGES == g.option_ranges(g.GUARDED_OPTIONS)
+    assert g.MODULE_RANGES == option_ranges(g.GUARDED_OPTIONS)

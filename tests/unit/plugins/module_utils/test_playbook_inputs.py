@@ -126,3 +126,16 @@ def test_rolling_restart_takes_the_restart_roles_defaults_and_the_registrys_role
         % ', '.join(desired.ROLES) in text
     assert 'rolling_restart_timeout=0 is out of range 1 or more' in text
     assert 'rolling_restart_max_lag=-1 is out of range 0 or more' in text
+
+
+def test_advise_ahi_takes_the_advisors_options():
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.ahi_advisor import ADVISOR_OPTIONS, DEFAULT_THRESHOLDS
+    inputs = pi.check('advise_ahi', {'advise_ahi_thresholds': {'min_hit_ratio': '0.7'}})
+    assert inputs['sample_seconds'] == ADVISOR_OPTIONS['sample_seconds']['default']
+    assert inputs['thresholds'] == dict(DEFAULT_THRESHOLDS, min_hit_ratio=0.7)
+    text = problems('advise_ahi', {'advise_ahi_sample_seconds': 3601,
+                                   'advise_ahi_thresholds': {'min_hit_ratio': 2, 'min_lookups': 'x'}})
+    assert 'advise_ahi_sample_seconds=3601 is out of range 1-3600' in text
+    assert "argument 'min_lookups' is of type str found in 'advise_ahi_thresholds'" in text
+    assert 'advise_ahi_thresholds={"min_hit_ratio": 2, "min_lookups": "x"}: min_hit_ratio=2.0 is out of range 0-1' in text
+    assert 'advise_ahi_thresholds.nope' in problems('advise_ahi', {'advise_ahi_thresholds': {'nope': 1}})
