@@ -321,3 +321,28 @@ def analyse(metric_deltas, status_deltas, seconds, ahi_enabled, thresholds=None,
         reasons.append('the workload looks like one the adaptive hash index speeds up: try it ON and '
                        'run the advisor again to confirm the hit ratio')
     return done(verdict)
+
+
+# The columns of the advice table (advice_table): heading and width ('-' left-aligned).
+_TABLE = '%-12s %-8s %-8s %-3s %-17s %6s %9s %7s'
+_HEADING = ('host', 'flavor', 'version', 'AHI', 'recommendation', 'hit', 'maint/hit', 'bp_miss')
+
+
+def _figure(value, form):
+    return '-' if value is None else form % value
+
+
+def advice_table(results, hosts):
+    """advise_ahi.yml's table: a heading, then one line per host of hosts (in that order) from results (host ->
+    the module's result; a host without one, or without advice, shows '?' and 'failed')."""
+    lines = [_TABLE % _HEADING]
+    for h in hosts or []:
+        r = (results or {}).get(h) or {}
+        a = r.get('advice') or {}
+        s = r.get('server') or {}
+        ahi = r.get('ahi_enabled')
+        lines.append(_TABLE % (
+            h, s.get('flavor', '?'), s.get('version_text', '?'), '?' if ahi is None else ('ON' if ahi else 'OFF'),
+            a.get('recommendation', 'failed'), _figure(a.get('hit_ratio'), '%.3f'),
+            _figure(a.get('maintenance_per_hit'), '%.4f'), _figure(a.get('buffer_pool_miss_ratio'), '%.4f')))
+    return lines
