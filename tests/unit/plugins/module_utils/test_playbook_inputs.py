@@ -139,3 +139,34 @@ def test_advise_ahi_takes_the_advisors_options():
     assert "argument 'min_lookups' is of type str found in 'advise_ahi_thresholds'" in text
     assert 'advise_ahi_thresholds={"min_hit_ratio": 2, "min_lookups": "x"}: min_hit_ratio=2.0 is out of range 0-1' in text
     assert 'advise_ahi_thresholds.nope' in problems('advise_ahi', {'advise_ahi_thresholds': {'nope': 1}})
+
+
+def _shown_default(spec):
+    if spec.get('required'):
+        return 'required'
+    value = spec.get('default')
+    return {True: 'true', False: 'false'}.get(value, str(value)) if isinstance(value, bool) else str(value)
+
+
+@pytest.mark.parametrize('doc,name', [('drop_tables.md', 'drop_tables'), ('convert_tables.md', 'convert_tables')])
+def test_the_docs_tables_give_the_specs_defaults(doc, name):
+    """docs/<playbook>.md's table of variables (| variable | ... | default | ...) says each default as the spec has it."""
+    import os
+    import re
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    playbook = pi.PLAYBOOKS[name]
+    seen, column = {}, None
+    with open(os.path.join(root, 'docs', doc), encoding='utf-8') as handle:
+        for line in handle:
+            cells = [c.strip() for c in line.strip().strip('|').split('|')] if line.startswith('|') else []
+            if cells[:1] == ['variable']:
+                column = cells.index('default')
+                continue
+            names = re.findall(r'`(%s_\w+)`' % playbook.prefix, cells[0]) if cells and column else []
+            if not names or not all(n in playbook.variables for n in names):
+                continue
+            cell = cells[column]
+            defaults = ['required'] * len(names) if 'required' in cell else re.findall(r'`([^`]*)`', cell)
+            assert len(defaults) == len(names), line
+            seen.update(zip(names, defaults))
+    assert seen == dict((v, _shown_default(playbook.options[o])) for v, o in playbook.variables.items())
