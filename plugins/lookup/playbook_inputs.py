@@ -12,7 +12,7 @@ description:
   - Reads the inputs of one of the collection's playbooks from the play's variables (C(<prefix>_<option>), such as
     C(drop_lock_wait_timeout) for C(playbooks/drop_tables.yml)), checks them and returns them by option name with
     their defaults, so that a playbook takes its inputs once and restates no default or range.
-  - The specs are data in C(plugins/module_utils/playbook_inputs.py); an option the playbook hands to a module or a
+  - The specs are data in C(plugins/plugin_utils/playbook_inputs.py); an option the playbook hands to a module or a
     role is the module's or the role's own definition (its default and range live once, in the engine).
   - Types, choices and required inputs are checked by Ansible's own C(ArgumentSpecValidator), with the messages of
     M(ansible.builtin.validate_argument_spec); then the ranges (C(drop_lock_wait_timeout) 1-3600) and the engines'
@@ -57,7 +57,7 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import playbook_inputs
+from ansible_collections.dbfleet.innodb.plugins.plugin_utils import playbook_inputs
 
 
 class LookupModule(LookupBase):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import playbook_inputs as pi
+from ansible_collections.dbfleet.innodb.plugins.plugin_utils import playbook_inputs as pi
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import CONVERT_OPTIONS
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import DROP_OPTIONS
