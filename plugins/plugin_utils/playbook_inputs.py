@@ -4,12 +4,12 @@
 """The playbooks' inputs as data, checked and defaulted in one place (lookup dbfleet.innodb.playbook_inputs).
 
 PLAYBOOKS holds per playbook its variable prefix and options (variable <prefix>_<option>), each in Ansible's
-argument spec form (type, elements, choices, default, required) plus, where it has them, its range
-('range': (low, high), high None for no upper bound, as option_specs.range_problems reads it) and the engine's own
-check of the value ('check': a function that raises GuardedError or ValueError with a message for the user). An option a playbook
-hands to a module is the module's own definition (guarded_module.GUARDED_OPTIONS, drop_tables.DROP_OPTIONS,
+argument spec form (type, elements, choices, default, required) plus, where it has them, its range ('range': (low,
+high), high None for no upper bound, as option_specs.range_problems reads it) and the engine's own check of the value
+('check': a function that raises GuardedError or ValueError with a message for the user). An option a playbook hands
+to a module or a role is its own definition there (guarded_module.GUARDED_OPTIONS, drop_tables.DROP_OPTIONS,
 convert_tables.CONVERT_OPTIONS, ahi_advisor.ADVISOR_OPTIONS, the restart role's argument specs): its default and
-range live once, in the engine.
+range live once, in the engine. Controller-side (it reads the restart role's argument specs with PyYAML).
 
 check() validates the variables given with Ansible's ArgumentSpecValidator (what validate_argument_spec runs, so
 the same messages), then the ranges and checks of the values that passed, and raises PlaybookInputError with every
