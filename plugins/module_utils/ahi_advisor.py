@@ -66,6 +66,7 @@ ADVISOR_OPTIONS = dict(
     max_write_share=dict(type='float', default=DEFAULT_THRESHOLDS['max_write_share'], range=(0, 1)),
 )
 
+
 def counter_enabled(row, column):
     """Whether an INNODB_METRICS row says the counter is on.
 
