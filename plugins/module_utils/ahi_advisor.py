@@ -53,6 +53,20 @@ DEFAULT_THRESHOLDS = dict(
 )
 
 
+# The advisor's options with their defaults and ranges: the one definition the module's argument spec and range check
+# and advise_ahi.yml's inputs (playbook_inputs.py) read. The thresholds' defaults are DEFAULT_THRESHOLDS.
+ADVISOR_OPTIONS = dict(
+    sample_seconds=dict(type='int', default=60, range=(1, 3600)),
+    enable_monitors=dict(type='bool', default=True),
+    min_lookups=dict(type='int', default=DEFAULT_THRESHOLDS['min_lookups'], range=(1, None)),
+    min_hit_ratio=dict(type='float', default=DEFAULT_THRESHOLDS['min_hit_ratio'], range=(0, 1)),
+    max_maintenance_per_hit=dict(type='float', default=DEFAULT_THRESHOLDS['max_maintenance_per_hit'], range=(0, None)),
+    max_buffer_pool_miss_ratio=dict(type='float', default=DEFAULT_THRESHOLDS['max_buffer_pool_miss_ratio'],
+                                    range=(0, 1)),
+    max_write_share=dict(type='float', default=DEFAULT_THRESHOLDS['max_write_share'], range=(0, 1)),
+)
+
+
 def counter_enabled(row, column):
     """Whether an INNODB_METRICS row says the counter is on.
 
@@ -308,3 +322,28 @@ def analyse(metric_deltas, status_deltas, seconds, ahi_enabled, thresholds=None,
         reasons.append('the workload looks like one the adaptive hash index speeds up: try it ON and '
                        'run the advisor again to confirm the hit ratio')
     return done(verdict)
+
+
+# The columns of the advice table (advice_table): heading and width ('-' left-aligned).
+_TABLE = '%-12s %-8s %-8s %-3s %-17s %6s %9s %7s'
+_HEADING = ('host', 'flavor', 'version', 'AHI', 'recommendation', 'hit', 'maint/hit', 'bp_miss')
+
+
+def _figure(value, form):
+    return '-' if value is None else form % value
+
+
+def advice_table(results, hosts):
+    """advise_ahi.yml's table: a heading, then one line per host of hosts (in that order) from results (host ->
+    the module's result; a host without one, or without advice, shows '?' and 'failed')."""
+    lines = [_TABLE % _HEADING]
+    for h in hosts or []:
+        r = (results or {}).get(h) or {}
+        a = r.get('advice') or {}
+        s = r.get('server') or {}
+        ahi = r.get('ahi_enabled')
+        lines.append(_TABLE % (
+            h, s.get('flavor', '?'), s.get('version_text', '?'), '?' if ahi is None else ('ON' if ahi else 'OFF'),
+            a.get('recommendation', 'failed'), _figure(a.get('hit_ratio'), '%.3f'),
+            _figure(a.get('maintenance_per_hit'), '%.4f'), _figure(a.get('buffer_pool_miss_ratio'), '%.4f')))
+    return lines

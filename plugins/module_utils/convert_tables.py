@@ -67,6 +67,15 @@ NO_FOREIGN_KEYS = frozenset(('ROCKSDB',))
 DEFAULT_STATE_DIR = '~/.dbfleet/convert_tables'
 
 
+# The conversion's own options (beside guarded_module.GUARDED_OPTIONS), with their defaults: the one definition the
+# module's argument spec and convert_tables.yml's inputs (playbook_inputs.py) read. engine is checked by target_engine.
+CONVERT_OPTIONS = dict(
+    engine=dict(type='str', default='InnoDB'),
+    verify=dict(type='bool', default=False),
+    expect=dict(type='dict', default={}),
+)
+
+
 class ConvertError(GuardedError):
     """An expected failure of a conversion; the message is for the user."""
 

@@ -49,6 +49,21 @@ LIFT_NEEDS_NO_BINLOG = (
     'host by host with the binary log off for the session')
 
 
+# The drop's own options (beside guarded_module.GUARDED_OPTIONS), with their defaults and ranges: the one definition
+# the module's argument spec and range check and drop_tables.yml's inputs (playbook_inputs.py) read.
+DROP_OPTIONS = dict(
+    confirm=dict(type='bool', default=False),
+    ahi_strategy=dict(type='str', choices=['auto', 'toggle', 'keep'], default='auto'),
+    rename_first=dict(type='bool', default=False),
+    holding_schema=dict(type='str', default='dbfleet_holding'),
+    disable_binlog=dict(type='bool', default=False),
+    lift_super_read_only=dict(type='bool', default=False),
+    follow_timeout=dict(type='int', default=600, range=(1, 86400)),
+    cancel_file=dict(type='path'),
+    run_id=dict(type='str'),
+)
+
+
 class DropError(GuardedError):
     """An expected failure of the drop; the message is for the user."""
 

@@ -2,9 +2,9 @@
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A guarded change over several hosts, the playbooks' checks before anything changes (filters
-dbfleet.innodb.replica_problems and dbfleet.innodb.cluster_parts): the replicas that stop the run
-(replica_problems) and which member of each cluster runs the statement while the others follow it
-(cluster_parts)."""
+dbfleet.innodb.replica_problems, dbfleet.innodb.cluster_parts and dbfleet.innodb.cluster_problems): the replicas
+that stop the run (replica_problems), which member of each cluster runs the statement while the others follow it
+(cluster_parts) and the cluster members that stop the run (cluster_problems)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,26 @@ def cluster_parts(plan_hosts, run_hosts):
             runner = primaries[0] if primaries else None
         for m in members:
             out[m] = dict(part='drop' if m == runner else 'follow', cluster=name, kind=kind, by=runner)
+    return out
+
+
+def cluster_problems(plan_hosts, run_hosts, one_per_host=False):
+    """What stops a guarded change over the cluster members of a run before anything changes, one message per member,
+    in play order: a Group Replication group whose primary is not in the run (a secondary refuses writes: no member
+    can run the statement); with one_per_host (a change run on each host by itself, such as drop_tables.yml's rolling
+    mode) every member, as one statement reaches every member of its cluster."""
+    parts = cluster_parts(plan_hosts, run_hosts)
+    out = []
+    for h in run_hosts or []:
+        part = parts.get(h)
+        if part is None:
+            continue
+        if one_per_host:
+            out.append('%s is a member of cluster %s: a change per host does not apply to a cluster, where one '
+                       'statement reaches every member' % (h, part['cluster']))
+        elif part['by'] is None:
+            out.append('%s: no primary of Group Replication group %s is in this run (a secondary refuses writes)'
+                       % (h, part['cluster']))
     return out
 
 

@@ -2,9 +2,9 @@
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The pure rules of a guarded change (no connection): table names as plain identifiers outside the system
-schemas (parse_table_name), quoting of names read from the server (quote_name), the numeric ranges
-(range_problems), the off-peak window gate of the modules' pure checks (window_gate), the plan's sizes
-(plan_size) and GuardedError, the error every guard rail raises with a message for the user."""
+schemas (parse_table_name), quoting of names read from the server (quote_name), the off-peak window gate of the
+modules' pure checks (window_gate), the plan's sizes (plan_size) and GuardedError, the error every guard rail
+raises with a message for the user."""
 
 from __future__ import annotations
 
@@ -74,13 +74,6 @@ def quote_name(name):
 
 def qualified_name(db, table):
     return '%s.%s' % (quote_name(db), quote_name(table))
-
-
-def range_problems(params, ranges):
-    """Messages for params outside their (low, high) range, naming the input and the value given."""
-    return ['%s=%s is out of range %s-%s' % (name, params[name], low, high)
-            for name, (low, high) in sorted(ranges.items())
-            if params.get(name) is not None and not low <= params[name] <= high]
 
 
 def window_gate(window, timezone, force=False, applies=True, now=None):

@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What every guarded-change module (drop_tables, convert_tables) shares: its argument spec
-(module_argument_spec, MODULE_RANGES checked by guarded_input.range_problems), the window gate from its options
-(module_window_gate) and the run of its change with every failure turned into the module's failure
-(run_for_module)."""
+"""What every guarded-change module (drop_tables, convert_tables) shares: its options with their defaults and
+ranges (GUARDED_OPTIONS, read by module_argument_spec, module_ranges and the playbooks' inputs), the window gate
+from its options (module_window_gate) and the run of its change with every failure turned into the module's
+failure (run_for_module)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import traceback
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import error_text
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import GuardedError, window_gate
+from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges, option_spec
 
 try:
     import pymysql
@@ -31,29 +32,39 @@ def module_window_gate(module, nothing, applies=True):
     return st
 
 
-# Ranges of the options every guarded-change module takes (module_argument_spec), checked by range_problems.
-MODULE_RANGES = dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300), restore_timeout=(1, 3600))
+# The options every guarded-change module takes, with their defaults and ranges: the one definition the modules'
+# argument spec (module_argument_spec), their range check (MODULE_RANGES, option_specs.range_problems) and the
+# playbooks' inputs (playbook_inputs.py) read. state_dir is added per change class (its own default).
+GUARDED_OPTIONS = dict(
+    tables=dict(type='list', elements='str', required=True),
+    lock_wait_timeout=dict(type='int', default=2, range=(1, 3600)),
+    retries=dict(type='int', default=3, range=(0, 10)),
+    retry_delay=dict(type='float', default=1.0, range=(0, 300)),
+    window=dict(type='str'),
+    timezone=dict(type='str', default='UTC'),
+    force_window=dict(type='bool', default=False),
+    follow=dict(type='bool', default=False),
+    restore_timeout=dict(type='int', default=60, range=(1, 3600)),
+)
+
+# Ranges of the options every guarded-change module takes, checked by range_problems.
+MODULE_RANGES = option_ranges(GUARDED_OPTIONS)
 
 
-def module_argument_spec(login_spec, change_class, **own):
+def module_argument_spec(login_spec, change_class, own=None):
     """The argument spec of a guarded-change module: login_spec (connection.login_argument_spec()), the
-    options every guarded change takes (the state directory defaulting to change_class's own) and the
-    module's own options."""
+    options every guarded change takes (GUARDED_OPTIONS; the state directory defaulting to change_class's own)
+    and the module's own options (own, in the same form: a spec may hold its range)."""
     spec = dict(login_spec)
-    spec.update(
-        tables=dict(type='list', elements='str', required=True),
-        lock_wait_timeout=dict(type='int', default=2),
-        retries=dict(type='int', default=3),
-        retry_delay=dict(type='float', default=1.0),
-        window=dict(type='str'),
-        timezone=dict(type='str', default='UTC'),
-        force_window=dict(type='bool', default=False),
-        follow=dict(type='bool', default=False),
-        state_dir=dict(type='path', default=change_class.default_state_dir),
-        restore_timeout=dict(type='int', default=60),
-    )
-    spec.update(own)
+    spec.update(option_spec(GUARDED_OPTIONS))
+    spec.update(state_dir=dict(type='path', default=change_class.default_state_dir))
+    spec.update(option_spec(own or {}))
     return spec
+
+
+def module_ranges(own=None):
+    """The ranges a guarded-change module checks: MODULE_RANGES and those of its own options."""
+    return dict(MODULE_RANGES, **option_ranges(own or {}))
 
 
 def run_for_module(module, change_class, window=None):

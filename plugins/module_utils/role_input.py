@@ -143,10 +143,15 @@ def server_variable(facts, name):
     return (facts.get('variables') or {}).get(name) or {}
 
 
+# The ranges of the restart role's gate inputs (restart_timeout, restart_max_lag): what each role with restarts
+# checks of its <role>_restart_timeout / <role>_restart_max_lag, and rolling_restart.yml of its own (playbook_inputs.py).
+RESTART_RANGES = dict(restart_timeout=(1, None), restart_max_lag=(0, None))
+
+
 def restart_inputs(check, role):
     check.choice(role + '_restart', ('never', 'allowed'))
-    check.integer(role + '_restart_timeout', 1)
-    check.integer(role + '_restart_max_lag', 0)
+    for name, (low, high) in RESTART_RANGES.items():
+        check.integer('%s_%s' % (role, name), low, high)
 
 
 def restart_state(pending, settings, reason):

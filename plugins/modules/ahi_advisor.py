@@ -216,6 +216,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import connection a
 from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import signals
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
+from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges, option_spec, range_problems
 
 
 def _metrics(conn, column):
@@ -257,31 +258,13 @@ def _describe(failed):
     return ', '.join('%s (%s)' % (name, error) for name, error in sorted(failed.items()))
 
 
-BOUNDS = (
-    ('sample_seconds', 1, 3600, 'must be between 1 and 3600'),
-    ('min_lookups', 1, None, 'must be at least 1'),
-    ('min_hit_ratio', 0.0, 1.0, 'must be between 0 and 1'),
-    ('max_buffer_pool_miss_ratio', 0.0, 1.0, 'must be between 0 and 1'),
-    ('max_write_share', 0.0, 1.0, 'must be between 0 and 1'),
-    ('max_maintenance_per_hit', 0, None, 'must not be negative'),
-)
-
-
 def main():
     argument_spec = conn_utils.login_argument_spec()
-    argument_spec.update(
-        sample_seconds=dict(type='int', default=60),
-        enable_monitors=dict(type='bool', default=True),
-        min_lookups=dict(type='int', default=ahi_advisor.DEFAULT_THRESHOLDS['min_lookups']),
-        min_hit_ratio=dict(type='float', default=ahi_advisor.DEFAULT_THRESHOLDS['min_hit_ratio']),
-        max_maintenance_per_hit=dict(type='float', default=ahi_advisor.DEFAULT_THRESHOLDS['max_maintenance_per_hit']),
-        max_buffer_pool_miss_ratio=dict(type='float', default=ahi_advisor.DEFAULT_THRESHOLDS['max_buffer_pool_miss_ratio']),
-        max_write_share=dict(type='float', default=ahi_advisor.DEFAULT_THRESHOLDS['max_write_share']),
-    )
+    argument_spec.update(option_spec(ahi_advisor.ADVISOR_OPTIONS))
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
 
-    errors = values.bound_problems(p, BOUNDS)
+    errors = range_problems(p, option_ranges(ahi_advisor.ADVISOR_OPTIONS))
     if errors:
         module.fail_json(msg='; '.join(errors))
 

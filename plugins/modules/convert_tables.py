@@ -227,22 +227,17 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import login_argument_spec, require_pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import (
-    Conversion, ConvertError, parse_tables, target_engine)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import range_problems
+    CONVERT_OPTIONS, Conversion, ConvertError, parse_tables, target_engine)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_module import (
-    MODULE_RANGES, module_argument_spec, module_window_gate, run_for_module)
+    module_argument_spec, module_ranges, module_window_gate, run_for_module)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import range_problems
 
 
 def argument_spec():
-    return module_argument_spec(
-        login_argument_spec(), Conversion,
-        engine=dict(type='str', default='InnoDB'),
-        verify=dict(type='bool', default=False),
-        expect=dict(type='dict', default={}),
-    )
+    return module_argument_spec(login_argument_spec(), Conversion, CONVERT_OPTIONS)
 
 
-RANGES = MODULE_RANGES
+RANGES = module_ranges(CONVERT_OPTIONS)
 
 
 def pure_checks(module):

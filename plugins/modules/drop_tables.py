@@ -332,29 +332,19 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import login_argument_spec, require_pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
-    LIFT_NEEDS_NO_BINLOG, Drop, parse_table_names)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import GuardedError, range_problems
+    DROP_OPTIONS, LIFT_NEEDS_NO_BINLOG, Drop, parse_table_names)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import GuardedError
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_marker import cancel_file_problem
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_module import (
-    MODULE_RANGES, module_argument_spec, module_window_gate, run_for_module)
+    module_argument_spec, module_ranges, module_window_gate, run_for_module)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import range_problems
 
 
 def argument_spec():
-    return module_argument_spec(
-        login_argument_spec(), Drop,
-        confirm=dict(type='bool', default=False),
-        ahi_strategy=dict(type='str', choices=['auto', 'toggle', 'keep'], default='auto'),
-        rename_first=dict(type='bool', default=False),
-        holding_schema=dict(type='str', default='dbfleet_holding'),
-        disable_binlog=dict(type='bool', default=False),
-        lift_super_read_only=dict(type='bool', default=False),
-        follow_timeout=dict(type='int', default=600),
-        cancel_file=dict(type='path'),
-        run_id=dict(type='str'),
-    )
+    return module_argument_spec(login_argument_spec(), Drop, DROP_OPTIONS)
 
 
-RANGES = dict(MODULE_RANGES, follow_timeout=(1, 86400))
+RANGES = module_ranges(DROP_OPTIONS)
 
 
 def pure_checks(module):

@@ -8,7 +8,8 @@ starts with a role's name (``adaptive_hash_``), a playbook's (``verify_``, ``dro
 exists when the collection uses it: a role option (``roles/*/meta/argument_specs.yml``, any entry point), a key or
 a Jinja name in the YAML of the roles and playbooks (their tasks, defaults, argument specs: comments do not count),
 a name the plugins use (``dbfleet_login_*`` from the login doc fragment and the login action, module options,
-results and facts), a plugin's own name, a role's host pattern (``verify_memcached_hosts``), or a name of the
+results and facts), a playbook input (``drop_lock_wait_timeout``: a variable of plugin_utils/playbook_inputs.py,
+whose prefixes are checked as well), a plugin's own name, a role's host pattern (``verify_memcached_hosts``), or a name of the
 project's tooling (AWX playbooks, the lab, Molecule, tests). The failure names the doc, the line and the unknown name.
 """
 
@@ -100,19 +101,26 @@ NOT_OURS = {
 }
 
 
+def playbook_inputs():
+    """The playbooks' inputs by variable name (plugins/plugin_utils/playbook_inputs.py) and their prefixes."""
+    from ansible_collections.dbfleet.innodb.plugins.plugin_utils.playbook_inputs import PLAYBOOKS
+    return (set(name for playbook in PLAYBOOKS.values() for name in playbook.variables),
+            set(playbook.prefix + '_' for playbook in PLAYBOOKS.values()))
+
+
 def known_names():
     roles = [r for r in os.listdir(os.path.join(ROOT, 'roles')) if os.path.isdir(os.path.join(ROOT, 'roles', r))]
     # The host pattern of a role with hosts of its own: <playbook>_<role>_hosts (lookup dbfleet.innodb.roles).
     patterns = set('%s_%s_hosts' % (playbook, role) for playbook in ('site', 'verify') for role in roles)
     return (role_options() | plugin_names() | yaml_names('roles/**/*.yml') | yaml_names('playbooks/**/*.yml')
-            | set(roles) | patterns | tooling_names() | set(NOT_OURS))
+            | set(roles) | patterns | tooling_names() | set(NOT_OURS) | playbook_inputs()[0])
 
 
 def prefixes():
-    """Where a name belongs: a role's name, a playbook's, dbfleet_."""
+    """Where a name belongs: a role's name, a playbook's or its inputs' prefix, dbfleet_."""
     roles = [r for r in os.listdir(os.path.join(ROOT, 'roles')) if os.path.isdir(os.path.join(ROOT, 'roles', r))]
     playbooks = [os.path.splitext(os.path.basename(p))[0] for p in glob.glob(os.path.join(ROOT, 'playbooks', '*.yml'))]
-    return tuple(sorted(set(name + '_' for name in roles + playbooks + ['dbfleet'])))
+    return tuple(sorted(set(name + '_' for name in roles + playbooks + ['dbfleet']) | playbook_inputs()[1]))
 
 
 def unknown_names(paths, known, starts):

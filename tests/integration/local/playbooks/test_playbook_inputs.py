@@ -1,9 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""site.yml, rolling_restart.yml and advise_ahi.yml check their inputs with validate_argument_spec first:
-a bad value fails naming the variable and the value as written, before any lab host is touched (the
-recap lists localhost only). The deprecated playbook name drop_table runs drop_tables.yml."""
+"""site.yml checks its inputs with validate_argument_spec first, rolling_restart.yml and advise_ahi.yml with the
+lookup dbfleet.innodb.playbook_inputs: a bad value fails naming the variable and the value as written, before any
+lab host is touched (the recap lists localhost only). drop_tables.yml and convert_tables.yml take their inputs from
+the same lookup in their first task: a bad type, choice, range, table name or engine fails there,
+every problem in one message naming the variable and the value, and no task after it runs on any host. The
+deprecated playbook name drop_table runs drop_tables.yml."""
 from __future__ import annotations
 
 import json
@@ -15,19 +18,24 @@ import pytest
 
 from dbfleet_testing.lab import require_lab_hosts
 from dbfleet_testing.servers import INVENTORY, ROOT
-from dbfleet_testing.runs import BIN, env, playbook_proc
+from dbfleet_testing.runs import BIN, env, flat, playbook_proc, recap
 
 
 @pytest.mark.parametrize('playbook,extra,words', [
     ('advise_ahi.yml', {'advise_ahi_sample_seconds': 'ten'},
      "argument 'advise_ahi_sample_seconds' is of type str and we were unable to convert to int: \"'ten'\""),
-    ('advise_ahi.yml', {'advise_ahi_sample_seconds': 0}, 'advise_ahi_sample_seconds must be 1 or more; got 0'),
+    ('advise_ahi.yml', {'advise_ahi_sample_seconds': 0}, 'advise_ahi_sample_seconds=0 is out of range 1-3600'),
+    ('advise_ahi.yml', {'advise_ahi_sample_seconds': 3601, 'advise_ahi_thresholds': {'max_write_share': 1.5}},
+     'advise_ahi_sample_seconds=3601 is out of range 1-3600; advise_ahi_thresholds={"max_write_share": 1.5}: '
+     'max_write_share=1.5 is out of range 0-1'),
     ('advise_ahi.yml', {'advise_ahi_thresholds': {'min_hit_ratio': 'high'}}, 'min_hit_ratio'),
     ('rolling_restart.yml', {'rolling_restart_roles': ['adaptive_hash', 'myrock']},
      'rolling_restart_roles must be one or more of: adaptive_hash, flush_neighbors, memcached, myrocks, settings. '
      'Got no match for: myrock'),
     ('rolling_restart.yml', {'rolling_restart_all': 'perhaps'}, "argument 'rolling_restart_all' is of type str"),
-    ('rolling_restart.yml', {'rolling_restart_timeout': 0}, 'rolling_restart_timeout must be 1 or more (got 0)'),
+    ('rolling_restart.yml', {'rolling_restart_timeout': 0}, 'rolling_restart_timeout=0 is out of range 1 or more'),
+    ('rolling_restart.yml', {'rolling_restart_max_lag': -1, 'rolling_restart_timeout': '0'},
+     'rolling_restart_max_lag=-1 is out of range 0 or more; rolling_restart_timeout=0 is out of range 1 or more'),
     ('site.yml', {'site_hosts': {'mysql80': 1}}, "argument 'site_hosts' is of type dict"),
     ('settings.yml', {'dbfleet_settings_text': '- innodb_io_capacity'},
      'dbfleet_settings_text must be a YAML map of settings'),
@@ -40,6 +48,51 @@ def test_a_bad_input_fails_before_any_host_is_touched(playbook, extra, words):
     assert words in ' '.join(out.split()), out
     recap = out[out.index('PLAY RECAP'):]
     assert re.findall(r'^(\S+)\s+: ok=', recap, re.M) == ['localhost'], out
+
+
+GOOD = {
+    'drop_tables.yml': {'drop_tables': ['dbfleet_test.never'], 'drop_window': '02:00-05:00'},
+    'convert_tables.yml': {'convert_tables_tables': ['dbfleet_test.never'], 'convert_tables_window': '02:00-05:00'},
+}
+
+
+@pytest.mark.parametrize('playbook,extra,words', [
+    ('drop_tables.yml', {'drop_lock_wait_timeout': 0, 'drop_retries': '11', 'drop_follow_timeout': 86401},
+     ['drop_lock_wait_timeout=0 is out of range 1-3600', 'drop_retries=11 is out of range 0-10',
+      'drop_follow_timeout=86401 is out of range 1-86400']),
+    ('drop_tables.yml', {'drop_retry_delay': 301, 'drop_replica_ready_timeout': 0, 'drop_max_lag': -1,
+                         'drop_mode': 'sideways', 'drop_tables': ['mysql.user']},
+     ['drop_retry_delay=301 is out of range 0-300', 'drop_replica_ready_timeout=0 is out of range 1 or more',
+      'drop_max_lag=-1 is out of range 0 or more', 'value of drop_mode must be one of: replicated, rolling, got: sideways',
+      'drop_tables=["mysql.user"]: table \'mysql.user\': schema \'mysql\' is a system schema']),
+    ('drop_tables.yml', {'drop_lift_super_read_only': True},
+     ['drop_lift_super_read_only is only for drop_mode=rolling']),
+    ('convert_tables.yml', {'convert_tables_lock_wait_timeout': 3601, 'convert_tables_retries': -1,
+                            'convert_tables_retry_delay': -0.5},
+     ['convert_tables_lock_wait_timeout=3601 is out of range 1-3600', 'convert_tables_retries=-1 is out of range 0-10',
+      'convert_tables_retry_delay=-0.5 is out of range 0-300']),
+    ('convert_tables.yml', {'convert_tables_max_lag': -1, 'convert_tables_replica_timeout': 0,
+                            'convert_tables_engine': 'MEMORY', 'convert_tables_whole_topology': 'perhaps'},
+     ['convert_tables_max_lag=-1 is out of range 0 or more', 'convert_tables_replica_timeout=0 is out of range 1 or more',
+      "convert_tables_engine=MEMORY: engine 'MEMORY': tables are converted to InnoDB or ROCKSDB (MyRocks) only",
+      "argument 'convert_tables_whole_topology' is of type str and we were unable to convert to bool"]),
+])
+def test_a_bad_range_of_a_guarded_change_fails_before_any_host_is_touched(playbook, extra, words):
+    """The first task (the lookup, on the controller) fails with every problem in one message; no later task runs,
+    so no host is connected to: the recap counts no task done on any host."""
+    require_lab_hosts(INVENTORY)
+    proc = playbook_proc(INVENTORY, playbook, dict(GOOD[playbook], **extra), timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    text = flat(out)
+    assert 'playbooks/%s: bad input, nothing was run: ' % playbook in text, out
+    for one in words:
+        assert one in text, out
+    tasks = re.findall(r'^TASK \[(.+?)\]', out, re.M)
+    assert tasks == ['Check the inputs and take them once, with their defaults'], out
+    counts = recap(out)
+    assert counts and all(c['ok'] == 0 and c['changed'] == 0 for c in counts.values()), out
+    assert sum(c['failed'] for c in counts.values()) == 1, out
 
 
 def test_the_deprecated_drop_table_name_runs_drop_tables():

@@ -179,3 +179,21 @@ def test_aurora_reader_is_not_settable_never_try_on():
 def test_partition_variable_per_flavor(flavor, version, expected):
     assert flavors.capabilities(flavor, version)['ahi_partition_variable'] == expected
     assert flavors.ahi_partition_variable(flavor, version) == expected
+
+
+def test_advice_table_one_line_per_host_in_order():
+    from ansible_collections.dbfleet.innodb.plugins.filter.ahi_advice_table import FilterModule
+    results = {
+        'mysql80': dict(server=dict(flavor='mysql', version_text='8.0.33'), ahi_enabled=True,
+                        advice=dict(recommendation='keep_on', hit_ratio=0.91234, maintenance_per_hit=0.01,
+                                    buffer_pool_miss_ratio=None)),
+        'mariadb1011': dict(server=dict(flavor='mariadb', version_text='10.11.19'), ahi_enabled=False,
+                            advice=dict(recommendation='insufficient_data')),
+    }
+    lines = FilterModule().filters()['ahi_advice_table'](results, ['mysql80', 'mariadb1011', 'gone'])
+    assert lines == [
+        'host         flavor   version  AHI recommendation       hit maint/hit bp_miss',
+        'mysql80      mysql    8.0.33   ON  keep_on            0.912    0.0100       -',
+        'mariadb1011  mariadb  10.11.19 OFF insufficient_data      -         -       -',
+        'gone         ?        ?        ?   failed                 -         -       -',
+    ]

@@ -88,3 +88,26 @@ def test_two_clusters_each_drop_once():
     assert sorted(h for h, p in parts.items() if p['part'] == 'drop') == ['a1', 'b1']
     assert 'solo' not in parts
     assert g.cluster_parts(None, ['a1']) == {} and g.cluster_parts(hosts, []) == {}
+
+
+# ---------------------------------------------------------------- cluster_problems
+def test_cluster_problems_a_group_without_its_primary_and_a_change_per_host():
+    hosts = dict(gr1=_host('group_replication', 'g', 'SECONDARY'), gr3=_host('group_replication', 'g', 'SECONDARY'),
+                 galera1=_host('galera', 'lab'), db1=dict(role='primary', cluster=None))
+    run = ['db1', 'galera1', 'gr1', 'gr3']
+    assert g.cluster_problems(hosts, run) == [
+        'gr1: no primary of Group Replication group g is in this run (a secondary refuses writes)',
+        'gr3: no primary of Group Replication group g is in this run (a secondary refuses writes)']
+    assert g.cluster_problems(hosts, ['db1', 'galera1']) == []
+    assert g.cluster_problems(hosts, ['db1', 'galera1'], one_per_host=True) == [
+        'galera1 is a member of cluster lab: a change per host does not apply to a cluster, where one statement '
+        'reaches every member']
+    assert len(g.cluster_problems(hosts, run, one_per_host=True)) == 3
+    assert g.cluster_problems(None, None) == []
+
+
+def test_the_cluster_problems_filter_is_the_function():
+    from ansible_collections.dbfleet.innodb.plugins.filter.cluster_problems import FilterModule
+    f = FilterModule().filters()['cluster_problems']
+    hosts = dict(gr1=_host('group_replication', 'g', 'SECONDARY'))
+    assert f(hosts, ['gr1']) == g.cluster_problems(hosts, ['gr1']) and len(f(hosts, ['gr1'])) == 1

@@ -42,13 +42,6 @@ def test_qualified_name():
     assert g.qualified_name('shop', 'my table') == '`shop`.`my table`'
 
 
-def test_range_problems_name_the_input_and_value():
-    ranges = dict(retries=(0, 10), lock_wait_timeout=(1, 3600))
-    assert g.range_problems(dict(retries=11, lock_wait_timeout=0), ranges) == [
-        'lock_wait_timeout=0 is out of range 1-3600', 'retries=11 is out of range 0-10']
-    assert g.range_problems(dict(retries=10, lock_wait_timeout=1), ranges) == []
-
-
 def test_window_gate_one_function_for_every_module():
     inside, outside = '2024-01-01T03:00:00+00:00', '2024-01-01T12:00:00+00:00'
     assert g.window_gate(None, 'UTC') == (None, None, None)

@@ -9,6 +9,7 @@ import datetime
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import guarded_module as g
+from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges
 
 
 class _GateModule(object):
@@ -39,3 +40,19 @@ def test_module_window_gate_fails_with_the_nothing_result_and_warns_when_forced(
     assert st['inside'] is False and forced.warnings and forced.warnings[0].startswith('forced outside the window')
     read_only = _GateModule(window=always_outside)
     assert g.module_window_gate(read_only, {}, applies=False)['inside'] is False and read_only.warnings == []
+
+
+class _Change(object):
+    default_state_dir = '~/.dbfleet/x'
+
+
+def test_module_argument_spec_and_ranges_read_the_one_definition():
+    own = dict(follow_timeout=dict(type='int', default=600, range=(1, 86400)))
+    spec = g.module_argument_spec(dict(login_host=dict(type='str')), _Change, own)
+    assert spec['lock_wait_timeout'] == dict(type='int', default=2)
+    assert spec['follow_timeout'] == dict(type='int', default=600)
+    assert spec['state_dir'] == dict(type='path', default='~/.dbfleet/x') and 'login_host' in spec
+    assert not any('range' in s for s in spec.values())
+    assert g.module_ranges(own) == dict(lock_wait_timeout=(1, 3600), retries=(0, 10), retry_delay=(0, 300),
+                                        restore_timeout=(1, 3600), follow_timeout=(1, 86400))
+    assert g.MODULE_RANGES == option_ranges(g.GUARDED_OPTIONS)

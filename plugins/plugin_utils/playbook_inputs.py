@@ -1,0 +1,236 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The playbooks' inputs as data, checked and defaulted in one place (lookup dbfleet.innodb.playbook_inputs).
+
+PLAYBOOKS holds per playbook its variable prefix and options (variable <prefix>_<option>), each in Ansible's
+argument spec form (type, elements, choices, default, required) plus, where it has them, its range ('range': (low,
+high), high None for no upper bound, as option_specs.range_problems reads it) and the engine's own check of the value
+('check': a function that raises GuardedError or ValueError with a message for the user). An option a playbook hands
+to a module or a role is its own definition there (guarded_module.GUARDED_OPTIONS, drop_tables.DROP_OPTIONS,
+convert_tables.CONVERT_OPTIONS, ahi_advisor.ADVISOR_OPTIONS, the restart role's argument specs): its default and
+range live once, in the engine. Controller-side (it reads the restart role's argument specs with PyYAML).
+
+check() validates the variables given with Ansible's ArgumentSpecValidator (what validate_argument_spec runs, so
+the same messages), then the ranges and checks of the values that passed, and raises PlaybookInputError with every
+problem, each naming the variable and the value as given; else it returns the inputs by option name with their
+defaults."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+
+import yaml
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils import desired, topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils.ahi_advisor import ADVISOR_OPTIONS, DEFAULT_THRESHOLDS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import CONVERT_OPTIONS, target_engine
+from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import DROP_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import GuardedError, parse_table_name
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_module import GUARDED_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges, option_spec, range_problems
+from ansible_collections.dbfleet.innodb.plugins.module_utils.role_input import RESTART_RANGES
+
+# The collection's roles, beside plugins/ (the repository, an installed collection, the execution environment alike).
+ROLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles')
+
+
+class PlaybookInputError(Exception):
+    """Inputs of a playbook that fail their spec, range or check; the message names every one."""
+
+
+class Playbook(object):
+    """One playbook's inputs: its name (playbooks/<name>.yml), the prefix of its variables, its options and its
+    rules (functions of the inputs by option name, once each has passed its own checks, that return a message
+    when the inputs do not go together, else None)."""
+
+    def __init__(self, name, prefix, options, rules=()):
+        self.name = name
+        self.prefix = prefix
+        self.options = options
+        self.rules = rules
+
+    def variable(self, option):
+        """The play variable of an option: <prefix>_<option>."""
+        return '%s_%s' % (self.prefix, option)
+
+    @property
+    def variables(self):
+        """{variable: option}, in the order of the options."""
+        return dict((self.variable(option), option) for option in self.options)
+
+
+def _tables(verb):
+    """The check of a list of "db.table": at least one, each a plain name outside the system schemas."""
+    def check(names):
+        if not names:
+            raise GuardedError('give at least one "db.table"')
+        problems = []
+        for name in names:
+            try:
+                parse_table_name(name, verb)
+            except GuardedError as e:
+                problems.append(str(e))
+        if problems:
+            raise GuardedError('; '.join(problems))
+    return check
+
+
+def _engine(name):
+    target_engine(name)
+
+
+def _lift_in_rolling_mode_only(inputs):
+    """drop_tables.yml's form of the drop's LIFT_NEEDS_NO_BINLOG: its rolling mode is the one with the binary log off."""
+    if inputs['lift_super_read_only'] and inputs['mode'] != 'rolling':
+        return ('drop_lift_super_read_only is only for drop_mode=rolling, where the binary log is off for the drop '
+                'session: in replicated mode a drop on a replica would be a transaction of its own there (an errant '
+                'GTID) and stop replication with error 1051. Replicas follow the drop of their primary instead.')
+    return None
+
+
+# The advisor's thresholds, as advise_ahi.yml takes them in one dict (advise_ahi_thresholds).
+_THRESHOLDS = dict((name, ADVISOR_OPTIONS[name]) for name in DEFAULT_THRESHOLDS)
+
+
+def _thresholds(value):
+    """The ranges of the thresholds given (those of a wrong type are the spec's own message)."""
+    problems = range_problems(dict((k, v) for k, v in value.items() if _number(v)), option_ranges(_THRESHOLDS))
+    if problems:
+        raise ValueError('; '.join(problems))
+
+
+def _guarded(name, **change):
+    """A guarded-change module's option as the playbook takes it (change: what differs, such as required)."""
+    return dict(GUARDED_OPTIONS[name], **change)
+
+
+def role_option(role, option, **change):
+    """An option of a role's main entry point as its meta/argument_specs.yml says (type, elements, choices, default),
+    for a playbook that hands it to the role (change: what the playbook adds, such as its range)."""
+    with open(os.path.join(ROLES_DIR, role, 'meta', 'argument_specs.yml'), encoding='utf-8') as handle:
+        spec = yaml.safe_load(handle)['argument_specs']['main']['options'][option]
+    return dict(dict((k, v) for k, v in spec.items() if k in ('type', 'elements', 'choices', 'default')), **change)
+
+
+# The topology preflight's lag bound (topology_plan max_lag), before the run and, in the playbooks' gates, after.
+_MAX_LAG = dict(type='int', default=topology.DEFAULT_MAX_LAG, range=(0, None))
+
+PLAYBOOKS = dict((p.name, p) for p in (
+    Playbook('drop_tables', 'drop', dict(
+        tables=_guarded('tables', check=_tables('dropped')),
+        window=_guarded('window', required=True),
+        timezone=_guarded('timezone'),
+        confirm=DROP_OPTIONS['confirm'],
+        mode=dict(type='str', default='replicated', choices=['replicated', 'rolling']),
+        force_window=_guarded('force_window'),
+        rename_first=DROP_OPTIONS['rename_first'],
+        holding_schema=DROP_OPTIONS['holding_schema'],
+        ahi_strategy=DROP_OPTIONS['ahi_strategy'],
+        lock_wait_timeout=_guarded('lock_wait_timeout'),
+        retries=_guarded('retries'),
+        retry_delay=_guarded('retry_delay'),
+        lift_super_read_only=DROP_OPTIONS['lift_super_read_only'],
+        follow_timeout=DROP_OPTIONS['follow_timeout'],
+        # Seconds each replica may take to switch AHI off before the primaries drop.
+        replica_ready_timeout=dict(type='int', default=30, range=(1, None)),
+        max_lag=_MAX_LAG,
+        hosts=dict(type='str', default='all'),
+    ), rules=(_lift_in_rolling_mode_only,)),
+    Playbook('convert_tables', 'convert_tables', dict(
+        tables=_guarded('tables', check=_tables('converted')),
+        window=_guarded('window', required=True),
+        engine=dict(CONVERT_OPTIONS['engine'], check=_engine),
+        timezone=_guarded('timezone'),
+        force_window=_guarded('force_window'),
+        whole_topology=dict(type='bool', default=False),
+        lock_wait_timeout=_guarded('lock_wait_timeout'),
+        retries=_guarded('retries'),
+        retry_delay=_guarded('retry_delay'),
+        max_lag=_MAX_LAG,
+        # Seconds a replica may take to apply one ALTER (the gate after each table).
+        replica_timeout=dict(type='int', default=600, range=(1, None)),
+        hosts=dict(type='str', default='all'),
+    )),
+    Playbook('rolling_restart', 'rolling_restart', dict(
+        hosts=dict(type='list', elements='str', default=['all']),   # a pattern, or a list of them
+        # The roles whose desired settings are checked: by default those site.yml applies to every host that may
+        # restart a server (the registry's, as lookup dbfleet.innodb.roles 'restart').
+        roles=dict(type='list', elements='str', default=desired.restart_roles(desired.site_roles()),
+                   choices=list(desired.ROLES)),
+        all=dict(type='bool', default=False),
+        # Handed to the restart role as restart_timeout / restart_max_lag: its defaults, the roles' ranges.
+        timeout=role_option('restart', 'restart_timeout', range=RESTART_RANGES['restart_timeout']),
+        max_lag=role_option('restart', 'restart_max_lag', range=RESTART_RANGES['restart_max_lag']),
+        serial=dict(type='raw', default=0),
+    )),
+    Playbook('advise_ahi', 'advise_ahi', dict(
+        hosts=dict(type='list', elements='str', default=['all']),   # a pattern, or a list of them
+        sample_seconds=ADVISOR_OPTIONS['sample_seconds'],
+        thresholds=dict(type='dict', default={}, options=option_spec(_THRESHOLDS), check=_thresholds),
+    )),
+))
+
+
+def argument_spec(playbook):
+    """The playbook's inputs as an argument spec by variable name (what validate_argument_spec would take)."""
+    return option_spec(dict((playbook.variable(o), spec) for o, spec in playbook.options.items()))
+
+
+def _number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# ArgumentSpecValidator's message about one argument's type ("argument 'x' is of type str and ...").
+_ARGUMENT = re.compile(r"^argument '([^']+)' is of type ")
+
+# The Python type a value of a spec type has once the validator has converted it (a check runs on those only).
+_CONVERTED = dict(list=list, str=str, dict=dict)
+
+
+def check(name, given):
+    """The inputs of playbook name, by option name with their defaults, from given ({variable: value as the play
+    holds it, templated}); PlaybookInputError naming every variable that fails its spec, range or check, with the
+    value as given."""
+    playbook = PLAYBOOKS[name]
+    spec = argument_spec(playbook)
+    given = dict((k, v) for k, v in given.items() if k in spec)
+    result = ArgumentSpecValidator(spec).validate(copy.deepcopy(given))
+    problems = [_with_value(message, given) for message in result.error_messages]
+    values = result.validated_parameters
+    ranges = dict((playbook.variable(o), r) for o, r in option_ranges(playbook.options).items())
+    problems += range_problems(dict((k, v) for k, v in values.items() if k in ranges and _number(v)), ranges, given)
+    for option, opt in playbook.options.items():
+        variable = playbook.variable(option)
+        if 'check' not in opt or variable not in given or not isinstance(values.get(variable), _CONVERTED[opt['type']]):
+            continue  # not given, or the spec's own message says what is wrong with it
+        try:
+            opt['check'](values[variable])
+        except (GuardedError, ValueError) as e:
+            problems.append('%s=%s: %s' % (variable, shown(given[variable]), e))
+    inputs = dict((option, values.get(playbook.variable(option))) for option in playbook.options)
+    if not problems:
+        problems = [message for message in (rule(inputs) for rule in playbook.rules) if message]
+    if problems:
+        raise PlaybookInputError('playbooks/%s.yml: bad input, nothing was run: %s' % (name, '; '.join(problems)))
+    return inputs
+
+
+def _with_value(message, given):
+    """Ansible's message about a variable whose type is wrong, with the value as given when it does not show it."""
+    found = _ARGUMENT.match(message)
+    if found and found.group(1) in given and repr(given[found.group(1)]) not in message:
+        return '%s (got %s)' % (message, json.dumps(given[found.group(1)], default=str))
+    return message
+
+
+def shown(value):
+    """A value as given, for a message: a list or dict as JSON, anything else as it is."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, default=str, sort_keys=True)
+    return value

@@ -1,0 +1,172 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The playbooks' inputs (playbook_inputs.py): defaults and ranges from the engines' one definition, Ansible's own
+validator messages, every problem named in one error with the variable and the value as given."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.dbfleet.innodb.plugins.plugin_utils import playbook_inputs as pi
+from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import CONVERT_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import DROP_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_module import GUARDED_OPTIONS
+
+DROP = {'drop_tables': ['shop.orders_2019'], 'drop_window': '02:00-05:00'}
+CONVERT = {'convert_tables_tables': ['shop.orders_2019'], 'convert_tables_window': '02:00-05:00'}
+
+
+def problems(name, given):
+    with pytest.raises(pi.PlaybookInputError) as e:
+        pi.check(name, given)
+    text = str(e.value)
+    assert text.startswith('playbooks/%s.yml: bad input, nothing was run: ' % name)
+    return text
+
+
+def test_the_defaults_are_the_engines():
+    drop = pi.check('drop_tables', DROP)
+    for option in ('lock_wait_timeout', 'retries', 'retry_delay', 'timezone', 'force_window'):
+        assert drop[option] == GUARDED_OPTIONS[option]['default']
+    for option in ('confirm', 'ahi_strategy', 'rename_first', 'holding_schema', 'lift_super_read_only',
+                   'follow_timeout'):
+        assert drop[option] == DROP_OPTIONS[option]['default']
+    assert drop['max_lag'] == topology.DEFAULT_MAX_LAG
+    assert drop == dict(tables=['shop.orders_2019'], window='02:00-05:00', timezone='UTC', confirm=False,
+                        mode='replicated', force_window=False, rename_first=False, holding_schema='dbfleet_holding',
+                        ahi_strategy='auto', lock_wait_timeout=2, retries=3, retry_delay=1.0,
+                        lift_super_read_only=False, follow_timeout=600, replica_ready_timeout=30, max_lag=60,
+                        hosts='all')
+    convert = pi.check('convert_tables', CONVERT)
+    assert convert['engine'] == CONVERT_OPTIONS['engine']['default'] == 'InnoDB'
+    assert convert['whole_topology'] is False and convert['replica_timeout'] == 600 and convert['max_lag'] == 60
+
+
+def test_the_ranges_are_the_engines():
+    for name, option in (('drop_tables', 'lock_wait_timeout'), ('drop_tables', 'follow_timeout'),
+                         ('convert_tables', 'retry_delay')):
+        engine = dict(GUARDED_OPTIONS, **DROP_OPTIONS)[option]
+        assert pi.PLAYBOOKS[name].options[option]['range'] == engine['range']
+
+
+def test_values_given_as_text_are_converted_as_validate_argument_spec_does():
+    drop = pi.check('drop_tables', dict(DROP, drop_retries='5', drop_retry_delay='0.5', drop_confirm='yes',
+                                        drop_tables='shop.a,shop.b'))
+    assert drop['retries'] == 5 and drop['retry_delay'] == 0.5 and drop['confirm'] is True
+    assert drop['tables'] == ['shop.a', 'shop.b']
+
+
+def test_every_problem_in_one_error_naming_the_variable_and_the_value_as_given():
+    text = problems('drop_tables', {'drop_tables': [], 'drop_window': '02:00-05:00', 'drop_retries': '11',
+                                    'drop_lock_wait_timeout': 0, 'drop_mode': 'sideways', 'drop_max_lag': -1,
+                                    'drop_retry_delay': 'soon', 'drop_replica_ready_timeout': 0,
+                                    'drop_follow_timeout': 86401})
+    for words in ("argument 'drop_retry_delay' is of type str and we were unable to convert to float",
+                  '(got "soon")',
+                  'value of drop_mode must be one of: replicated, rolling, got: sideways',
+                  'drop_lock_wait_timeout=0 is out of range 1-3600',
+                  'drop_retries=11 is out of range 0-10',
+                  'drop_max_lag=-1 is out of range 0 or more',
+                  'drop_replica_ready_timeout=0 is out of range 1 or more',
+                  'drop_follow_timeout=86401 is out of range 1-86400',
+                  'drop_tables=[]: give at least one "db.table"'):
+        assert words in text, text
+
+
+def test_a_missing_required_input_and_bad_names_and_engines():
+    text = problems('drop_tables', {'drop_tables': ['mysql.user', 'orders']})
+    assert 'missing required arguments: drop_window' in text
+    assert "drop_tables=[\"mysql.user\", \"orders\"]: table 'mysql.user': schema 'mysql' is a system schema" in text
+    assert "table 'orders': give exactly \"db.table\"" in text
+    text = problems('convert_tables', dict(CONVERT, convert_tables_engine='MEMORY', convert_tables_retries=-1))
+    assert "convert_tables_engine=MEMORY: engine 'MEMORY': tables are converted to InnoDB or ROCKSDB" in text
+    assert 'convert_tables_retries=-1 is out of range 0-10' in text
+    assert pi.check('convert_tables', dict(CONVERT, convert_tables_engine='myrocks'))['engine'] == 'myrocks'
+
+
+def test_a_value_of_the_wrong_type_gets_no_range_or_check_message():
+    text = problems('drop_tables', dict(DROP, drop_retries='many', drop_tables={'a': 1}))
+    assert "argument 'drop_retries' is of type str" in text and 'out of range' not in text
+    assert "argument 'drop_tables' is of type" in text and 'db.table' not in text
+
+
+def test_rules_once_every_input_is_right():
+    text = problems('drop_tables', dict(DROP, drop_lift_super_read_only=True))
+    assert 'drop_lift_super_read_only is only for drop_mode=rolling' in text
+    assert pi.check('drop_tables', dict(DROP, drop_lift_super_read_only=True, drop_mode='rolling'))['mode'] == 'rolling'
+    # a rule waits until the inputs it reads are right
+    text = problems('drop_tables', dict(DROP, drop_lift_super_read_only=True, drop_retries=20))
+    assert 'super_read_only' not in text
+
+
+def test_argument_spec_is_ansibles_form_by_variable_name():
+    spec = pi.argument_spec(pi.PLAYBOOKS['drop_tables'])
+    assert spec['drop_lock_wait_timeout'] == dict(type='int', default=2)
+    assert spec['drop_window'] == dict(type='str', required=True)
+    assert all('range' not in s and 'check' not in s for s in spec.values())
+
+
+def test_shown():
+    assert pi.shown(['a.b']) == '["a.b"]' and pi.shown(3) == 3
+
+
+def test_rolling_restart_takes_the_restart_roles_defaults_and_the_registrys_roles():
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+    assert pi.role_option('restart', 'restart_timeout') == dict(type='int', default=300)
+    inputs = pi.check('rolling_restart', {})
+    assert inputs == dict(hosts=['all'], roles=desired.restart_roles(desired.site_roles()), all=False,
+                          timeout=pi.role_option('restart', 'restart_timeout')['default'],
+                          max_lag=pi.role_option('restart', 'restart_max_lag')['default'], serial=0)
+    assert pi.check('rolling_restart', {'rolling_restart_hosts': 'db1:db2'})['hosts'] == ['db1:db2']
+    text = problems('rolling_restart', {'rolling_restart_roles': ['adaptive_hash', 'myrock'],
+                                        'rolling_restart_timeout': '0', 'rolling_restart_max_lag': -1})
+    assert 'value of rolling_restart_roles must be one or more of: %s. Got no match for: myrock' \
+        % ', '.join(desired.ROLES) in text
+    assert 'rolling_restart_timeout=0 is out of range 1 or more' in text
+    assert 'rolling_restart_max_lag=-1 is out of range 0 or more' in text
+
+
+def test_advise_ahi_takes_the_advisors_options():
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.ahi_advisor import ADVISOR_OPTIONS, DEFAULT_THRESHOLDS
+    inputs = pi.check('advise_ahi', {'advise_ahi_thresholds': {'min_hit_ratio': '0.7'}})
+    assert inputs['sample_seconds'] == ADVISOR_OPTIONS['sample_seconds']['default']
+    assert inputs['thresholds'] == dict(DEFAULT_THRESHOLDS, min_hit_ratio=0.7)
+    text = problems('advise_ahi', {'advise_ahi_sample_seconds': 3601,
+                                   'advise_ahi_thresholds': {'min_hit_ratio': 2, 'min_lookups': 'x'}})
+    assert 'advise_ahi_sample_seconds=3601 is out of range 1-3600' in text
+    assert "argument 'min_lookups' is of type str found in 'advise_ahi_thresholds'" in text
+    assert 'advise_ahi_thresholds={"min_hit_ratio": 2, "min_lookups": "x"}: min_hit_ratio=2.0 is out of range 0-1' in text
+    assert 'advise_ahi_thresholds.nope' in problems('advise_ahi', {'advise_ahi_thresholds': {'nope': 1}})
+
+
+def _shown_default(spec):
+    if spec.get('required'):
+        return 'required'
+    value = spec.get('default')
+    return {True: 'true', False: 'false'}.get(value, str(value)) if isinstance(value, bool) else str(value)
+
+
+@pytest.mark.parametrize('doc,name', [('drop_tables.md', 'drop_tables'), ('convert_tables.md', 'convert_tables')])
+def test_the_docs_tables_give_the_specs_defaults(doc, name):
+    """docs/<playbook>.md's table of variables (| variable | ... | default | ...) says each default as the spec has it."""
+    import os
+    import re
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    playbook = pi.PLAYBOOKS[name]
+    seen, column = {}, None
+    with open(os.path.join(root, 'docs', doc), encoding='utf-8') as handle:
+        for line in handle:
+            cells = [c.strip() for c in line.strip().strip('|').split('|')] if line.startswith('|') else []
+            if cells[:1] == ['variable']:
+                column = cells.index('default')
+                continue
+            names = re.findall(r'`(%s_\w+)`' % playbook.prefix, cells[0]) if cells and column else []
+            if not names or not all(n in playbook.variables for n in names):
+                continue
+            cell = cells[column]
+            defaults = ['required'] * len(names) if 'required' in cell else re.findall(r'`([^`]*)`', cell)
+            assert len(defaults) == len(names), line
+            seen.update(zip(names, defaults))
+    assert seen == dict((v, _shown_default(playbook.options[o])) for v, o in playbook.variables.items())
