@@ -44,7 +44,7 @@ ee_build=$!
 #   datadir templates that the other streams' labs then find in the cache (each is built once, renamed into place).
 # - The local integration tests are the longest stream: they start as soon as the lab is up; the tests that run jobs
 #   inside the image run last and wait for its build (local/awx/test_awx_ee.py, fleet/awx/test_awx_ee_fleet.py).
-# - The changelog, sanity and unit checks run at the head of the fleet's stream; lint, the build and the HTML docs
+# - The changelog and unit checks run at the head of the fleet's stream; sanity, lint, the build and the HTML docs
 #   follow Molecule (the fleet's tests are the longer stream).
 # - Molecule starts once the lab is up; it needs nothing else.
 # The other streams' output follows the first's. Tests marked `extended` (a fault already covered here, again on
@@ -65,18 +65,18 @@ export DBFLEET_EE_BUILD_RESULT="$EE_OUT/result"
 ee_built() { while [ ! -s "$EE_OUT/result" ]; do sleep 2; done; }
 fleet_stream() {
   run_part changelog    antsibull-changelog lint
-  run_part sanity       tests/sanity.sh
   run_part units        python -m pytest -q tests/unit
   run_part integration-fleet python -m pytest -q --durations=15 -m "fleet and not extended" tests/integration/fleet
 }
 # The Molecule stream ends long before the others (about 20 minutes): the local tests that use no server of the
 # shared lab (marker own_lab: a private lab on ports of its own, or none) follow it, beside the shared lab's tests,
-# then lint, the collection's build and its HTML docs, and the sanity and unit tests on the other ansible-core
+# then sanity, lint, the collection's build and its HTML docs, and the sanity and unit tests on the other ansible-core
 # versions meta/runtime.yml claims
 # (requirements/core-matrix.txt; the pinned one ran in the fleet stream), one version after the other.
 molecule_stream() {
   DBFLEET_FLEET_NET="${DBFLEET_MOLECULE_FLEET_NET:-12}" run_part molecule tests/molecule.sh
   run_part integration-own python -m pytest -q --durations=10 -m "own_lab and not extended" tests/integration/local
+  run_part sanity       tests/sanity.sh
   run_part lint         ansible-lint --profile production
   run_part build        tests/build-test.sh
   run_part docs-html    tests/docs-html.sh

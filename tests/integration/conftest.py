@@ -24,8 +24,9 @@ from dbfleet_testing.layout import INTEGRATION, marker_mismatch
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "fleet: needs the SSH fleet (lab.py --mode ssh up; root, network namespaces)")
-    config.addinivalue_line("markers", "extended: a fault already covered in make test, again on another flavor; run by "
-                                       "`make test-extended`, not by `make test` (its 35-minute budget); none today")
+    config.addinivalue_line("markers", "extended: a scenario `make test` already runs (a fault again on another flavor, "
+                                       "or on the local lab what the SSH fleet's tests run); run by `make "
+                                       "test-extended`, not by `make test` (its 35-minute budget)")
     config.addinivalue_line("markers", "own_lab: a local test that uses no server of the shared lab (a private lab of "
                                        "its own on its own ports, or none): `make test` runs these beside the "
                                        "shared lab's tests, after Molecule")

@@ -678,7 +678,7 @@ def member_left_joining(cluster, tmp_path, playbook, extra, writer_order, figure
         unblock()
     assert rc != 0, output
     restarted = [m for m in cluster.members if cluster.pid(m) != pids[m]]
-    assert len(restarted) == 1, 'members restarted: %s' % restarted
+    assert len(restarted) == 1, 'members restarted: %s; the run: %s' % (restarted, output[-4000:])
     stuck = restarted[0]
     assert 'The run stopped at %s' % stuck in output, output
     whys = (why,) if isinstance(why, str) else tuple(why)
@@ -690,14 +690,17 @@ def member_left_joining(cluster, tmp_path, playbook, extra, writer_order, figure
     seen = [t for t, s in samples if s[stuck] != 'down' and joining(s[stuck])]
     assert seen and seen[-1] - seen[0] >= gate_timeout - 2, 'never seen joining for the gate timeout: %s' % seen[:1]
     figures['runs_stopped_safely'] += 1
-    assert not below_majority(cluster, samples, figures), 'below %s' % cluster.majority_word
+    below = below_majority(cluster, samples, figures)
+    assert not below, 'below %s in %d of %d samples, the first: %s' % (cluster.majority_word, len(below), len(samples),
+                                                                      below[:3])
     unblocked = time.time()
     summary = heal_and_compare(cluster, writer, figures)
     return stuck, seen[-1] - seen[0], took, writer, summary, time.time() - unblocked, waited
 
 
 def adaptive_hash_parts_under_writes(cluster, tmp_path, figures, label):
-    """Fault a on any Galera cluster: adaptive_hash_parts changed (restart allowed) with a writer on its first member."""
+    """Fault a on any Galera cluster: adaptive_hash_parts changed (restart allowed) with a writer on its first member,
+    which restarts last."""
     members = cluster.members
     current = int(cluster.query(members[0], 'SELECT @@innodb_adaptive_hash_index_parts')[0][0])
     parts = 32 if current == 16 else 16        # never the server default (8)
@@ -709,6 +712,9 @@ def adaptive_hash_parts_under_writes(cluster, tmp_path, figures, label):
                                            'adaptive_hash_restart_timeout': 120}, members, figures)
     for host in members:
         assert int(cluster.query(host, 'SELECT @@innodb_adaptive_hash_index_parts')[0][0]) == parts
+    # The node taking the writes (the most client connections) restarts last.
+    assert seen[-1][1] == members[0], 'the writer\'s node %s did not restart last: %s' % (
+        members[0], [m for _t, m, _o in seen])
     print('%s: rolling restart under writes %.1f s, %d samples, 0 below quorum, stops %s, %d rows committed, '
           '%d writer errors %s, rows/checksum %s'
           % (label, took, len(samples), [m for _t, m, _o in seen], len(writer.committed), len(writer.errors),

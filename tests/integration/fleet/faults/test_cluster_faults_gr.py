@@ -94,6 +94,9 @@ def test_a_writer_under_load_for_a_whole_rolling_restart(group, tmp_path):
     took, samples, seen, writer, summary, _output = rolling_restart_under_writes(group, tmp_path, playbook, extra,
                                                                                  writer_order(primary), FIGURES)
     assert seen[-1][1] == primary, 'the primary %s did not restart last: %s' % (primary, [m for _t, m, _o in seen])
+    # It handed its role over before it stopped: seen ONLINE as a secondary before its stop.
+    assert any(s[primary] != 'down' and s[primary][:2] == ('ONLINE', 'SECONDARY') for t, s in samples if t < seen[-1][0]), \
+        'the primary %s was never seen a secondary before its stop' % primary
     print('GR a: rolling restart under writes %.1f s, %d samples, 0 below a majority, stops %s (primary %s last), '
           '%d rows committed, %d writer errors %s, rows/checksum %s'
           % (took, len(samples), [m for _t, m, _o in seen], primary, len(writer.committed), len(writer.errors),

@@ -136,7 +136,10 @@ def gate_passes(log_path):
     return out
 
 
+@pytest.mark.extended
 def test_rolling_restart_under_writes_waits_for_synced(cluster, tmp_path):
+    # `make test` runs this scenario on the SSH fleet's MariaDB 10.11 cluster (fleet/faults/test_cluster_faults.py,
+    # Galera a: the same role, value and writer, the same checks over real SSH); here in `make test-extended`.
     # A value no node runs now (a lab kept from an earlier run may run another value on each node), never the
     # server default (8): every node must restart for it.
     current = set(int(cluster.query(n, 'SELECT @@innodb_adaptive_hash_index_parts')[0][0]) for n in HOSTS)

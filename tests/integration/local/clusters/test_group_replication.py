@@ -20,6 +20,7 @@ import threading
 import time
 
 import pymysql
+import pytest
 
 
 from dbfleet_testing.lab import REPO as ROOT
@@ -175,7 +176,11 @@ def test_a_member_out_of_the_group_is_refused_before_any_change(group):
     wait_all_online(group)
 
 
+@pytest.mark.extended
 def test_rolling_restart_with_a_writer_switches_over_and_gates_on_online(group):
+    # `make test` runs this scenario on the SSH fleet's group (fleet/faults/test_cluster_faults_gr.py, GR a: the
+    # same playbook with restart_cluster_switchover, a writer following the primary, the same checks over real
+    # SSH); here in `make test-extended`.
     primary = primary_of(group)
     conn = group.connect(primary)
     with conn.cursor() as cur:
