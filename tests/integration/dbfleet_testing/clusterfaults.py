@@ -691,8 +691,8 @@ def member_left_joining(cluster, tmp_path, playbook, extra, writer_order, figure
     assert seen and seen[-1] - seen[0] >= gate_timeout - 2, 'never seen joining for the gate timeout: %s' % seen[:1]
     figures['runs_stopped_safely'] += 1
     below = below_majority(cluster, samples, figures)
-    assert not below, 'below %s in %d of %d samples, the first: %s' % (cluster.majority_word, len(below), len(samples),
-                                                                      below[:3])
+    assert not below, 'below %s in %d of %d samples, the first: %s' % (
+        cluster.majority_word, len(below), len(samples), below[:3])
     unblocked = time.time()
     summary = heal_and_compare(cluster, writer, figures)
     return stuck, seen[-1] - seen[0], took, writer, summary, time.time() - unblocked, waited

@@ -7,7 +7,7 @@ member that takes writes (it moves on when its member refuses or fails: a second
 monitor samples every member's own state and how many ONLINE members it sees.
 
 - a: playbooks/rolling_restart.yml, every member, with restart_cluster_switchover: the group keeps a
-  majority ONLINE in every sample, no member stops while another is not ONLINE, the primary restarts
+  majority in every sample (in_majority), no member stops while another is not ONLINE, the primary restarts
   last after handing its role over, and every host ends with the same rows and content checksum;
 - b: SIGKILL of a member's server after the first member's gate passed: the run stops before the
   next member, the two others stay ONLINE, nothing is lost;
@@ -16,9 +16,9 @@ monitor samples every member's own state and how many ONLINE members it sees.
   connects to its donor): the gate waits, shuts past its timeout, the next member never restarts;
   once the rules are gone the member finishes its recovery and every host agrees;
 - d: a network partition of a secondary (its veth down) after the first member's gate passed: the run
-  stops, the two others keep their majority ONLINE, the partitioned member (expelled meanwhile)
+  stops, the two others keep their majority, the partitioned member (expelled meanwhile)
   rejoins ONLINE by itself once healed (group_replication_autorejoin_tries), every host agrees.
-The figures are printed at the end of the module (docs/topology.md, "On the fleet: fault tests").
+Each test starts from the group whole (Group.primary). The figures are printed at the end of the module (docs/topology.md, "On the fleet: fault tests").
 """
 import os
 
@@ -37,22 +37,31 @@ GATE_TIMEOUT = 8
 
 
 def gr_state(conn):
-    """(own state, own role, ONLINE members it sees, members it sees)."""
+    """(own state, own role, ONLINE members it sees, members it sees, reachable members it sees: ONLINE or
+    RECOVERING)."""
     with conn.cursor() as cur:
         cur.execute("SELECT MEMBER_ID = @@server_uuid, MEMBER_STATE, MEMBER_ROLE"
                     " FROM performance_schema.replication_group_members")
         rows = cur.fetchall()
     own = next(((r[1], r[2]) for r in rows if r[0]), ('OFFLINE', ''))
-    return own + (sum(1 for r in rows if r[1] == 'ONLINE'), len(rows))
+    return own + (sum(1 for r in rows if r[1] == 'ONLINE'), len(rows),
+                  sum(1 for r in rows if r[1] in ('ONLINE', 'RECOVERING')))
 
 
 def online(state):
     return state != 'down' and state[0] == 'ONLINE' and state[2] >= 2
 
 
+def in_majority(state):
+    """ONLINE in a group where it reaches a majority of the three members: Group Replication's own quorum, where a
+    RECOVERING member counts (clusters.py). A member's view of another's state can lag on a loaded machine (another
+    member still RECOVERING in it long after that member said ONLINE): the quorum does not depend on that."""
+    return state != 'down' and state[0] == 'ONLINE' and state[4] >= 2
+
+
 class Group(FleetCluster):
-    """The Group Replication group of the fleet: a member serves (and counts toward the majority) when
-    ONLINE in a group where it sees two ONLINE members or more."""
+    """The Group Replication group of the fleet: a member serves when ONLINE in a group where it sees two ONLINE
+    members or more, and counts toward the majority when ONLINE in a group where it reaches two members or more."""
 
     what = 'group'
     serving_word = 'online'
@@ -61,14 +70,41 @@ class Group(FleetCluster):
     wait_sql = 'SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, 60)'
     look = staticmethod(gr_state)
     serving = staticmethod(online)
-    in_majority = staticmethod(online)
+    in_majority = staticmethod(in_majority)
 
     @staticmethod
     def counted(state):
         return state[2]
 
     def primary(self):
-        return next(m for m, s in self.wait_ready().items() if s[1] == 'PRIMARY')
+        """The primary of the group once every member is ONLINE in every member's view (a test starts from the
+        group whole)."""
+        try:
+            seen = self.wait_ready(timeout=60)
+        except AssertionError:
+            seen = self.rejoin()
+        return next(m for m, s in seen.items() if s[1] == 'PRIMARY')
+
+    def rejoin(self):
+        """A member the test before left out of the group (ERROR, OFFLINE) or whose view of the others stays behind:
+        STOP and START GROUP_REPLICATION on it, as a DBA would, one member at a time (the primary last), each
+        printed; every member's state once the group is whole."""
+        seen = self.states()
+        behind = [m for m, s in seen.items() if s != 'down' and not (self.serving(s) and s[2] == len(self.members))]
+        for member in sorted(behind, key=lambda m: (seen[m][0] == 'ONLINE', seen[m][1] == 'PRIMARY')):
+            print('the group is not whole before the test (%s): STOP and START GROUP_REPLICATION on %s' % (seen, member))
+            conn = self.connect(member, read_timeout=180)
+            try:
+                with conn.cursor() as cur:
+                    cur.execute('STOP GROUP_REPLICATION')
+                    cur.execute('START GROUP_REPLICATION')
+            finally:
+                conn.close()
+            try:
+                return self.wait_ready(timeout=90)
+            except AssertionError:
+                seen = self.states()
+        return self.wait_ready()
 
 
 FIGURES = new_figures(Group)
