@@ -189,6 +189,10 @@ def _number(value):
 # ArgumentSpecValidator's message about one argument's type ("argument 'x' is of type str and ...").
 _ARGUMENT = re.compile(r"^argument '([^']+)' is of type ")
 
+# ansible-core before 2.19 names a type as its class ("is of type <class 'str'>"): the messages read the same on
+# every ansible-core the collection supports.
+_CLASS = re.compile(r"<class '([A-Za-z_]+)'>")
+
 # The Python type a value of a spec type has once the validator has converted it (a check runs on those only).
 _CONVERTED = dict(list=list, str=str, dict=dict)
 
@@ -223,6 +227,7 @@ def check(name, given):
 
 def _with_value(message, given):
     """Ansible's message about a variable whose type is wrong, with the value as given when it does not show it."""
+    message = _CLASS.sub(r'\1', message)
     found = _ARGUMENT.match(message)
     if found and found.group(1) in given and repr(given[found.group(1)]) not in message:
         return '%s (got %s)' % (message, json.dumps(given[found.group(1)], default=str))

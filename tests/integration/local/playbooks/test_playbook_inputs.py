@@ -50,6 +50,21 @@ def test_a_bad_input_fails_before_any_host_is_touched(playbook, extra, words):
     assert re.findall(r'^(\S+)\s+: ok=', recap, re.M) == ['localhost'], out
 
 
+@pytest.mark.parametrize('playbook,extra,words', [
+    ('advise_ahi.yml', {'advise_ahi_sample_seconds': 0}, 'advise_ahi_sample_seconds=0 is out of range 1-3600'),
+    ('rolling_restart.yml', {'rolling_restart_timeout': 0}, 'rolling_restart_timeout=0 is out of range 1 or more'),
+])
+def test_a_limit_that_leaves_localhost_out_still_checks_the_inputs(playbook, extra, words):
+    """--limit mysql80 skips the first play (localhost): the play that reads the hosts takes the inputs itself, in its
+    first task, on the controller; it fails with the same message and no later task runs."""
+    require_lab_hosts(INVENTORY)
+    proc = playbook_proc(INVENTORY, playbook, extra, limit='mysql80', timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert words in flat(out), out
+    assert re.findall(r'^TASK \[(.+?)\]', out, re.M) == ['Take the inputs, checked, with their defaults'], out
+
+
 GOOD = {
     'drop_tables.yml': {'drop_tables': ['dbfleet_test.never'], 'drop_window': '02:00-05:00'},
     'convert_tables.yml': {'convert_tables_tables': ['dbfleet_test.never'], 'convert_tables_window': '02:00-05:00'},

@@ -6,6 +6,7 @@ partitions reported as pending a restart, bad input. Every test puts back what i
 Restarts run on a private lab of this test module (lab.py --lab-dir .lab/p-ahi-it, port base
 DBFLEET_LAB_PORT_BASE + 11100, MariaDB 10.11 and MySQL 5.7), started here and removed at the end.
 """
+import contextlib
 import json
 import os
 import re
@@ -123,57 +124,74 @@ class ForeignChange(Exception):
     """Someone else changed innodb_adaptive_hash_index on this shared server meanwhile."""
 
 
-def _toggle_scenario(host, hv):
-    start = not ahi_on(hv)            # flip whatever the server runs now
-    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': start}, check=True, diff=True)
-    if ahi_on(hv) is start:
+def _toggle_scenario(hosts):
+    """Each step is one run over every host (each flips what it runs now: a per-host value, from an extra variable
+    the run templates for each host), as a DBA would run the role over the fleet."""
+    start = dict((host, not ahi_on(HOSTS[host])) for host in hosts)      # flip whatever each server runs now
+
+    def run(check=False, diff=False, flip=False):
+        wanted = dict((host, start[host] is not flip) for host in hosts)
+        return run_role(INVENTORY, ':'.join(hosts), {'adaptive_hash_enabled': '{{ __test_wanted[inventory_hostname] }}',
+                                                     '__test_wanted': wanted}, check=check, diff=diff)
+
+    def unchanged_by_others():
+        if any(ahi_on(HOSTS[host]) is not start[host] for host in hosts):
+            raise ForeignChange()
+
+    rc, rep, out = run(check=True, diff=True)
+    if any(ahi_on(HOSTS[host]) is start[host] for host in hosts):
         raise ForeignChange()
-    assert rc[host]['failed'] == 0, out
-    # The runtime value changes; the drop-in too unless it already says so.
-    assert rc[host]['changed'] in (1, 2), out
-    check_changed = rc[host]['changed']
-    assert "innodb_adaptive_hash_index: '%s'" % ('ON' if start else 'OFF') in out  # runtime diff shown
+    check_changed = {}
+    for host in hosts:
+        assert rc[host]['failed'] == 0, out
+        # The runtime value changes; the drop-in too unless it already says so.
+        assert rc[host]['changed'] in (1, 2), out
+        check_changed[host] = rc[host]['changed']
+    for value in set(start.values()):
+        assert "innodb_adaptive_hash_index: '%s'" % ('ON' if value else 'OFF') in out  # runtime diff shown
 
-    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': start})
-    assert rc[host]['failed'] == 0 and rc[host]['changed'] == check_changed, out   # check mode was exact
-    assert ahi_on(hv) is start
-    text = read_file(dropin_path(hv))
-    assert 'Managed by the dbfleet.innodb.adaptive_hash role' in text
-    assert '[mysqld]' in text
-    assert 'innodb_adaptive_hash_index = %s' % ('ON' if start else 'OFF') in text
-    assert rep[host]['desired'] == {'innodb_adaptive_hash_index': start}
-    assert rep[host]['pending_restart'] is False
+    rc, rep, out = run()
+    for host in hosts:
+        assert rc[host]['failed'] == 0 and rc[host]['changed'] == check_changed[host], out   # check mode was exact
+        assert ahi_on(HOSTS[host]) is start[host]
+        text = read_file(dropin_path(HOSTS[host]))
+        assert 'Managed by the dbfleet.innodb.adaptive_hash role' in text
+        assert '[mysqld]' in text
+        assert 'innodb_adaptive_hash_index = %s' % ('ON' if start[host] else 'OFF') in text
+        assert rep[host]['desired'] == {'innodb_adaptive_hash_index': start[host]}
+        assert rep[host]['pending_restart'] is False
 
-    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': start})
-    if ahi_on(hv) is not start:
-        raise ForeignChange()
-    assert rc[host]['changed'] == 0, out            # idempotent
-    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': start}, check=True)
-    if ahi_on(hv) is not start:
-        raise ForeignChange()
-    assert rc[host]['changed'] == 0, out            # and check mode agrees
+    rc, rep, out = run()
+    unchanged_by_others()
+    assert all(rc[host]['changed'] == 0 for host in hosts), out            # idempotent
+    rc, rep, out = run(check=True)
+    unchanged_by_others()
+    assert all(rc[host]['changed'] == 0 for host in hosts), out            # and check mode agrees
 
-    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_enabled': not start}, diff=True)
-    assert rc[host]['changed'] == 2, out           # both the runtime value and the drop-in flip
-    assert "+innodb_adaptive_hash_index = %s" % ('OFF' if start else 'ON') in out
-    assert ahi_on(hv) is (not start)
+    rc, rep, out = run(diff=True, flip=True)
+    for host in hosts:
+        assert rc[host]['changed'] == 2, out           # both the runtime value and the drop-in flip
+        assert ahi_on(HOSTS[host]) is (not start[host])
+    for value in set(start.values()):
+        assert "+innodb_adaptive_hash_index = %s" % ('OFF' if value else 'ON') in out
 
 
-@pytest.mark.parametrize('host', sorted(HOSTS))
-def test_enable_disable_runtime_dropin_check_mode_idempotence(host):
+def test_enable_disable_runtime_dropin_check_mode_idempotence():
     """The lab may be shared: a change made by someone else meanwhile restarts the scenario."""
-    hv = HOSTS[host]
-    before_file = read_file(dropin_path(hv))
+    hosts = sorted(HOSTS)
+    before_files = dict((host, read_file(dropin_path(HOSTS[host]))) for host in hosts)
     for attempt in range(3):
-        with Restore(hv):
+        with contextlib.ExitStack() as stack:
+            for host in hosts:
+                stack.enter_context(Restore(HOSTS[host]))
             try:
-                _toggle_scenario(host, hv)
+                _toggle_scenario(hosts)
                 break
             except ForeignChange:
                 if attempt == 2:
                     pytest.fail('innodb_adaptive_hash_index kept changing under the test: is another run '
                                 'using this lab? (give each run its own DBFLEET_LAB_PORT_BASE)')
-    assert read_file(dropin_path(hv)) == before_file       # put back
+    assert dict((host, read_file(dropin_path(HOSTS[host]))) for host in hosts) == before_files       # put back
 
 
 @pytest.mark.parametrize('host', sorted(HOSTS))

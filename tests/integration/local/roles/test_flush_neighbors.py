@@ -57,17 +57,20 @@ def play(tmp_path, lab):
     lab.run('--inventory', inventory, 'inventory')
 
     def run(host, extra=None, check=False):
+        """One run on host; on a list of hosts, one run on all of them: {host: Run}."""
         for f in tmp_path.glob('*.json'):
             f.unlink()
         argv = [os.path.join(BIN, 'ansible-playbook'), '-i', inventory, str(book), '--diff',
-                '-e', 'target=%s out_dir=%s' % (host, tmp_path)]
+                '-e', 'target=%s out_dir=%s' % (host if isinstance(host, str) else ':'.join(host), tmp_path)]
         if extra is not None:
             argv += ['-e', json.dumps(extra)]
         if check:
             argv.append('--check')
         proc = subprocess.run(argv, capture_output=True, text=True, env=env(ANSIBLE_DEPRECATION_WARNINGS='0'), cwd=ROOT, timeout=600,
                               check=False)
-        return Run(proc, str(tmp_path), host)
+        if isinstance(host, str):
+            return Run(proc, str(tmp_path), host)
+        return dict((name, Run(proc, str(tmp_path), name)) for name in host)
     return run
 
 
@@ -156,39 +159,47 @@ def test_storage_facts_on_lab_datadir(lab, tmp_path):
 
 
 # ---------------------------------------------------------------- the role
-@pytest.mark.parametrize('host', LAB_HOSTS)
-def test_role_check_apply_idempotent_restart(lab, play, restore, host):
-    before = restore(host)
-    klass, want = opposite(before['innodb_flush_neighbors'])
-    extra = {'flush_neighbors_storage_class': klass}
-    text_before = read_or_none(dropin(lab, host))
+def test_role_check_apply_idempotent_restart(lab, play, restore):
+    """Each step is one run over the four servers, each given the class whose value differs from what it runs (a
+    per-host value, from an extra variable the run templates for each host)."""
+    hosts = list(LAB_HOSTS)
+    before = dict((host, restore(host)) for host in hosts)
+    want = dict((host, opposite(before[host]['innodb_flush_neighbors'])) for host in hosts)
+    extra = {'flush_neighbors_storage_class': '{{ __test_class[inventory_hostname] }}',
+             '__test_class': dict((host, want[host][0]) for host in hosts)}
+    text_before = dict((host, read_or_none(dropin(lab, host))) for host in hosts)
 
-    check = play(host, extra, check=True)
-    assert check.rc == 0 and check.changed >= 2, check.out[-3000:]     # drop-in + runtime value predicted
-    assert '-    innodb_flush_neighbors: \'%d\'' % before['innodb_flush_neighbors'] in check.out
-    assert '+    innodb_flush_neighbors: \'%d\'' % want in check.out
-    assert values(lab, host)['innodb_flush_neighbors'] == before['innodb_flush_neighbors']   # nothing changed
-    assert read_or_none(dropin(lab, host)) == text_before
+    check = play(hosts, extra, check=True)
+    for host in hosts:
+        run = check[host]
+        assert run.rc == 0 and run.changed >= 2, run.out[-3000:]     # drop-in + runtime value predicted
+        assert '-    innodb_flush_neighbors: \'%d\'' % before[host]['innodb_flush_neighbors'] in run.out
+        assert '+    innodb_flush_neighbors: \'%d\'' % want[host][1] in run.out
+        assert values(lab, host)['innodb_flush_neighbors'] == before[host]['innodb_flush_neighbors']   # nothing changed
+        assert read_or_none(dropin(lab, host)) == text_before[host]
 
-    first = play(host, extra)
-    assert first.rc == 0 and first.changed == check.changed, first.out[-3000:]   # check mode predicted it
-    assert values(lab, host)['innodb_flush_neighbors'] == want
-    text = open(dropin(lab, host)).read()
-    assert re.search(r'^\[mysqld\]$', text, re.M) and re.search(r'^innodb_flush_neighbors = %d$' % want, text, re.M)
-    assert 'dbfleet.innodb.flush_neighbors' in text
-    assert first.facts['storage']['source'] == 'override'
-    assert first.facts['desired'] == {'innodb_flush_neighbors': want}
-    assert first.facts['report']['verify']['ok'] == 1
+    first = play(hosts, extra)
+    for host in hosts:
+        run = first[host]
+        assert run.rc == 0 and run.changed == check[host].changed, run.out[-3000:]   # check mode predicted it
+        assert values(lab, host)['innodb_flush_neighbors'] == want[host][1]
+        text = open(dropin(lab, host)).read()
+        assert re.search(r'^\[mysqld\]$', text, re.M) and re.search(r'^innodb_flush_neighbors = %d$' % want[host][1], text, re.M)
+        assert 'dbfleet.innodb.flush_neighbors' in text
+        assert run.facts['storage']['source'] == 'override'
+        assert run.facts['desired'] == {'innodb_flush_neighbors': want[host][1]}
+        assert run.facts['report']['verify']['ok'] == 1
+        if lab.hosts[host].get('flavor') == 'mariadb':
+            assert any('MariaDB' in n for n in run.facts['report']['notes']) == (want[host][1] > 0)
 
-    second = play(host, extra)
-    assert second.rc == 0 and second.changed == 0, second.out[-3000:]
+    second = play(hosts, extra)
+    assert all(second[host].rc == 0 and second[host].changed == 0 for host in hosts), second[hosts[0]].out[-3000:]
 
-    lab.run('restart', host)
-    assert values(lab, host)['innodb_flush_neighbors'] == want
-    after = play(host, extra, check=True)
-    assert after.rc == 0 and after.changed == 0
-    if lab.hosts[host].get('flavor') == 'mariadb':
-        assert any('MariaDB' in n for n in first.facts['report']['notes']) == (want > 0)
+    for host in hosts:
+        lab.run('restart', host)
+        assert values(lab, host)['innodb_flush_neighbors'] == want[host][1]
+    after = play(hosts, extra, check=True)
+    assert all(after[host].rc == 0 and after[host].changed == 0 for host in hosts), after[hosts[0]].out[-3000:]
 
 
 def read_or_none(path):

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleLookupError
 from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
+from ansible.template import Templar
+
+try:
+    from ansible.template import trust_as_template
+except ImportError:     # ansible-core before 2.19: every string is a template
+    def trust_as_template(value):
+        return value
 
 from ansible_collections.dbfleet.innodb.plugins.lookup.playbook_inputs import LookupModule
 
