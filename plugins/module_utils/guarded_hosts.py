@@ -4,11 +4,13 @@
 """A guarded change over several hosts, the playbooks' checks before anything changes (filters
 dbfleet.innodb.replica_problems, dbfleet.innodb.cluster_parts and dbfleet.innodb.cluster_problems): the replicas
 that stop the run (replica_problems), which member of each cluster runs the statement while the others follow it
-(cluster_parts) and the cluster members that stop the run (cluster_problems)."""
+(cluster_parts) and the cluster members that stop the run (cluster_problems); and, once drop_tables.yml has
+given each host its part, what keeps a primary from dropping (drop_blockers, filter dbfleet.innodb.drop_blockers)."""
 
 from __future__ import annotations
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters as cluster_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import play_hosts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
 
 
@@ -99,3 +101,16 @@ def replica_problems(plan_hosts, run_hosts, check, results=None, whole_topology=
             out.append('%s has replica server_id %s (%s)%s' % (
                 h, r.get('server_id'), where, '' if whole_topology else ', and the whole topology is not converted'))
     return out
+
+
+def drop_blockers(hostvars, run_hosts):
+    """What keeps the primaries of drop_tables.yml's replicated mode from dropping, over the run's hosts in play
+    order (hostvars: each host's __drop_part, 'drop' or 'follow', and the facts its steps set):
+
+    not_ready: the replicas (part follow) that have not said they are ready (no __drop_replica_ready: AHI not
+    switched off in time, or not reached); failed: the primaries (part drop) whose drop failed (__drop_failed), which
+    the replicas' followers are told of."""
+    def where(part, name, defined):
+        return [h for h in run_hosts or [] if play_hosts.value(hostvars, h, '__drop_part') == part
+                and (play_hosts.value(hostvars, h, name) is not None) == defined]
+    return dict(not_ready=where('follow', '__drop_replica_ready', False), failed=where('drop', '__drop_failed', True))

@@ -43,10 +43,14 @@ def _tasks(path):
 
 
 def test_the_restart_role_checks_the_method_on_every_host_not_only_pending_ones():
+    # The first task works the inputs out (filter restart_inputs: restart_method_errors and the role's own inputs) on
+    # every host, the second stops the run on any host's problem.
     tasks = _tasks('roles/restart/tasks/main.yml')
-    checks = [t for t in tasks if 'dbfleet.innodb.restart_method_errors' in str(t)]
-    assert len(checks) == 1
-    assert 'when' not in checks[0] and checks[0].get('any_errors_fatal') is True
+    works_out = [t for t in tasks if 'dbfleet.innodb.restart_inputs' in str(t)]
+    checks = [t for t in tasks if '__restart_inputs.problems' in str(t.get('ansible.builtin.assert'))]
+    assert len(works_out) == 1 and len(checks) == 1
+    assert tasks.index(works_out[0]) == 0 and tasks.index(checks[0]) == 1
+    assert all('when' not in t for t in works_out + checks) and checks[0].get('any_errors_fatal') is True
 
 
 def test_no_yaml_checks_the_restart_method_by_itself():
