@@ -499,6 +499,8 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
         variables=results,
         summary=summary,
         drift=drift,
+        pending_restart=dict((name, item.get('desired')) for name, item in results.items()
+                             if item.get('status') == 'pending_restart'),
         skipped_variables=skipped,
         server=server_facts.public(facts),
         option_files=dict(parsed.to_dict(), source=plan['source'], groups=plan['groups'],

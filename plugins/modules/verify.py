@@ -233,6 +233,14 @@ drift:
   description: True when any status is other than C(ok), C(startup_unknown) or C(unsupported).
   returned: success
   type: bool
+pending_restart:
+  description:
+    - The settings that wait for a restart (status C(pending_restart)), name -> the desired value, as
+      C(playbooks/rolling_restart.yml) hands them to the restart role (whose gate checks them after the restart).
+  returned: success
+  type: dict
+  sample: {innodb_adaptive_hash_index_parts: 16}
+  version_added: 1.1.0
 skipped_variables:
   description: Names whose desired value was V(null) (not audited). Not C(skipped), which Ansible reserves for a skipped task.
   returned: success
