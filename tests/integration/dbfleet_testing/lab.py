@@ -185,19 +185,21 @@ USED_LAB_PLAYBOOK = os.path.join(REPO, "tests", "integration", "playbooks", "use
 
 def lab_is_used(handle):
     """What used_lab.yml leaves, read from the servers: mysql80's memcached plugin installed at run time (mysql.plugin)
-    and active, its role's drop-in, and a persisted setting on each MySQL 8.0+ server of the lab."""
+    and active, its role's drop-in, and a persisted setting on each MySQL 8.0+ server of the lab. Each read waits up to
+    two minutes for a server that another stream's test is restarting (make test runs the fleet's tests beside the
+    local lab's)."""
     missing = []
     if "mysql80" in handle.hosts:
         plugins = handle.query("mysql80", "SELECT p.name, i.PLUGIN_STATUS FROM mysql.plugin p LEFT JOIN "
                                           "information_schema.PLUGINS i ON i.PLUGIN_NAME = p.name "
-                                          "WHERE p.name = 'daemon_memcached'")
+                                          "WHERE p.name = 'daemon_memcached'", tries=120)
         if not plugins or plugins[0]["PLUGIN_STATUS"] != "ACTIVE":
             missing.append("mysql80: the memcached plugin installed at run time (mysql.plugin) and active")
         if not os.path.exists(os.path.join(handle.hosts["mysql80"]["dropin_dir"], "60-dbfleet-memcached.cnf")):
             missing.append("mysql80: the memcached role's drop-in")
     for host in ("mysql80", "mysql97"):
         if host in handle.hosts and not handle.query(host, "SELECT 1 FROM performance_schema.persisted_variables "
-                                                           "WHERE VARIABLE_NAME = 'innodb_old_blocks_time'"):
+                                                           "WHERE VARIABLE_NAME = 'innodb_old_blocks_time'", tries=120):
             missing.append("%s: innodb_old_blocks_time persisted (mysqld-auto.cnf)" % host)
     return missing
 

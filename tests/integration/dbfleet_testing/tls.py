@@ -423,7 +423,13 @@ class Forwarder(Listener):
 
     def handle(self, client):
         self.connections += 1
-        upstream = socket.create_connection(self.target, timeout=10)
+        try:
+            upstream = socket.create_connection(self.target, timeout=10)
+        except OSError:
+            # The server is down (a restart by another test): the client sees its connection closed at once, as
+            # through a real proxy, instead of waiting on a forwarder that relays nothing.
+            client.close()
+            return
         for src, dst in ((client, upstream), (upstream, client)):
             threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
 

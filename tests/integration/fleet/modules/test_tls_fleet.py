@@ -136,16 +136,22 @@ def test_no_way_of_asking_gets_the_password_from_the_restart_gates_looks(auth_se
         assert_refused(server, problems[0], way)
 
 
-@pytest.mark.fleet
-def test_a_remote_login_that_is_not_verified_is_warned_about_and_a_verified_one_is_not(lab, lab_network):  # pylint: disable=redefined-outer-name
-    """server_facts reaching mysql80 through an address of the lab's network: a warning in the result names the
-    server and how to verify it; with the lab's CA (the chain verified) there is none."""
-    _hosts, ca = tls_hosts(lab)
+# The local lab's own tests restart mysql80 (roles, the restart path) while this stream runs: a run that met such a
+# restart (the server refused the connection, or dropped it) is run again once the server answers, up to three times.
+_RESTARTING = ("Can't connect to MySQL server", 'Lost connection to MySQL server', '(2013', '(2003')
+
+
+def _unverified_login_checks(lab, lab_network, ca):  # pylint: disable=redefined-outer-name
+    """The test's three runs through a new forwarder; None when they passed, else the output of a run that met a
+    restart of mysql80."""
+    lab.query('mysql80', 'SELECT 1', tries=120)
     forwarder = Forwarder(lab_network, lab.hosts['mysql80']['port'])
     try:
         base = dict(login_host=forwarder.address, login_port=forwarder.port, login_user=lab.admin_user,
                     login_password=lab.admin_password, config_file='')
         rc, result, out = module('mysql80', 'dbfleet.innodb.server_facts', base)
+        if rc != 0 and any(m in out for m in _RESTARTING):
+            return out
         assert rc == 0, out
         assert result['server_facts']['port'] == lab.hosts['mysql80']['port'], out
         warning = '[WARNING]: the server %s@%s:%d is reached over TCP without verifying its identity' % (
@@ -153,10 +159,26 @@ def test_a_remote_login_that_is_not_verified_is_warned_about_and_a_verified_one_
         assert warning in out and 'verify_identity with ca_cert' in out and lab.admin_password not in out, out
         rc, result, out = module('mysql80', 'dbfleet.innodb.server_facts',
                                  dict(base, login_ssl_mode='verify_ca', ca_cert=ca))
+        if rc != 0 and any(m in out for m in _RESTARTING):
+            return out
         assert rc == 0, out
         assert 'without verifying' not in out, out
         rc, _result, out = module('mysql80', 'dbfleet.innodb.server_facts', dict(base, login_ssl_mode='verify_ca'))
         assert rc != 0 and 'none was given: set ca_cert' in out, out
         assert forwarder.connections == 2
+        return None
     finally:
         forwarder.close()
+
+
+@pytest.mark.fleet
+def test_a_remote_login_that_is_not_verified_is_warned_about_and_a_verified_one_is_not(lab, lab_network):  # pylint: disable=redefined-outer-name
+    """server_facts reaching mysql80 through an address of the lab's network: a warning in the result names the
+    server and how to verify it; with the lab's CA (the chain verified) there is none."""
+    _hosts, ca = tls_hosts(lab)
+    for attempt in range(3):
+        met_restart = _unverified_login_checks(lab, lab_network, ca)
+        if met_restart is None:
+            return
+        print('attempt %d met a restart of mysql80 by the local tests, run again:\n%s' % (attempt + 1, met_restart))
+    pytest.fail('mysql80 was restarting in each of 3 attempts: %s' % met_restart)

@@ -160,3 +160,15 @@ def test_the_memcached_roles_audit_reads_its_settings_by_name():
     assert got['variables']['innodb_api_trx_level']['runtime'] == '0'
     assert got['variables']['daemon_memcached_r_batch_size']['status'] == 'drift_runtime'
     assert len(_reads(named)) == 1 and 'WHERE' in _reads(named)[0]
+
+
+def test_pending_restart_holds_the_settings_that_wait_for_a_restart_with_their_desired_values(tmp_path):
+    # A read-only variable configured right and running the old value waits for a restart; one in place or drifted
+    # at run time does not (rolling_restart.yml hands pending_restart to the restart role as it is).
+    cnf = tmp_path / 'my.cnf'
+    cnf.write_text('[mysqld]\ninnodb_adaptive_hash_index_parts = 16\ninnodb_flush_neighbors = 0\n')
+    result = verify.audit(FakeServer(MYSQL84), {'innodb_adaptive_hash_index_parts': 16, 'innodb_flush_neighbors': 0,
+                                                'max_connections': 300},
+                          option_files=[str(cnf)], proc_root=None, now=_NOW)
+    assert result['variables']['max_connections']['status'] == 'drift_runtime'
+    assert result['pending_restart'] == {'innodb_adaptive_hash_index_parts': 16}
