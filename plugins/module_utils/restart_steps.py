@@ -46,7 +46,8 @@ def inputs(variables, playbook_dir, method=None, command=None, service=None, is_
     tasks = variables.get('restart_cluster_drain_tasks')
     files = {}
     if isinstance(tasks, dict):
-        files = dict((str(k), _under(playbook_dir, str(v))) for k, v in tasks.items())
+        # os.path.join keeps an absolute path as it is.
+        files = dict((str(k), os.path.join(playbook_dir, str(v))) for k, v in tasks.items())
     if drain == 'tasks':
         if not isinstance(tasks, dict) or any(k not in tasks for k in DRAIN_FILES):
             check.error('restart_cluster_drain_tasks must be a mapping with drain and restore task files (got %s)'
@@ -57,10 +58,6 @@ def inputs(variables, playbook_dir, method=None, command=None, service=None, is_
                     check.error('restart_cluster_drain_tasks.%s: no such file %s' % (key, files[key]))
     problems = restart_method_errors(method, command, service) + check.errors
     return dict(problems=problems, drain_files=files)
-
-
-def _under(directory, path):
-    return path if path.startswith('/') else os.path.join(directory, path)
 
 
 def pending(hostvars, hosts):
