@@ -29,18 +29,23 @@ STRONG_PLUGINS = 'no weak authentication plugin'
 # deprecated in MySQL 8.0.34, off by default in 8.4, removed in 9.0), the pre-4.1 hash, the password in clear.
 WEAK_PLUGINS = ('mysql_native_password', 'mysql_old_password', 'mysql_clear_password', 'authentication_ldap_simple')
 
+# By title (the manuals renumber their sections between releases; the page names stay): docs/security.md links them.
 SOURCES = {
-    'cis-mysql': 'CIS Oracle MySQL Community Server 8.0 Benchmark',
-    'cis-mariadb': 'CIS MariaDB 10.6 Benchmark',
-    'mysql-security-options': 'MySQL 8.0 Reference Manual, 6.1.4 "Security-Related mysqld Options and Variables"',
-    'mysql-auth': 'MySQL 8.0 Reference Manual, 6.4.1 "Authentication Plugins" and 5.1.8 "Server System Variables" '
-                  '(authentication_policy, default_authentication_plugin)',
-    'mysql-tls': 'MySQL 8.0 Reference Manual, 6.3 "Using Encrypted Connections"',
-    'mysql-keyring': 'MySQL 8.0 Reference Manual, 6.4.4 "The MySQL Keyring"',
-    'mysql-plugins': 'MySQL 8.0 Reference Manual, 5.6.1 "Installing and Uninstalling Plugins"',
-    'mysql-init': 'MySQL 8.0 Reference Manual, 5.1.8 "Server System Variables" (init_file, init_connect, '
-                  'init_replica)',
-    'mysql-logs': 'MySQL 8.0 Reference Manual, 5.4 "MySQL Server Logs" and 6.1.1 "Security Guidelines"',
+    'cis-mysql': 'CIS Oracle MySQL Community Server 8.0 Benchmark (database-level and file-permission controls)',
+    'cis-mariadb': 'CIS MariaDB Benchmark; MariaDB KB "Server System Variables" (old_passwords, secure_auth)',
+    'mysql-security-options': 'MySQL Reference Manual "Security-Related mysqld Options and Variables" '
+                              '(security-options.html)',
+    'mysql-local-infile': 'MySQL Reference Manual "Security Considerations for LOAD DATA LOCAL" '
+                          '(load-data-local-security.html)',
+    'mysql-auth': 'MySQL Reference Manual "Authentication Plugins" (authentication-plugins.html), "Server System '
+                  'Variables" (authentication_policy, default_authentication_plugin)',
+    'mysql-tls': 'MySQL Reference Manual "Using Encrypted Connections" (encrypted-connections.html)',
+    'mysql-keyring': 'MySQL Reference Manual "The MySQL Keyring" (keyring.html)',
+    'mysql-plugins': 'MySQL Reference Manual "Installing and Uninstalling Plugins" (plugin-loading.html)',
+    'mysql-init': 'MySQL Reference Manual "Server System Variables" (init_file, init_connect, init_replica; '
+                  'server-system-variables.html)',
+    'mysql-logs': 'MySQL Reference Manual "MySQL Server Logs" (server-logs.html), "Security Guidelines" '
+                  '(security-guidelines.html)',
 }
 
 # The order is the message's: authentication, transport, file access, code the server runs, files it writes.
@@ -73,7 +78,7 @@ RULES = (
     Rule('mysqlx_ssl_*', 'transport', None, "the X Protocol's TLS keys and certificates", 'mysql-tls'),
     # File access by SQL
     Rule('local_infile', 'file access', 'OFF', 'ON lets LOAD DATA LOCAL read files of the client host and serve '
-         'them to the server', 'cis-mysql'),
+         'them to the server', 'mysql-local-infile'),
     Rule('secure_file_priv', 'file access', None, 'the one directory LOAD DATA, SELECT ... INTO OUTFILE and '
          'LOAD_FILE() may use; empty means every file mysqld can read or write', 'cis-mysql'),
     Rule('allow_suspicious_udfs', 'file access', 'OFF', 'ON loads user-defined functions from any shared object',
@@ -210,8 +215,7 @@ def secrets(wanted):
 
 def refusal_message(found, variable, allow_variable):
     """One message naming each refused setting and why."""
-    parts = ['%s%s (%s): %s [%s]' % (key, '' if normalized(key) == base else ' = %s' % base, rule.category, rule.why,
-                                     SOURCES[rule.source])
+    parts = ['%s%s (%s): %s' % (key, '' if normalized(key) == base else ' = %s' % base, rule.category, rule.why)
              for key, base, rule in found]
     return ('%s turns security off, refused before anything changed: %s. A run that must set one names it in %s '
             '(docs/security.md)' % (variable, '; '.join(parts), allow_variable))

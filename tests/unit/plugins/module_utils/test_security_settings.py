@@ -4,6 +4,7 @@ of them (settings.security_inputs()), before anything changes."""
 from __future__ import annotations
 
 import functools
+import os
 
 import pytest
 
@@ -114,3 +115,14 @@ def test_a_secret_valued_setting_is_refused_always_and_its_value_never_shown(wri
     allowed = functools.partial(state, settings_allow_security_settings=['init_file'])
     text = error_of(allowed, {written: secret}, server('mariadb', (10, 11, 19)))
     assert 'holds a secret (%s)' % written in text and secret not in text and 'mode 0640' in text
+
+
+def test_docs_security_lists_every_rule_and_source():
+    """docs/security.md's table of the refused settings is the table of the code: every pattern and source key."""
+    root = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..')
+    with open(os.path.join(root, 'docs', 'security.md'), encoding='utf-8') as handle:
+        text = handle.read()
+    for rule in sec.RULES:
+        assert '| `%s` | %s |' % (rule.pattern, rule.category) in text, rule.pattern
+    for key, title in sec.SOURCES.items():
+        assert '| %s | %s |' % (key, title) in text, key
