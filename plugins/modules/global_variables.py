@@ -31,7 +31,7 @@ description:
   - The value of a secret variable (C(wsrep_sst_auth), C(report_password), C(*_password), ... - the collection's one
     list, C(plugins/module_utils/masking.py)) is masked in the result, the diff, the messages and the task's
     invocation (C(-vvv)). A server that hides a secret's running value (MariaDB shows a set C(wsrep_sst_auth) as
-    C(********)) cannot be compared with it: the module sets it on every run and reports a change.
+    C(********)) cannot be compared with it, so the module sets it on every run and reports a change.
   - A low-level module with the login's own privileges - it sets at runtime only what that login could set with
     C(SET GLOBAL) - so it does not refuse security-critical settings as the role C(dbfleet.innodb.settings) does
     (C(settings_allow_security_settings), docs/security.md); give it such a variable only in a playbook you wrote.
