@@ -367,6 +367,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
 
 
@@ -391,6 +392,10 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
+    # A secret's desired value (settings: {wsrep_sst_auth: ...}, or in the roles' variables) is masked wherever
+    # Ansible shows this task, its invocation at -vvv included; the result masks the items by name (masking.mask_item).
+    module.no_log_values.update(masking.secret_values(params['settings']))
+    module.no_log_values.update(masking.secret_values(params['role_variables']))
     try:
         verify.check_settings(params['settings'])
         target, catalog = None, None

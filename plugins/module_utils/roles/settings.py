@@ -31,6 +31,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desire
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import option_writer
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import security_settings
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 ROLE = 'settings'
@@ -90,6 +91,31 @@ def _size(value):
         return values.parse_size(value)
     except values.ValueError_:
         return None
+
+
+# ---------------------------------------------------------------- security
+def security_inputs(check, wanted):
+    """wanted (settings_values) without the settings that turn security off (security_settings.RULES) unless
+    settings_allow_security_settings names them, and without secret-valued ones: one message for each kind, through
+    check, before anything changes. The message names each setting and why, never a value."""
+    allowed = check.raw('settings_allow_security_settings')
+    if allowed is None:
+        allowed = []
+    if not isinstance(allowed, list):
+        check.error('settings_allow_security_settings must be a list of setting names; got %s' % desired.shown(allowed))
+        allowed = []
+    unknown = security_settings.unknown_allowances(allowed)
+    if unknown:
+        check.error('settings_allow_security_settings names %s: not a security setting of docs/security.md, so it '
+                    'allows nothing' % ', '.join(desired.shown(a) for a in unknown))
+    found = security_settings.refusals(wanted, allowed)
+    if found:
+        check.error(security_settings.refusal_message(found, 'settings_values', 'settings_allow_security_settings'))
+    secret = security_settings.secrets(wanted)
+    if secret:
+        check.error(security_settings.secret_message(secret, 'settings_values'))
+    refused = set(key for key, _base, _rule in found) | set(secret)
+    return dict((key, value) for key, value in wanted.items() if str(key) not in refused)
 
 
 # ---------------------------------------------------------------- names
@@ -270,7 +296,7 @@ def settings(variables, facts):
     resize), unsupported, unresolved, left_alone, issues, notes.
     """
     check = role_input.Checker(variables, desired.INPUTS[ROLE], facts)
-    wanted_raw = check.mapping('settings_values')
+    wanted_raw = security_inputs(check, check.mapping('settings_values'))
     persist = check.boolean('settings_persist', allow_none=False)
     check.choice('settings_restart', ('never', 'allowed'))
     check.integer('settings_restart_timeout', 1)

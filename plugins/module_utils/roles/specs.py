@@ -71,6 +71,7 @@ INPUTS = {
     },
     'settings': {
         'settings_values': {},
+        'settings_allow_security_settings': [],
         'settings_persist': False,
         'settings_restart': 'never',
         'settings_restart_timeout': 300,
