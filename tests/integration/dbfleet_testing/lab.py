@@ -183,8 +183,8 @@ def default_lab_dir():
 USED_LAB_PLAYBOOK = os.path.join(REPO, "tests", "integration", "playbooks", "used_lab.yml")
 
 
-# What used_lab.yml persists on each MySQL 8.0+ server: one setting no role manages, two that roles manage.
-USED_LAB_PERSISTED = ("innodb_old_blocks_time", "innodb_flush_neighbors", "innodb_io_capacity")
+# What used_lab.yml persists on each MySQL 8.0+ server: one setting no role manages, one the flush_neighbors role does.
+USED_LAB_PERSISTED = ("innodb_old_blocks_time", "innodb_flush_neighbors")
 
 
 def lab_is_used(handle):
