@@ -581,7 +581,8 @@ def _packed_text(text, indent):
     return "".join(" " * indent + repr(piece) + "\n" for piece in lines[:-1]) + " " * indent + repr(lines[-1]) + ",\n"
 
 
-def write_flags(out_dir, path=FLAGS_OUT):
+def data_modules(out_dir):
+    """{module name: its namespace} of every data module in out_dir (mysql_8_0, mariadb_11_8, ...)."""
     modules = {}
     for filename in sorted(os.listdir(out_dir)):
         if filename.startswith(("mysql_", "mariadb_")) and filename.endswith(".py"):
@@ -589,8 +590,12 @@ def write_flags(out_dir, path=FLAGS_OUT):
             with open(os.path.join(out_dir, filename), encoding="utf-8") as handle:
                 exec(compile(handle.read(), filename, "exec"), namespace)  # pylint: disable=exec-used  # noqa: S102
             modules[filename[:-3]] = namespace
+    return modules
+
+
+def write_flags(out_dir, path=FLAGS_OUT):
     with open(path, "w", encoding="utf-8") as handle:
-        handle.write(render_flags(modules))
+        handle.write(render_flags(data_modules(out_dir)))
     return path
 
 

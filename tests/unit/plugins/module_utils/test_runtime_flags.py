@@ -35,14 +35,7 @@ def test_runtime_flags_is_written_from_the_flavor_data_as_it_is():
         import read_flavor_data  # pylint: disable=import-outside-toplevel
     finally:
         sys.path.pop(0)
-    out = os.path.join(ROOT, 'plugins', 'module_utils', 'flavor_data')
-    modules = {}
-    for filename in sorted(os.listdir(out)):
-        if filename.startswith(('mysql_', 'mariadb_')):
-            namespace = {}
-            with open(os.path.join(out, filename), encoding='utf-8') as handle:
-                exec(compile(handle.read(), filename, 'exec'), namespace)  # pylint: disable=exec-used
-            modules[filename[:-3]] = namespace
+    modules = read_flavor_data.data_modules(os.path.join(ROOT, 'plugins', 'module_utils', 'flavor_data'))
     with open(os.path.join(ROOT, 'plugins', 'module_utils', 'runtime_flags.py'), encoding='utf-8') as handle:
         assert handle.read() == read_flavor_data.render_flags(modules), (
             'runtime_flags.py is stale: python lab/read_flavor_data.py --flags-only')
