@@ -121,4 +121,3 @@ def test_persisted_values_are_reset_or_refused_and_the_map_needs_no_restart(used
     # A second run changes nothing.
     rc, out, _results = play(tmp_path, extra, hosts=HOSTS)
     assert rc == 0 and changed_by_host(out, HOSTS) == dict((h, 0) for h in HOSTS), out
-

@@ -11,8 +11,9 @@ from test_settings import server
 
 
 def run(role, inputs, facts, found=None):
-    return desired.for_role(role, inputs, facts, lambda datadir, probe: found or dict(storage_class='ssd',
-                                                                                     confidence='high', reasons=[]))
+    def detect(_datadir, _probe):
+        return found or dict(storage_class='ssd', confidence='high', reasons=[])
+    return desired.for_role(role, inputs, facts, detect)
 
 
 def settings_state(persisted_values, values_map, **inputs):
