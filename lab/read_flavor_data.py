@@ -28,6 +28,7 @@ Usage (as root, the lab's cache built: `make lab-up` once):
 import argparse
 import datetime
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -206,6 +207,50 @@ def mysql_enum_choices(cur, name, scope):
     return tuple(choices) or None
 
 
+def show_global(cur):
+    cur.execute("SHOW GLOBAL VARIABLES")
+    return {_text(n).lower(): _text(v) for n, v in cur.fetchall()}
+
+
+# Variables whose value decides whether the server is usable: the probe must leave each as it found it.
+USABLE = ("read_only", "super_read_only", "offline_mode", "event_scheduler", "gtid_mode", "sql_log_bin")
+
+
+def probe_left_server_as_it_was(cur, before, volatile, disagree):
+    """The rule of the dynamic probe (SET GLOBAL v = @@GLOBAL.v on a private server on a fresh datadir, thrown away
+    afterwards; never on a lab host or a user's server): it sets each variable to the value it has (an enumeration's
+    values are read by setting them, and the value it had is set again), so it starts and stops nothing that was not
+    already so. Afterwards every variable must read as before (volatile: those that changed between two reads with no
+    probe, e.g. a clock): one the server adjusted on its own SET (MariaDB 10.11: innodb_lru_flush_size reads 0 and
+    takes at least 1; thread_pool_size while no thread pool runs) is set back to what it read and reported; one of
+    USABLE that changed, a value that cannot be set back, or a server that refuses a write afterwards fails the
+    generation before any data is written; so does a MariaDB variable whose READ_ONLY disagrees with the probe
+    (disagree; a SESSION-only variable that SHOW GLOBAL VARIABLES lists is not one: no SET GLOBAL changes it)."""
+    after = show_global(cur)
+    problems, adjusted = [], []
+    for name, value in sorted(before.items()):
+        if name in volatile or after.get(name) == value:
+            continue
+        said = "%s: %r before the probe, %r after" % (name, value, after.get(name))
+        if name in USABLE:
+            problems.append(said)
+            continue
+        try:
+            cur.execute("SET GLOBAL %s = %%s" % name, (value,))
+        except pymysql.err.MySQLError:
+            pass
+        adjusted.append(said + (", set back" if show_global(cur).get(name) == value else ", the server keeps it"))
+    try:
+        cur.execute("CREATE DATABASE dbfleet_probe_check")
+        cur.execute("DROP DATABASE dbfleet_probe_check")
+    except pymysql.err.MySQLError as exc:
+        problems.append("the server refuses a write after the probe: %s" % (exc,))
+    if problems or disagree:
+        raise LabError("the dynamic probe: %s" % "; ".join(problems + disagree))
+    for line in adjusted:
+        print("  the server adjusted on its own SET: %s" % line)
+
+
 def dynamic_on_server(cur, name):
     try:
         cur.execute("SET GLOBAL %s = @@GLOBAL.%s" % (name, name))
@@ -254,8 +299,8 @@ def read_server(host, kind, cache, work):
         with conn.cursor() as cur:
             cur.execute("SELECT @@version, @@version_comment")
             version_string, comment = (_text(v) for v in cur.fetchone())
-            cur.execute("SHOW GLOBAL VARIABLES")
-            running = {_text(n).lower(): _text(v) for n, v in cur.fetchall()}
+            running = show_global(cur)
+            volatile = {n for n, v in show_global(cur).items() if running.get(n) != v}
             table, how = {}, []
             if kind.flavor == "mariadb":
                 for row in rows(cur, "SELECT LOWER(VARIABLE_NAME) AS name, VARIABLE_TYPE AS type, READ_ONLY AS ro, "
@@ -277,7 +322,9 @@ def read_server(host, kind, cache, work):
                         table.setdefault(_text(row["name"]), {}).update(type=row["type"], scope=row["scope"])
                     how.append("performance_schema.variables_metadata")
                 how.append("SET GLOBAL v = @@GLOBAL.v (dynamic), SET v = 0, 1, 2... (enumeration values)")
-            variables = {}
+            variables, disagree = {}, []
+            if kind.flavor == "mariadb":
+                how.append("SET GLOBAL v = @@GLOBAL.v checked against READ_ONLY")
             for name in sorted(running):
                 row = table.get(name, {})
                 value = running[name]
@@ -289,6 +336,13 @@ def read_server(host, kind, cache, work):
                 choices = None
                 if kind.flavor == "mariadb":
                     dynamic = str(_text(row.get("ro")) or "").upper() == "NO"
+                    probed = dynamic_on_server(cur, name)
+                    if probed != dynamic and not probed and str(_text(row.get("scope")) or "").upper() == "SESSION":
+                        # Listed by SHOW GLOBAL VARIABLES, but of SESSION scope only: no SET GLOBAL changes it.
+                        dynamic = False
+                    elif probed != dynamic:
+                        disagree.append("%s: READ_ONLY %s, SET GLOBAL v = @@GLOBAL.v %s"
+                                        % (name, _text(row.get("ro")), "accepted" if probed else "refused (1238)"))
                     if row.get("choices") and kind_name in ("enum", "bool", "set"):
                         choices = tuple(_text(row["choices"]).split(","))
                 else:
@@ -308,6 +362,7 @@ def read_server(host, kind, cache, work):
                 if kind_name not in ("int", "float"):
                     low = high = None
                 variables[name] = (kind_name, default, dynamic, low, high, choices, machine)
+            probe_left_server_as_it_was(cur, running, volatile, disagree)
     finally:
         conn.close()
         terminate(proc.pid, "%s (private)" % kind.name)
@@ -349,13 +404,46 @@ def probe_option(kind, basedir, name, value):
     return said[0] if said else ""
 
 
+REMOVED_WARNING = re.compile(r"'([a-z0-9_-]+)' was removed\. It does nothing now[^\n]*")
+# An option name as the binary keeps it among its strings: lower case words joined by dashes, NUL-terminated.
+OPTION_STRING = re.compile(rb"(?<![\x21-\x7e])([a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?=\x00)")
+
+
+def binary_path(kind, basedir):
+    """The server binary's path on this machine (inside the chroot for a chroot server)."""
+    binary = kind.mysqld(basedir)
+    if kind.server_basedir(basedir) != basedir:
+        return os.path.join(basedir, binary.lstrip("/"))
+    return binary
+
+
+def removed_in_binary(kind, basedir, variables, options):
+    """{name: the binary's own warning} of the removed options the binary still takes as no-ops, from the binary
+    itself: every string of the binary shaped like an option name that it lists nowhere (neither a variable nor an
+    option of --verbose --help) is given to it at once as --loose-<name>=1 with --verbose --help (loose: a string
+    that is no option is only warned about), and the names it answers "'<name>' was removed. It does nothing now and
+    exists only for compatibility with old my.cnf files" for are the ones (MariaDB's removed-option table in
+    sql/mysqld.cc; MySQL keeps none)."""
+    with open(binary_path(kind, basedir), "rb") as handle:
+        found = {m.decode() for m in OPTION_STRING.findall(handle.read())}
+    listed = {n.replace("_", "-") for n in list(variables) + list(options)}
+    candidates = sorted(found - listed)
+    if not candidates:
+        return {}
+    check = ["--validate-config"] if kind.flavor == "mysql" else ["--verbose", "--help"]
+    argv = kind.command(basedir, ["--no-defaults", "--user=root"] + ["--loose-%s=1" % n for n in candidates] + check)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    return {m.group(1).replace("-", "_"): m.group(0).strip() for m in REMOVED_WARNING.finditer(proc.stderr)}
+
+
 def removed_but_accepted(kind, basedir, variables, options, others):
-    """{name: the binary's warning} for the names of other versions of the flavor (others: their VARIABLES and
-    OPTIONS) that this version lists nowhere but still takes (MariaDB keeps removed InnoDB options as no-ops:
-    "'innodb-change-buffering' was removed. It does nothing now ...")."""
-    accepted = {}
+    """{name: the binary's warning} for the names this version lists nowhere but still takes: those the binary
+    itself says it keeps as removed no-ops (removed_in_binary(); MariaDB keeps removed InnoDB options:
+    "'innodb-log-files-in-group' was removed. It does nothing now ..."), and the names of other versions of the
+    flavor (others: their VARIABLES and OPTIONS) it takes when given one by one."""
+    accepted = removed_in_binary(kind, basedir, variables, options)
     for name, sample in sorted(others.items()):
-        if name in variables or name in options:
+        if name in variables or name in options or name in accepted:
             continue
         said = probe_option(kind, basedir, name, sample if sample not in (None, "") else "1")
         if said is not None:
@@ -452,11 +540,76 @@ def render(source, variables, options, accepted):
     return header + body
 
 
+FLAGS_OUT = os.path.join(REPO, "plugins", "module_utils", "versions", "runtime_flags.py")
+
+
+def render_flags(modules):
+    """plugins/module_utils/versions/runtime_flags.py from the MySQL data modules ({module name: namespace}): per version the
+    names of its read-only and of its dynamic variables, so a module knows them without carrying flavor_data."""
+    out = ('# -*- coding: utf-8 -*-\n'
+           '# Copyright: dbfleet.innodb contributors\n'
+           '# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or '
+           'https://www.gnu.org/licenses/gpl-3.0.txt)\n'
+           '"""Whether each MySQL variable changes at runtime, per lab version: generated by %s, do not edit.\n\n'
+           'Run it again (--flags-only rewrites this file from flavor_data as it is).\n\n'
+           'FLAGS: (flavor, version) -> (read-only names, dynamic names), each a space-separated '
+           'string. The flag is the\nfresh server\'s own answer to SET GLOBAL v = @@GLOBAL.v (error 1238: read-only). '
+           'Read by flavors.runtime_flag().\n"""\n\nfrom __future__ import annotations\n\nFLAGS = {\n' % GENERATOR)
+    for name in sorted(modules):
+        namespace = modules[name]
+        source = namespace["SOURCE"]
+        if source["flavor"] != "mysql":
+            continue
+        variables = namespace["VARIABLES"]
+        out += "    (%r, %r): (\n" % (source["flavor"], tuple(source["version"]))
+        for dynamic in (False, True):
+            names = " ".join(sorted(n for n, row in variables.items() if row[2] is dynamic))
+            out += "        # %s\n%s" % ("dynamic" if dynamic else "read-only", _packed_text(names, 8))
+        out += "    ),\n"
+    return out + "}\n"
+
+
+def _packed_text(text, indent):
+    """A long string as adjacent literals of at most 100 characters each, ending with a comma."""
+    words, lines, line = text.split(" "), [], ""
+    for word in words:
+        if line and len(line) + len(word) + 1 > 100:
+            lines.append(line + " ")
+            line = word
+        else:
+            line = (line + " " + word) if line else word
+    lines.append(line)
+    return "".join(" " * indent + repr(piece) + "\n" for piece in lines[:-1]) + " " * indent + repr(lines[-1]) + ",\n"
+
+
+def data_modules(out_dir):
+    """{module name: its namespace} of every data module in out_dir (mysql_8_0, mariadb_11_8, ...)."""
+    modules = {}
+    for filename in sorted(os.listdir(out_dir)):
+        if filename.startswith(("mysql_", "mariadb_")) and filename.endswith(".py"):
+            namespace = {}
+            with open(os.path.join(out_dir, filename), encoding="utf-8") as handle:
+                exec(compile(handle.read(), filename, "exec"), namespace)  # pylint: disable=exec-used  # noqa: S102
+            modules[filename[:-3]] = namespace
+    return modules
+
+
+def write_flags(out_dir, path=FLAGS_OUT):
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(render_flags(data_modules(out_dir)))
+    return path
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--only", default="", help="comma-separated lab hosts (default: %s)" % ",".join(KINDS))
     parser.add_argument("--out", default=OUT)
+    parser.add_argument("--flags-only", action="store_true",
+                        help="only write plugins/module_utils/versions/runtime_flags.py from the data modules as they are")
     args = parser.parse_args()
+    if args.flags_only:
+        print("-> %s" % os.path.relpath(write_flags(args.out), REPO))
+        return 0
     cache = os.path.abspath(os.environ.get("DBFLEET_LAB_CACHE") or os.path.expanduser("~/.cache/dbfleet-lab"))
     hosts = [h for h in args.only.split(",") if h] or list(KINDS)
     work = tempfile.mkdtemp(prefix="dbfleet-fd-")
@@ -479,6 +632,7 @@ def main():
                   % (host, source["flavor"], source["version_string"], len(variables),
                      sum(1 for v in variables.values() if v[6] and v[6] != "instance"), len(options), len(accepted),
                      os.path.relpath(path, REPO)))
+        print("-> %s" % os.path.relpath(write_flags(args.out), REPO))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -580,14 +580,18 @@ def variable_details(conn, identity, variables, names):
     return out, reason
 
 
-def report(conn, identity, variables, facts, names=(), engines=(), catalog=False):
+def report(conn, identity, variables, facts, names=(), engines=(), catalog=False, persisted=False):
     """The server_facts result (as the server_facts and desired_settings modules return it and the
     roles' desired state is computed from): the public facts plus `variables`, the details of names,
     and `engines`, whether each of engines is loaded and how many tables use it (when engines are asked for).
     catalog: also `catalog` (variable_catalog(), with every running value), its `catalog_source` /
-    `catalog_problem`, and `memory` (server_memory() of the local server process)."""
+    `catalog_problem`, and `memory` (server_memory() of the local server process).
+    persisted: also `persisted`, {name: value} of what the server reads from mysqld-auto.cnf at its next start
+    (persisted_variables(); {} where it has no SET PERSIST), and `persisted_problem` (why it could not be read)."""
     out = public(facts)
     out['notes'] = list(out.get('notes') or [])
+    if persisted:
+        out['persisted'], out['persisted_problem'] = persisted_variables(conn, identity, variables)
     out['variables'] = {}
     if names:
         details, reason = variable_details(conn, identity, variables, names)
@@ -611,7 +615,7 @@ def report(conn, identity, variables, facts, names=(), engines=(), catalog=False
     return out
 
 
-def read_for_module(module, names=(), engines=(), catalog=False):
+def read_for_module(module, names=(), engines=(), catalog=False, persisted=False):
     """report() for a module: connects with the module's login options, fails the module with the
     target named when the server cannot be identified or read, and closes the connection."""
     conn = connection.connect(module)
@@ -622,7 +626,7 @@ def read_for_module(module, names=(), engines=(), catalog=False):
                            fallback_option_files=module.params.get('fallback_option_files'))
         except ValueError as e:
             module.fail_json(msg='cannot identify the server: %s' % e)
-        return report(conn, facts['_identity'], variables, facts, names, engines, catalog)
+        return report(conn, facts['_identity'], variables, facts, names, engines, catalog, persisted)
     except _DB_ERRORS as e:
         module.fail_json(msg='reading server facts from %s failed: %s'
                          % (connection.describe_target(module.params), error_text(e)))

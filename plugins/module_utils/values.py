@@ -439,8 +439,8 @@ def describe(name, identity, runtime=None, table_row=None):
     dynamic = None
     if table_row and table_row.get('read_only') is not None:
         dynamic = not table_row['read_only']
-    elif facts is not None:
-        dynamic = facts.dynamic
+    else:
+        dynamic = flavors.runtime_flag(name, identity.flavor, identity.version)[0]
     default = None
     if table_row and table_row.get('default') is not None:
         default = table_row['default']

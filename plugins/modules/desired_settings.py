@@ -219,7 +219,7 @@ def main():
             module.fail_json(msg='%s: invalid input, nothing changed: %s' % (', '.join(restarting), '; '.join(errors)),
                              errors=errors, unknown_variables=unknown)
     facts = server_facts.read_for_module(module, desired.server_variable_names(roles), desired.server_engine_names(roles),
-                                         desired.server_catalog(roles))
+                                         desired.server_catalog(roles), persisted=True)
     probe = module.params['probe']
 
     def detect(datadir, role_probe):

@@ -45,7 +45,19 @@ options:
     description:
       - Variable name to desired value. A V(null) value leaves that variable alone.
     type: dict
-    required: true
+    default: {}
+  reset_persisted:
+    description:
+      - Variables whose persisted value (C(performance_schema.persisted_variables), the file C(mysqld-auto.cnf) the
+        server reads after every option file at its next start) is removed with C(RESET PERSIST), before O(variables)
+        are set, so that the option files decide at the next start. The running values are left as they are.
+      - A name that is not persisted is no change; one that is counts as a change, in check mode too, and the diff
+        shows its persisted value going (C(persisted.<name>)).
+      - Only servers that have SET PERSIST (MySQL and Percona Server 8.0 and later); anywhere else the task fails
+        before anything is changed.
+    type: list
+    elements: str
+    default: []
   persist:
     description:
       - Use C(SET PERSIST) instead of C(SET GLOBAL), so the value also survives a restart.
@@ -96,6 +108,10 @@ EXAMPLES = r'''
       innodb_sort_buffer_size: 2M
     persist_only: true
 
+- name: Let the drop-in decide innodb_io_capacity at the next start (remove its persisted value)
+  dbfleet.innodb.global_variables:
+    reset_persisted: [innodb_io_capacity]
+
 - name: Set and persist a buffer pool size on MySQL 8 (a size with a suffix is fine)
   dbfleet.innodb.global_variables:
     login_user: admin
@@ -124,6 +140,12 @@ variables:
       after: "********"
       changed: true
       masked: true
+reset_persisted:
+  description: The persisted values O(reset_persisted) removed (would remove, in check mode), name to the value that was
+    persisted.
+  returned: always
+  type: dict
+  sample: {innodb_io_capacity: '300'}
 server:
   description: Flavor and version of the server.
   returned: always
@@ -244,10 +266,30 @@ def _plan(module, conn, identity, wanted):
     return plan, [text for _name, text in sorted(errors, key=lambda e: e[0])]
 
 
+def reset_persisted(module, conn, identity, before_diff):
+    """RESET PERSIST each name of reset_persisted that is persisted (not in check mode); returns {name: the value that
+    was persisted} and puts it in the diff's before as persisted.<name> (gone after)."""
+    persisted = _persisted(conn) if module.params['reset_persisted'] else {}
+    reset = {}
+    for name in sorted(set(n.lower() for n in module.params['reset_persisted'])):
+        if name not in persisted:
+            continue
+        if not module.check_mode:
+            try:
+                conn_utils.execute(conn, 'RESET PERSIST IF EXISTS %s' % conn_utils.quote_identifier(name))
+            except Exception as e:  # PyMySQL raises its own error classes
+                module.fail_json(msg='RESET PERSIST %s failed: %s' % (name, conn_utils.error_text(e)),
+                                 reset_persisted=reset, server=identity.to_dict())
+        reset[name] = persisted[name]
+        before_diff['persisted.%s' % name] = persisted[name]
+    return reset
+
+
 def main():
     argument_spec = conn_utils.login_argument_spec()
     argument_spec.update(
-        variables=dict(type='dict', required=True),
+        variables=dict(type='dict', default={}),
+        reset_persisted=dict(type='list', elements='str', default=[]),
         persist=dict(type='bool', default=False),
         persist_only=dict(type='bool', default=False),
         resize_timeout=dict(type='int', default=300),
@@ -261,14 +303,14 @@ def main():
     conn_utils.require_pymysql(module)
 
     wanted = module.params['variables']
-    bad_names = [n for n in wanted if not conn_utils.is_plain_identifier(n)]
+    bad_names = [n for n in list(wanted) + module.params['reset_persisted'] if not conn_utils.is_plain_identifier(n)]
     if bad_names:
         module.fail_json(msg='variables: not a variable name: %s' % ', '.join(repr(n) for n in bad_names))
 
     conn = conn_utils.connect(module)
     try:
         identity = flavors.identity_from_variables(conn_utils.global_variables(conn, flavors.DETECT_VARIABLES))
-        for option in ('persist', 'persist_only'):
+        for option in ('persist', 'persist_only', 'reset_persisted'):
             if module.params[option] and not flavors.capability('set_persist', identity.flavor, identity.version):
                 module.fail_json(msg='%s: SET PERSIST does not exist on %s %s; write the value to an option '
                                      'file instead' % (option, identity.flavor, flavors.format_version(identity.version)),
@@ -279,6 +321,7 @@ def main():
                              server=identity.to_dict())
 
         result_vars, before_diff, after_diff = {}, {}, {}
+        reset = reset_persisted(module, conn, identity, before_diff)
         verb = 'PERSIST' if module.params['persist'] else ('PERSIST_ONLY' if module.params['persist_only'] else 'GLOBAL')
         resize = None
         for item in plan:
@@ -325,14 +368,14 @@ def main():
             if item['change']:
                 before_diff[item['resolved']] = item['before']
                 after_diff[item['resolved']] = str(after)
-        changed = any(v['changed'] for v in result_vars.values())
+        changed = bool(reset) or any(v['changed'] for v in result_vars.values())
         extra = dict(resize=resize) if resize else {}
         # A secret's values (wsrep_sst_auth, *_password, ...) by name, also the running value it replaced.
         for name, item in result_vars.items():
             if masking.is_secret_variable(name) or masking.is_secret_variable(item['resolved_name']):
                 item.update(dict((f, masking.MASK) for f in ('desired', 'before', 'after') if item[f] not in (None, '')),
                             masked=True)
-        module.exit_json(changed=changed, variables=result_vars, server=identity.to_dict(),
+        module.exit_json(changed=changed, variables=result_vars, server=identity.to_dict(), reset_persisted=masking.mask_by_name(reset),
                          diff=dict(before=masking.mask_by_name(before_diff), after=masking.mask_by_name(after_diff)),
                          **extra)
     finally:

@@ -276,6 +276,8 @@ def for_role(role, inputs, facts, detect_storage):
       runtime            what to set at runtime; runtime_steps the same as a list of {name: value} batches,
                          one global_variables run each, in order; runtime_persist: SET PERSIST them
       pending_restart, restart_settings, restart_reason  what waits for a restart (role_input.restart_state())
+      persisted_reset    settings whose persisted value (mysqld-auto.cnf) would override the drop-in at the next
+                         start: RESET PERSIST before the runtime steps (persisted.plan(), by <role>_persisted)
       notes              plain sentences
       inputs             the role's inputs as used: its defaults with the user's values over them
       role               the role's name
@@ -298,7 +300,25 @@ def for_role(role, inputs, facts, detect_storage):
         state.setdefault(key, value)
     state['inputs'] = dict(INPUTS[role], **inputs)
     state['role'] = role
+    _persisted(role, inputs, facts, state)
     return state
+
+
+def _persisted(role, inputs, facts, state):
+    """The state's persisted_reset and notes for the persisted values of its settings (persisted.plan(), by the
+    role's <role>_persisted input), when the facts hold the server's persisted values; InputError for a refusal."""
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import persisted
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
+    state.setdefault('persisted_reset', [])
+    name = persisted.input_name(role)
+    if name not in INPUTS[role] or 'persisted' not in facts:
+        return
+    check = role_input.Checker(inputs, INPUTS[role], facts)
+    mode = check.choice(name, persisted.MODES)
+    check.done()
+    refusals = persisted.plan(role, state, facts, mode)
+    if refusals:
+        raise InputError(refusals)
 
 
 def for_roles(roles, variables, facts, detect_storage):

@@ -201,9 +201,11 @@ def close_names(name, catalog):
 
 # ---------------------------------------------------------------- one variable
 def describe(name, facts, cat):
-    """(kind, choices, limits, dynamic) of server variable name: the version table first (flavors.VARIABLES), the
+    """(kind, choices, limits, dynamic, source) of server variable name: the version table first (flavors.VARIABLES), the
     server's catalog for what the table does not know (MariaDB: its type, choices, read-only flag, block size; MySQL:
-    the range), the running value's look last (the kind)."""
+    the range), the running value's look last (the kind). dynamic: the server's own read-only flag (MariaDB), else
+    flavors.runtime_flag() (the version table, then what a fresh lab server of the nearest version answered); source
+    says where it came from when not from the server itself."""
     flavor, version = _identity(facts)
     vf = flavors.variable_facts(name, flavor, version)
     kind = vf.kind if vf else values.SERVER_TYPES.get(str(cat.get('type') or '').upper())
@@ -215,11 +217,12 @@ def describe(name, facts, cat):
     low = cat.get('minimum') if cat.get('minimum') is not None else (vf.minimum if vf else None)
     high = cat.get('maximum') if cat.get('maximum') is not None else (vf.maximum if vf else None)
     block = cat.get('block_size') or (vf.block_size if vf else None)
+    source = None
     if cat.get('read_only') is not None:
         dynamic = not cat['read_only']
     else:
-        dynamic = vf.dynamic if vf else None
-    return kind, choices, values.Limits(low, high, int(block) if block else None), dynamic
+        dynamic, source = flavors.runtime_flag(name, flavor, version)
+    return kind, choices, values.Limits(low, high, int(block) if block else None), dynamic, source
 
 
 def rule(kind, choices, limits):
@@ -368,7 +371,7 @@ def settings(variables, facts):
             check.error('%s: %s has no such variable%s' % (
                 label, where, (' (closest: %s)' % ', '.join(close)) if close else ' (nor any close name)'))
             continue
-        kind, choices, limits, dynamic = describe(server_name, facts, cat)
+        kind, choices, limits, dynamic, flag_source = describe(server_name, facts, cat)
         ignored = ignored_while(server_name, wanted, catalog)
         if ignored:
             unsupported.append(dict(name=server_name, status='ignored', reason='%s ignores %s: %s; left alone here'
@@ -425,7 +428,7 @@ def settings(variables, facts):
         if runs != canonical or notes_here:
             predicted[server_name] = dict(written=value, runs=runs, notes=notes_here)
         rows.append(dict(name=server_name, label=label, kind=kind, choices=choices, limits=limits, dynamic=dynamic,
-                         runs=runs, running=cat.get('value'), restart_only=restart_only))
+                         flag_source=flag_source, runs=runs, running=cat.get('value'), restart_only=restart_only))
 
     by_name = dict((r['name'], r) for r in rows)
     # innodb_io_capacity may not exceed innodb_io_capacity_max: the server clamps it (MySQL 8.0.33: SET GLOBAL
@@ -453,6 +456,9 @@ def settings(variables, facts):
         settings_out[name] = value
         lines.append((name, line_value(value, kind), LINE_KINDS[kind]))
         same = values.equal(value, row['running'], kind, row['choices'], limits=row['limits'])
+        if row['flag_source'] and 'nearest' in row['flag_source'] and not same:
+            notes.append('%s: %s at runtime as on %s' % (name, 'set' if row['dynamic'] else 'read-only',
+                                                         row['flag_source']))
         if row['dynamic'] and not row['restart_only']:
             if not same or persist:
                 runtime.append({name: value})
@@ -462,7 +468,9 @@ def settings(variables, facts):
         if same:
             continue
         restart_settings[name] = value
-        why = ('read-only at runtime on %s' % where if row['dynamic'] is False else
+        why = ('read-only at runtime on %s%s' % (where, (' (as on %s)' % row['flag_source']) if row['flag_source']
+                                                 and row['flag_source'] != 'the version table' else '')
+               if row['dynamic'] is False else
                'whether %s can change at runtime is not known on %s (not in the version table): a restart applies it'
                % (name, where) if row['dynamic'] is None else predicted[name]['notes'][-1])
         issues.append(dict(status='pending_restart', name=name,

@@ -16,6 +16,7 @@ INPUTS = {
         'adaptive_hash_restart': 'never',
         'adaptive_hash_restart_timeout': 300,
         'adaptive_hash_restart_max_lag': 60,
+        'adaptive_hash_persisted': 'reset',
     },
     'flush_neighbors': {
         'flush_neighbors_storage_class': None,
@@ -27,6 +28,7 @@ INPUTS = {
         'flush_neighbors_io_profile': False,
         'flush_neighbors_io_capacity': {},
         'flush_neighbors_io_capacity_max': {},
+        'flush_neighbors_persisted': 'reset',
     },
     'memcached': {
         'memcached_state': 'present',
@@ -58,6 +60,7 @@ INPUTS = {
         'memcached_probe_expected': {},
         'memcached_probe_container': None,
         'memcached_probe_timeout': 3,
+        'memcached_persisted': 'reset',
     },
     'myrocks': {
         'myrocks_enabled': None,
@@ -68,6 +71,7 @@ INPUTS = {
         'myrocks_restart': 'never',
         'myrocks_restart_timeout': 300,
         'myrocks_restart_max_lag': 60,
+        'myrocks_persisted': 'reset',
     },
     'settings': {
         'settings_values': {},
@@ -78,5 +82,6 @@ INPUTS = {
         'settings_restart_max_lag': 60,
         'settings_buffer_pool_floor': None,
         'settings_resize_timeout': 300,
+        'settings_persisted': 'reset',
     },
 }

@@ -508,6 +508,49 @@ def variable_facts(name, flavor, version):
     return VarFacts(name=name, **span.value)
 
 
+def _flag_versions(flavor):
+    """{version: (read-only names, dynamic names)} of runtime_flags.FLAGS for flavor."""
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import runtime_flags
+    return dict((version, flags) for (fl, version), flags in runtime_flags.FLAGS.items() if fl == flavor)
+
+
+def _version_number(version):
+    version = tuple(int(x) for x in tuple(version)[:3]) + (0,) * (3 - len(tuple(version)[:3]))
+    return version[0] * 10000 + version[1] * 100 + min(version[2], 99)
+
+
+def runtime_flag(name, flavor, version):
+    """(dynamic, source) of variable name on flavor/version: whether SET GLOBAL changes it (True), it is read-only
+    (False) or not known (None), and where that comes from, for messages. The version table's spans first
+    (VARIABLES, hand-checked), then what a fresh lab server of that version answered to SET GLOBAL v = @@GLOBAL.v
+    (runtime_flags.FLAGS, from flavor_data: lab/read_flavor_data.py): the same major.minor as a lab version, or a
+    version between two lab versions, takes the nearer one's flag and says so; outside them, None."""
+    facts = variable_facts(name, flavor, version)
+    if facts is not None and facts.dynamic is not None:
+        return facts.dynamic, 'the version table'
+    known = _flag_versions(flavor)
+    if not known or version is None:
+        return None, None
+    version = tuple(int(x) for x in tuple(version)[:3])
+    same_series = [v for v in known if v[:2] == version[:2]]
+    if same_series:
+        nearest = same_series[0]
+    elif min(known) < version < max(known):
+        nearest = min(known, key=lambda v: abs(_version_number(v) - _version_number(version)))
+    else:
+        return None, None
+    read_only, dynamic = (frozenset(text.split()) for text in known[nearest])
+    label = '%s %s' % (display_name(flavor), format_version(nearest))
+    where = 'a fresh %s server' % label if nearest == version else (
+        'a fresh %s server, the lab version nearest to %s' % (label, format_version(version)))
+    name = name.lower()
+    if name in read_only:
+        return False, where
+    if name in dynamic:
+        return True, where
+    return None, None
+
+
 def plugin_variables(plugin):
     """The variables of VARIABLES that exist only while plugin is loaded (a span marked plugin=...), sorted: a
     plugin installed at run time (INSTALL PLUGIN, the memcached role) brings them, the server's own

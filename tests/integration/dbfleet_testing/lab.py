@@ -183,9 +183,13 @@ def default_lab_dir():
 USED_LAB_PLAYBOOK = os.path.join(REPO, "tests", "integration", "playbooks", "used_lab.yml")
 
 
+# What used_lab.yml persists on each MySQL 8.0+ server: one setting no role manages, one the flush_neighbors role does.
+USED_LAB_PERSISTED = ("innodb_old_blocks_time", "innodb_flush_neighbors")
+
+
 def lab_is_used(handle):
     """What used_lab.yml leaves, read from the servers: mysql80's memcached plugin installed at run time (mysql.plugin)
-    and active, its role's drop-in, and a persisted setting on each MySQL 8.0+ server of the lab. Each read waits up to
+    and active, its role's drop-in, and the persisted settings on each MySQL 8.0+ server of the lab. Each read waits up to
     two minutes for a server that another stream's test is restarting (make test runs the fleet's tests beside the
     local lab's)."""
     missing = []
@@ -198,9 +202,13 @@ def lab_is_used(handle):
         if not os.path.exists(os.path.join(handle.hosts["mysql80"]["dropin_dir"], "60-dbfleet-memcached.cnf")):
             missing.append("mysql80: the memcached role's drop-in")
     for host in ("mysql80", "mysql97"):
-        if host in handle.hosts and not handle.query(host, "SELECT 1 FROM performance_schema.persisted_variables "
-                                                           "WHERE VARIABLE_NAME = 'innodb_old_blocks_time'", tries=120):
-            missing.append("%s: innodb_old_blocks_time persisted (mysqld-auto.cnf)" % host)
+        if host not in handle.hosts:
+            continue
+        found = {row["VARIABLE_NAME"] for row in handle.query(
+            host, "SELECT VARIABLE_NAME FROM performance_schema.persisted_variables", tries=120)}
+        for name in USED_LAB_PERSISTED:
+            if name not in found:
+                missing.append("%s: %s persisted (mysqld-auto.cnf)" % (host, name))
     return missing
 
 

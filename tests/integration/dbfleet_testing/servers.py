@@ -110,7 +110,8 @@ def persisted_aside(host, name):
 
 @contextmanager
 def role_state_kept(hosts, variables=ROLE_VARIABLES):
-    """Put the roles' drop-ins and the given global values of each host back as they were afterwards."""
+    """Put the roles' drop-ins and the given global values of each host back as they were afterwards, their persisted
+    values too (a role resets a used server's persisted value that differs from its desired one: RESET PERSIST)."""
     dropins = dict((h, host_vars(h)['dbfleet_option_dropin_dir']) for h in hosts)
     kept = {}
     for host, directory in dropins.items():
@@ -119,6 +120,7 @@ def role_state_kept(hosts, variables=ROLE_VARIABLES):
                 with open(os.path.join(directory, name), encoding='utf-8') as handle:
                     kept[(host, name)] = handle.read()
     original = dict((h, dict((v, global_value(h, v)) for v in variables)) for h in hosts)
+    persisted = dict((h, dict((v, persisted_value(h, v)) for v in variables)) for h in hosts)
     try:
         yield original
     finally:
@@ -132,6 +134,8 @@ def role_state_kept(hosts, variables=ROLE_VARIABLES):
                     os.unlink(path)
             for variable, value in original[host].items():
                 sql(host, 'SET GLOBAL %s = %s' % (variable, '%s'), [int(value) if value.isdigit() else value])
+                if persisted_value(host, variable) != persisted[host][variable]:
+                    sql(host, *persisted_put_back(variable, persisted[host][variable]))
 
 
 def run_module(name, args, attempts=3):

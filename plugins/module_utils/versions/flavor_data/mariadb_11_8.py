@@ -12,7 +12,7 @@ REMOVED_ACCEPTED: names of other versions of the flavor it lists nowhere but tak
 from __future__ import annotations
 
 SOURCE = dict(
-    date='2026-11-27',
+    date='2026-11-28',
     flavor='mariadb',
     generator='lab/read_flavor_data.py',
     host='mariadb118',
@@ -20,7 +20,8 @@ SOURCE = dict(
     read="a private server on a fresh copy of the lab's datadir template, started with onl"
          'y socket, pid-file, port, bind-address, basedir, datadir, user, log-error, plugi'
          'n-dir, lc-messages-dir; SHOW GLOBAL VARIABLES; information_schema.SYSTEM_VARIABL'
-         'ES; --no-defaults --verbose --help (option names)',
+         'ES; SET GLOBAL v = @@GLOBAL.v checked against READ_ONLY; --no-defaults --verbose'
+         ' --help (option names)',
     version=(11, 8, 9),
     version_comment='-- Please help get to 10k stars at https://github.com/MariaDB/Server',
     version_string='11.8.9-MariaDB-0+deb13u1 from Debian',
@@ -937,7 +938,7 @@ VARIABLES = {
     'sql_big_selects': ('bool', 'ON', True, None, None, None, None),
     'sql_buffer_result': ('bool', 'OFF', True, None, None, None, None),
     'sql_if_exists': ('bool', 'OFF', True, None, None, None, None),
-    'sql_log_bin': ('bool', 'ON', True, None, None, None, None),
+    'sql_log_bin': ('bool', 'ON', False, None, None, None, None),
     'sql_log_off': ('bool', 'OFF', True, None, None, None, None),
     'sql_mode': ('set',
                  'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION',
@@ -1025,7 +1026,7 @@ VARIABLES = {
     'tcp_keepalive_interval': ('int', '0', True, 0, 2147483, None, None),
     'tcp_keepalive_probes': ('int', '0', True, 0, 2147483, None, None),
     'tcp_keepalive_time': ('int', '0', True, 0, 2147483, None, None),
-    'tcp_nodelay': ('bool', 'ON', True, None, None, None, None),
+    'tcp_nodelay': ('bool', 'ON', False, None, None, None, None),
     'thread_cache_size': ('int',
                           '151',
                           True,
@@ -1170,8 +1171,24 @@ REMOVED_ACCEPTED = {
                    ' with old my.cnf files.',
     'datetime_format': "'datetime-format' was removed. It does nothing now and exists only for compatibi"
                        'lity with old my.cnf files.',
+    'innodb_adaptive_max_sleep_delay': "'innodb-adaptive-max-sleep-delay' was removed. It does nothing now and exists on"
+                                       'ly for compatibility with old my.cnf files.',
+    'innodb_background_scrub_data_check_interval': "'innodb-background-scrub-data-check-interval' was removed. It does nothing now a"
+                                                   'nd exists only for compatibility with old my.cnf files.',
+    'innodb_background_scrub_data_compressed': "'innodb-background-scrub-data-compressed' was removed. It does nothing now and e"
+                                               'xists only for compatibility with old my.cnf files.',
+    'innodb_background_scrub_data_interval': "'innodb-background-scrub-data-interval' was removed. It does nothing now and exi"
+                                             'sts only for compatibility with old my.cnf files.',
+    'innodb_background_scrub_data_uncompressed': "'innodb-background-scrub-data-uncompressed' was removed. It does nothing now and"
+                                                 ' exists only for compatibility with old my.cnf files.',
+    'innodb_buffer_pool_instances': "'innodb-buffer-pool-instances' was removed. It does nothing now and exists only "
+                                    'for compatibility with old my.cnf files.',
     'innodb_change_buffering': "'innodb-change-buffering' was removed. It does nothing now and exists only for c"
                                'ompatibility with old my.cnf files.',
+    'innodb_commit_concurrency': "'innodb-commit-concurrency' was removed. It does nothing now and exists only for"
+                                 ' compatibility with old my.cnf files.',
+    'innodb_concurrency_tickets': "'innodb-concurrency-tickets' was removed. It does nothing now and exists only fo"
+                                  'r compatibility with old my.cnf files.',
     'innodb_defragment': "'innodb-defragment' was removed. It does nothing now and exists only for compati"
                          'bility with old my.cnf files.',
     'innodb_defragment_fill_factor': "'innodb-defragment-fill-factor' was removed. It does nothing now and exists only"
@@ -1184,8 +1201,58 @@ REMOVED_ACCEPTED = {
                                  ' compatibility with old my.cnf files.',
     'innodb_defragment_stats_accuracy': "'innodb-defragment-stats-accuracy' was removed. It does nothing now and exists o"
                                         'nly for compatibility with old my.cnf files.',
+    'innodb_file_format': "'innodb-file-format' was removed. It does nothing now and exists only for compat"
+                          'ibility with old my.cnf files.',
+    'innodb_force_load_corrupted': "'innodb-force-load-corrupted' was removed. It does nothing now and exists only f"
+                                   'or compatibility with old my.cnf files.',
+    'innodb_idle_flush_pct': "'innodb-idle-flush-pct' was removed. It does nothing now and exists only for com"
+                             'patibility with old my.cnf files.',
+    'innodb_large_prefix': "'innodb-large-prefix' was removed. It does nothing now and exists only for compa"
+                           'tibility with old my.cnf files.',
+    'innodb_lock_schedule_algorithm': "'innodb-lock-schedule-algorithm' was removed. It does nothing now and exists onl"
+                                      'y for compatibility with old my.cnf files.',
+    'innodb_locks_unsafe_for_binlog': "'innodb-locks-unsafe-for-binlog' was removed. It does nothing now and exists onl"
+                                      'y for compatibility with old my.cnf files.',
+    'innodb_log_checksums': "'innodb-log-checksums' was removed. It does nothing now and exists only for comp"
+                            'atibility with old my.cnf files.',
+    'innodb_log_compressed_pages': "'innodb-log-compressed-pages' was removed. It does nothing now and exists only f"
+                                   'or compatibility with old my.cnf files.',
+    'innodb_log_files_in_group': "'innodb-log-files-in-group' was removed. It does nothing now and exists only for"
+                                 ' compatibility with old my.cnf files.',
+    'innodb_log_optimize_ddl': "'innodb-log-optimize-ddl' was removed. It does nothing now and exists only for c"
+                               'ompatibility with old my.cnf files.',
+    'innodb_page_cleaners': "'innodb-page-cleaners' was removed. It does nothing now and exists only for comp"
+                            'atibility with old my.cnf files.',
+    'innodb_replication_delay': "'innodb-replication-delay' was removed. It does nothing now and exists only for "
+                                'compatibility with old my.cnf files.',
+    'innodb_rollback_segments': "'innodb-rollback-segments' was removed. It does nothing now and exists only for "
+                                'compatibility with old my.cnf files.',
+    'innodb_scrub_log': "'innodb-scrub-log' was removed. It does nothing now and exists only for compatib"
+                        'ility with old my.cnf files.',
+    'innodb_scrub_log_speed': "'innodb-scrub-log-speed' was removed. It does nothing now and exists only for co"
+                              'mpatibility with old my.cnf files.',
+    'innodb_stats_sample_pages': "'innodb-stats-sample-pages' was removed. It does nothing now and exists only for"
+                                 ' compatibility with old my.cnf files.',
+    'innodb_sync_array_size': "'innodb-sync-array-size' was removed. It does nothing now and exists only for co"
+                              'mpatibility with old my.cnf files.',
+    'innodb_thread_concurrency': "'innodb-thread-concurrency' was removed. It does nothing now and exists only for"
+                                 ' compatibility with old my.cnf files.',
+    'innodb_thread_sleep_delay': "'innodb-thread-sleep-delay' was removed. It does nothing now and exists only for"
+                                 ' compatibility with old my.cnf files.',
+    'innodb_undo_logs': "'innodb-undo-logs' was removed. It does nothing now and exists only for compatib"
+                        'ility with old my.cnf files.',
+    'max_long_data_size': "'max-long-data-size' was removed. It does nothing now and exists only for compat"
+                          'ibility with old my.cnf files.',
+    'multi_range_count': "'multi-range-count' was removed. It does nothing now and exists only for compati"
+                         'bility with old my.cnf files.',
+    'skip_bdb': "'skip-bdb' was removed. It does nothing now and exists only for compatibility wi"
+                'th old my.cnf files.',
+    'super_large_pages': "'super-large-pages' was removed. It does nothing now and exists only for compati"
+                         'bility with old my.cnf files.',
     'time_format': "'time-format' was removed. It does nothing now and exists only for compatibility"
                    ' with old my.cnf files.',
+    'timed_mutexes': "'timed-mutexes' was removed. It does nothing now and exists only for compatibili"
+                     'ty with old my.cnf files.',
     'wsrep_causal_reads': "'wsrep-causal-reads' was removed. It does nothing now and exists only for compat"
                           'ibility with old my.cnf files.',
     'wsrep_load_data_splitting': "'wsrep-load-data-splitting' was removed. It does nothing now and exists only for"

@@ -12,7 +12,7 @@ REMOVED_ACCEPTED: names of other versions of the flavor it lists nowhere but tak
 from __future__ import annotations
 
 SOURCE = dict(
-    date='2026-11-27',
+    date='2026-11-28',
     flavor='mysql',
     generator='lab/read_flavor_data.py',
     host='mysql80',

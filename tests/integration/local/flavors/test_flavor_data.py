@@ -9,15 +9,19 @@ with the running server:
 - defaults: every variable the server still runs at its default (performance_schema.variables_info
             VARIABLE_SOURCE COMPILED; information_schema.SYSTEM_VARIABLES GLOBAL_VALUE_ORIGIN COMPILE-TIME) has
             the data's default, unless the data marks it machine-dependent or an instance value;
-- ranges:   minimum and maximum as the server's table gives them; on MariaDB also READ_ONLY (dynamic) and
-            ENUM_VALUE_LIST (choices).
+- ranges:   minimum and maximum as the server's table gives them; on MariaDB also READ_ONLY (dynamic; a variable of
+            SESSION scope only is not dynamic globally) and ENUM_VALUE_LIST (choices);
+- dynamic:  on MySQL, whose tables do not say, the server's own answer to SET GLOBAL v = @@GLOBAL.v (error 1238:
+            read-only) for every InnoDB variable of the data (about 200 statements on one connection, each setting a
+            variable to the value it has), and the same flag in runtime_flags.py, the copy the modules carry.
 
 A disagreement names the variable, the server and both values; a server of another patch version than the data
 says so: run `lab/read_flavor_data.py` again to refresh the data.
 """
+import pymysql
 import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors, runtime_flags
 from dbfleet_testing.servers import LAB_HOSTS, identified_cursor
 
 RUNNING_AT_DEFAULT = ('COMPILED', 'COMPILE-TIME')
@@ -38,11 +42,26 @@ def server_table(cur, identity):
     """{name: (origin, min, max, read_only, choices)} from the server's variable table."""
     if identity.flavor == flavors.MARIADB:
         cur.execute('SELECT LOWER(VARIABLE_NAME), GLOBAL_VALUE_ORIGIN, NUMERIC_MIN_VALUE, NUMERIC_MAX_VALUE, READ_ONLY, '
-                    'ENUM_VALUE_LIST, VARIABLE_TYPE FROM information_schema.SYSTEM_VARIABLES')
+                    'ENUM_VALUE_LIST, VARIABLE_SCOPE FROM information_schema.SYSTEM_VARIABLES')
     else:
         cur.execute('SELECT LOWER(VARIABLE_NAME), VARIABLE_SOURCE, MIN_VALUE, MAX_VALUE, NULL, NULL, NULL '
                     'FROM performance_schema.variables_info')
     return {row[0]: row[1:] for row in cur.fetchall()}
+
+
+def refused_at_runtime(cur, names):
+    """{name: True when the server refuses SET GLOBAL name = @@GLOBAL.name with error 1238 (read-only)}, of the names
+    the server has. Each statement sets a variable to the value it has (the rule of lab/read_flavor_data.py)."""
+    out = {}
+    for name in names:
+        try:
+            cur.execute('SET GLOBAL %s = @@GLOBAL.%s' % (name, name))
+            out[name] = False
+        except pymysql.err.MySQLError as e:
+            if e.args[0] == 1193:       # not on this server (a plugin's): the names check above says so
+                continue
+            out[name] = e.args[0] == 1238
+    return out
 
 
 def plugin_states(cur):
@@ -64,6 +83,8 @@ def test_the_flavor_data_agrees_with_the_server(lab, host):
                                    % (where, ', '.join(flavor_data.known_versions()), host))
         table = server_table(cur, identity)
         plugins = plugin_states(cur)
+        refused = refused_at_runtime(cur, sorted(n for n in facts.names() if n.startswith('innodb_'))) \
+            if identity.flavor == flavors.MYSQL else None
     refresh = '' if facts.version == tuple(identity.version) else (
         ' (the data is of %s, the server %s: run lab/read_flavor_data.py --only %s)'
         % (facts.label, flavors.format_version(identity.version), host))
@@ -79,7 +100,7 @@ def test_the_flavor_data_agrees_with_the_server(lab, host):
     compared = machine = 0
     for name in sorted(facts.names() & set(running)):
         variable = facts.variable(name)
-        origin, low, high, read_only, choices, _type = table.get(name, (None,) * 6)
+        origin, low, high, read_only, choices, scope = table.get(name, (None,) * 6)
         if variable.machine:
             machine += 1
         elif str(origin or '').upper() in RUNNING_AT_DEFAULT:
@@ -90,10 +111,23 @@ def test_the_flavor_data_agrees_with_the_server(lab, host):
         for what, data_value, server_value in (('minimum', variable.minimum, low), ('maximum', variable.maximum, high)):
             if data_value is not None and server_value is not None and not same_value(data_value, server_value):
                 problems.append('%s on %s: %s in the data %r, on the server %r' % (name, where, what, data_value, server_value))
-        if read_only is not None and variable.dynamic != (str(read_only).upper() == 'NO'):
+        session_only = str(scope or '').upper() == 'SESSION' and variable.dynamic is False
+        if read_only is not None and variable.dynamic != (str(read_only).upper() == 'NO') and not session_only:
             problems.append('%s on %s: dynamic in the data %s, READ_ONLY on the server %s' % (name, where, variable.dynamic, read_only))
         if choices and variable.choices and [c.upper() for c in variable.choices] != [c.upper() for c in choices.split(',')]:
             problems.append('%s on %s: choices in the data %s, on the server %s' % (name, where, variable.choices, choices))
+    if refused is not None:
+        flags = runtime_flags.FLAGS.get((facts.flavor, facts.version))
+        assert flags, 'runtime_flags.py has no flags of %s: python lab/read_flavor_data.py --flags-only' % facts.label
+        copy_read_only = set(flags[0].split())
+        for name, server_refuses in sorted(refused.items()):
+            if server_refuses == facts.variable(name).dynamic:
+                problems.append('%s on %s: dynamic in the data %s, the server %s SET GLOBAL v = @@GLOBAL.v'
+                                % (name, where, facts.variable(name).dynamic, 'refuses' if server_refuses else 'takes'))
+            if server_refuses != (name in copy_read_only):
+                problems.append('%s on %s: read-only in runtime_flags.py %s, the server %s SET GLOBAL v = @@GLOBAL.v'
+                                % (name, where, name in copy_read_only, 'refuses' if server_refuses else 'takes'))
+        assert len(refused) >= 100 and 20 <= sum(refused.values()) < len(refused), refused
     assert compared >= 200, 'only %d variables of %s run at their default: is this the right server?' % (compared, where)
     assert machine >= 20, 'only %d machine-dependent variables in the data of %s' % (machine, facts.label)
     assert not problems, 'flavor_data disagrees with the server%s:\n%s' % (refresh, '\n'.join(problems))

@@ -61,9 +61,11 @@ CASES = {
         'innodb_change_buffer_max_size = 10\n'                       # 4: removed with the change buffer
         'innodb_change_buffering = none\n'                           # 5: removed, still taken as a no-op
         'loose-innodb_defragment = 1\n'                              # 6: removed, loose- and a no-op
+        'innodb_log_files_in_group = 1\n'                            # 7: removed before 10.11, still a no-op
+        'innodb_thread_concurrency = 0\n'                            # 8: removed before 10.11, still a no-op
         '[mariadb-10.11]\n'
-        'innodb_io_capacity = 400\n'),                               # 8: a group 11.8 does not read
-        would_not_start={3: 'alter_algorithm', 4: None}, ignored=[5, 6], not_read=[8]),
+        'innodb_io_capacity = 400\n'),                               # 10: a group 11.8 does not read
+        would_not_start={3: 'alter_algorithm', 4: None}, ignored=[5, 6, 7, 8], not_read=[10]),
 }
 
 

@@ -85,7 +85,8 @@ def values(lab, host):
 
 
 def persisted(lab, host):
-    if lab.hosts[host].get('flavor') != 'mysql' or not lab.hosts[host]['version'].startswith('8.'):
+    # MySQL 8.0 and later have SET PERSIST (9.7 too: its values are put back as the used lab had them).
+    if lab.hosts[host].get('flavor') != 'mysql' or int(lab.hosts[host]['version'].split('.')[0]) < 8:
         return {}
     rows = query(lab, host, 'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables')
     return dict((r['VARIABLE_NAME'], r['VARIABLE_VALUE']) for r in rows if r['VARIABLE_NAME'] in VARS)

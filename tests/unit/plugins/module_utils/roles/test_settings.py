@@ -161,10 +161,25 @@ def test_a_variable_the_version_table_does_not_know_is_taken_from_the_catalog():
                  innodb_stats_auto_recalc=dict(value='ON', type='BOOLEAN', read_only=False))
     out = state(dict(innodb_stats_auto_recalc='off'), server('mariadb', (10, 11, 19), extra=extra))
     assert out['runtime'] == [{'innodb_stats_auto_recalc': 'OFF'}]
-    # MySQL's catalog does not say whether it is dynamic: a restart applies it, and the result says why.
-    out = state(dict(innodb_stats_auto_recalc='off'), server(extra=dict(innodb_stats_auto_recalc=dict(value='ON'))))
+    # MySQL's catalog does not say whether it is dynamic: a fresh lab server of the version answered SET GLOBAL
+    # (runtime_flags.py, from flavor_data), so it is set at runtime and nothing waits for a restart.
+    mysql_extra = dict(innodb_stats_auto_recalc=dict(value='ON'), innodb_purge_threads=dict(value='4'))
+    out = state(dict(innodb_stats_auto_recalc='off'), server(extra=mysql_extra))
+    assert out['runtime'] == [{'innodb_stats_auto_recalc': 'OFF'}] and out['restart_settings'] == {}
+    assert not [n for n in out['notes'] if 'nearest' in n]
+    # A read-only one waits for a restart and says who said so.
+    out = state(dict(innodb_purge_threads=2), server(extra=mysql_extra))
+    assert out['runtime'] == [] and out['restart_settings'] == dict(innodb_purge_threads=2)
+    assert 'read-only at runtime on MySQL 8.0.33 (as on a fresh MySQL 8.0.33 server)' in out['issues'][0]['reason']
+    # A version between two lab versions takes the nearer one's flag and says so.
+    out = state(dict(innodb_stats_auto_recalc='off'), server(version=(8, 4, 3), extra=mysql_extra))
+    assert out['runtime'] == [{'innodb_stats_auto_recalc': 'OFF'}]
+    assert ('innodb_stats_auto_recalc: set at runtime as on a fresh MySQL 8.0.33 server, the lab version nearest to '
+            '8.4.3') in out['notes']
+    # Outside the lab's versions: not known, a restart applies it, and the result says why.
+    out = state(dict(innodb_stats_auto_recalc='off'), server(version=(5, 7, 44), extra=mysql_extra))
     assert out['runtime'] == [] and out['restart_settings'] == dict(innodb_stats_auto_recalc='OFF')
-    assert 'not known on MySQL 8.0.33 (not in the version table)' in out['issues'][0]['reason']
+    assert 'not known on MySQL 5.7.44 (not in the version table)' in out['issues'][0]['reason']
 
 
 # ---------------------------------------------------------------- refused before any change
