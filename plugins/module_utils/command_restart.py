@@ -131,7 +131,8 @@ def run_module(module):
         refused = service_restart.refused_at_start(known, others)
     result['refused'] = refused
     # Put back what this change wrote since the server last started, and start the server again with the command.
-    result['put_back'], notes = service_restart.put_back(dropins, last_start)
+    targets = service_restart.put_back_targets(dropins, refused)
+    result['put_back'], notes = service_restart.put_back(targets, last_start)
     result['notes'].extend(notes)
     again, again_why, again_seconds = restart.restart()
     result['started_again'] = again == 'started'

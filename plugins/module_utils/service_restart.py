@@ -638,6 +638,18 @@ def drop_backups(dropins):
             _remove(path)
 
 
+def put_back_targets(dropins, refused):
+    """The drop-ins a refused start puts back: those a refusal is traced to (its file:line, or the file it names),
+    when it is traced to one; else every drop-in (no line is named: whatever changed since the last start is
+    suspect). A drop-in the server runs with that the refusal is not about stays: another run may have written it
+    since the last start, its settings already in effect at runtime (a plugin's options read at INSTALL PLUGIN)."""
+    def same(a, b):
+        return bool(a) and bool(b) and os.path.realpath(a) == os.path.realpath(b)
+    named = [d for d in dropins if any(same(d, (r.get('where') or (None,))[0]) or same(d, r.get('file'))
+                                       for r in refused)]
+    return named or list(dropins)
+
+
 def put_back(dropins, last_start):
     """Put back what was written since the server last started (put_back_plan()): ([dict(path, action, backup)] done,
     [notes on what could not be put back])."""
@@ -713,7 +725,7 @@ def run_module(module):
         refused = refused_at_start(known, [(lines, 'journal of invocation %s' % failed_invocation)])
     result['refused'] = refused
     # Put back what this change wrote since the server last started, and start the server again.
-    result['put_back'], notes = put_back(dropins, last_start)
+    result['put_back'], notes = put_back(put_back_targets(dropins, refused), last_start)
     result['notes'].extend(notes)
     events = len(restart.events)
     again, again_why, dummy, again_after, again_seconds = restart.restart('restart')

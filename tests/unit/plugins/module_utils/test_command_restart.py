@@ -65,6 +65,18 @@ def test_a_backup_made_before_the_last_start_is_never_restored(tmp_path):
     assert [(p['action'], p['discard']) for p in plan] == [('remove', [str(stale)])]
 
 
+def test_only_the_dropin_a_refusal_is_traced_to_is_put_back_else_every_one():
+    dropins = ['/etc/mysql/conf.d/60-dbfleet-settings.cnf', '/etc/mysql/conf.d/60-dbfleet-memcached.cnf']
+    traced = dict(where=(dropins[0], 3, 'innodb_temp_data_file_path = x'), file=None)
+    unreadable = dict(where=None, file=dropins[1])
+    assert sr.put_back_targets(dropins, [traced]) == dropins[:1]
+    assert sr.put_back_targets(dropins, [unreadable]) == dropins[1:]
+    # Traced to the server's own option file, or to no line: every drop-in written since the last start is suspect.
+    assert sr.put_back_targets(dropins, [dict(where=('/etc/mysql/my.cnf', 9, 'x'), file=None)]) == dropins
+    assert sr.put_back_targets(dropins, [dict(where=None, file=None)]) == dropins
+    assert sr.put_back_targets(dropins, []) == dropins
+
+
 def test_the_process_start_from_proc(tmp_path):
     (tmp_path / '42').mkdir()
     # starttime (field 22) 5000 ticks after boot; a command name with spaces and parentheses.
@@ -188,23 +200,23 @@ def test_a_refused_dropin_is_put_back_the_server_started_again_with_the_command_
     dropin.write_text('# managed\n[mysqld]\ninnodb_temp_data_file_path = ibtmp1:12M:bogus\n')
     backup = tmp_path / ('60-dbfleet-settings.cnf.1.%s~' % time.strftime('%Y-%m-%d@%H:%M:%S'))
     backup.write_text('# managed\n[mysqld]\n')
-    new = tmp_path / '60-dbfleet-memcached.cnf'
-    new.write_text('[mysqld]\n')
+    # Written since the last start too, by another run, in effect at runtime (INSTALL PLUGIN read it): not refused.
+    other = tmp_path / '60-dbfleet-memcached.cnf'
+    other.write_text('[mysqld]\nloose-daemon_memcached_option = "-p11211 -u root"\n')
     log = tmp_path / 'error.log'
     log.write_text('an earlier line [ERROR] [MY-010119] [Server] Aborting\n')
     server.extend([(None, "Can't connect"), (0, '')])       # down after the first command, up after the second
-    module = FakeModule(dict(dropins=[str(dropin), str(new)], error_log=str(log)), [1, 0])
+    module = FakeModule(dict(dropins=[str(dropin), str(other)], error_log=str(log)), [1, 0])
     result = run(module)
     assert result['failed'] and result['started_again'] is True, result
     assert module.commands == [['lab.py', 'restart', 'mysql80']] * 2
-    assert dropin.read_text() == '# managed\n[mysqld]\n' and not backup.exists() and not new.exists()
-    assert result['put_back'] == [dict(path=str(dropin), action='restore', backup=str(backup)),
-                                  dict(path=str(new), action='remove', backup=None)]
+    assert dropin.read_text() == '# managed\n[mysqld]\n' and not backup.exists() and other.exists()
+    assert result['put_back'] == [dict(path=str(dropin), action='restore', backup=str(backup))]
     assert [(r['option'], r['source']) for r in result['refused']] == [('innodb_temp_data_file_path', str(log))]
     assert result['msg'] == (
         'the server did not start (the restart command exited 1: mysql80 did not start): %s:3 '
         '(innodb_temp_data_file_path = ibtmp1:12M:bogus): Unable to parse innodb_temp_data_file_path=ibtmp1:12M:bogus. '
-        'Put back: restored %s, removed %s. Started again: yes, the server answers again, up 0 s' % (dropin, dropin, new))
+        'Put back: restored %s. Started again: yes, the server answers again, up 0 s' % (dropin, dropin))
 
 
 def test_without_an_error_log_the_refusal_is_read_from_the_commands_output(tmp_path, server):
