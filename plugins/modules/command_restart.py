@@ -22,10 +22,11 @@ description:
     M(dbfleet.innodb.service_restart). The module reads the error log lines written since the restart and the
     command's output, finds what the server refused (an unknown variable or option, a value it could not set or
     parse, a file a setting names that it could not open, an option file it could not parse; MySQL's and MariaDB's
-    wordings) and the option-file line that set it (file:line). It puts back the drop-ins written since the server
-    last started (the oldest backup C(ansible.builtin.template) left beside each with C(backup=true) since then, the
-    version the server last started with; a drop-in new since then is removed), starts the server again with the
-    same command, and fails naming the refused line, what was put back and whether the server answers again.
+    wordings) and the option-file line that set it (file:line). It puts back the drop-in the refusal is traced to,
+    or every drop-in written since the server last started when no line is named (the oldest backup
+    C(ansible.builtin.template) left beside it with C(backup=true) since that start, the version the server last
+    started with; a drop-in new since then is removed), starts the server again with the same command, and fails
+    naming the refused line, what was put back and whether the server answers again.
   - After a good start it removes the backups of the drop-ins (their version has now started).
 author:
   - dbfleet maintainers (@dbfleet)

@@ -21,10 +21,10 @@ description:
     invocation (C(journalctl _SYSTEMD_INVOCATION_ID=...)) and the error log lines written since the restart,
     finds what the server refused (an unknown variable or option, a value it could not set, an option file it
     could not parse, read or open; MySQL's and MariaDB's wordings) and the option-file line that set it
-    (file:line). It puts back the drop-ins written since the server last started (the oldest backup
-    C(ansible.builtin.template) left beside each with C(backup=true), the version the server last started with;
-    a drop-in new since then is removed), starts the server again, and fails naming the refused line, what was put
-    back and whether the server runs again.
+    (file:line). It puts back the drop-in the refusal is traced to, or every drop-in written since the server last
+    started when no line is named (the oldest backup C(ansible.builtin.template) left beside it with C(backup=true)
+    since that start, the version the server last started with; a drop-in new since then is removed), starts the
+    server again, and fails naming the refused line, what was put back and whether the server runs again.
   - A drop-in the server's user cannot read is skipped by the server without a word; after a start the module
     checks the drop-ins against the server's user and treats an unreadable one as refused.
   - After a good start it removes the backups of the drop-ins (their version has now started).
@@ -80,6 +80,7 @@ options:
 notes:
   - The restart role P(dbfleet.innodb.restart#role) runs it for C(dbfleet_restart_method=service), one host at a time.
 seealso:
+  - module: dbfleet.innodb.command_restart
   - module: dbfleet.innodb.restart_gate
   - module: dbfleet.innodb.topology_facts
 '''
