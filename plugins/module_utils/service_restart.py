@@ -582,6 +582,16 @@ def _unit_state(props):
     return dict((k, props.get(k)) for k in keys)
 
 
+def argument_spec(**own):
+    """The options of every restart method's module (service_restart, command_restart): the login options, error_log
+    and dropins (doc fragment dbfleet.innodb.restart), and the module's own."""
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
+    spec = connection.login_argument_spec()
+    spec.update(error_log=dict(type='path'), dropins=dict(type='list', elements='path'))
+    spec.update(own)
+    return spec
+
+
 def before_restart(module, error_log=None, dropins=None):
     """What any restart method reads before it restarts: dict(server (server_before()), log_path (error_log, else the
     server's log_error), log_offset (its size now: the restart's lines come after it), entries and files_read (the

@@ -13,14 +13,15 @@ version_added: 1.0.0
 description:
   - Runs the restart command O(command) (an argument list, no shell) on the host, then asks the server (login
     options) until it answers in a process started since the command (its C(Uptime) no longer than the time since the
-    command started), or O(timeout) passes. A command that exits 0 while the server keeps running in the process it
-    ran in before is a failure too (nothing was restarted). The gate (replication, clusters, settings) is
-    M(dbfleet.innodb.restart_gate)'s, after this module.
+    command started), or O(timeout) passes. A command after which the server still runs in the process it ran in
+    before (it exited 0 and restarted nothing, or failed before the stop) fails the module with nothing put back: the
+    server was never down. The gate (replication, clusters, settings) is M(dbfleet.innodb.restart_gate)'s, after this
+    module.
   - Before the restart it asks the running server for its option files, option groups, error log and process, so that
     a refusal can be traced to a line and the drop-ins written since the server last started are known.
   - A server that does not start (the command fails, or the server does not answer) is a handled fault, as with
-    M(dbfleet.innodb.service_restart). The module reads the error log lines written since the restart and the
-    command's output, finds what the server refused (an unknown variable or option, a value it could not set or
+    M(dbfleet.innodb.service_restart). The module reads the error log lines written since the restart (the
+    command's output when the server has no error log file), finds what the server refused (an unknown variable or option, a value it could not set or
     parse, a file a setting names that it could not open, an option file it could not parse; MySQL's and MariaDB's
     wordings) and the option-file line that set it (file:line). It puts back the drop-in the refusal is traced to,
     or every drop-in written since the server last started when no line is named (the oldest backup
@@ -32,6 +33,7 @@ author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
   - dbfleet.innodb.login
+  - dbfleet.innodb.restart
 attributes:
   check_mode:
     support: full
@@ -57,16 +59,6 @@ options:
         for the start after a put-back.
     type: int
     default: 300
-  error_log:
-    description:
-      - The server's error log file. Default - the C(log_error) the server reports before the restart.
-    type: path
-  dropins:
-    description:
-      - The drop-in files a put-back may restore. Default - the C(60-dbfleet-*.cnf) files among the option files
-        the server reads.
-    type: list
-    elements: path
 notes:
   - The restart role P(dbfleet.innodb.restart#role) runs it for C(dbfleet_restart_method=command), one host at a time.
   - The drop-ins written since the server last started are those changed after its process started
@@ -135,16 +127,13 @@ notes:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import command_restart
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils import service_restart
 
 
 def main():
-    argument_spec = conn_utils.login_argument_spec()
-    argument_spec.update(
+    argument_spec = service_restart.argument_spec(
         command=dict(type='list', elements='str', required=True),
         timeout=dict(type='int', default=300),
-        error_log=dict(type='path'),
-        dropins=dict(type='list', elements='path'),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     command_restart.run_module(module)

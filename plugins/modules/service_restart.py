@@ -32,6 +32,7 @@ author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
   - dbfleet.innodb.login
+  - dbfleet.innodb.restart
 attributes:
   check_mode:
     support: full
@@ -66,17 +67,6 @@ options:
         naming the state, the processes left and the commands that would finish the stop and start the server.
     type: int
     default: 30
-  error_log:
-    description:
-      - The server's error log file. Default - the C(log_error) the server reports before the restart (none when
-        it logs to stderr, which under systemd is the journal).
-    type: path
-  dropins:
-    description:
-      - The drop-in files a put-back may restore. Default - the C(60-dbfleet-*.cnf) files among the option files
-        the server reads.
-    type: list
-    elements: path
 notes:
   - The restart role P(dbfleet.innodb.restart#role) runs it for C(dbfleet_restart_method=service), one host at a time.
 seealso:
@@ -155,18 +145,14 @@ notes:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import service_restart
 
 
 def main():
-    argument_spec = conn_utils.login_argument_spec()
-    argument_spec.update(
+    argument_spec = service_restart.argument_spec(
         name=dict(type='str', required=True),
         timeout=dict(type='int', default=300),
         leftover_timeout=dict(type='int', default=30),
-        error_log=dict(type='path'),
-        dropins=dict(type='list', elements='path'),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     service_restart.run_module(module)

@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import command_restart as cr
 from ansible_collections.dbfleet.innodb.plugins.module_utils import service_restart as sr
+from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils import restart_fakes
 
 # The lab's MySQL 8.0.33 and MariaDB 10.11 on a drop-in with innodb_temp_data_file_path = ibtmp1:12M:bogus, and MySQL
 # 8.0.33 with init_file naming a file that does not exist (recorded 2026-11-28).
@@ -87,21 +88,10 @@ def test_the_process_start_from_proc(tmp_path):
     assert cr.process_start(None, str(tmp_path)) is None
 
 
-class Clock(object):
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
-
-
 def restart(rcs, answers, timeout=10):
     """A CommandRestart whose command exits with each of rcs in turn and whose server answers each of answers in turn
     (an Uptime, or None: down), on a fake clock (the command takes 3 s)."""
-    clock = Clock()
+    clock = restart_fakes.Clock()
     rcs, answers = list(rcs), list(answers)
 
     def run(argv):
@@ -131,20 +121,14 @@ def test_the_outcome_of_the_command_is_read_from_the_server(rcs, answers, verdic
 
 
 # ---------------------------------------------------------------- the module's run
-class Stop(Exception):
-    pass
+class FakeModule(restart_fakes.FakeModule):
+    """The restart command exits with each of rcs in turn; a failed one writes the server's refusal to the error log
+    (or, without one, passes the server's stderr on)."""
 
-
-class FakeModule(object):
     def __init__(self, params, rcs, check_mode=False):
-        self.params = dict(command=['lab.py', 'restart', 'mysql80'], timeout=5, error_log=None, dropins=None,
-                           login_user=None, login_password=None, login_host='127.0.0.1', login_port=1,
-                           login_unix_socket=None, config_file='/nonexistent', connect_timeout=1)
-        self.params.update(params)
+        super(FakeModule, self).__init__(dict(dict(command=['lab.py', 'restart', 'mysql80'], timeout=5), **params),
+                                         check_mode)
         self.rcs = list(rcs)
-        self.check_mode = check_mode
-        self.commands = []
-        self.result = None
 
     def run_command(self, argv):
         self.commands.append(argv)
@@ -157,19 +141,9 @@ class FakeModule(object):
             return rc, '\n'.join(MARIADB_1011_UNPARSABLE), 'mariadb1011 did not start'
         return rc, '', 'mysql80 did not start' if rc else ''
 
-    def exit_json(self, **kw):
-        self.result = dict(kw, failed=False)
-        raise Stop()
-
-    def fail_json(self, **kw):
-        self.result = dict(kw, failed=True)
-        raise Stop()
-
 
 def run(module):
-    with pytest.raises(Stop):
-        cr.run_module(module)
-    return module.result
+    return restart_fakes.run(cr.run_module, module)
 
 
 @pytest.fixture
