@@ -284,6 +284,12 @@ def locate(refusal, entries):
         return refusal['file'], refusal['line'], None
     option = refusal.get('option')
     if not option:
+        # An error that quotes a setting's value only (MariaDB: "Can't create/write to file '/tmp/x.sql'" for an
+        # init_file it cannot open): the option-file line in effect with that value.
+        quoted = set(re.findall(r"(?<!\w)'([^']+)'", refusal.get('message') or '')) if refusal.get('kind') == 'error' else ()
+        for entry in reversed(entries):
+            if entry.file != 'command line' and entry.value and entry.value.strip('"\'') in quoted:
+                return entry.file, entry.line, entry.text
         return None
     for entry in reversed(entries):
         if entry.name == option or (entry.name.startswith(option) and refusal['kind'] == 'ambiguous option'):

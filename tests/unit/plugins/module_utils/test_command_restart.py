@@ -12,6 +12,7 @@ import time
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import command_restart as cr
+from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import service_restart as sr
 from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils import restart_fakes
 
@@ -38,6 +39,23 @@ MYSQL_80_INIT_FILE = [
     "2026-11-28T06:38:06.549076Z 0 [ERROR] [MY-010455] [Server] Failed to open the bootstrap file /tmp/putback-none.sql",
     "2026-11-28T06:38:06.549082Z 0 [ERROR] [MY-010119] [Server] Aborting",
 ]
+
+
+MARIADB_1011_INIT_FILE = [
+    "2026-11-28  6:38:09 0 [ERROR] mariadbd: Can't create/write to file '/tmp/putback-none.sql' (Errcode: 2 \"No such "
+    "file or directory\")",
+    "2026-11-28  6:38:09 0 [ERROR] Aborting",
+]
+
+
+def test_an_error_that_quotes_a_settings_value_is_traced_to_its_line(tmp_path):
+    dropin = tmp_path / '60-dbfleet-settings.cnf'
+    dropin.write_text('[mysqld]\ninit_file = /tmp/elsewhere.sql\n[mysqld]\ninit_file = "/tmp/putback-none.sql"\n')
+    entries = optionfiles.read_option_files([str(dropin)], ['mysqld']).entries
+    found = sr.refusals(MARIADB_1011_INIT_FILE, 'error log')
+    assert [f['kind'] for f in found] == ['error']
+    assert sr.locate(found[0], entries) == (str(dropin), 4, 'init_file = "/tmp/putback-none.sql"')
+    assert sr.locate(dict(found[0], message="Can't open file '/tmp/other.sql'"), entries) is None
 
 
 @pytest.mark.parametrize('lines, option, value', [
