@@ -6,7 +6,6 @@ and started again with the same command (the refusal reading and put-back are se
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
