@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import time
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils import restart_method
 from ansible_collections.dbfleet.innodb.plugins.module_utils import service_restart
 
@@ -103,16 +104,18 @@ def run_module(module):
         module.fail_json(msg=errors[0])
     if p['timeout'] < 1 or p['timeout'] > 86400:
         module.fail_json(msg='timeout must be 1 to 86400 seconds; got %s' % p['timeout'])
-    shown = ' '.join(p['command'])
+    # (a password on the command line, -p<password> or --password=..., never in the result)
+    masked = masking.mask_argv(p['command'])
+    shown = ' '.join(masked)
     if module.check_mode:
-        module.exit_json(changed=True, command=p['command'], msg='would restart the server with: %s' % shown)
+        module.exit_json(changed=True, command=masked, msg='would restart the server with: %s' % shown)
 
     known = service_restart.before_restart(module, p['error_log'], p['dropins'])
     server, dropins = known['server'], known['dropins']
     last_start = process_start(server.get('pid'))
     restart = CommandRestart(p['command'], module.run_command, lambda: uptime(module.params), timeout=p['timeout'])
     verdict, why, seconds = restart.restart()
-    result = dict(changed=True, command=p['command'], seconds=seconds, error_log=known['log_path'],
+    result = dict(changed=True, command=masked, seconds=seconds, error_log=known['log_path'],
                   option_files=known['files_read'], dropins=dropins, refused=[], put_back=[], started_again=None,
                   notes=[n for n in [server['note']] if n])
     if verdict == 'not restarted':

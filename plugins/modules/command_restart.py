@@ -84,7 +84,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 command:
-  description: The command run.
+  description: The command run (a password on it masked).
   returned: always
   type: list
   elements: str

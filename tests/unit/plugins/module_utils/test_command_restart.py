@@ -238,6 +238,12 @@ def test_check_mode_runs_nothing(server):
     assert result['msg'] == 'would restart the server with: lab.py restart mysql80'
 
 
+def test_a_password_on_the_command_line_is_never_in_the_result(server):
+    module = FakeModule(dict(command=['/usr/local/bin/restart-db', '--password=s3cret', '-ps3cret']), [], check_mode=True)
+    result = run(module)
+    assert 's3cret' not in repr(result), result
+
+
 @pytest.mark.parametrize('command', [[], None, ['lab.py', 'restart\nmysql80']])
 def test_a_bad_command_is_refused_before_anything_runs(command):
     module = FakeModule(dict(command=command), [])
