@@ -14,8 +14,8 @@ description:
   - Runs the restart command O(command) (an argument list, no shell) on the host, then asks the server (login
     options) until it answers in a process started since the command (its C(Uptime) no longer than the time since the
     command started), or O(timeout) passes. A command after which the server still runs in the process it ran in
-    before (it exited 0 and restarted nothing, or failed before the stop) fails the module with nothing put back: the
-    server was never down. The gate (replication, clusters, settings) is M(dbfleet.innodb.restart_gate)'s, after this
+    before (it exited 0 and restarted nothing, or failed before the stop) fails the module with nothing put back (the
+    server was never down). The gate (replication, clusters, settings) is M(dbfleet.innodb.restart_gate)'s, after this
     module.
   - Before the restart it asks the running server for its option files, option groups, error log and process, so that
     a refusal can be traced to a line and the drop-ins written since the server last started are known.
