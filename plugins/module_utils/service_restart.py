@@ -588,14 +588,10 @@ def _unit_state(props):
     return dict((k, props.get(k)) for k in keys)
 
 
-def argument_spec(**own):
-    """The options of every restart method's module (service_restart, command_restart): the login options, error_log
-    and dropins (doc fragment dbfleet.innodb.restart), and the module's own."""
-    from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
-    spec = connection.login_argument_spec()
-    spec.update(error_log=dict(type='path'), dropins=dict(type='list', elements='path'))
-    spec.update(own)
-    return spec
+def put_back_options():
+    """The options every restart method's module (service_restart, command_restart) has besides the login options and
+    its own: error_log and dropins (doc fragment dbfleet.innodb.restart)."""
+    return dict(error_log=dict(type='path'), dropins=dict(type='list', elements='path'))
 
 
 def before_restart(module, error_log=None, dropins=None):

@@ -145,11 +145,14 @@ notes:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import service_restart
 
 
 def main():
-    argument_spec = service_restart.argument_spec(
+    argument_spec = conn_utils.login_argument_spec()
+    argument_spec.update(service_restart.put_back_options())
+    argument_spec.update(
         name=dict(type='str', required=True),
         timeout=dict(type='int', default=300),
         leftover_timeout=dict(type='int', default=30),
