@@ -12,16 +12,22 @@ import functools
 import re
 
 MASK = '********'
-# Variables whose value is a secret, by name (MySQL, Percona, MariaDB, Galera): every value of theirs is masked.
+# The one pattern list of secrets. A variable is secret when its name is one of SECRET_VARIABLES, or `password`,
+# or ends with _<word> for a word of SECRET_WORDS (report_password, authentication_ldap_sasl_bind_root_pwd,
+# keyring_hashicorp_secret_id, file_key_management_filekey, wsrep_sst_auth); inside an option string or a command
+# line, a key containing one of the words (password=, sst_auth:) has its value masked. tests/unit/plugins/
+# module_utils/test_masking.py holds this against every variable name of the lab's four servers.
+SECRET_WORDS = ('password', 'passwd', 'pwd', 'auth', 'secret', 'secret_id', 'credential', 'credentials', 'token',
+                'passphrase', 'filekey')
 SECRET_VARIABLES = ('wsrep_sst_auth', 'report_password', 'rpl_semi_sync_master_password')
-SECRET_SUFFIXES = ('_password', '_passwd', '_auth', '_secret', '_credentials', '_token', '_passphrase', '_filekey')
-# Named like a secret, but a setting about passwords, not one.
-NOT_SECRET = ('disconnect_on_expired_password', 'log_builtin_as_identified_by_password')
+SECRET_SUFFIXES = tuple('_' + word for word in SECRET_WORDS)
+# Named like a secret, but a setting about passwords or authentication, not one.
+NOT_SECRET = ('disconnect_on_expired_password', 'log_builtin_as_identified_by_password', 'secure_auth')
 # Variables whose value is a list of options or a command line: credentials inside (key=value) are masked.
 OPTION_STRING_PATTERNS = ('*_option', '*_options', '*_cmd', '*_command', 'wsrep_provider_options',
                           'daemon_memcached_option')
-_CREDENTIAL_RE = re.compile(r'(?i)(\b[a-z0-9_.-]*(?:password|passwd|pwd|auth|secret|token|credentials?)\b'
-                            r'[a-z0-9_.-]*\s*[=:]\s*)("[^"]*"|\'[^\']*\'|[^\s;,]+)')
+_CREDENTIAL_RE = re.compile(r'(?i)(\b[a-z0-9_.-]*(?:%s)\b[a-z0-9_.-]*\s*[=:]\s*)("[^"]*"|\'[^\']*\'|[^\s;,]+)'
+                            % '|'.join(sorted(SECRET_WORDS, key=len, reverse=True)))
 # The fields of a verify item that hold the variable's value in some form.
 _VALUE_FIELDS = ('desired', 'desired_normalized', 'runtime', 'persisted', 'default')
 _NESTED_VALUE_FIELDS = (('configured', ('value', 'text')), ('command_line', ('value', 'text')),
@@ -64,7 +70,8 @@ def mask_argv(argv):
     mask_next = False
     for position, arg in enumerate(argv or []):
         arg = '%s' % (arg,)
-        if mask_next and not arg.startswith('-'):
+        if mask_next:
+            # mysqld takes the next argument as the value whatever it starts with (--wsrep-sst-auth -leading).
             out.append(MASK)
             mask_next = False
             continue
@@ -84,6 +91,26 @@ def mask_argv(argv):
         else:
             out.append(arg)
     return out
+
+
+def secret_values(variables):
+    """The values (as text, non-empty) of every secret variable named anywhere in variables - a {name: value} map,
+    maps nested in it included (a role's inputs: settings_values inside them). A module adds them to its
+    no_log_values, so Ansible masks them wherever they appear in its result, its diff and its invocation (-vvv)."""
+    found = set()
+    if isinstance(variables, dict):
+        for name, value in variables.items():
+            if isinstance(value, dict):
+                found |= secret_values(value)
+            elif value not in (None, '') and is_secret_variable(name):
+                found.add('%s' % (value,))
+    return found
+
+
+def mask_by_name(values):
+    """A copy of values ({variable name: value}) with the value of every secret variable masked."""
+    return dict((name, MASK if value not in (None, '') and is_secret_variable(name) else value)
+                for name, value in (values or {}).items())
 
 
 def mask_item(name, item):

@@ -28,6 +28,13 @@ description:
   - After each change the module reads the value back. A SET that the server accepted but did not apply
     (it happens to C(innodb_adaptive_hash_index) during a buffer pool resize) fails the task.
   - Read-only (static) variables are refused, with a message that says to write them to an option file and restart.
+  - The value of a secret variable (C(wsrep_sst_auth), C(report_password), C(*_password), ... - the collection's one
+    list, C(plugins/module_utils/masking.py)) is masked in the result, the diff, the messages and the task's
+    invocation (C(-vvv)). A server that hides a secret's running value (MariaDB shows a set C(wsrep_sst_auth) as
+    C(********)) cannot be compared with it, so the module sets it on every run and reports a change.
+  - A low-level module with the login's own privileges - it sets at runtime only what that login could set with
+    C(SET GLOBAL) - so it does not refuse security-critical settings as the role C(dbfleet.innodb.settings) does
+    (C(settings_allow_security_settings), docs/security.md); give it such a variable only in a playbook you wrote.
 author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
@@ -110,6 +117,13 @@ variables:
       before: "1"
       after: "0"
       changed: true
+    wsrep_sst_auth:
+      resolved_name: wsrep_sst_auth
+      desired: "********"
+      before: "********"
+      after: "********"
+      changed: true
+      masked: true
 server:
   description: Flavor and version of the server.
   returned: always
@@ -127,8 +141,9 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
@@ -239,6 +254,8 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
                            mutually_exclusive=[('persist', 'persist_only')])
+    # The new value of a secret variable is masked wherever Ansible shows this task (messages, -vvv invocation).
+    module.no_log_values.update(masking.secret_values(module.params['variables']))
     if module.params['resize_timeout'] < 0:
         module.fail_json(msg='resize_timeout must be 0 or more, got %d' % module.params['resize_timeout'])
     conn_utils.require_pymysql(module)
@@ -292,7 +309,10 @@ def main():
                             item['canonical'], resize['reason']), resize=resize, variables=result_vars,
                             server=identity.to_dict())
                 after = conn_utils.global_variables(conn, [item['resolved']]).get(item['resolved'])
-                if not values.equal(item['canonical'], after, item['kind'], item['choices'], limits=item['limits']):
+                # MariaDB shows a set wsrep_sst_auth as ******** (the read-back cannot compare a hidden secret).
+                hidden = after == masking.MASK and masking.is_secret_variable(item['resolved'])
+                if not hidden and not values.equal(item['canonical'], after, item['kind'], item['choices'],
+                                                   limits=item['limits']):
                     module.fail_json(
                         msg='SET %s %s = %s was accepted but the server still runs with %s (for '
                             'innodb_adaptive_hash_index this happens during a buffer pool resize); '
@@ -307,8 +327,14 @@ def main():
                 after_diff[item['resolved']] = str(after)
         changed = any(v['changed'] for v in result_vars.values())
         extra = dict(resize=resize) if resize else {}
+        # A secret's values (wsrep_sst_auth, *_password, ...) by name, also the running value it replaced.
+        for name, item in result_vars.items():
+            if masking.is_secret_variable(name) or masking.is_secret_variable(item['resolved_name']):
+                item.update(dict((f, masking.MASK) for f in ('desired', 'before', 'after') if item[f] not in (None, '')),
+                            masked=True)
         module.exit_json(changed=changed, variables=result_vars, server=identity.to_dict(),
-                         diff=dict(before=before_diff, after=after_diff), **extra)
+                         diff=dict(before=masking.mask_by_name(before_diff), after=masking.mask_by_name(after_diff)),
+                         **extra)
     finally:
         conn.close()
 

@@ -225,7 +225,7 @@ def test_validation_catches_a_wrong_argument():
 
 
 def test_credential_type_injects_the_collections_login_variables():
-    from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import LOGIN_HOST_VARIABLES
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import LOGIN_HOST_VARIABLES
     tasks, _variables = _controller_tasks()
     (ct,) = [t["awx.awx.credential_type"] for t in tasks if "awx.awx.credential_type" in t]
     fields = {f["id"]: f for f in ct["inputs"]["fields"]}
@@ -238,3 +238,18 @@ def test_credential_type_injects_the_collections_login_variables():
     assert fields["login_password"].get("secret") is True
     (cred,) = [t for t in tasks if "awx.awx.credential" in t]
     assert cred.get("no_log") is True
+
+
+def test_no_job_template_lets_a_launch_acknowledge_a_security_setting():
+    """settings_allow_security_settings (the settings role's acknowledgement of init_file, skip_grant_tables, ...)
+    is decided where the run is (inventory, playbook), never at launch: no survey asks it, no template sets it, and
+    no template takes extra variables at launch (awx.awx.job_template's ask_variables_on_launch, default false, is
+    never passed by awx/controller.yml). The settings survey's map is checked by the role like any other."""
+    for jt in TEMPLATES:
+        asked = [q["variable"] for q in (jt["survey_spec"] or {}).get("spec", [])]
+        assert "settings_allow_security_settings" not in asked + list(jt["extra_vars"] or {}), jt["name"]
+        assert not jt.get("ask_variables_on_launch"), jt["name"]
+    with open(os.path.join(ROOT, "awx", "controller.yml"), encoding="utf-8") as handle:
+        assert "ask_variables_on_launch" not in handle.read()
+    settings = _by_playbook("awx/playbooks/settings.yml")
+    assert sorted(q["variable"] for q in settings["survey_spec"]["spec"]) == ["dbfleet_settings_text", "settings_restart"]

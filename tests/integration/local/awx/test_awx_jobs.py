@@ -195,6 +195,31 @@ def test_settings_job_applies_the_surveys_map_as_its_check_predicted(project, la
             lab.run("restart", host)
 
 
+def test_settings_survey_cannot_turn_security_off(project, lab_inventory, jobs, lab):
+    """The survey's map with skip_grant_tables, init_file, plugin_dir, secure_file_priv and a secret (issue 43): the job
+    fails on every host before any change, naming each and why, and the secret is in no job event."""
+    inventory, login, group_vars = lab_inventory
+    secret = "sst:Survey-Not-Shown-5151"
+    text = ("skip_grant_tables: 'ON'\ninit_file: /tmp/x.sql\nplugin_dir: /tmp\nsecure_file_priv: ''\n"
+            "wsrep_sst_auth: '%s'\ninnodb_lock_wait_timeout: 66\n" % secret)
+    hosts = ("mysql80", "mariadb1011")
+    dropins = [os.path.join(lab.hosts[h]["dropin_dir"], "60-dbfleet-settings.cnf") for h in hosts]
+    job = awx_runner.run_job(project, jobs, "settings-security", SETTINGS, inventory, group_vars, credential=login,
+                             survey=survey_defaults(SETTINGS, dbfleet_settings_text=text, settings_restart="allowed"),
+                             limit=":".join(hosts))
+    assert job.status == "failed", job
+    messages = job.failed_messages()
+    assert set(messages) == set(hosts), messages
+    for host, message in messages.items():
+        flat = " ".join(message.split())
+        for name in ("skip_grant_tables", "init_file", "plugin_dir", "secure_file_priv"):
+            assert name + " (" in flat, (host, name, flat)
+        assert "turns security off, refused before anything changed" in flat and "holds a secret" in flat, flat
+    assert not any(os.path.exists(p) for p in dropins)
+    assert all(lab.query(h, "SELECT @@GLOBAL.innodb_lock_wait_timeout AS v")[0]["v"] != 66 for h in hosts)
+    assert secret not in job.stdout and not any(secret in json.dumps(e) for e in job.events)
+
+
 # ------------------------------------------------------------------ drop tables
 def test_drop_tables_job_drops_inside_the_window(project, lab_inventory, jobs, lab):
     inventory, login, group_vars = lab_inventory
