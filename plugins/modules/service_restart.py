@@ -21,10 +21,10 @@ description:
     invocation (C(journalctl _SYSTEMD_INVOCATION_ID=...)) and the error log lines written since the restart,
     finds what the server refused (an unknown variable or option, a value it could not set, an option file it
     could not parse, read or open; MySQL's and MariaDB's wordings) and the option-file line that set it
-    (file:line). It puts back the drop-ins written since the server last started (the oldest backup
-    C(ansible.builtin.template) left beside each with C(backup=true), the version the server last started with;
-    a drop-in new since then is removed), starts the server again, and fails naming the refused line, what was put
-    back and whether the server runs again.
+    (file:line). It puts back the drop-in the refusal is traced to, or every drop-in written since the server last
+    started when no line is named (the oldest backup C(ansible.builtin.template) left beside it with C(backup=true)
+    since that start, the version the server last started with; a drop-in new since then is removed), starts the
+    server again, and fails naming the refused line, what was put back and whether the server runs again.
   - A drop-in the server's user cannot read is skipped by the server without a word; after a start the module
     checks the drop-ins against the server's user and treats an unreadable one as refused.
   - After a good start it removes the backups of the drop-ins (their version has now started).
@@ -32,6 +32,7 @@ author:
   - dbfleet maintainers (@dbfleet)
 extends_documentation_fragment:
   - dbfleet.innodb.login
+  - dbfleet.innodb.restart
 attributes:
   check_mode:
     support: full
@@ -66,20 +67,10 @@ options:
         naming the state, the processes left and the commands that would finish the stop and start the server.
     type: int
     default: 30
-  error_log:
-    description:
-      - The server's error log file. Default - the C(log_error) the server reports before the restart (none when
-        it logs to stderr, which under systemd is the journal).
-    type: path
-  dropins:
-    description:
-      - The drop-in files a put-back may restore. Default - the C(60-dbfleet-*.cnf) files among the option files
-        the server reads.
-    type: list
-    elements: path
 notes:
   - The restart role P(dbfleet.innodb.restart#role) runs it for C(dbfleet_restart_method=service), one host at a time.
 seealso:
+  - module: dbfleet.innodb.command_restart
   - module: dbfleet.innodb.restart_gate
   - module: dbfleet.innodb.topology_facts
 '''
@@ -160,12 +151,11 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import serv
 
 def main():
     argument_spec = conn_utils.login_argument_spec()
+    argument_spec.update(service_restart.put_back_options())
     argument_spec.update(
         name=dict(type='str', required=True),
         timeout=dict(type='int', default=300),
         leftover_timeout=dict(type='int', default=30),
-        error_log=dict(type='path'),
-        dropins=dict(type='list', elements='path'),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     service_restart.run_module(module)

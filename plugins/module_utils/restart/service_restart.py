@@ -206,9 +206,10 @@ _LINE_RE = re.compile(r'^\s*(?:\d{4}-\d\d-\d\d[T ]\s?\d?\d:\d\d:\d\d(?:\.\d+)?(?
 _BARE_ERROR_RE = re.compile(r'^\s*(?:\S+:\s+)?error:\s+(?P<message>.*?)\s*$', re.I)
 _PROGRAM_RE = re.compile(r'^/?\S*(?:mysqld|mariadbd|mysqld-debug):\s+')
 
-# (kind, pattern over the message): what the server refused, in the wordings of my_getopt.c (unknown
-# variable / option, a value it cannot set, an ambiguous prefix) and my_default.c (an option file it cannot
-# parse or open) of MySQL and MariaDB. Each names the option (or the file and line) it refused.
+# (kind, pattern over the message[, the option when the message names none]): what the server refused, in the
+# wordings of my_getopt.c (unknown variable / option, a value it cannot set, an ambiguous prefix) and my_default.c (an
+# option file it cannot parse or open) of MySQL and MariaDB, and of start checks that name the option or its value.
+# Each names the option (or the file and line) it refused.
 REFUSAL_PATTERNS = (
     ('unknown variable', re.compile(r"unknown variable '(?P<option>[^'=]*)(?:=(?P<value>[^']*))?'")),
     ('unknown option', re.compile(r"unknown option '-{0,2}(?P<option>[^'=]*)(?:=(?P<value>[^']*))?'")),
@@ -217,6 +218,11 @@ REFUSAL_PATTERNS = (
     ('value missing', re.compile(r"option '-{0,2}(?P<option>[^']*)' requires an argument")),
     # InnoDB's own start checks (MariaDB: "InnoDB: innodb_page_size=16384 requires innodb_buffer_pool_size >= 6 MiB").
     ('value refused', re.compile(r"InnoDB: .*\brequires (?P<option>innodb_\w+) (?:>=|<=|<|>)")),
+    # InnoDB's parsers of its file specifications (innodb_data_file_path, innodb_temp_data_file_path), MySQL's and
+    # MariaDB's wording: "Unable to parse innodb_temp_data_file_path=ibtmp1:12M:bogus".
+    ('value refused', re.compile(r"Unable to parse (?P<option>innodb_\w+)=(?P<value>\S*)")),
+    # MySQL: init_file names a file the server cannot open ("Failed to open the bootstrap file /tmp/x.sql").
+    ('value refused', re.compile(r"Failed to open the bootstrap file (?P<value>\S+)"), 'init_file'),
     ('option file unreadable', re.compile(r"Could not open required defaults file:\s*(?P<file>\S+)")),
     ('option file syntax', re.compile(r"(?:Found option without preceding group|Wrong group definition|"
                                       r"Wrong '!\w+' directive) in config file:?\s*(?P<file>.+?):?\s+at line:?\s*(?P<line>\d+)")),
@@ -250,11 +256,12 @@ def refusals(lines, source):
         if parsed is None:
             continue
         level, message = parsed
-        for kind, pattern in REFUSAL_PATTERNS:
+        for kind, pattern, *named in REFUSAL_PATTERNS:
             match = pattern.search(message)
             if match:
                 fields = match.groupdict()
-                option = fields.get('option')
+                # (a pattern whose message names the value only says which option it is about)
+                option = fields.get('option') or (named[0] if named else None)
                 item = dict(kind=kind, option=optionfiles.normalize_name(option) if option else None,
                             value=fields.get('value'), file=fields.get('file'),
                             line=int(fields['line']) if fields.get('line') else None,
@@ -277,6 +284,12 @@ def locate(refusal, entries):
         return refusal['file'], refusal['line'], None
     option = refusal.get('option')
     if not option:
+        # An error that quotes a setting's value only (MariaDB: "Can't create/write to file '/tmp/x.sql'" for an
+        # init_file it cannot open): the option-file line in effect with that value.
+        quoted = set(re.findall(r"(?<!\w)'([^']+)'", refusal.get('message') or '')) if refusal.get('kind') == 'error' else ()
+        for entry in reversed(entries):
+            if entry.file != 'command line' and entry.value and entry.value.strip('"\'') in quoted:
+                return entry.file, entry.line, entry.text
         return None
     for entry in reversed(entries):
         if entry.name == option or (entry.name.startswith(option) and refusal['kind'] == 'ambiguous option'):
@@ -347,11 +360,23 @@ def start_time(props, now=None, monotonic=None):
     return now - (monotonic - mono / 1e6)
 
 
+def backup_time(path, name):
+    """Seconds since the epoch (to the second, local time as the backup's name says it) at which the backup name of
+    the drop-in at path was made, or None."""
+    import time
+    try:
+        return time.mktime(time.strptime(name[len(os.path.basename(path)):].split('.', 2)[2], '%Y-%m-%d@%H:%M:%S~'))
+    except (IndexError, ValueError, OverflowError):
+        return None
+
+
 def put_back_plan(dropins, last_start, listdir=os.listdir, stat_fn=os.stat):
-    """What putting back the drop-ins means: a list of dict(path, action, backup): 'restore' the oldest
-    backup (the version the server last started with), or 'remove' a drop-in written since the server
-    last started that had no earlier version. A drop-in unchanged since the last start stays, and so does
-    one without a backup when the last start is not known (last_start None)."""
+    """What putting back the drop-ins means: a list of dict(path, action, backup, discard): 'restore' the oldest
+    backup made since the server last started (the version it last started with), or 'remove' a drop-in written
+    since the server last started that had no earlier version; discard: the other backups. A backup made before the
+    last start holds a version older than the one the server started with (a write the server has already started
+    with replaced it): never restored. A drop-in unchanged since the last start stays, and so does one without a
+    backup when the last start is not known (last_start None: every backup counts)."""
     plan = []
     for path in dropins:
         directory = os.path.dirname(path) or '.'
@@ -360,17 +385,19 @@ def put_back_plan(dropins, last_start, listdir=os.listdir, stat_fn=os.stat):
         except OSError:
             names = []
         backups = dropin_backups(path, names)
+        # (the name says the second: a backup within the second before the start counts as made since)
+        since = [n for n in backups if last_start is None or (backup_time(path, n) or 0) + 1 > last_start]
+        discard = [os.path.join(directory, n) for n in backups if n not in since[:1]]
         try:
             st = stat_fn(path)
             changed = max(st.st_mtime, st.st_ctime)
         except OSError:
             st = None
             changed = None
-        if backups:
-            plan.append(dict(path=path, action='restore', backup=os.path.join(directory, backups[0]),
-                             discard=[os.path.join(directory, n) for n in backups[1:]]))
+        if since:
+            plan.append(dict(path=path, action='restore', backup=os.path.join(directory, since[0]), discard=discard))
         elif st is not None and last_start is not None and changed > last_start:
-            plan.append(dict(path=path, action='remove', backup=None, discard=[]))
+            plan.append(dict(path=path, action='remove', backup=None, discard=discard))
     return plan
 
 
@@ -517,11 +544,11 @@ FALLBACK_GROUPS = ('mysqld', 'server', 'mariadb', 'mariadbd', 'client-server', '
 
 def server_before(module):
     """What the running server says before its restart: dict(option_files, groups, log_error, datadir,
-    uid, gids, note). Asked over SQL (login options) when the server is up; else what can be read."""
+    pid, uid, gids, note). Asked over SQL (login options) when the server is up; else what can be read."""
     from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
     from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
-    info = dict(option_files=[], groups=list(FALLBACK_GROUPS), log_error=None, datadir=None, uid=None, gids=[],
-                note='')
+    info = dict(option_files=[], groups=list(FALLBACK_GROUPS), log_error=None, datadir=None, pid=None, uid=None,
+                gids=[], note='')
     try:
         connection.require_pymysql(module)
         conn = connection.open_connection(module.params)
@@ -538,6 +565,7 @@ def server_before(module):
     info.update(option_files=list(facts.get('option_files') or []), groups=list(facts.get('option_groups') or []),
                 log_error=error_log_path(facts.get('log_error'), facts.get('datadir')), datadir=facts.get('datadir'))
     process = facts.get('process') or {}
+    info['pid'] = process.get('pid')
     if process.get('uid') is not None:
         info['uid'] = process['uid']
         try:
@@ -558,6 +586,108 @@ def option_entries(files, groups):
 def _unit_state(props):
     keys = ('ActiveState', 'SubState', 'Result', 'MainPID', 'ExecMainStatus', 'InvocationID')
     return dict((k, props.get(k)) for k in keys)
+
+
+def put_back_options():
+    """The options every restart method's module (service_restart, command_restart) has besides the login options and
+    its own: error_log and dropins (doc fragment dbfleet.innodb.restart)."""
+    return dict(error_log=dict(type='path'), dropins=dict(type='list', elements='path'))
+
+
+def before_restart(module, error_log=None, dropins=None):
+    """What any restart method reads before it restarts: dict(server (server_before()), log_path (error_log, else the
+    server's log_error), log_offset (its size now: the restart's lines come after it), entries and files_read (the
+    options the server reads), dropins (the parameter, else the 60-dbfleet-*.cnf files among the option files))."""
+    server = server_before(module)
+    log_path = error_log or server['log_error']
+    entries, files_read = option_entries(server['option_files'], server['groups'])
+    dropins = dropins if dropins is not None else [f for f in files_read if is_dropin(f)]
+    if not server['option_files']:
+        # The server could not be asked: the drop-ins are the option files a refusal is looked for in.
+        entries, dummy = option_entries(dropins, server['groups'])
+    return dict(server=server, log_path=log_path, log_offset=file_size(log_path) if log_path else 0, entries=entries,
+                files_read=files_read, dropins=dropins)
+
+
+def unreadable_refusals(files, server, skipped=False):
+    """The option files among files the server's user cannot read, as refusals (kind 'option file unreadable'), or
+    none when the server's user is not known."""
+    if server.get('uid') is None:
+        return []
+    return [dict(kind='option file unreadable', option=None, value=None, file=path, line=None,
+                 message='%s is not readable by the server (uid %s, mode %s)%s'
+                 % (path, server['uid'], mode, '; the server skipped it' if skipped else ''),
+                 source='file mode', where=None)
+            for path, mode in unreadable_files(files, server['uid'], server.get('gids') or [])]
+
+
+def refused_at_start(before, others):
+    """What the server refused at a start that failed, each with 'where' (locate()): read from the error log lines
+    written since before_restart() and from others, [(lines, source)] (the failed invocation's journal, the restart
+    command's output). Refusals that name an option first, each once; else the first [ERROR] lines of each source."""
+    found = []
+    if before['log_path']:
+        found.append(refusals(read_from(before['log_path'], before['log_offset']), before['log_path']))
+    found.extend(refusals(lines, source) for lines, source in others)
+    named = [r for group in found for r in group if r['kind'] != 'error']
+    refused = []
+    seen = set()
+    for item in named or [r for group in found for r in group]:
+        key = (item['kind'], item['option'], item['value'], item['message'])
+        if key not in seen:
+            seen.add(key)
+            refused.append(item)
+    refused += unreadable_refusals(before['server']['option_files'] + before['dropins'], before['server'])
+    for item in refused:
+        item['where'] = locate(item, before['entries'])
+    return refused
+
+
+def drop_backups(dropins):
+    """After a good start: the backups beside the drop-ins go (the server has started with their new version)."""
+    for plan in put_back_plan(dropins, None):
+        for path in ([plan['backup']] if plan['action'] == 'restore' else []) + plan['discard']:
+            _remove(path)
+
+
+def put_back_targets(dropins, refused):
+    """The drop-ins a refused start puts back: those a refusal is traced to (its file:line, or the file it names),
+    when it is traced to one; else every drop-in (no line is named: whatever changed since the last start is
+    suspect). A drop-in the server runs with that the refusal is not about stays: another run may have written it
+    since the last start, its settings already in effect at runtime (a plugin's options read at INSTALL PLUGIN)."""
+    def same(a, b):
+        return bool(a) and bool(b) and os.path.realpath(a) == os.path.realpath(b)
+    named = [d for d in dropins if any(same(d, (r.get('where') or (None,))[0]) or same(d, r.get('file'))
+                                       for r in refused)]
+    return named or list(dropins)
+
+
+def put_back(dropins, last_start):
+    """Put back what was written since the server last started (put_back_plan()): ([dict(path, action, backup)] done,
+    [notes on what could not be put back])."""
+    done, notes = [], []
+    for item in put_back_plan(dropins, last_start):
+        try:
+            if item['action'] == 'restore':
+                os.replace(item['backup'], item['path'])
+            else:
+                os.remove(item['path'])
+            for path in item['discard']:
+                _remove(path)
+            done.append(dict(path=item['path'], action=item['action'], backup=item['backup']))
+        except OSError as e:
+            notes.append('could not put back %s: %s' % (item['path'], e))
+    return done, notes
+
+
+def put_back_report(what, refused, done, again, why):
+    """The message of a start the server refused: 'WHAT: the refused lines (file:line (text): the server's words).
+    Put back: ... Started again: AGAIN'; why: how the start ended, when no line names a refusal."""
+    named = '; '.join(describe(r, r.get('where')) for r in refused) or \
+        'no line of the server\'s log names a refused option (%s)' % why
+    put = ', '.join('%s %s' % ('restored' if i['action'] == 'restore' else 'removed', i['path']) for i in done) or \
+        'nothing to put back'
+    return '%s: %s. Put back: %s. Started again: %s' % (what, named, put, again)
 
 
 def run_module(module):
@@ -582,33 +712,20 @@ def run_module(module):
     if module.check_mode:
         module.exit_json(changed=True, unit=unit, before=_unit_state(before), msg='would restart %s' % unit)
 
-    server = server_before(module)
-    log_path = p['error_log'] or server['log_error']
-    log_offset = file_size(log_path) if log_path else 0
-    entries, files_read = option_entries(server['option_files'], server['groups'])
-    dropins = p['dropins'] if p['dropins'] is not None else [f for f in files_read if is_dropin(f)]
-    if not server['option_files']:
-        # The server could not be asked: the drop-ins are the option files a refusal is looked for in.
-        entries, dummy = option_entries(dropins, server['groups'])
+    known = before_restart(module, p['error_log'], p['dropins'])
+    server, dropins = known['server'], known['dropins']
     last_start = start_time(before) if before.get('MainPID') else None
 
     verdict, why, before, after, seconds = restart.restart('restart')
     result = dict(changed=True, unit=unit, before=_unit_state(before), after=_unit_state(after), seconds=seconds,
-                  error_log=log_path, option_files=files_read, dropins=dropins, refused=[], put_back=[],
-                  started_again=None, notes=[n for n in [server['note']] if n] + restart.events)
-    refused = []
+                  error_log=known['log_path'], option_files=known['files_read'], dropins=dropins, refused=[],
+                  put_back=[], started_again=None, notes=[n for n in [server['note']] if n] + restart.events)
     if verdict == 'started':
         # An included file the server's user cannot read is skipped without a word: the server runs
         # without its settings. That is a refusal of the file, not a start.
-        if server['uid'] is not None:
-            for path, mode in unreadable_files(dropins, server['uid'], server['gids']):
-                refused.append(dict(kind='option file unreadable', option=None, value=None, file=path, line=None,
-                                    message='%s is not readable by the server (uid %s, mode %s); the server skipped it'
-                                    % (path, server['uid'], mode), source='file mode', where=None))
+        refused = unreadable_refusals(dropins, server, skipped=True)
         if not refused:
-            for plan in put_back_plan(dropins, None):
-                for path in ([plan['backup']] if plan['action'] == 'restore' else []) + plan['discard']:
-                    _remove(path)
+            drop_backups(dropins)
             result['msg'] = '%s restarted: main PID %s -> %s, invocation %s (%s s)%s' % (
                 unit, before.get('MainPID'), after.get('MainPID'), after.get('InvocationID'), seconds,
                 ''.join('; ' + e for e in restart.events))
@@ -617,46 +734,22 @@ def run_module(module):
         # The invocation that failed: the last one, or the one systemd's auto-restart replaced.
         failed_invocation = after.get('FailedInvocationID') or after.get('InvocationID')
         lines = restart.journal(failed_invocation if failed_invocation != before.get('InvocationID') else None)
-        refused = refusals(lines, 'journal of invocation %s' % failed_invocation)
-        if log_path:
-            from_log = refusals(read_from(log_path, log_offset), log_path)
-            refused = [r for r in from_log if r['kind'] != 'error'] + [r for r in refused if r['kind'] != 'error'] or \
-                from_log + refused
-        if server['uid'] is not None:
-            for path, mode in unreadable_files(server['option_files'] + dropins, server['uid'], server['gids']):
-                refused.append(dict(kind='option file unreadable', option=None, value=None, file=path, line=None,
-                                    message='%s is not readable by the server (uid %s, mode %s)'
-                                    % (path, server['uid'], mode), source='file mode'))
-        for item in refused:
-            item['where'] = locate(item, entries)
+        refused = refused_at_start(known, [(lines, 'journal of invocation %s' % failed_invocation)])
     result['refused'] = refused
     # Put back what this change wrote since the server last started, and start the server again.
-    plan = put_back_plan(dropins, last_start)
-    for item in plan:
-        try:
-            if item['action'] == 'restore':
-                os.replace(item['backup'], item['path'])
-            else:
-                os.remove(item['path'])
-            for path in item['discard']:
-                _remove(path)
-            result['put_back'].append(dict(path=item['path'], action=item['action'], backup=item['backup']))
-        except OSError as e:
-            result['notes'].append('could not put back %s: %s' % (item['path'], e))
+    result['put_back'], notes = put_back(put_back_targets(dropins, refused), last_start)
+    result['notes'].extend(notes)
     events = len(restart.events)
     again, again_why, dummy, again_after, again_seconds = restart.restart('restart')
     result['notes'].extend(restart.events[events:])
     result['started_again'] = again == 'started'
     result['again'] = dict(_unit_state(again_after), why=again_why, seconds=again_seconds)
-    named = '; '.join(describe(r, r.get('where')) for r in refused) or \
-        'no line of the journal or the error log names a refused option (%s)' % why
-    put = ', '.join('%s %s' % ('restored' if i['action'] == 'restore' else 'removed', i['path'])
-                    for i in result['put_back']) or 'nothing to put back'
-    result['msg'] = '%s %s: %s. Put back: %s. Started again: %s%s' % (
-        unit, ('did not start (%s)' % why) if verdict != 'started' else 'started without an option file it cannot read',
-        named, put,
-        ('yes, main PID %s' % again_after.get('MainPID')) if again == 'started' else 'NO (%s)' % again_why,
-        ''.join('. Also: ' + e for e in restart.events))
+    result['msg'] = put_back_report(
+        '%s %s' % (unit, ('did not start (%s)' % why) if verdict != 'started'
+                   else 'started without an option file it cannot read'),
+        refused, result['put_back'],
+        ('yes, main PID %s' % again_after.get('MainPID')) if again == 'started' else 'NO (%s)' % again_why, why) + \
+        ''.join('. Also: ' + e for e in restart.events)
     module.fail_json(**result)
 
 

@@ -6,7 +6,7 @@
 Enable it with
     ANSIBLE_CALLBACK_PLUGINS=tests/integration/callback_plugins ANSIBLE_CALLBACKS_ENABLED=task_results
     DBFLEET_TASK_RESULTS_FILE=/path/to/results.jsonl
-    DBFLEET_TASK_RESULTS_ACTIONS=restart_gate,cluster_switchover,command   (short action names; default: all)
+    DBFLEET_TASK_RESULTS_ACTIONS=restart_gate,cluster_switchover,command_restart   (short action names; default: all)
 Each line: {"time": <epoch seconds when the result came>, "task": name, "host": inventory host,
 "delegated": the host it ran on, "action": short name, "status": ok|failed|skipped|unreachable,
 "item": loop item, "result": the result without "invocation"}.

@@ -42,7 +42,7 @@ def rolling_restart(group, extra, check=False, lean=False):
                  **extra), check=check, timeout=400, env_extra=dict(
                      ANSIBLE_CALLBACK_PLUGINS=CALLBACKS, ANSIBLE_CALLBACKS_ENABLED='task_results',
                      DBFLEET_TASK_RESULTS_FILE=results.name,
-                     DBFLEET_TASK_RESULTS_ACTIONS='restart_gate,cluster_switchover,command,topology_plan'))
+                     DBFLEET_TASK_RESULTS_ACTIONS='restart_gate,cluster_switchover,command_restart,topology_plan'))
         with open(results.name, encoding='utf-8') as handle:
             lines = [json.loads(line) for line in handle if line.strip()]
     finally:
@@ -156,7 +156,7 @@ def test_one_group_topology_primary_last_and_refused_without_switchover(group):
     assert rc != 0, out
     assert '%s: the PRIMARY of group_replication' % primary in out and 'restart_cluster_switchover: true' in out, out
     assert 'stopped before any change' in out
-    assert not [r for r in results if r['action'] in ('command', 'cluster_switchover')], 'something changed'
+    assert not [r for r in results if r['action'] in ('command_restart', 'cluster_switchover')], 'something changed'
     assert dict((h, pid_of(group, h)) for h in MEMBERS) == before
 
 
@@ -171,7 +171,7 @@ def test_a_member_out_of_the_group_is_refused_before_any_change(group):
         group.query(secondary, 'START GROUP_REPLICATION')
     assert rc != 0, out
     assert 'stopped before any change' in out and '%s: state OFFLINE, not ONLINE: not in the group' % secondary in out, out
-    assert not [r for r in results if r['action'] in ('command', 'cluster_switchover')], 'something changed'
+    assert not [r for r in results if r['action'] in ('command_restart', 'cluster_switchover')], 'something changed'
     assert dict((h, pid_of(group, h)) for h in MEMBERS) == before
     wait_all_online(group)
 
@@ -218,7 +218,7 @@ def test_rolling_restart_with_a_writer_switches_over_and_gates_on_online(group):
         assert len(out_of_online) <= 1, (at, states)
 
     # Order: secondaries first, the primary last; each member is down once.
-    restarts = [r for r in results if r['action'] == 'command' and r['status'] == 'ok']
+    restarts = [r for r in results if r['action'] == 'command_restart' and r['status'] == 'ok']
     order = [r['delegated'] for r in restarts]
     assert sorted(order) == sorted(MEMBERS) and order[-1] == primary, order
 

@@ -9,6 +9,7 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import service_restart as sr
+from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils.restart import restart_fakes
 
 # Lines written by the servers themselves (the lab's binaries started on an option file with the line named in
 # each test; recorded 2026-11-25).
@@ -200,21 +201,11 @@ def test_read_from_an_offset_and_after_rotation(tmp_path):
 
 
 # ---------------------------------------------------------------- the module's run, systemctl faked
-class Stop(Exception):
-    pass
-
-
-class FakeModule(object):
+class FakeModule(restart_fakes.FakeModule):
     def __init__(self, params, shows, journal, check_mode=False):
-        self.params = dict(name='mariadb', timeout=30, leftover_timeout=30, error_log=None, dropins=None, login_user=None,
-                           login_password=None, login_host='127.0.0.1', login_port=1, login_unix_socket=None,
-                           config_file='/nonexistent', connect_timeout=1)
-        self.params.update(params)
+        super(FakeModule, self).__init__(dict(dict(name='mariadb', leftover_timeout=30), **params), check_mode)
         self.shows = list(shows)
         self.journal = journal
-        self.check_mode = check_mode
-        self.commands = []
-        self.result = None
 
     def run_command(self, argv):
         self.commands.append(argv)
@@ -225,14 +216,6 @@ class FakeModule(object):
             return 0, '\n'.join(self.journal.get(argv[-1].split('=')[1], [])), ''
         return 0, '', ''
 
-    def exit_json(self, **kw):
-        self.result = dict(kw, failed=False)
-        raise Stop()
-
-    def fail_json(self, **kw):
-        self.result = dict(kw, failed=True)
-        raise Stop()
-
 
 def show(active, sub, pid, inv, result='success'):
     return 'LoadState=loaded\nActiveState=%s\nSubState=%s\nMainPID=%s\nInvocationID=%s\nResult=%s\n' % (
@@ -240,9 +223,7 @@ def show(active, sub, pid, inv, result='success'):
 
 
 def run(module):
-    with pytest.raises(Stop):
-        sr.run_module(module)
-    return module.result
+    return restart_fakes.run(sr.run_module, module)
 
 
 def test_a_good_restart_reads_the_new_invocation_and_drops_the_backups(tmp_path, monkeypatch):
@@ -349,15 +330,7 @@ def test_the_processes_of_a_units_cgroup_from_the_first_hierarchy_that_has_it():
                                             'processes systemd here cannot end)')
 
 
-class Clock(object):
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
+Clock = restart_fakes.Clock
 
 
 def lingering_show(inv, timeout='infinity'):
