@@ -144,8 +144,9 @@ def test_a_public_key_file_that_is_not_one_is_refused_naming_it(tmp_path):
 
 # ---------------------------------------------------------------- loopback TCP, trusted unless turned off
 def test_loopback_tcp_is_trusted_by_default_and_not_when_turned_off(tls_files):
-    """A local user listening on the port of a server that is down (the restart gate reconnecting): trusted by
-    default (documented), given nothing with login_trust_loopback false."""
+    """A listener of root on a loopback port (root runs the lab's servers, and can read the password anyway): trusted
+    by default (documented), given nothing with login_trust_loopback false. Another user's listener gets nothing
+    either way (test_loopback.py)."""
     server = AuthServer('caching_full', '127.0.0.1', tls_files)
     try:
         login = dict(login_host='127.0.0.1', login_port=server.port, login_user='dbfleet', login_password=MARKER,
@@ -155,7 +156,7 @@ def test_loopback_tcp_is_trusted_by_default_and_not_when_turned_off(tls_files):
         assert not server.learned(MARKER) and b'dbfleet' in bytes(server.received)
         with pytest.raises(connection.ConnectError, match='Access denied'):
             connection.open_connection(login)
-        assert server.learned(MARKER)       # the default's trust, as docs/security.md says
+        assert server.learned(MARKER)       # the default's trust of root's listener, as docs/security.md says
     finally:
         server.close()
 
