@@ -481,6 +481,14 @@ class LoginRefused(ConnectError):
 # Authentication methods that make the client send the password itself: mysql_clear_password (PAM, LDAP
 # simple) and MariaDB's dialog (its "Password: " prompt). PyMySQL answers both with the password in clear.
 CLEARTEXT_PLUGINS = (b'mysql_clear_password', b'dialog')
+# Authentication methods the collection never answers, with the reason (the mysql client of MySQL 5.7 and later and
+# MariaDB's without secure_auth off refuse mysql_old_password too; PyMySQL 1.1 and later fail with a traceback).
+REFUSED_PLUGINS = {
+    b'mysql_old_password': (
+        'the server asks for mysql_old_password, the pre-4.1 password hash (16 bytes, broken: its scramble can be '
+        'reversed to the hash and the hash used to log in): refused, nothing of the password was sent; give the '
+        'account mysql_native_password or caching_sha2_password (ALTER USER ... IDENTIFIED WITH ...)'),
+}
 # Error numbers of the MySQL client library: CR_SSL_CONNECTION_ERROR, CR_AUTH_PLUGIN_ERR.
 CR_SSL_CONNECTION_ERROR = 2026
 CR_AUTH_PLUGIN_ERR = 2061
@@ -647,6 +655,8 @@ if pymysql is not None:
 
         def _process_auth(self, plugin_name, auth_packet, *args, **kwargs):
             name = plugin_name.encode('ascii', 'replace') if isinstance(plugin_name, str) else plugin_name
+            if name in REFUSED_PLUGINS:
+                raise self._dbfleet_refusal(CR_AUTH_PLUGIN_ERR, REFUSED_PLUGINS[name])
             if name in CLEARTEXT_PLUGINS and not self.dbfleet_verified():
                 raise self._dbfleet_refusal(
                     CR_AUTH_PLUGIN_ERR,

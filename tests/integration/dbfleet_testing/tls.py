@@ -361,6 +361,8 @@ class AuthServer(Listener):
             return self._send(client, seq, b'\xfe' + b'mysql_clear_password\x00')
         if self.way == 'dialog':
             return self._send(client, seq, b'\xfe' + b'dialog\x00' + b'\x05Password: ')
+        if self.way == 'old_password':
+            return self._send(client, seq, b'\xfe' + b'mysql_old_password\x00' + SALT[:8] + b'\x00')
         return self._send(client, seq, b'\x01\x04')           # caching_sha2_password: full authentication
 
     def _after(self, client, seq, payload):

@@ -135,6 +135,18 @@ def test_the_controller_sends_no_password_to_a_server_it_cannot_verify():
         server.close()
 
 
+def test_an_auth_switch_to_mysql_old_password_is_refused_with_a_message():
+    server = AuthServer('old_password', '127.0.0.1')
+    try:
+        with pytest.raises(connection.LoginRefused, match='asks for mysql_old_password, the pre-4.1 password hash') as refused:
+            connection.open_connection(dict(login_host='127.0.0.1', login_port=server.port, login_user='dbfleet',
+                                            login_password=MARKER, config_file=''))
+        assert 'nothing of the password was sent' in str(refused.value) and MARKER not in str(refused.value)
+        assert server.connections == 1 and not server.learned(MARKER)
+    finally:
+        server.close()
+
+
 def test_a_public_key_file_that_is_not_one_is_refused_naming_it(tmp_path):
     bad = tmp_path / 'not-a-key.pem'
     bad.write_text('hello\n')
