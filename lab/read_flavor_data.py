@@ -1,4 +1,4 @@
-"""Read the version facts of plugins/module_utils/flavor_data/ from the lab's real servers, and write them.
+"""Read the version facts of plugins/module_utils/versions/flavor_data/ from the lab's real servers, and write them.
 
 For each server kind of the lab (MariaDB 10.11, MySQL 8.0.33, MySQL 9.7.x, MariaDB 11.8.x), a private server is
 started on a fresh copy of the lab's pristine datadir, with an option file that holds only what an instance
@@ -23,7 +23,7 @@ Rule of what is kept: every global system variable the fresh server lists (nothi
 name of the binary; that is what tells "the target refuses this line" from "the target ignores it".
 
 Usage (as root, the lab's cache built: `make lab-up` once):
-    .venv/bin/python lab/read_flavor_data.py [--only mysql97,...] [--out plugins/module_utils/flavor_data]
+    .venv/bin/python lab/read_flavor_data.py [--only mysql97,...] [--out plugins/module_utils/versions/flavor_data]
 """
 import argparse
 import datetime
@@ -43,7 +43,7 @@ from dbfleet_lab.labs import MARIADB, REPO  # noqa: E402  pylint: disable=wrong-
 from dbfleet_lab.servers import MARIADB118, MYSQL80, MYSQL97, ensure_template, terminate  # noqa: E402  pylint: disable=wrong-import-position
 
 KINDS = {"mariadb1011": MARIADB, "mysql80": MYSQL80, "mysql97": MYSQL97, "mariadb118": MARIADB118}
-OUT = os.path.join(REPO, "plugins", "module_utils", "flavor_data")
+OUT = os.path.join(REPO, "plugins", "module_utils", "versions", "flavor_data")
 GENERATOR = "lab/read_flavor_data.py"
 
 # Variables whose value belongs to the instance, not to the version: no default is kept.

@@ -20,9 +20,9 @@ tar tzf "$TARBALL" | sed 's|^\./||' > "$WORK/contents"
 if grep -E '^((lab|bench|molecule|inventories|\.ci|tests/integration|tests/molecule)/|Makefile$|ansible\.cfg$|tests/[^/]+\.sh$)' "$WORK/contents"; then
   echo "ERROR: the tarball carries the lab, benchmarks, Molecule, integration tests, CI or Make files" >&2; exit 1
 fi
-# The HTML report's style and script are files beside its renderer (module_utils/verify_report_html.py reads them).
+# The HTML report's style and script are files beside its renderer (module_utils/report/html_page.py reads them).
 for shipped in plugins/modules/ roles/ playbooks/ meta/runtime.yml docs/ tests/unit/ \
-    plugins/module_utils/verify_report_assets/report.css plugins/module_utils/verify_report_assets/report.js; do
+    plugins/module_utils/report/assets/report.css plugins/module_utils/report/assets/report.js; do
   grep -q "^$shipped" "$WORK/contents" \
     || { echo "ERROR: the tarball lacks $shipped" >&2; exit 1; }
 done

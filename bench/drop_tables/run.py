@@ -37,7 +37,7 @@ REPO = os.path.abspath(os.path.join(HERE, '..', '..'))
 sys.path.insert(0, os.path.join(REPO, '.collections'))
 sys.path.insert(0, os.path.join(REPO, 'lab'))
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import Drop  # noqa: E402
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import Drop  # noqa: E402
 from dbfleet_lab.serverload import connect as lab_connect, cpu_seconds as server_cpu, host_vars, query as q, \
     query_value as q1, server_pid  # noqa: E402
 

@@ -42,7 +42,9 @@ def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 6
     per = int(sys.argv[2]) if len(sys.argv) > 2 else 25
     sys.path.insert(0, os.path.join(ROOT, '.collections'))
-    from ansible_collections.dbfleet.innodb.plugins.module_utils import connection, fleet_wire, verify_fleet
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import fleet_wire
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet
     logins = lab_logins()
     readers = dict(ours=fleet_wire.Result._get_descriptions,
                    pymysql=connection.pymysql.connections.MySQLResult._get_descriptions)

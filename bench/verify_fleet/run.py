@@ -312,7 +312,7 @@ def engine_only(inv_path, pool, workers=None):
     """The arm "engine": the controller audit's engine alone (verify_fleet.run_pool over audit_host, as the
     action runs it, the login of each host as the bench inventory gives it), no Ansible and no report."""
     sys.path.insert(0, os.path.join(ROOT, '.collections'))
-    from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_fleet
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet
     with open(inv_path) as handle:
         inventory = yaml.safe_load(handle)
     ca = inventory['all']['vars']['bench_ca_cert']

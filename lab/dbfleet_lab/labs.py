@@ -532,7 +532,7 @@ class Fleet(Lab):
              # The LTS servers in their chroots, standalone, only when named (`up db5 db6`).
              Host("db5", MYSQL97, 5, address=PREFIX + "15", optional=True),
              Host("db6", MARIADB118, 6, address=PREFIX + "16", optional=True),
-             # Clusters, each member in its namespace (lab/dbfleet_lab/galera.py, clusters.py), only when named
+             # Clusters, each member in its namespace (lab/dbfleet_lab/galera.py, replication/clusters.py), only when named
              # or opted in: a 3-node Galera cluster of MariaDB 10.11 (galera-4) with a GTID replica of galera1,
              # a 3-node Galera cluster of MariaDB 11.8 (trixie chroot, its galera-4) with a GTID replica of
              # galera118_1, and a single-primary Group Replication group of MySQL 8.0.33 with a replica of gr1.

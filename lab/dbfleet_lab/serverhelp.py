@@ -1,7 +1,7 @@
 """What a server binary says of itself: ``mysqld --no-defaults --user=root --verbose --help``.
 
 Two readings of that text, used by lab/read_flavor_data.py (the version facts of
-plugins/module_utils/flavor_data/) and tests/integration/local/flavors/test_version_truth.py:
+plugins/module_utils/versions/flavor_data/) and tests/integration/local/flavors/test_version_truth.py:
 
 - ``compiled_defaults()``: the table after the dashes, ``{variable: default}`` (the compiled-in
   default; a default decided at start-up from the machine is not in it: MySQL 9.7 prints

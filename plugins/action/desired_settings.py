@@ -8,7 +8,7 @@ dbfleet_restart_command)."""
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import LoginActionModule
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.role_variables import role_variables, roles_variables
 

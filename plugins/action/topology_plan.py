@@ -4,7 +4,7 @@
 """Controller side of the topology component: build the plan from every host's topology_facts.
 
 Runs on the controller only (no connection to any host); see plugins/modules/topology_plan.py for
-the documentation and plugins/module_utils/topology.py for the logic."""
+the documentation and plugins/module_utils/replication/topology.py for the logic."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 
 ARGUMENT_SPEC = dict(
     facts=dict(type='raw', required=True),

@@ -10,7 +10,7 @@ only when a target is asked for)."""
 from __future__ import annotations
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
-from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import facts as version_facts
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import LoginActionModule
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.role_variables import roles_variables
 
@@ -35,7 +35,7 @@ class ActionModule(LoginActionModule):
                 # Imported here: about 310 KB of data this worker needs only with a target (the module's payload
                 # does not carry it: version_facts).
                 # pylint: disable-next=import-outside-toplevel
-                from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import catalog as flavor_data
+                from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
                 args = dict(self._task.args)
                 args['target_facts'] = version_facts.catalog_data(flavor_data)
                 self._task.args = args

@@ -7,7 +7,7 @@ No module goes to any host. For each host of `hosts`, the login comes from that 
 variables through the collection's one login path (plugin_utils/login.py, connection.login_args_from_host),
 and only the variables the audit needs are templated (the login ones, ansible_host, the roles' inputs and
 the settings variable). The audits run in a pool of threads sized by what the controller can hold, the hosts
-dealt out over one worker process per usable CPU (plugins/module_utils/verify_fleet.py).
+dealt out over one worker process per usable CPU (plugins/module_utils/audit/verify_fleet.py).
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
-from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_fleet
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as report_utils
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_files as report_files
+from ansible_collections.dbfleet.innodb.plugins.module_utils.report import build as report_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.report import files as report_files
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.login import login_variables
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils.role_variables import roles_variables
 

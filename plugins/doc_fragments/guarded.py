@@ -8,7 +8,7 @@ from __future__ import annotations
 class ModuleDocFragment(object):
 
     # Options of every guarded-change module (drop_tables, convert_tables) that mean the same in each:
-    # the off-peak window gate (module_utils/guarded_module.py module_window_gate and module_utils/guarded.py GuardedChange.window_closed)
+    # the off-peak window gate (module_utils/guarded/module.py module_window_gate and module_utils/guarded/engine.py GuardedChange.window_closed)
     # and the pause between lock attempts.
     DOCUMENTATION = r'''
 options:

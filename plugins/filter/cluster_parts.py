@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_hosts import cluster_parts as _parts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.hosts import cluster_parts as _parts
 
 
 def cluster_parts(plan_hosts, run_hosts):

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_hosts import cluster_problems as _problems
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.hosts import cluster_problems as _problems
 
 
 def cluster_problems(plan_hosts, run_hosts, one_per_host=False):

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_hosts import drop_blockers as _blockers
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.hosts import drop_blockers as _blockers
 
 
 def drop_blockers(hostvars, run_hosts):

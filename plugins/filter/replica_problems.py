@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_hosts import replica_problems as _problems
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.hosts import replica_problems as _problems
 
 
 def replica_problems(plan_hosts, run_hosts, check='sources', results=None, whole_topology=True):

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.restart_method import restart_method_errors as _errors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.restart.method import restart_method_errors as _errors
 
 
 def restart_method_errors(method, command=None, service_name=None):

@@ -2,11 +2,11 @@
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters dbfleet.innodb.restart_inputs, restart_pending, restart_steps and restart_stopped: the restart role's
-reasoning between its module runs (documentation: <filter>.yml; logic: module_utils/restart_steps.py)."""
+reasoning between its module runs (documentation: <filter>.yml; logic: module_utils/restart/steps.py)."""
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import restart_steps as _steps
+from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import steps as _steps
 
 
 def restart_inputs(variables, playbook_dir, method=None, command=None, service_name=None):

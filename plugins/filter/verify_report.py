@@ -6,16 +6,16 @@
 verify_report (documentation: verify_report.yml): per-host outcomes -> the report (JSON-ready dict).
 verify_report_html (verify_report_html.yml): the report -> one self-contained HTML page.
 verify_report_junit (verify_report_junit.yml): the report -> JUnit XML.
-The work is done by plugins/module_utils/verify_report.py, which the verify_fleet action calls too.
+The work is done by plugins/module_utils/report/build.py, which the verify_fleet action calls too.
 """
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as report_utils
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_html as report_html
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_junit as report_junit
+from ansible_collections.dbfleet.innodb.plugins.module_utils.report import build as report_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.report import html_page as report_html
+from ansible_collections.dbfleet.innodb.plugins.module_utils.report import junit as report_junit
 
 STATUSES = report_utils.STATUSES
 

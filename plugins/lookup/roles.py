@@ -9,7 +9,7 @@ name: roles
 short_description: The roles with a desired state, from the collection's role registry
 version_added: 1.0.0
 description:
-  - Reads the role registry (C(REGISTRY) in C(plugins/module_utils/desired.py)), so the playbooks take their
+  - Reads the role registry (C(REGISTRY) in C(plugins/module_utils/roles/desired.py)), so the playbooks take their
     role lists from it and a new role is applied, audited and restarted for without editing them.
   - Without a term, every role's name, sorted (the choices of C(site_roles), C(verify_desired_from),
     C(rolling_restart_roles)).
@@ -73,7 +73,7 @@ from ansible.errors import AnsibleLookupError
 from ansible.plugins.loader import lookup_loader
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 
 WHAT = ('site', 'every_host', 'own_hosts', 'restart', 'role_hosts', 'for_host', 'own_for_host')
 _NAME_RE = re.compile(r'^[A-Za-z0-9_.-]+$')

@@ -5,7 +5,7 @@
 
 Pure functions only (no connection), so the decisions are unit tested with fakes.
 The ahi_advisor module reads the counters and calls analyse(); the adaptive_hash role
-uses the same names through flavors.py; its desired state is role_states.adaptive_hash().
+uses the same names through versions/flavors.py; its desired state is role_states.adaptive_hash().
 
 Sources for the counters and the maths: docs/adaptive_hash.md.
 """

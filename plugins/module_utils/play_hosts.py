@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Reading the play's hosts' variables from Ansible's hostvars (or a plain dict of dicts, in the unit tests), for the
 filters that answer over a run's hosts instead of Jinja chains of extract / selectattr (filter host_values,
-restart_steps.py, guarded_hosts.drop_blockers). Controller-side."""
+restart/steps.py, guarded/hosts.drop_blockers). Controller-side."""
 
 from __future__ import annotations
 

@@ -15,13 +15,13 @@ import pwd
 import socket
 from collections.abc import Mapping
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
-from ansible_collections.dbfleet.innodb.plugins.module_utils import discovery
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import discovery
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
-from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
-from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import (
     error_text, global_status, global_variables, query)
 
 try:
@@ -92,7 +92,7 @@ def _pick(row, *names):
 
 def replication_info(conn, identity, variables):
     """Role (primary / replica), read_only / super_read_only, the channels replicated from, and the
-    cluster the server is a member of (clusters.py; None when it is none)."""
+    cluster the server is a member of (replication/clusters.py; None when it is none)."""
     info = dict(
         role=None,
         read_only=_onoff(variables.get('read_only')),
@@ -136,11 +136,11 @@ CLUSTER_KEYS = ('kind', 'name', 'label', 'size', 'state', 'status', 'ready', 'qu
 
 def cluster_info(conn, identity, variables=None):
     """What a report shows of the server's cluster membership: kind, name, label, size, this member's state,
-    ready, quorum, role, queue (clusters.py), and settings: the running values of the settings every member must
+    ready, quorum, role, queue (replication/clusters.py), and settings: the running values of the settings every member must
     share (flavors.CLUSTER_MUST_MATCH); None for a server that is no cluster member. variables: NamedGlobalVariables
     the cluster's variables are read from (CLUSTER_VARIABLES among its names: no statement of their own).
 
-    The cluster code (clusters.py) is loaded only for a server whose flavors.CLUSTER_MARKERS variable is set (a
+    The cluster code (replication/clusters.py) is loaded only for a server whose flavors.CLUSTER_MARKERS variable is set (a
     module's payload runs from a zip, compiled on every run: a standalone server's audit does not compile it)."""
     read_variables = variables.read if isinstance(variables, NamedGlobalVariables) else global_variables
     marker = flavors.CLUSTER_MARKERS.get(identity.flavor)
@@ -149,7 +149,7 @@ def cluster_info(conn, identity, variables=None):
     try:
         if str(read_variables(conn, [marker]).get(marker) or '').strip().upper() in ('', 'OFF', '0'):
             return None
-        from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
+        from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters
         cluster = clusters.read_cluster(conn, identity.flavor, query, read_variables, global_status)
     except _DB_ERRORS as e:
         return dict(error='reading the cluster state failed: %s' % error_text(e))
@@ -344,7 +344,7 @@ def gather(conn, variables=None, login_params=None, option_files=None, fallback_
 
 
 def discovered(plan, process, login_params=None, proc_root='/proc'):
-    """What the host says about its server where the inventory is silent (discovery.py): the drop-in
+    """What the host says about its server where the inventory is silent (host/discovery.py): the drop-in
     directory its option files include last, its systemd unit, the socket a login without a named
     server found. Each with where it was found, or why not (naming the variable that tells it)."""
     out = dict(dropin_dir=None, dropin_dir_source=None, unit=None, unit_source=None, login_socket_source=None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 
 # Schemas of the server itself: an upgrade converts them, they are never a user's blocker.
 SYSTEM_SCHEMAS = ('mysql', 'information_schema', 'performance_schema', 'sys')

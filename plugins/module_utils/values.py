@@ -26,7 +26,7 @@ import re
 from collections import namedtuple
 from collections.abc import Mapping
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 
 KINDS = ('bool', 'int', 'size', 'float', 'enum', 'str')
 

@@ -212,8 +212,8 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import ahi_advisor
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import signals
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges, option_spec, range_problems

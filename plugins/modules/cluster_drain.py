@@ -21,7 +21,7 @@ description:
   - With O(state=restored), sets the variable back to O(restore_value) (the value RV(before) of the drain), else to
     the serving value (C(NONE), C(OFF)).
   - Refuses, before anything changes, a method the server's flavor or version lacks (the version table of
-    C(flavors.py)), V(reject_queries) on a server without a Galera provider, and a server that is not a member of
+    C(versions/flavors.py)), V(reject_queries) on a server without a Galera provider, and a server that is not a member of
     O(expect_cluster). The role P(dbfleet.innodb.restart#role) uses this module (C(restart_cluster_drain)).
 author:
   - dbfleet maintainers (@dbfleet)
@@ -119,8 +119,8 @@ clients_after:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
 
 
 def main():

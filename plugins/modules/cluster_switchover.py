@@ -92,8 +92,8 @@ cluster:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import clusters
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
 
 
 def main():

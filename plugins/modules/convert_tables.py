@@ -225,10 +225,10 @@ server:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import login_argument_spec, require_pymysql
-from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import login_argument_spec, require_pymysql
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.convert_tables import (
     CONVERT_OPTIONS, Conversion, ConvertError, parse_tables, target_engine)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_module import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.module import (
     module_argument_spec, module_ranges, module_window_gate, run_for_module)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import range_problems
 

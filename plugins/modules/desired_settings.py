@@ -37,7 +37,7 @@ description:
     command line and its default option files, e.g. C(/etc/mysql/mariadb.conf.d) of Debian's MariaDB), else in the
     directory the packaged servers of the host's OS family include (C(/etc/mysql/conf.d) on Debian and Ubuntu,
     C(/etc/my.cnf.d) on the RedHat family, from C(/etc/os-release)).
-  - Changes nothing. The same computation (C(plugins/module_utils/desired.py)) serves M(dbfleet.innodb.verify)
+  - Changes nothing. The same computation (C(plugins/module_utils/roles/desired.py)) serves M(dbfleet.innodb.verify)
     and M(dbfleet.innodb.verify_fleet).
 author:
   - dbfleet maintainers (@dbfleet)
@@ -49,7 +49,7 @@ options:
   role:
     description:
       - The role whose desired state to work out (RV(desired)), a role of the registry
-        (C(plugins/module_utils/desired.py) C(REGISTRY)). One of O(role) and O(roles) is required.
+        (C(plugins/module_utils/roles/desired.py) C(REGISTRY)). One of O(role) and O(roles) is required.
     type: str
   roles:
     description:
@@ -132,7 +132,7 @@ settings:
 desired:
   description: >-
     What the role wants on this server. Keys besides these are role-specific (see the role's function in
-    C(plugins/module_utils/role_states.py) or C(plugins/module_utils/settings.py)).
+    C(plugins/module_utils/roles/states.py) or C(plugins/module_utils/roles/settings.py)).
   returned: success and O(role) is given
   type: dict
   contains:
@@ -175,12 +175,12 @@ unknown_variables:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
-from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
-from ansible_collections.dbfleet.innodb.plugins.module_utils import os_facts
-from ansible_collections.dbfleet.innodb.plugins.module_utils import restart_method
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import os_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import method as restart_method
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
-from ansible_collections.dbfleet.innodb.plugins.module_utils import storage
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import storage
 
 
 def main():
@@ -227,7 +227,7 @@ def main():
         module.fail_json(msg=' | '.join('%s: invalid input, nothing changed: %s' % (role, '; '.join(messages))
                                         for role, messages in e.by_role.items()),
                          errors=e.messages, unknown_variables=unknown)
-    # The inventory's directory, else the one the server's own option files include last (discovery.py),
+    # The inventory's directory, else the one the server's own option files include last (host/discovery.py),
     # else the OS family's (os_facts.FAMILIES).
     dropin_dir = module.params['option_dropin_dir'] or facts.get('dropin_dir')
     family = None if dropin_dir else os_facts.host_family()

@@ -77,7 +77,7 @@ options:
   ahi_strategy:
     description:
       - V(auto) switches AHI off around the drops where the collection's data for this flavor and
-        version says so (C(drop_table_ahi_strategy) in C(module_utils/flavors.py)).
+        version says so (C(drop_table_ahi_strategy) in C(module_utils/versions/flavors.py)).
       - V(toggle) always switches it off first (when it is on) and back on after.
       - V(keep) never touches it.
     type: str
@@ -257,7 +257,7 @@ ahi:
     after: 'ON'
     toggled: true
     off_seconds: 0.0921
-    reason: "AHI is ON and flavors.py drop_table_ahi_strategy for mysql 5.7.22 is toggle: ..."
+    reason: "AHI is ON and versions/flavors.py drop_table_ahi_strategy for mysql 5.7.22 is toggle: ..."
 steps:
   description: Each step with its duration in seconds and whether it worked.
   returned: always
@@ -330,12 +330,12 @@ server:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import login_argument_spec, require_pymysql
-from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import login_argument_spec, require_pymysql
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import (
     DROP_OPTIONS, LIFT_NEEDS_NO_BINLOG, Drop, parse_table_names)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import GuardedError
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_marker import cancel_file_problem
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_module import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.marker import cancel_file_problem
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.module import (
     module_argument_spec, module_ranges, module_window_gate, run_for_module)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import range_problems
 

@@ -223,10 +223,10 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import (
     connect, error_text, execute, global_variables, login_argument_spec, query, query_one, pymysql)
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
-from ansible_collections.dbfleet.innodb.plugins.module_utils.memcached import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.plugin import (
     CONFIG_SCHEMA, CONFIG_TABLES, DELIMITER_MAX, check_container_against_table, check_container_specs,
     CONTAINER_COLUMNS, container_row, container_statement, find_config_sql, plan_config_sql, policy_statement, row_statement,
     row_to_spec, same_container)
@@ -253,7 +253,7 @@ POLICY_SPEC = dict(
 
 
 def table_metadata(conn, schema, table):
-    """(table, columns, indexes) from information_schema, in the shapes memcached.py expects."""
+    """(table, columns, indexes) from information_schema, in the shapes memcache/plugin.py expects."""
     row = query_one(conn, 'SELECT ENGINE AS engine, TABLE_TYPE AS table_type FROM information_schema.TABLES '
                           'WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s', (schema, table))
     if row is None:

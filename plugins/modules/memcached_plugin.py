@@ -203,12 +203,14 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.connection import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import (
     ConnectError, connect, error_text, execute, global_variables, login_argument_spec, open_connection,
     pymysql, query, query_one)
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors, optionfiles, server_facts, values
-from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache_client import MemcacheClient, MemcacheError, wait_for_server
-from ansible_collections.dbfleet.innodb.plugins.module_utils.memcached import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts, values
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.client import MemcacheClient, MemcacheError, wait_for_server
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.plugin import (
     CONFIG_SCHEMA, ENGINE_LIBRARY, PLUGIN_LIBRARY, PLUGIN_NAME, PLUGIN_VARIABLES, daemon_option_has_user,
     beyond_loopback, parse_daemon_option)
 

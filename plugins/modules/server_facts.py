@@ -141,7 +141,7 @@ server_facts:
         cluster: {kind: galera, name: 24b97d40-e8cf-11f1-b24a-c7da101eb7b5, label: dbfleet_galera, size: 3,
                   state: Synced, status: Primary, ready: true, quorum: true, role: null, queue: 0}
     capabilities:
-      description: What the collection knows about this flavor and version (module_utils/flavors.py).
+      description: What the collection knows about this flavor and version (module_utils/versions/flavors.py).
       type: dict
     option_groups:
       description: Option-file groups the server reads, including versioned ones and the group suffix.
@@ -214,7 +214,7 @@ server_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 
 

@@ -175,8 +175,8 @@ storage_engines:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 
 

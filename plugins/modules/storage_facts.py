@@ -241,8 +241,8 @@ probe:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
-from ansible_collections.dbfleet.innodb.plugins.module_utils import storage
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import storage
 
 
 def _server_datadir(module):

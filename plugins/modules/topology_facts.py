@@ -144,10 +144,10 @@ topology:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
-from ansible_collections.dbfleet.innodb.plugins.module_utils import discovery
-from ansible_collections.dbfleet.innodb.plugins.module_utils import os_facts
-from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import discovery
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import os_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 
 
 def unreadable(reason):

@@ -48,7 +48,7 @@ description:
     the file and line, or ignores a C(loose-) line), values it refuses or adjusts, lines of a versioned option group
     it no longer reads, settings left at a default the target changes (value now and after), and features it drops
     that the server uses (the InnoDB memcached plugin, C(mysql_native_password) accounts). The target's facts come
-    from its own server in the lab (C(plugins/module_utils/flavor_data/), docs/upgrades.md).
+    from its own server in the lab (C(plugins/module_utils/versions/flavor_data/), docs/upgrades.md).
   - One connection, reads only. It never changes anything; C(changed) is always false.
 author:
   - dbfleet maintainers (@dbfleet)
@@ -67,7 +67,7 @@ options:
   desired_from:
     description:
       - Roles whose desired state on this server is verified too, in this order (a later role's value wins); roles
-        of the registry (C(plugins/module_utils/desired.py) C(REGISTRY)).
+        of the registry (C(plugins/module_utils/roles/desired.py) C(REGISTRY)).
       - The roles' variables come from O(role_variables); each variable not set there takes the role's
         default. A bad role variable fails the task with the role and the variable named, as the role would.
     type: list
@@ -91,7 +91,7 @@ options:
   target_facts:
     description:
       - The version facts the upgrade check of O(target_version) compares with (every variable and option of each
-        version's own server, from C(plugins/module_utils/flavor_data/), the target's and this server's own).
+        version's own server, from C(plugins/module_utils/versions/flavor_data/), the target's and this server's own).
       - Set by the action plugin on the controller when O(target_version) is given; not meant to be passed by hand.
         The module's payload thus carries them only when a target is asked for, not on every host of every audit
         (about 310 KB of Python).
@@ -365,15 +365,15 @@ startup_state:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
-from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
 
 
 def detect_storage(datadir, probe):
     """storage.detect_datadir(), for a role that decides on the storage (flush_neighbors). Imported here: an audit
     of other roles does not compile the storage code (a module's payload runs from a zip, compiled on every run)."""
-    from ansible_collections.dbfleet.innodb.plugins.module_utils import storage
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.host import storage
     return storage.detect_datadir(datadir, probe)
 
 
@@ -404,7 +404,7 @@ def main():
                                  'them on the controller; run the module as a task of that name)'
                                  % params['target_version'])
             # Imported here: only an audit with a target compiles the version facts' shape.
-            from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
+            from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import facts as version_facts
             catalog = version_facts.Catalog(params['target_facts'])
     except ValueError as e:
         module.fail_json(msg=str(e))

@@ -51,7 +51,7 @@ options:
   desired_from:
     description:
       - Roles whose desired settings are audited on each host, worked out from the host's role variables; roles of
-        the registry (C(plugins/module_utils/desired.py) C(REGISTRY)).
+        the registry (C(plugins/module_utils/roles/desired.py) C(REGISTRY)).
     type: list
     elements: str
     default: []

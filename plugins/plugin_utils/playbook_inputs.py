@@ -27,14 +27,15 @@ import yaml
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import desired, topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.ahi_advisor import ADVISOR_OPTIONS, DEFAULT_THRESHOLDS
-from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import CONVERT_OPTIONS, target_engine
-from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import DROP_OPTIONS
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_input import GuardedError, parse_table_name
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_module import GUARDED_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.convert_tables import CONVERT_OPTIONS, target_engine
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import DROP_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError, parse_table_name
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.module import GUARDED_OPTIONS
 from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges, option_spec, range_problems
-from ansible_collections.dbfleet.innodb.plugins.module_utils.role_input import RESTART_RANGES
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles.inputs import RESTART_RANGES
 
 # The collection's roles, beside plugins/ (the repository, an installed collection, the execution environment alike).
 ROLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles')

@@ -3,12 +3,12 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The roles' variables as the play holds them, for the modules that work out a role's desired state
 (dbfleet.innodb.desired_settings, dbfleet.innodb.verify) and for the controller-side audit
-(dbfleet.innodb.verify_fleet). Which names a role takes and sets is its record in module_utils/desired.py
+(dbfleet.innodb.verify_fleet). Which names a role takes and sets is its record in module_utils/roles/desired.py
 (REGISTRY); defaults of variables that are not set come from the role's argument specs (desired.INPUTS)."""
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 
 
 def role_variables(role, task_vars, template):

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import os_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import os_facts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROLES = sorted(os.listdir(os.path.join(ROOT, 'roles')))
@@ -33,7 +33,7 @@ def _files(*parts):
 
 @pytest.mark.parametrize('path', sorted(p for role in ROLES for p in _files('roles', role))
                          + sorted(_files('playbooks'))
-                         + sorted(p for p in _files('plugins') if not p.endswith('module_utils/os_facts.py')
+                         + sorted(p for p in _files('plugins') if not p.endswith('module_utils/host/os_facts.py')
                                   and '/modules/' not in p and '/doc_fragments/' not in p))
 def test_no_os_path_is_hard_coded(path):
     with open(path) as handle:

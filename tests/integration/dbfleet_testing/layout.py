@@ -12,7 +12,7 @@ SUBJECTS = {
     'roles': "a role applied, checked and put back (its drop-in, runtime values, restarts it asks for)",
     'playbooks': "a playbook of playbooks/ end to end (inputs, reports, drop / convert runbooks)",
     'clusters': "the local lab's Galera cluster and Group Replication group (restart path, guarded DDL, drain)",
-    'flavors': "the version and flavor facts (flavors.py, flavor_data/) against the lab's real servers",
+    'flavors': "the version and flavor facts (versions/flavors.py, flavor_data/) against the lab's real servers",
     'awx': "the AWX job templates run as AWX runs them, and the execution environment image",
     'lab': "the lab itself (lab/lab.py)",
     'faults': "faults injected during restarts and drops (killed processes, partitions, refused starts)",

@@ -7,9 +7,9 @@ import time
 from contextlib import contextmanager
 
 import pymysql
-from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import catalog as flavor_data
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
-from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import facts as version_facts
 from dbfleet_testing.lab import DEFAULT_HOSTS, REPO, require_lab_hosts, statement_rows
 from dbfleet_testing.runs import COLLECTIONS, PYTHON
 

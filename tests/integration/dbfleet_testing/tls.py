@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
 from dbfleet_testing.runs import ansible
 
 INVENTORY = os.path.join('inventories', 'lab')

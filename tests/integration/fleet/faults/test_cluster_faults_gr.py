@@ -54,7 +54,7 @@ def online(state):
 
 def in_majority(state):
     """ONLINE in a group where it reaches a majority of the three members: Group Replication's own quorum, where a
-    RECOVERING member counts (clusters.py). A member's view of another's state can lag on a loaded machine (another
+    RECOVERING member counts (replication/clusters.py). A member's view of another's state can lag on a loaded machine (another
     member still RECOVERING in it long after that member said ONLINE): the quorum does not depend on that."""
     return state != 'down' and state[0] == 'ONLINE' and state[4] >= 2
 

@@ -10,7 +10,8 @@ import time
 import pymysql
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection, verify_fleet
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet
 from dbfleet_testing.runs import PYTHON, ansible
 from dbfleet_testing.tls import Forwarder, MARKER, adhoc_results, assert_refused, fake_login, module, rsa_key, tls_hosts
 

@@ -3,7 +3,7 @@
 The fixture is test_group_replication.py's (starts the group when it is not up, stops it at the end of the
 module if it started it); the primary is read from the group.
 
-- drop_tables.yml on the group with the default ``drop_ahi_strategy=auto`` (flavors.py: MySQL 8.0 toggles AHI
+- drop_tables.yml on the group with the default ``drop_ahi_strategy=auto`` (versions/flavors.py: MySQL 8.0 toggles AHI
   around a DROP): the DROP runs once, on the primary; a thread polls every member's AHI and the table every
   0.05 s: AHI stayed OFF on each secondary from its switch until the table disappeared there, ON again on every member after; the
   secondaries are reported "dropped by the cluster (the drop ran on <primary>)", rc 0, and the report task
@@ -117,7 +117,7 @@ def test_drop_on_the_group_runs_once_on_the_primary_with_ahi_off_on_every_member
     assert all('%s (mysql 8.0.33): member (ONLINE SECONDARY) of group_replication' % h in flat for h in secondaries)
     assert out.count('the drop on %s reaches it through cluster' % primary) == 2, out[-5000:]
     assert out.count('dropped by the cluster (the drop ran on %s)' % primary) == 2, out[-5000:]
-    assert 'switch AHI OFF' in out, out[-5000:]  # auto on MySQL 8.0: flavors.py says toggle
+    assert 'switch AHI OFF' in out, out[-5000:]  # auto on MySQL 8.0: versions/flavors.py says toggle
     samples = poller.samples
     # AHI stayed OFF on each secondary from its switch until the table was gone there (the follower puts it back within
     # its 0.2 s poll after that, so the first sample without the table may already see it ON)

@@ -1,4 +1,4 @@
-"""The version facts of plugins/module_utils/flavor_data/ against every real server of the lab of that version.
+"""The version facts of plugins/module_utils/versions/flavor_data/ against every real server of the lab of that version.
 
 For each lab host, the data module of its flavor and major.minor (written by lab/read_flavor_data.py) must agree
 with the running server:
@@ -16,8 +16,8 @@ A disagreement names the variable, the server and both values; a server of anoth
 says so: run `lab/read_flavor_data.py` again to refresh the data.
 """
 import pytest
-from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import catalog as flavor_data
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from dbfleet_testing.servers import LAB_HOSTS, identified_cursor
 
 RUNNING_AT_DEFAULT = ('COMPILED', 'COMPILE-TIME')

@@ -1,4 +1,4 @@
-"""The version table (plugins/module_utils/flavors.py VARIABLES) against every real server of the lab.
+"""The version table (plugins/module_utils/versions/flavors.py VARIABLES) against every real server of the lab.
 
 For each variable of the table and each lab host, the server's own answers must agree with the table:
 
@@ -24,7 +24,7 @@ test_a_wrong_table_is_caught_on_a_used_server feeds the same comparison a table 
 """
 import pymysql
 import pytest
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from dbfleet_lab.serverhelp import compiled_defaults
 from dbfleet_testing.servers import LAB_HOSTS, identified_cursor
 

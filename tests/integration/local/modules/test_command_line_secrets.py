@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection, server_facts, verify
+from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
 
 SECRETS = ('S3cret-report-pw', 'S3cret-sst', 'S3cret-filekey', 'S3cret-provider', 'S3cret-apart', 'S3cret-short')
 ARGV = ['/usr/sbin/mysqld', '--report-password=S3cret-report-pw', '--loose-wsrep-sst-auth=sst:S3cret-sst',

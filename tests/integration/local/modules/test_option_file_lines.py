@@ -2,7 +2,7 @@
 """One line rule for option files, side by side with the real servers.
 
 The same file, holding every character some reader takes for a line break inside its lines, is read by the
-collection's reader (plugins/module_utils/optionfiles.py) and by each lab server's own my_print_defaults
+collection's reader (plugins/module_utils/host/optionfiles.py) and by each lab server's own my_print_defaults
 (MySQL 8.0, MySQL 9.7, MariaDB 10.11, MariaDB 11.8: the binary next to the server's, inside its chroot where
 it runs in one). Both must see the same options with the same values, in the same order.
 """
@@ -13,7 +13,9 @@ import re
 import subprocess
 
 import pytest
-from ansible_collections.dbfleet.innodb.plugins.module_utils import desired, option_writer, optionfiles
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import option_writer
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 
 HOSTS = ('mysql80', 'mysql97', 'mariadb1011', 'mariadb118')
 

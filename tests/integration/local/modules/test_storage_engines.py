@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from dbfleet_testing.runs import adhoc_result, ansible
 from dbfleet_testing.servers import LAB_HOSTS, engines, host_vars, login, run_module, sql
 

@@ -16,7 +16,8 @@ import json
 import pymysql
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection, verify_fleet
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet
 from dbfleet_testing.runs import playbook_proc
 from dbfleet_testing.tls import (CAPABILITIES, CLIENT_SSL, MARKER, AuthServer, FakeServer, Forwarder, FullAuthServer,
                                  address_of_this_machine, login, module, negotiated, tls_hosts)

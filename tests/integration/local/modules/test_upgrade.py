@@ -24,10 +24,10 @@ import shutil
 import subprocess
 
 import pytest
-from ansible_collections.dbfleet.innodb.plugins.module_utils.flavor_data import catalog as flavor_data
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
-from ansible_collections.dbfleet.innodb.plugins.module_utils import optionfiles
-from ansible_collections.dbfleet.innodb.plugins.module_utils import version_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import facts as version_facts
 from dbfleet_testing.lab import lab_py, require_lab_hosts
 from dbfleet_lab.servers import MARIADB118, MYSQL97
 from dbfleet_testing.runs import playbook, recap

@@ -21,7 +21,7 @@ import time
 import pymysql
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from dbfleet_testing.lab import REPO
 from dbfleet_testing.runs import (MINIMAL_JSON, YAML_RESULTS, descendants, env, local_module, local_module_cmd,
                                   module_result, playbook_proc)
@@ -610,7 +610,7 @@ def test_stale_marker_of_a_restarted_server_is_checked_not_replayed(killed_serve
     """issue 23: a marker left by a run killed before the server restarted names a connection id that belongs to
     another session now, and an AHI value someone has chosen since. The next run kills nothing, leaves AHI and
     reports what it found (on main it KILLed the id and switched AHI back on)."""
-    from ansible_collections.dbfleet.innodb.plugins.module_utils import guarded_marker  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import marker as guarded_marker  # pylint: disable=import-outside-toplevel
     server, schema = killed_server
     make_table(server, schema, 't1')
     app = server.lab.connect(server.name, via='socket')  # the application session that got the id after a restart

@@ -28,8 +28,8 @@ sys.path.insert(0, os.path.join(ROOT, 'bench', 'verify_fleet'))
 import latency  # noqa: E402  pylint: disable=wrong-import-position
 from fleet_inventory import TLS, delayed_login, desired, fleet_inventory, running_values  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection  # noqa: E402
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_fleet  # noqa: E402
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection  # noqa: E402
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet  # noqa: E402
 
 RTT_MS = 20
 HOSTS = 200

@@ -20,8 +20,8 @@ import pytest
 
 from dbfleet_testing.report_fleet import fleet_outcomes
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as vr
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_files as vf
+from ansible_collections.dbfleet.innodb.plugins.module_utils.report import build as vr
+from ansible_collections.dbfleet.innodb.plugins.module_utils.report import files as vf
 
 # Its own lab (or none): run beside the shared lab's tests (conftest.py, marker own_lab).
 pytestmark = pytest.mark.own_lab

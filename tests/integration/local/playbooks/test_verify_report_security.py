@@ -2,7 +2,7 @@
 """playbooks/verify.yml's report keeps secrets, in both modes, on a real server.
 
 mariadb1011 runs with a wsrep_sst_auth set at runtime and another one in a drop-in file; the audit asks for a
-third. The report files (written by the one writer, module_utils/verify_report.py) must be private (files
+third. The report files (written by the one writer, module_utils/report/build.py) must be private (files
 0600, the report's directories 0700) and hold none of the three values, while the item keeps its status and
 the file it came from. A pool beyond the bound is refused before any host is read.
 """

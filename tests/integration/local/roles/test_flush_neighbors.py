@@ -223,7 +223,7 @@ def test_role_unknown_leaves_server_alone(lab, play, restore):
 
 @pytest.mark.parametrize('extra, words', [
     ({'flush_neighbors_storage_class': 'nvme'}, 'must be one of'),
-    # The keys and values of the maps are checked by desired.py (the server's range, each key named); a map of
+    # The keys and values of the maps are checked by module_utils/roles/desired.py (the server's range, each key named); a map of
     # the wrong type by the argument spec, naming the variable (issue 19: not a Python type error).
     ({'flush_neighbors_map': {'ssd': 3}}, 'flush_neighbors_map.ssd must be 0-2 on MariaDB 10.11; got 3'),
     ({'flush_neighbors_map': {'fast': 0}}, 'flush_neighbors_map has keys fast; it takes only ssd, hdd, mixed'),

@@ -1,5 +1,5 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""verify_fleet's report files: one writer (module_utils/verify_report.py) for both modes of verify.yml."""
+"""verify_fleet's report files: one writer (module_utils/report/build.py) for both modes of verify.yml."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.dbfleet.innodb.plugins.action import verify_fleet
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report as rf
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify_report_files as vf
+from ansible_collections.dbfleet.innodb.plugins.module_utils.report import build as rf
+from ansible_collections.dbfleet.innodb.plugins.module_utils.report import files as vf
 
 OUTCOMES = {
     'db1': dict(variables=dict(innodb_io_capacity=dict(status='drift_runtime', desired=300, runtime='200',

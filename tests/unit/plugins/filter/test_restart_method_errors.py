@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from ansible_collections.dbfleet.innodb.plugins.filter.restart_method_errors import FilterModule
-from ansible_collections.dbfleet.innodb.plugins.module_utils import restart_method
+from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import method as restart_method
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 check = FilterModule().filters()['restart_method_errors']

@@ -8,7 +8,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ansible_collections.dbfleet.innodb.plugins.filter.verify_report import verify_report, verify_report_html, verify_report_junit
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 
 from fake_sql import Conn

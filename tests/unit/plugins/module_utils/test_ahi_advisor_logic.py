@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import ahi_advisor, flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils import ahi_advisor
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 
 
 def ident(flavor, version, aurora_reader=None):

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts as si
 
 MYSQL80 = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)

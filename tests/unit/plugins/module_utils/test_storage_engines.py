@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines as se
 
 MARIADB118 = flavors.ServerIdentity('mariadb', (11, 8, 3), '11.8.3-MariaDB-0+deb13u1', None)

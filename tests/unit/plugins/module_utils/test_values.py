@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import role_input
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
-from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values as v
 
 MYSQL80 = flavors.ServerIdentity(flavors.MYSQL, (8, 0, 36), '8.0.36', None)

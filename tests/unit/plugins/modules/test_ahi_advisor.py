@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
 from ansible_collections.dbfleet.innodb.plugins.modules import ahi_advisor
 from ansible_collections.dbfleet.innodb.tests.unit.plugins.modules.module_result import module_result
 

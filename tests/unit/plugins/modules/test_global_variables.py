@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import connection
-from ansible_collections.dbfleet.innodb.plugins.module_utils import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
-from ansible_collections.dbfleet.innodb.plugins.module_utils import verify
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
 from ansible_collections.dbfleet.innodb.plugins.modules import global_variables
 
 MYSQL80 = flavors.ServerIdentity(flavors.MYSQL, (8, 0, 36), '8.0.36', None)

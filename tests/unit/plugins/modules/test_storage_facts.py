@@ -9,7 +9,7 @@ import os
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.modules import storage_facts
-from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils import sysfs_trees
+from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils.host import sysfs_trees
 from ansible_collections.dbfleet.innodb.tests.unit.plugins.modules.module_result import module_result
 
 

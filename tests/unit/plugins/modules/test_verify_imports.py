@@ -2,9 +2,9 @@
 """What one run of dbfleet.innodb.verify compiles on every host (AnsiballZ runs module_utils from a zip, compiled on
 each run): only what the audit of explicit settings uses. The code of the report's renderers, the topology and
 clusters' plans, the restart path, the roles' own modules, upgrades and storage detection is loaded only where a
-role or a target needs it (imports inside the functions that need them): a role's desired-state code (role_states.py
-for the InnoDB roles, settings.py for the settings role, with the input checks and the option-file writer they use)
-only when that role is audited, the cluster reading (clusters.py) only for a server that may be a cluster member."""
+role or a target needs it (imports inside the functions that need them): a role's desired-state code (module_utils/roles/states.py
+for the InnoDB roles, module_utils/roles/settings.py for the settings role, with the input checks and the option-file writer they use)
+only when that role is audited, the cluster reading (replication/clusters.py) only for a server that may be a cluster member."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ PREFIX = 'ansible_collections.dbfleet.innodb.plugins.module_utils.'
 # The role functions of every role, the option-file writer and the role input checks they use (none is audited in an
 # audit of explicit settings), the cluster reading, the storage engines' code (only with a target or for myrocks) and
 # the off-peak windows' parser (only the controller-side audit reads cached times).
-ROLE_CODE = ('role_states', 'role_input', 'option_writer', 'settings', 'memcached')
-NOT_LOADED = ('verify_report', 'topology', 'service_restart', 'upgrade', 'storage', 'version_facts', 'flavor_data',
-              'private_paths', 'clusters', 'storage_engines', 'offpeak') + ROLE_CODE
+ROLE_CODE = ('roles.states', 'roles.inputs', 'roles.option_writer', 'roles.settings', 'memcache.plugin')
+NOT_LOADED = ('report.build', 'replication.topology', 'restart.service_restart', 'versions.upgrade', 'host.storage',
+              'versions.facts', 'versions.flavor_data', 'host.private_paths', 'replication.clusters', 'storage_engines',
+              'offpeak') + ROLE_CODE
 
 
 def loaded_by(code, setup='import ansible.module_utils.basic'):
@@ -42,20 +43,20 @@ def loaded_by_import(module):
 def test_an_audit_of_settings_loads_no_role_report_or_topology_code():
     loaded = loaded_by_import('ansible_collections.dbfleet.innodb.plugins.modules.verify')
     ours = sorted(m[len(PREFIX):] for m in loaded if m.startswith(PREFIX))
-    assert 'verify' in ours and 'connection' in ours and 'os_facts' in ours and 'masking' in ours
+    assert 'audit.verify' in ours and 'login.connection' in ours and 'host.os_facts' in ours and 'masking' in ours
     assert not set(ours) & set(NOT_LOADED), ours
     # nor the standard library's mail / HTTP stack (xml.sax.saxutils pulls urllib.request), zoneinfo or difflib
     assert not [m for m in loaded if m.split('.')[0] in ('urllib', 'email', 'http', 'zoneinfo', 'difflib')], loaded
 
 
 def test_a_role_audit_loads_the_code_of_the_audited_role_only():
-    setup = 'from ansible_collections.dbfleet.innodb.plugins.module_utils import desired'
+    setup = 'from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired'
     ours, _loaded = loaded_by("desired.RECORDS['settings'].function", setup)
-    assert 'settings' in ours and 'role_input' in ours and 'option_writer' in ours
-    assert 'role_states' not in ours and 'memcached' not in ours, ours
+    assert 'roles.settings' in ours and 'roles.inputs' in ours and 'roles.option_writer' in ours
+    assert 'roles.states' not in ours and 'memcache.plugin' not in ours, ours
     ours, _loaded = loaded_by("desired.RECORDS['adaptive_hash'].function", setup)
-    assert 'role_states' in ours and 'role_input' in ours and 'option_writer' in ours
-    assert 'settings' not in ours and 'memcached' not in ours and 'storage' not in ours, ours
+    assert 'roles.states' in ours and 'roles.inputs' in ours and 'roles.option_writer' in ours
+    assert 'roles.settings' not in ours and 'memcache.plugin' not in ours and 'host.storage' not in ours, ours
 
 
 # A server that answers SHOW GLOBAL VARIABLES / STATUS with the given values (fake_sql.Conn, beside the report's tests).
@@ -63,7 +64,8 @@ FAKE_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'fi
 
 
 def cluster_info_loads(version, variables):
-    setup = ('from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts, flavors\n'
+    setup = ('from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts\n'
+             'from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors\n'
              'sys.path.insert(0, %r)\nfrom fake_sql import Conn\n'
              'identity = flavors.identity_from_variables(dict(version=%r, version_comment=""))' % (FAKE_SERVER, version))
     ours, _loaded = loaded_by('print(json.dumps(server_facts.cluster_info(Conn(%r, {}), identity)))' % (variables,), setup)
@@ -72,9 +74,9 @@ def cluster_info_loads(version, variables):
 
 def test_the_cluster_reading_is_loaded_for_a_cluster_member_only():
     # standalone servers: MariaDB without wsrep_on, MySQL without a group name (or without the plugin's variables)
-    assert 'clusters' not in cluster_info_loads('10.11.19-MariaDB', dict(wsrep_on='OFF', wsrep_provider='none'))
-    assert 'clusters' not in cluster_info_loads('8.0.44', dict(group_replication_group_name=''))
-    assert 'clusters' not in cluster_info_loads('8.0.44', {})
-    # a Galera node and a Group Replication member: read by clusters.py
-    assert 'clusters' in cluster_info_loads('10.11.19-MariaDB', dict(wsrep_on='ON', wsrep_provider='/usr/lib/galera.so'))
-    assert 'clusters' in cluster_info_loads('8.0.44', dict(group_replication_group_name='aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee'))
+    assert 'replication.clusters' not in cluster_info_loads('10.11.19-MariaDB', dict(wsrep_on='OFF', wsrep_provider='none'))
+    assert 'replication.clusters' not in cluster_info_loads('8.0.44', dict(group_replication_group_name=''))
+    assert 'replication.clusters' not in cluster_info_loads('8.0.44', {})
+    # a Galera node and a Group Replication member: read by replication/clusters.py
+    assert 'replication.clusters' in cluster_info_loads('10.11.19-MariaDB', dict(wsrep_on='ON', wsrep_provider='/usr/lib/galera.so'))
+    assert 'replication.clusters' in cluster_info_loads('8.0.44', dict(group_replication_group_name='aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee'))

@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils import playbook_inputs as pi
-from ansible_collections.dbfleet.innodb.plugins.module_utils import topology
-from ansible_collections.dbfleet.innodb.plugins.module_utils.convert_tables import CONVERT_OPTIONS
-from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import DROP_OPTIONS
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded_module import GUARDED_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.convert_tables import CONVERT_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import DROP_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.module import GUARDED_OPTIONS
 
 DROP = {'drop_tables': ['shop.orders_2019'], 'drop_window': '02:00-05:00'}
 CONVERT = {'convert_tables_tables': ['shop.orders_2019'], 'convert_tables_window': '02:00-05:00'}
@@ -113,7 +113,7 @@ def test_shown():
 
 
 def test_rolling_restart_takes_the_restart_roles_defaults_and_the_registrys_roles():
-    from ansible_collections.dbfleet.innodb.plugins.module_utils import desired
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
     assert pi.role_option('restart', 'restart_timeout') == dict(type='int', default=300)
     inputs = pi.check('rolling_restart', {})
     assert inputs == dict(hosts=['all'], roles=desired.restart_roles(desired.site_roles()), all=False,

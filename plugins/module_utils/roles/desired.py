@@ -1,0 +1,323 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The role registry: each role with a desired state is one record (REGISTRY, Role), and the one route from a role's
+variables and the server's facts to its desired state (for_role(), for_roles()).
+
+A record names the role's desired-state function, outputs, server variables, settings, engines, drop-in, whether
+site.yml applies it; every table by role derives from it. The functions themselves live by idea, each loaded only
+when its role's desired state is worked out (a module's payload runs from a zip, compiled on every run: an audit of
+explicit settings compiles none of them): the InnoDB roles' in module_utils/roles/states.py, the settings role's in module_utils/roles/settings.py;
+they read their input through module_utils/roles/inputs.py (Checker) and write their drop-in through the one option-file writer,
+module_utils/roles/option_writer.py. This file keeps what every caller shares: the registry, InputError and shown() (bad input, named
+as the user wrote it) and the drop-in's path (dropin_file()). for_roles() is the one route every caller takes:
+dbfleet.innodb.desired_settings (the roles, playbooks/site.yml, playbooks/rolling_restart.yml), dbfleet.innodb.verify
+(per host) and dbfleet.innodb.verify_fleet (controller). The roles' YAML only orchestrates.
+
+The roles' defaults are written down once, in roles/<role>/meta/argument_specs.yml; INPUTS is generated
+from them (module_utils/roles/specs.py, `make role-specs`; test_role_specs.py says when it is stale), as the module runs on
+the host, where the role files are not. Unit tests: test_desired.py, test_option_writer.py.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import os_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import specs as role_specs
+
+# The inputs of each role and their defaults: generated from roles/<role>/meta/argument_specs.yml, the one
+# source of a role's defaults (module_utils/roles/specs.py; `make role-specs`, checked by test_role_specs.py).
+INPUTS = role_specs.INPUTS
+
+# The settings of the myrocks role: role variable -> (server variable, kind, minimum, maximum, dynamic).
+# Ranges and dynamic from the MariaDB MyRocks system variables reference (docs/storage_engines.md);
+# a server that reports whether a variable is dynamic (information_schema.SYSTEM_VARIABLES) is believed first.
+MYROCKS_SETTINGS = (
+    ('myrocks_block_cache_size', 'rocksdb_block_cache_size', 'int', 1024, None, True),
+    ('myrocks_flush_log_at_trx_commit', 'rocksdb_flush_log_at_trx_commit', 'int', 0, 2, True),
+    ('myrocks_max_background_jobs', 'rocksdb_max_background_jobs', 'int', -1, 64, True),
+    ('myrocks_default_cf_options', 'rocksdb_default_cf_options', 'text', None, None, False),
+)
+
+
+class InputError(Exception):
+    """Bad role input; .messages names each variable and the value as the user wrote it."""
+
+    def __init__(self, messages):
+        self.messages = list(messages)
+        super().__init__('; '.join(self.messages))
+
+
+def shown(value):
+    """A value as the user wrote it, for messages: 513, 'ten', {'ssd': 'x'}, null."""
+    if value is None:
+        return 'null'
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        return repr(str(value))
+    if isinstance(value, dict):
+        return '{%s}' % ', '.join('%s: %s' % (k, shown(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return '[%s]' % ', '.join(shown(v) for v in value)
+    return repr(value)
+
+
+def dropin_file(role, dropin_dir=None, family=None):
+    """(path, None) of the role's drop-in file, or (None, why): in dropin_dir (the inventory's
+    dbfleet_option_dropin_dir), else in the directory of the OS family (os_facts.FAMILIES; family as
+    os_facts.family() names it)."""
+    name = RECORDS[role].dropin
+    if dropin_dir:
+        return '%s/%s' % (str(dropin_dir).rstrip('/') or '/', name), None
+    directory = os_facts.fact(family, 'dropin_dir')
+    if directory:
+        return '%s/%s' % (directory, name), None
+    return None, ('no drop-in directory is known for OS family %s (known: %s); set dbfleet_option_dropin_dir for '
+                  'this host' % (os_facts.display_name(family) or 'unknown',
+                                 ', '.join(os_facts.display_name(f) for f in sorted(os_facts.FAMILIES))))
+
+
+# ---------------------------------------------------------------- the role registry
+class Role(object):
+    """One role with a desired state: everything that makes it a role, in one record.
+
+    name            the role (roles/<name>/, variables <name>_*); its inputs and their defaults are
+                    INPUTS[name], generated from roles/<name>/meta/argument_specs.yml
+    function        its desired-state function: function(variables, facts) -> state (with detects_storage:
+                    function(variables, facts, detected)); see for_role() for what a state holds. The record
+                    holds it by name (module, function) and imports it on first use (Role.function)
+    outputs         facts the role sets under its prefix: not inputs, never reported as unknown
+    server_variables  server variables its function reads (server_facts `variables`)
+    setting_variables server variables its states may name in `settings` (what verify compares; the
+                    controller-side audit reads only these)
+    engines         storage engines whose state its function reads (server_facts `engines`)
+    site            whether playbooks/site.yml and verify.yml apply/audit it by default (false: opt-in
+                    through site_roles / verify_desired_from, e.g. a role that loads a storage engine)
+    hosts           None: every host of the play; else the group of hosts it applies to by default
+                    (site.yml's site_<name>_hosts, verify.yml's verify_<name>_hosts override it)
+    detects_storage its function also takes what storage_facts finds under the datadir
+    catalog         its function reads the server's catalog of variables and its memory
+                    (server_facts.report(catalog=True)): a role that takes any setting by name
+    """
+
+    def __init__(self, name, source, outputs, server_variables=(), setting_variables=(), engines=(),
+                 site=True, hosts=None, detects_storage=False, catalog=False):
+        self.name = name
+        self.source = source
+        self.outputs = tuple(outputs)
+        self.server_variables = tuple(server_variables)
+        self.setting_variables = tuple(setting_variables)
+        self.engines = tuple(engines)
+        self.site = site
+        self.hosts = hosts
+        self.detects_storage = detects_storage
+        self.catalog = catalog
+
+    @property
+    def function(self):
+        """Its desired-state function, imported here (source: (module, function)): an audit loads the code of the
+        roles it audits only."""
+        module, function = self.source
+        if module == 'role_states':
+            from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import states as loaded
+        elif module == 'settings':
+            from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import settings as loaded
+        else:
+            raise ValueError('role %s: no desired-state module %r' % (self.name, module))
+        return getattr(loaded, function)
+
+    @property
+    def inputs(self):
+        """{name: default} from the role's argument specs."""
+        return INPUTS[self.name]
+
+    @property
+    def dropin(self):
+        """The file name of the role's drop-in (in dbfleet_option_dropin_dir)."""
+        return '60-dbfleet-%s.cnf' % self.name
+
+    @property
+    def restarts(self):
+        """Whether the role may restart its server (it has a <name>_restart input)."""
+        return (self.name + '_restart') in self.inputs
+
+    def public(self):
+        """The record as the playbooks read it (filter dbfleet.innodb.roles)."""
+        return dict(name=self.name, site=self.site, hosts=self.hosts, restarts=self.restarts, dropin=self.dropin,
+                    inputs=sorted(self.inputs), outputs=list(self.outputs))
+
+
+# In the order site.yml applies them and verify.yml audits them.
+REGISTRY = (
+    Role('flush_neighbors', ('role_states', 'flush_neighbors'),
+         outputs=('flush_neighbors_desired_settings', 'flush_neighbors_storage', 'flush_neighbors_report'),
+         server_variables=('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
+         setting_variables=('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
+         detects_storage=True),
+    Role('adaptive_hash', ('role_states', 'adaptive_hash'),
+         outputs=('adaptive_hash_desired_settings', 'adaptive_hash_report', 'adaptive_hash_pending_restart',
+                  'adaptive_hash_restarted'),
+         server_variables=('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts'),
+         setting_variables=('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts',
+                            'innodb_adaptive_hash_index_partitions')),
+    Role('memcached', ('role_states', 'memcached'),
+         outputs=('memcached_desired_settings', 'memcached_report', 'memcached_restarted'),
+         setting_variables=('daemon_memcached_option', 'daemon_memcached_r_batch_size',
+                            'daemon_memcached_w_batch_size', 'innodb_api_enable_binlog', 'innodb_api_enable_mdl',
+                            'innodb_api_trx_level'),
+         hosts='memcached'),
+    Role('myrocks', ('role_states', 'myrocks'),
+         outputs=('myrocks_desired_settings', 'myrocks_report', 'myrocks_pending_restart', 'myrocks_restarted'),
+         server_variables=tuple(row[1] for row in MYROCKS_SETTINGS),
+         setting_variables=tuple(row[1] for row in MYROCKS_SETTINGS),
+         engines=('ROCKSDB',),
+         # MyRocks loads a storage engine and restarts for it: applied only where asked for.
+         site=False),
+    Role('settings', ('settings', 'settings'),
+         outputs=('settings_desired_settings', 'settings_report', 'settings_pending_restart', 'settings_restarted'),
+         # Any setting by name (settings_values): checked against the server's own catalog, which it reads instead
+         # of named variables; the settings other roles own are refused by name (settings.owner()).
+         catalog=True,
+         # Applied where asked for (site_roles, or the role on its own): a map of settings is the user's.
+         site=False),
+)
+RECORDS = dict((r.name, r) for r in REGISTRY)
+# The role names, sorted (module choices, messages).
+ROLES = tuple(sorted(RECORDS))
+
+
+def role_inputs(role, variables):
+    """(inputs, unknown): the role's own input variables out of variables (<role>_* names of the play),
+    and the names with the role's prefix that the role does not know."""
+    variables = variables or {}
+    unknown = unknown_variables(role, variables)
+    inputs = dict((k, v) for k, v in variables.items() if k in INPUTS[role])
+    return inputs, unknown
+
+
+def unknown_variables(role, names):
+    """Names with the role's prefix that the role does not know (misspelt, or from an old release)."""
+    prefix = role + '_'
+    known = set(INPUTS[role]) | set(RECORDS[role].outputs)
+    return sorted(n for n in names if str(n).startswith(prefix) and n not in known)
+
+
+def check_roles(roles, label='desired_from'):
+    """The role names in order without repeats; ValueError naming any that has no desired state."""
+    unknown = [str(r) for r in roles or () if r not in RECORDS]
+    if unknown:
+        raise ValueError('%s: %s is not a role with a desired state (%s)'
+                         % (label, ', '.join(repr(r) for r in unknown), ', '.join(ROLES)))
+    out = []
+    for role in roles or ():
+        if role not in out:
+            out.append(role)
+    return out
+
+
+def _names(roles, field):
+    names = []
+    for role in roles:
+        names.extend(n for n in getattr(RECORDS[role], field) if n not in names)
+    return names
+
+
+def server_variable_names(roles):
+    """The server variables the roles read (server_facts `variables`), in one list."""
+    return _names(roles, 'server_variables')
+
+
+def setting_variable_names(roles):
+    """The server variables the roles' desired states may name as settings (what verify compares), in one list:
+    the controller-side audit reads these by name (verify.audit_variable_names())."""
+    return _names(roles, 'setting_variables')
+
+
+def setting_owner(name):
+    """The role whose record names server variable name among its setting variables, or None."""
+    for record in REGISTRY:
+        if name in record.setting_variables:
+            return record.name
+    return None
+
+
+def server_engine_names(roles):
+    """The storage engines whose state the roles read (server facts `engines`)."""
+    return _names(roles, 'engines')
+
+
+def server_catalog(roles):
+    """Whether the roles read the server's catalog of variables and its memory (server_facts.report(catalog=True))."""
+    return any(RECORDS[r].catalog for r in roles)
+
+
+def restart_roles(roles):
+    """The roles of roles that may restart a server (they have a <role>_restart input)."""
+    return [r for r in roles if RECORDS[r].restarts]
+
+
+def site_roles(hosts=False):
+    """The roles site.yml applies by default: those on every host (hosts=False) or those with a host group
+    of their own (hosts=True), in the registry's order."""
+    return [r.name for r in REGISTRY if r.site and bool(r.hosts) == hosts]
+
+
+def for_role(role, inputs, facts, detect_storage):
+    """The desired state of one role, from its record's function. detect_storage(datadir, probe) runs only for
+    a role that detects storage (what storage_facts finds under the datadir; probe: its <role>_probe input).
+
+    What every state holds (the contract of a desired-state function, filled here where the function leaves
+    a key out; the scaffold role roles/scaffold reads these):
+      settings           {server variable: value}: what verify compares
+      option_file, option_file_text  the drop-in's lines and body, from the one writer (option_writer.with_option_file())
+      dropin             write | remove | leave: what happens to the drop-in (default: write when it has lines)
+      runtime            what to set at runtime; runtime_steps the same as a list of {name: value} batches,
+                         one global_variables run each, in order; runtime_persist: SET PERSIST them
+      pending_restart, restart_settings, restart_reason  what waits for a restart (role_input.restart_state())
+      notes              plain sentences
+      inputs             the role's inputs as used: its defaults with the user's values over them
+      role               the role's name
+    """
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
+    record = RECORDS[role]
+    if record.detects_storage:
+        probe = role_input.Checker(inputs, INPUTS[role], facts).boolean(role + '_probe')
+        found = detect_storage(facts['datadir'], bool(probe)) if facts.get('datadir') else dict(
+            storage_class='unknown', confidence='low', reasons=['the server reported no datadir'])
+        state = record.function(inputs, facts, found)
+    else:
+        state = record.function(inputs, facts)
+    runtime = state.get('runtime') or {}
+    state.setdefault('runtime_steps', list(runtime) if isinstance(runtime, list) else ([runtime] if runtime else []))
+    state.setdefault('runtime_persist', False)
+    state.setdefault('dropin', 'write' if state.get('option_file') else 'leave')
+    state.setdefault('notes', [])
+    for key, value in role_input.restart_state(False, {}, '').items():
+        state.setdefault(key, value)
+    state['inputs'] = dict(INPUTS[role], **inputs)
+    state['role'] = role
+    return state
+
+
+def for_roles(roles, variables, facts, detect_storage):
+    """The desired state of each role in roles, from the play's variables (each role's defaults fill
+    what is not set: INPUTS). Returns (settings, states, unknown): the roles' settings merged in
+    order, {role: desired state}, and the unknown <role>_* names. Raises InputError naming every bad role
+    (its messages prefixed with the role; .by_role: {role: [messages]})."""
+    settings, states, unknown, by_role = {}, {}, [], {}
+    for role in roles:
+        inputs, role_unknown = role_inputs(role, variables)
+        unknown.extend(role_unknown)
+        try:
+            states[role] = for_role(role, inputs, facts, detect_storage)
+        except InputError as e:
+            by_role[role] = e.messages
+            continue
+        settings.update(states[role]['settings'])
+    if by_role:
+        error = InputError('%s: %s' % (role, m) for role in by_role for m in by_role[role])
+        error.by_role = by_role
+        raise error
+    return settings, states, unknown

@@ -1,0 +1,483 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The desired state of the settings role: any server setting, checked against the server's own catalog.
+
+settings() has the contract of every role function of module_utils/roles/states.py (adaptive_hash(), myrocks(), ...): it takes the
+role's variables as the user wrote them and the server's facts, raises desired.InputError naming every bad input
+before anything changes, and returns the role's desired state with its drop-in from the one option-file writer
+(option_writer.with_option_file()).
+
+The facts it reads besides the usual ones (server_facts.report(catalog=True)):
+- catalog: {name: dict(value, type, minimum, maximum, block_size, choices, read_only)} - every GLOBAL variable the
+  server runs (SHOW GLOBAL VARIABLES) with what its catalog says of it (MariaDB information_schema.SYSTEM_VARIABLES,
+  MySQL 8.0+ performance_schema.variables_info; server_facts.variable_catalog());
+- memory: dict(bytes, source, ...) - the memory the server may use (server_facts.server_memory()), for values
+  written as a percentage ('70%').
+
+What it decides, per setting: the server's own name (a version's other spelling, the redo log's size in the unit
+the server takes: flavors.REDO_LOG), the value the server will run with (block sizes, the buffer pool's chunk x
+instances, the memory a percentage means), whether it is set at runtime (dynamic, and different from the running
+value) or waits for a restart (read-only), and the drop-in line. Unit tests: tests/unit/plugins/module_utils/
+test_settings.py.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import option_writer
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
+from ansible_collections.dbfleet.innodb.plugins.module_utils import values
+
+ROLE = 'settings'
+
+COMMENTS = (
+    'Managed by the dbfleet.innodb.settings role: local changes are overwritten.',
+    'Set settings_values in the inventory instead.',
+    'Values as the server runs them (rounded by the server, percentages of memory resolved on this host).',
+)
+
+# Settings another role owns: name prefix -> (role, the role's input variable). One owner per setting.
+# innodb_io_capacity / innodb_io_capacity_max are this role's: flush_neighbors sets them only with
+# flush_neighbors_io_profile: true (do not use both for one host).
+OWNED = (
+    ('innodb_adaptive_hash_index_parts', 'adaptive_hash', 'adaptive_hash_parts'),
+    ('innodb_adaptive_hash_index_partitions', 'adaptive_hash', 'adaptive_hash_parts'),
+    ('innodb_adaptive_hash_index', 'adaptive_hash', 'adaptive_hash_enabled'),
+    ('innodb_flush_neighbors', 'flush_neighbors', 'flush_neighbors_storage_class / flush_neighbors_map'),
+    ('daemon_memcached_r_batch_size', 'memcached', 'memcached_r_batch_size'),
+    ('daemon_memcached_w_batch_size', 'memcached', 'memcached_w_batch_size'),
+    ('daemon_memcached', 'memcached', 'memcached_port / memcached_bind_address / memcached_daemon_extra_options'),
+    ('innodb_api_enable_binlog', 'memcached', 'memcached_api_enable_binlog'),
+    ('innodb_api_enable_mdl', 'memcached', 'memcached_api_enable_mdl'),
+    ('innodb_api_trx_level', 'memcached', 'memcached_api_trx_level'),
+    ('rocksdb', 'myrocks', 'myrocks_* (myrocks_enabled, myrocks_block_cache_size, ...)'),
+)
+SHARED = ('innodb_io_capacity', 'innodb_io_capacity_max')
+BUFFER_POOL = 'innodb_buffer_pool_size'
+_NAME_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_-]{0,63}$')
+# The writer's kind for each value kind (option_writer.option_file()).
+LINE_KINDS = dict(bool='bool', int='int', size='int', float='word', enum='word', str='text')
+
+
+def owner(name):
+    """(role, role variable) of the role that owns server variable name, or None (the prefixes of OWNED, then the
+    setting variables of the roles' records: desired.setting_owner())."""
+    for prefix, role, variable in OWNED:
+        if name.startswith(prefix):
+            return role, variable
+    role = desired.setting_owner(name)
+    if role and role != ROLE and name not in SHARED:
+        return role, '%s_*' % role
+    return None
+
+
+def _server(facts):
+    return '%s %s' % (flavors.display_name(facts.get('flavor')), facts.get('version_text')
+                      or flavors.format_version(facts.get('version') or (0, 0, 0)))
+
+
+def _identity(facts):
+    return facts.get('flavor'), tuple(int(x) for x in (facts.get('version') or (0, 0, 0)))
+
+
+def _size(value):
+    try:
+        return values.parse_size(value)
+    except values.ValueError_:
+        return None
+
+
+# ---------------------------------------------------------------- names
+def translate_redo(wanted, catalog, where):
+    """The redo log's size in the names and unit this server takes (flavors.REDO_LOG).
+
+    wanted: {name: value} of the user's map (normalized names). Returns (wanted, translated, errors): the map with the
+    redo names replaced by the server's, what was translated (dict(written, value, name, server_value, reason)),
+    and messages."""
+    names = flavors.REDO_LOG
+    capacity, file_size, files = names['capacity'], names['file_size'], names['files']
+    given = [n for n in (capacity, file_size) if n in wanted]
+    if not given and files not in wanted:
+        return wanted, [], []
+    out = dict((k, v) for k, v in wanted.items() if k not in (capacity, file_size, files))
+    translated, errors = [], []
+    if len(given) == 2:
+        return out, [], ['settings_values names both %s and %s: write the redo log size once (either name; each '
+                         'server gets its own)' % (capacity, file_size)]
+    files_given = wanted.get(files)
+    n_files = None
+    if files_given is not None:
+        try:
+            n_files = values.parse_int(files_given)
+        except values.ValueError_:
+            return out, [], ['settings_values.%s must be a whole number; got %s' % (files, desired.shown(files_given))]
+    if not given:
+        # Only the number of files: a setting of its own (the caller reports a server without it).
+        out[files] = files_given
+        return out, [], []
+    written = given[0]
+    raw = wanted[written]
+    size = _size(raw)
+    if size is None:
+        return out, [], ['settings_values.%s must be a size (digits with K, M, G); got %s' % (written, desired.shown(raw))]
+    running_files = _size((catalog.get(files) or {}).get('value'))
+    if capacity in catalog:
+        if written == capacity:
+            out[capacity] = raw
+            if files_given is not None:
+                translated.append(dict(written=files, value=files_given, name=None, server_value=None,
+                                       reason='%s takes the redo log as one size (%s): %s is left out'
+                                       % (where, capacity, files)))
+            return out, translated, errors
+        count = n_files or running_files or 2
+        out[capacity] = size * count
+        translated.append(dict(written=file_size, value=raw, name=capacity, server_value=size * count,
+                               reason='%s takes the redo log as one size: %s %s x %d file(s) = %s %d'
+                               % (where, file_size, raw, count, capacity, size * count)))
+        return out, translated, errors
+    if file_size not in catalog:
+        out[written] = raw       # reported as not on this server by the caller
+        return out, translated, errors
+    if files in catalog:
+        # MySQL before 8.0.30: a size per file.
+        count = n_files or running_files or 2
+        if written == capacity:
+            per_file = size // count
+            out[file_size] = per_file
+            translated.append(dict(written=capacity, value=raw, name=file_size, server_value=per_file,
+                                   reason='%s takes the redo log as %d file(s) of %s: %s %s / %d = %d'
+                                   % (where, count, file_size, capacity, raw, count, per_file)))
+        else:
+            out[file_size] = raw
+        if files_given is not None:
+            out[files] = files_given
+        return out, translated, errors
+    # MariaDB: one file.
+    count = n_files or 1
+    out[file_size] = size * count
+    if written == capacity or count != 1:
+        translated.append(dict(written=written, value=raw, name=file_size, server_value=size * count,
+                               reason='%s keeps the redo log in one file, %s: %s%s' % (
+                                   where, file_size, '%s %s' % (written, raw),
+                                   (' x %d file(s) = %d' % (count, size * count)) if count != 1 else '')))
+    return out, translated, errors
+
+
+def close_names(name, catalog):
+    """The closest real variable names of this server (difflib), best first."""
+    return difflib.get_close_matches(name, sorted(catalog), 3, 0.75)
+
+
+# ---------------------------------------------------------------- one variable
+def describe(name, facts, cat):
+    """(kind, choices, limits, dynamic) of server variable name: the version table first (flavors.VARIABLES), the
+    server's catalog for what the table does not know (MariaDB: its type, choices, read-only flag, block size; MySQL:
+    the range), the running value's look last (the kind)."""
+    flavor, version = _identity(facts)
+    vf = flavors.variable_facts(name, flavor, version)
+    kind = vf.kind if vf else values.SERVER_TYPES.get(str(cat.get('type') or '').upper())
+    if kind is None:
+        kind = values.guess_kind(cat.get('value')) if cat.get('value') is not None else 'str'
+    choices = (vf.choices if vf else None) or cat.get('choices')
+    if kind == 'enum' and not choices:
+        kind = 'str'
+    low = cat.get('minimum') if cat.get('minimum') is not None else (vf.minimum if vf else None)
+    high = cat.get('maximum') if cat.get('maximum') is not None else (vf.maximum if vf else None)
+    block = cat.get('block_size') or (vf.block_size if vf else None)
+    if cat.get('read_only') is not None:
+        dynamic = not cat['read_only']
+    else:
+        dynamic = vf.dynamic if vf else None
+    return kind, choices, values.Limits(low, high, int(block) if block else None), dynamic
+
+
+def rule(kind, choices, limits):
+    """What a value of kind must be, for messages: 'a whole number from 100 to 4294967295'."""
+    if kind == 'bool':
+        return 'ON or OFF (true/false, 1/0)'
+    if kind == 'enum':
+        return 'one of %s' % ', '.join(choices or ())
+    if kind in ('int', 'size', 'float'):
+        what = {'int': 'a whole number', 'size': 'a size (bytes, or digits with K, M, G, T)',
+                'float': 'a number'}[kind]
+        if limits.minimum is not None and limits.maximum is not None:
+            return '%s from %s to %s' % (what, limits.minimum, limits.maximum)
+        if limits.minimum is not None:
+            return '%s of at least %s' % (what, limits.minimum)
+        if limits.maximum is not None:
+            return '%s of at most %s' % (what, limits.maximum)
+        return what
+    return 'text'
+
+
+def percentage(value):
+    """The percentage a value like '70%' means (a float), or None when it is not written as one."""
+    if not isinstance(value, str) or not value.strip().endswith('%'):
+        return None
+    try:
+        return float(value.strip()[:-1])
+    except ValueError:
+        return -1.0
+
+
+def buffer_pool_unit(wanted, catalog):
+    """(chunk, instances) the server rounds innodb_buffer_pool_size with: the map's values where it sets them
+    (they apply at the same restart), else the running ones."""
+    chunk = wanted.get('innodb_buffer_pool_chunk_size', (catalog.get('innodb_buffer_pool_chunk_size') or {}).get('value'))
+    instances = wanted.get('innodb_buffer_pool_instances',
+                           (catalog.get('innodb_buffer_pool_instances') or {}).get('value') or 1)
+    return _size(chunk) or 0, _size(instances) or 1
+
+
+def ignored_while(name, wanted, catalog):
+    """Why the server ignores name (flavors.IGNORED_WHILE: another setting's value, from the map or the server),
+    or None."""
+    rule_ = flavors.IGNORED_WHILE.get(name)
+    if not rule_ or rule_[0] not in catalog:
+        return None
+    other, value, why = rule_
+    current = wanted.get(other, catalog[other].get('value'))
+    try:
+        return why if values.equal(value, current, 'bool') else None
+    except values.ValueError_:
+        return None
+
+
+def line_value(canonical, kind):
+    """The value as the writer takes it for kind (LINE_KINDS)."""
+    if kind == 'bool':
+        return canonical == 'ON'
+    if kind == 'float':
+        return ('%f' % canonical).rstrip('0').rstrip('.')
+    return canonical
+
+
+# ---------------------------------------------------------------- the role's desired state
+def settings(variables, facts):
+    """Desired state of the settings role.
+
+    variables: the role's variables as the user wrote them (desired.INPUTS['settings'] fill the rest). facts: server_facts with catalog
+    and memory (module docstring). Raises desired.InputError. Returns a dict: settings (server name -> the value
+    the server will run with: what verify compares), option_file / option_file_text, runtime (a list of one-setting
+    dicts in a safe order), persist (SET PERSIST for the runtime ones), persist_only (read-only settings for SET
+    PERSIST_ONLY, with settings_persist), pending_restart, restart_settings, restart_reason, translated, predicted
+    (what the server does to each value), memory (what a percentage was taken of), resize (the buffer pool's online
+    resize), unsupported, unresolved, left_alone, issues, notes.
+    """
+    check = role_input.Checker(variables, desired.INPUTS[ROLE], facts)
+    wanted_raw = check.mapping('settings_values')
+    persist = check.boolean('settings_persist', allow_none=False)
+    check.choice('settings_restart', ('never', 'allowed'))
+    check.integer('settings_restart_timeout', 1)
+    check.integer('settings_restart_max_lag', 0)
+    resize_timeout = check.integer('settings_resize_timeout', 0)
+    floor_raw = check.raw('settings_buffer_pool_floor')
+    floor = None
+    if floor_raw is not None:
+        floor = _size(floor_raw)
+        if floor is None or isinstance(floor_raw, bool):
+            check.error('settings_buffer_pool_floor must be a size (bytes, or digits with K, M, G, T); got %s'
+                        % desired.shown(floor_raw))
+    where = _server(facts)
+    if persist and not (facts.get('capabilities') or {}).get('set_persist'):
+        check.error('settings_persist: true needs SET PERSIST / SET PERSIST_ONLY, which %s does not have (MySQL and '
+                    'Percona Server 8.0+ only; MariaDB has no persisted settings): use settings_persist: false, the '
+                    'drop-in file alone, for this host' % where)
+    catalog = facts.get('catalog') or {}
+    memory = facts.get('memory') or {}
+
+    # Names: plain, lower case, no other role's, not fixed at initialization.
+    wanted, left_alone = {}, []
+    for key, value in sorted(wanted_raw.items(), key=lambda kv: str(kv[0])):
+        label = 'settings_values.%s' % key
+        if not isinstance(key, str) or not _NAME_RE.match(key):
+            check.error('%s: not a variable name (letters, digits and _)' % label)
+            continue
+        name = key.lower().replace('-', '_')
+        if value is None:
+            left_alone.append(name)
+            continue
+        if isinstance(value, (dict, list)):
+            check.error('%s must be one value (a number, a size, ON/OFF or a word); got %s' % (label, desired.shown(value)))
+            continue
+        owned = owner(name)
+        if owned:
+            check.error('%s belongs to the %s role: set it with %s (one role owns each setting)'
+                        % (label, owned[0], owned[1]))
+            continue
+        if name in flavors.INIT_ONLY_VARIABLES:
+            check.error('%s is fixed when the data directory is created: no option file or restart changes it on an '
+                        'existing server' % label)
+            continue
+        if name in wanted:
+            check.error('%s is written twice (spellings of one name)' % label)
+            continue
+        wanted[name] = value
+    wanted, translated, errors = translate_redo(wanted, catalog, where)
+    for message in errors:
+        check.error(message)
+
+    rows, unsupported, unresolved, predicted, relative = [], [], [], {}, {}
+    chunk, instances = buffer_pool_unit(wanted, catalog)
+    rounding = flavors.capability('buffer_pool_chunk_rounding', *_identity(facts))
+    for name, value in sorted(wanted.items()):
+        label = 'settings_values.%s' % name
+        server_name = flavors.resolve_name(name, facts.get('flavor'), _identity(facts)[1], frozenset(catalog)) or name
+        if server_name != name:
+            translated.append(dict(written=name, value=value, name=server_name, server_value=value,
+                                   reason='%s spells it %s' % (where, server_name)))
+        cat = catalog.get(server_name)
+        if cat is None:
+            if flavors.exists_anywhere(server_name) or server_name in flavors.REDO_LOG.values():
+                unsupported.append(dict(name=name, status='unsupported',
+                                        reason='%s has no %s (other flavors or versions have it): left alone here'
+                                        % (where, server_name)))
+                continue
+            close = close_names(name, catalog)
+            check.error('%s: %s has no such variable%s' % (
+                label, where, (' (closest: %s)' % ', '.join(close)) if close else ' (nor any close name)'))
+            continue
+        kind, choices, limits, dynamic = describe(server_name, facts, cat)
+        ignored = ignored_while(server_name, wanted, catalog)
+        if ignored:
+            unsupported.append(dict(name=server_name, status='ignored', reason='%s ignores %s: %s; left alone here'
+                                    % (where, server_name, ignored)))
+            continue
+        pct = percentage(value)
+        if pct is not None:
+            if kind != 'size':
+                check.error('%s: a percentage of memory is for sizes; %s is %s' % (label, server_name,
+                                                                                   rule(kind, choices, limits)))
+                continue
+            if not 0 < pct <= 100:
+                check.error('%s must be a percentage above 0 and at most 100 of the memory; got %s'
+                            % (label, desired.shown(value)))
+                continue
+            if not memory.get('bytes'):
+                unresolved.append(dict(name=server_name, status='unresolved', reason='%s of memory: %s' % (
+                    value, memory.get('reason') or 'the memory of the server is not known here')))
+                continue
+            number = int(memory['bytes'] * pct / 100)
+            relative[server_name] = dict(written=value, bytes=number, memory=memory['bytes'], source=memory.get('source'))
+            value_to_check = number
+        else:
+            value_to_check = value
+        try:
+            canonical = values.check(value_to_check, kind, choices, limits)
+        except values.ValueError_ as e:
+            check.error('%s must be %s on %s; got %s (%s)'
+                        % (label, rule(kind, choices, limits), where, desired.shown(value), e))
+            continue
+        notes_here = []
+        runs = canonical
+        restart_only = False
+        if kind in ('int', 'size'):
+            runs, note = values.effective(canonical, limits)
+            if note:
+                notes_here.append(note)
+            if server_name == BUFFER_POOL and rounding and chunk:
+                unit = chunk * instances
+                if runs < unit:
+                    restart_only = True
+                    notes_here.append('below innodb_buffer_pool_chunk_size x innodb_buffer_pool_instances (%d): a running '
+                                      'server rounds it up, a restart shrinks the chunk and runs %d' % (unit, runs))
+                else:
+                    rounded = values.buffer_pool_effective(runs, chunk, instances)
+                    if rounded != runs:
+                        notes_here.append('the server rounds %d up to %d (a multiple of innodb_buffer_pool_chunk_size '
+                                          '%d x innodb_buffer_pool_instances %d)' % (runs, rounded, chunk, instances))
+                    runs = rounded
+        _text, problem = option_writer.option_value(label, line_value(runs, kind), LINE_KINDS[kind])
+        if problem:
+            check.error(problem)
+            continue
+        if runs != canonical or notes_here:
+            predicted[server_name] = dict(written=value, runs=runs, notes=notes_here)
+        rows.append(dict(name=server_name, label=label, kind=kind, choices=choices, limits=limits, dynamic=dynamic,
+                         runs=runs, running=cat.get('value'), restart_only=restart_only))
+
+    by_name = dict((r['name'], r) for r in rows)
+    # innodb_io_capacity may not exceed innodb_io_capacity_max: the server clamps it (MySQL 8.0.33: SET GLOBAL
+    # innodb_io_capacity=3000 with a maximum of 2000 runs 2000 with a warning).
+    cap, cap_max = by_name.get('innodb_io_capacity'), by_name.get('innodb_io_capacity_max')
+    if cap is not None:
+        top = cap_max['runs'] if cap_max else _size((catalog.get('innodb_io_capacity_max') or {}).get('value'))
+        if top is not None and cap['runs'] > top:
+            check.error('settings_values.innodb_io_capacity (%d) exceeds innodb_io_capacity_max (%d%s): the server would '
+                        'run %d; raise innodb_io_capacity_max in the map too'
+                        % (cap['runs'], top, '' if cap_max else ', what the server runs', top))
+    pool = by_name.get(BUFFER_POOL)
+    if pool is not None and floor is not None and pool['runs'] < floor:
+        base = relative.get(BUFFER_POOL)
+        check.error('settings_values.innodb_buffer_pool_size would be %d bytes on this server%s, below '
+                    'settings_buffer_pool_floor (%d): refused' % (
+                        pool['runs'], (' (%s of %d bytes, %s)' % (base['written'], base['memory'], base['source']))
+                        if base else '', floor))
+    check.done()
+
+    settings_out, lines, runtime, restart_settings, persist_only, issues, notes = {}, [], [], {}, {}, [], []
+    for row in rows:
+        name, kind = row['name'], row['kind']
+        value = row['runs']
+        settings_out[name] = value
+        lines.append((name, line_value(value, kind), LINE_KINDS[kind]))
+        same = values.equal(value, row['running'], kind, row['choices'], limits=row['limits'])
+        if row['dynamic'] and not row['restart_only']:
+            if not same or persist:
+                runtime.append({name: value})
+            continue
+        if persist:
+            persist_only[name] = value
+        if same:
+            continue
+        restart_settings[name] = value
+        why = ('read-only at runtime on %s' % where if row['dynamic'] is False else
+               'whether %s can change at runtime is not known on %s (not in the version table): a restart applies it'
+               % (name, where) if row['dynamic'] is None else predicted[name]['notes'][-1])
+        issues.append(dict(status='pending_restart', name=name,
+                           reason='the server runs %s, the drop-in says %s: %s' % (row['running'], value, why)))
+    runtime = _safe_order(runtime, catalog)
+    resize = None
+    for item in runtime:
+        if BUFFER_POOL in item and not values.equal(item[BUFFER_POOL], (catalog.get(BUFFER_POOL) or {}).get('value'),
+                                                    'size'):
+            resize = {'from': values.parse_size(catalog[BUFFER_POOL]['value']), 'to': item[BUFFER_POOL],
+                      'timeout': resize_timeout}
+    pending = bool(restart_settings)
+    reason = ''
+    if pending:
+        reason = 'read-only settings: %s' % ', '.join('%s=%s' % kv for kv in sorted(restart_settings.items()))
+    notes.extend(item['reason'] for item in translated)
+    notes.extend('%s left out: %s' % (item['name'], item['reason']) for item in unresolved)
+    notes.extend('%s: %s of %d bytes (%s) = %d' % (name, item['written'], item['memory'], item['source'], item['bytes'])
+                 for name, item in sorted(relative.items()))
+    notes.extend('%s: %s' % (name, note) for name, item in sorted(predicted.items()) for note in item['notes']
+                 if name not in restart_settings)
+    return option_writer.with_option_file(
+        COMMENTS, lines,
+        settings=settings_out, runtime=runtime, persist=bool(persist), runtime_persist=bool(persist),
+        persist_only=persist_only, resize_timeout=resize_timeout,
+        translated=translated, predicted=predicted, memory=relative, memory_facts=memory, resize=resize,
+        unsupported=unsupported, unresolved=unresolved, left_alone=left_alone,
+        issues=issues + unsupported + unresolved, notes=notes, catalog_source=facts.get('catalog_source'),
+        **role_input.restart_state(pending, restart_settings, reason)
+    )
+
+
+def _safe_order(runtime, catalog):
+    """The runtime settings in an order the server takes them: innodb_io_capacity_max before innodb_io_capacity
+    when the new capacity is above the running maximum, else after it."""
+    names = [list(item)[0] for item in runtime]
+    if 'innodb_io_capacity' in names and 'innodb_io_capacity_max' in names:
+        cap = [i for i in runtime if 'innodb_io_capacity' in i][0]['innodb_io_capacity']
+        running_max = _size((catalog.get('innodb_io_capacity_max') or {}).get('value'))
+        if running_max is not None and cap > running_max:
+            runtime = sorted(runtime, key=lambda i: 0 if 'innodb_io_capacity_max' in i else 1)
+        else:
+            runtime = sorted(runtime, key=lambda i: 1 if 'innodb_io_capacity_max' in i else 0)
+    return runtime

@@ -1,0 +1,307 @@
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The topology component: reading one server (fake connection) and the plan (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
+
+MYSQL_VARS = dict(version='8.0.33', version_comment='MySQL Community Server - GPL', server_uuid='uuid-1',
+                  server_id='1', read_only='OFF', super_read_only='OFF', gtid_mode='ON',
+                  gtid_executed='uuid-1:1-10,\nuuid-9:1-3', log_bin='ON')
+MARIADB_VARS = dict(version='10.11.6-MariaDB-0+deb12u1', version_comment='Debian 12', server_id='3',
+                    read_only='ON', gtid_binlog_pos='0-3-7', gtid_slave_pos='0-3-7', gtid_current_pos='0-3-7',
+                    gtid_domain_id='0', log_bin='ON')
+
+
+class FakeError(Exception):
+    pass
+
+
+def reader(variables, rows=None, error=None):
+    seen = []
+
+    def query(conn, sql):
+        seen.append(sql)
+        if error:
+            raise FakeError(1227, error)
+        return rows or []
+
+    def global_variables(conn, names):
+        return dict((k, v) for k, v in variables.items() if k in names)
+    return query, global_variables, seen
+
+
+def test_primary_mysql80_reads_uuid_gtid_and_uses_show_replica_status():
+    query, gv, seen = reader(MYSQL_VARS)
+    facts = topology.read_server(None, query, gv)
+    assert seen == ['SHOW REPLICA STATUS']
+    assert facts['role'] == 'primary' and facts['error'] is None
+    assert facts['server_uuid'] == 'uuid-1' and facts['server_id'] == 1
+    assert facts['super_read_only'] is False
+    assert facts['gtid'] == dict(model='mysql', mode='ON', executed='uuid-1:1-10,uuid-9:1-3', binlog_pos=None,
+                                 slave_pos=None, current_pos=None, domain_id=None,
+                                 position='uuid-1:1-10,uuid-9:1-3')
+
+
+def test_privilege_error_is_unknown_never_primary():
+    query, gv = reader(MYSQL_VARS, error='Access denied; you need the REPLICATION CLIENT privilege')[:2]
+    facts = topology.read_server(None, query, gv)
+    assert facts['role'] == 'unknown'
+    assert 'SHOW REPLICA STATUS failed: (1227) Access denied' in facts['error']
+
+
+def test_mariadb_replica_all_slaves_status_and_no_super_read_only():
+    row = dict(Connection_name='', Master_Host='10.23.0.13', Master_Port=3306, Master_Server_Id=3,
+               Slave_IO_Running='Yes', Slave_SQL_Running='No', Seconds_Behind_Master=None,
+               Last_SQL_Errno=1051, Last_SQL_Error="Unknown table 't'", Gtid_IO_Pos='0-3-7', Using_Gtid='Slave_Pos')
+    query, gv, seen = reader(dict(MARIADB_VARS, read_only='ON'), rows=[row])
+    facts = topology.read_server(None, query, gv)
+    assert seen == ['SHOW ALL SLAVES STATUS']
+    assert facts['role'] == 'replica' and facts['replicating'] is False
+    assert facts['super_read_only'] is None and facts['server_uuid'] is None
+    assert facts['gtid']['model'] == 'mariadb' and facts['gtid']['binlog_pos'] == '0-3-7'
+    problems = topology.channel_problems(facts['channels'][0], 60)
+    assert problems == ["replication: SQL thread No (error 1051: Unknown table 't')"]
+
+
+@pytest.mark.parametrize('flavor,version,model', [
+    ('mysql', (5, 6, 4), None), ('mysql', (5, 7, 22), 'mysql'), ('mariadb', (10, 11, 6), 'mariadb'),
+    ('mariadb', (10, 0, 1), None), ('percona', (8, 0, 36), 'mysql')])
+def test_gtid_model_is_version_data(flavor, version, model):
+    assert flavors.capability('gtid_model', flavor, version) == model
+
+
+def test_mysql57_uses_show_slave_status_with_old_column_names():
+    row = dict(Master_Host='db1', Master_Port='3306', Master_UUID='uuid-1', Slave_IO_Running='Yes',
+               Slave_SQL_Running='Yes', Seconds_Behind_Master='3', Channel_Name='')
+    query, gv, seen = reader(dict(MYSQL_VARS, version='5.7.22'), rows=[row])
+    facts = topology.read_server(None, query, gv)
+    assert seen == ['SHOW SLAVE STATUS']
+    ch = facts['channels'][0]
+    assert (ch['source_uuid'], ch['source_port'], ch['seconds_behind'], ch['io_running']) == ('uuid-1', 3306, 3, True)
+
+
+# ---------------------------------------------------------------- the plan
+def mysql_facts(uuid, sid, channels=(), read_only=False):
+    return dict(role='replica' if channels else 'primary', error=None, server_uuid=uuid, server_id=sid,
+                read_only=read_only, super_read_only=read_only,
+                gtid=dict(model='mysql', mode='ON', executed='%s:1-5' % uuid), channels=list(channels))
+
+
+def channel(host, port=3306, uuid=None, sid=None, io=True, sql=True, lag=0):
+    return dict(name='', source_host=host, source_port=port, source_uuid=uuid, source_server_id=sid,
+                io_running=io, io_state='Yes' if io else 'No', sql_running=sql, sql_state='Yes' if sql else 'No',
+                seconds_behind=lag if (io and sql) else None, last_io_errno=0, last_io_error='',
+                last_sql_errno=0, last_sql_error='')
+
+
+def fleet(**over):
+    entries = dict(
+        db1=dict(facts=mysql_facts('u1', 1), addresses=['10.0.0.11'], port=3306),
+        db2=dict(facts=mysql_facts('u2', 2, [channel('10.0.0.11', uuid='u1')], read_only=True),
+                 addresses=['10.0.0.12'], port=3306),
+        db3=dict(facts=mysql_facts(None, 3), addresses=['10.0.0.13'], port=3306),
+        db4=dict(facts=mysql_facts(None, 4, [channel('10.0.0.13', sid=3)], read_only=True),
+                 addresses=['10.0.0.14'], port=3306),
+    )
+    for name, change in over.items():
+        entries[name] = dict(entries[name], **change)
+    return entries
+
+
+def test_plan_orders_replicas_first_per_topology():
+    plan = topology.build_plan(fleet(), order=['db1', 'db2', 'db3', 'db4'])
+    assert plan['ok'], plan['message']
+    assert plan['order'] == ['db2', 'db1', 'db4', 'db3'] and plan['now'] == plan['order']
+    assert [t['members'] for t in plan['topologies']] == [['db2', 'db1'], ['db4', 'db3']]
+    assert plan['hosts']['db2']['sources'] == ['db1'] and plan['hosts']['db4']['sources'] == ['db3']
+    assert plan['hosts']['db2']['channels'][0]['source_match'] == 'server_uuid u1'
+    assert plan['hosts']['db4']['channels'][0]['source_match'] == 'server_id 3'
+
+
+def test_chain_deepest_first_and_address_matching():
+    entries = fleet()
+    entries['db5'] = dict(facts=mysql_facts('u5', 5, [channel('db2')], read_only=True), addresses=[], port=3306)
+    plan = topology.build_plan(entries, pending=['db1', 'db2', 'db5'], order=['db1', 'db2', 'db3', 'db4', 'db5'])
+    assert plan['order'] == ['db5', 'db2', 'db1']
+    assert plan['hosts']['db5']['depth'] == 2
+    assert plan['hosts']['db5']['channels'][0]['source_match'] == 'address db2:3306'
+
+
+def test_unknown_role_fails_closed_and_names_host():
+    plan = topology.build_plan(fleet(db2=dict(facts=None, error='unreachable: ssh timed out')))
+    assert not plan['ok']
+    assert plan['unknown'] == [dict(host='db2', reason='unreachable: ssh timed out')]
+    assert 'db2: unreachable: ssh timed out' in plan['message']
+    assert 'stopped before any change' in plan['message']
+
+
+def test_inventory_listing_a_replica_as_primary_is_refused():
+    plan = topology.build_plan(fleet(db2=dict(inventory_role='primary', inventory_role_source='group replicas')))
+    assert not plan['ok']
+    assert plan['disagreements'] == [dict(host='db2', inventory='primary (group replicas)',
+                                          server='replica: the server replicates from db1')]
+    assert 'db2: the inventory says primary (group replicas), replica: the server replicates from db1' \
+        in plan['message']
+
+
+def test_inventory_calling_a_primary_a_replica_or_naming_another_source_is_refused():
+    plan = topology.build_plan(fleet(db1=dict(inventory_role='replica', inventory_role_source='x'),
+                                     db4=dict(inventory_source='db1')))
+    hosts = sorted(d['host'] for d in plan['disagreements'])
+    assert hosts == ['db1', 'db4'] and not plan['ok']
+
+
+def test_unhealthy_replica_blocks_only_its_topology():
+    entries = fleet(db2=dict(facts=mysql_facts('u2', 2, [channel('10.0.0.11', uuid='u1', sql=False)], True)))
+    plan = topology.build_plan(entries, pending=['db3', 'db4'])
+    assert plan['ok'] and plan['order'] == ['db4', 'db3']
+    plan = topology.build_plan(entries, pending=['db1'])
+    assert not plan['ok'] and plan['unhealthy'][0]['host'] == 'db2'
+    assert 'SQL thread No' in plan['message'] and 'Untouched: db1' in plan['message']
+
+
+def test_lag_over_the_limit_is_unhealthy():
+    entries = fleet(db4=dict(facts=mysql_facts(None, 4, [channel('10.0.0.13', sid=3, lag=120)], True)))
+    plan = topology.build_plan(entries, pending=['db4'], max_lag=60)
+    assert not plan['ok'] and '120 s behind its source (limit 60 s)' in plan['message']
+    assert topology.build_plan(entries, pending=['db4'], max_lag=300)['ok']
+
+
+def test_serial_batches_primary_waits_for_replica_of_a_later_batch():
+    # serial: 1 with the primary first in the inventory: the primary waits until its replica's batch.
+    plan = topology.build_plan(fleet(), pending=['db1'], reached=['db1'], order=['db1', 'db2', 'db3', 'db4'])
+    assert plan['now'] == [] and plan['deferred'][0]['host'] == 'db1'
+    assert 'db2' in plan['deferred'][0]['reason']
+    plan = topology.build_plan(fleet(), pending=['db1', 'db2'], reached=['db1', 'db2'])
+    assert plan['now'] == ['db2', 'db1']
+
+
+def test_external_source_is_reported_not_guessed():
+    entries = fleet(db2=dict(facts=mysql_facts('u2', 2, [channel('10.9.9.9', uuid='zz')], True)))
+    plan = topology.build_plan(entries)
+    assert plan['hosts']['db2']['sources'] == []
+    assert plan['hosts']['db2']['external_sources'][0]['reason'].startswith('no inventory host is 10.9.9.9:3306')
+    assert plan['hosts']['db2']['topology'] == 'db2'
+
+
+def test_inventory_role_from_var_then_group():
+    groups = dict(replicas=['db2'])
+    assert topology.inventory_role({'dbfleet_replication_role': 'primary'}, groups, 'db2') == (
+        'primary', 'dbfleet_replication_role')
+    assert topology.inventory_role({}, groups, 'db2') == ('replica', 'group replicas')
+    assert topology.inventory_role({}, groups, 'db1') == ('primary', 'group replicas')
+    assert topology.inventory_role({}, {}, 'db1') == (None, None)
+
+
+def test_gate_problems_and_gtid_positions():
+    facts = mysql_facts('u2', 2, [channel('db1', lag=90)], True)
+    assert topology.gate_problems(facts, True, 60) == ['replication: 90 s behind its source (limit 60 s)']
+    assert topology.gate_problems(facts, True, 120) == []
+    assert topology.gate_problems(mysql_facts('u2', 2), True, 60) == [
+        'no replication channel after the restart (it was a replica)']
+    assert topology.gate_problems(mysql_facts('u1', 1), False, 60,
+                                  [('innodb_adaptive_hash_index_parts', 16, '8', False)]) == [
+        'innodb_adaptive_hash_index_parts is 8, not 16, after the restart']
+    assert topology.source_position(mysql_facts('u1', 1)) == 'u1:1-5'
+    assert topology.source_position(dict(gtid=dict(model='mariadb', binlog_pos='0-3-9'))) == '0-3-9'
+    assert topology.source_position(dict(gtid=dict(model='mysql', mode='OFF', executed='x'))) is None
+    assert topology.gtid_wait_sql('mariadb')[0].startswith('SELECT MASTER_GTID_WAIT')
+
+
+def test_source_outside_the_play_is_mapped_by_address_not_read():
+    entries = fleet()
+    entries = dict(db2=entries['db2'], db1=dict(outside=True, addresses=['10.0.0.11'], port=3306),
+                   db3=dict(outside=True, addresses=['10.0.0.13'], port=3306))
+    entries['db2'] = dict(entries['db2'], inventory_source='db1')
+    plan = topology.build_plan(entries, order=['db2', 'db1', 'db3'])
+    assert plan['ok'], plan['message']
+    assert plan['order'] == ['db2'] and plan['hosts']['db2']['sources'] == ['db1']
+    assert plan['hosts']['db1']['outside_play'] is True and plan['topologies'][0]['members'] == ['db2', 'db1']
+    assert 'db3' not in plan['hosts'] or plan['hosts']['db3']['topology'] is None
+
+
+def test_two_hosts_reporting_one_server_are_refused():
+    entries = fleet(db2=dict(facts=mysql_facts('u1', 1)))
+    plan = topology.build_plan(entries)
+    assert not plan['ok']
+    assert sorted(set(d['host'] for d in plan['disagreements'])) == ['db1', 'db2']
+    assert 'server_uuid u1 is also reported by db1' in plan['message']
+
+
+def test_group_replication_channels_make_no_replica():
+    # A Group Replication member in distributed recovery: its recovery channel points at the donor member,
+    # and the applier channel has no source. Neither is async replication from a source.
+    rows = [dict(Channel_Name='group_replication_recovery', Source_Host='127.0.0.1', Source_Port=37351,
+                 Replica_IO_Running='Yes', Replica_SQL_Running='Yes'),
+            dict(Channel_Name='group_replication_applier', Source_Host='<NULL>', Source_Port=0,
+                 Replica_IO_Running='No', Replica_SQL_Running='Yes')]
+    query, gv, _seen = reader(MYSQL_VARS, rows)
+    facts = topology.read_server(None, query, gv)
+    assert facts['role'] == 'primary' and facts['channels'] == [] and facts['replicating'] is None
+    assert facts['group_replication_channels'] == ['group_replication_recovery', 'group_replication_applier']
+    # an async channel beside them still makes a replica
+    async_channel = dict(Channel_Name='', Source_Host='db1', Source_Port=3306, Replica_IO_Running='Yes',
+                         Replica_SQL_Running='Yes')
+    query, gv, _seen = reader(MYSQL_VARS, rows + [async_channel])
+    facts = topology.read_server(None, query, gv)
+    assert facts['role'] == 'replica' and [c['source_host'] for c in facts['channels']] == ['db1']
+
+
+def gr_entry(uuid, sid, port):
+    rows = [dict(MEMBER_ID=u, MEMBER_HOST='127.0.0.1', MEMBER_PORT=p, MEMBER_STATE='ONLINE',
+                 MEMBER_ROLE='PRIMARY' if u == 'g1' else 'SECONDARY') for u, p in (('g1', 37351), ('g2', 37352), ('g3', 37353))]
+    cluster = clusters.group_replication_from(dict(group_replication_group_name='grp', server_uuid=uuid,
+                                                   group_replication_single_primary_mode='ON'), rows, [])
+    facts = dict(mysql_facts(uuid, sid), cluster=cluster)
+    return dict(facts=facts, addresses=['127.0.0.1'], port=port)
+
+
+def test_group_replication_is_one_topology_primary_last_and_refused_without_switchover():
+    entries = dict(gr1=gr_entry('g1', 351, 37351), gr2=gr_entry('g2', 352, 37352),
+                   gr3=gr_entry('g3', 353, 37353))
+    plan = topology.build_plan(entries, order=['gr1', 'gr2', 'gr3'], cluster_switchover=True)
+    assert plan['ok'], plan['message']
+    assert [t['name'] for t in plan['topologies']] == ['group_replication grp']
+    assert plan['order'] == ['gr2', 'gr3', 'gr1'] and plan['refused'] == []
+    refused = topology.build_plan(entries, order=['gr1', 'gr2', 'gr3'])
+    assert not refused['ok'] and [r['host'] for r in refused['refused']] == ['gr1']
+    assert 'gr1: the PRIMARY of group_replication grp restarts only after a switchover' in refused['message']
+    # only the secondaries pending: nothing to refuse
+    assert topology.build_plan(entries, pending=['gr2', 'gr3'], order=['gr1', 'gr2', 'gr3'])['ok']
+    # a change that restarts nothing (the guarded drop and conversion's preflight): no switchover needed
+    ddl = topology.build_plan(entries, order=['gr1', 'gr2', 'gr3'], restarts=False)
+    assert ddl['ok'] and ddl['refused'] == [], ddl['message']
+    # ... and the other checks stay: a member out of the group is still a reason to stop
+    out = dict(entries, gr3=gr_entry('g3', 353, 37353))
+    out['gr3']['facts']['cluster'] = dict(out['gr3']['facts']['cluster'], state='OFFLINE')
+    stopped = topology.build_plan(out, order=['gr1', 'gr2', 'gr3'], restarts=False)
+    assert not stopped['ok'] and 'gr3: state OFFLINE, not ONLINE' in stopped['message']
+    # nothing stops in a drop or conversion: a group of two keeps its majority, only a restart would not
+    pair = dict(gr1=gr_entry('g1', 351, 37351), gr2=gr_entry('g2', 352, 37352))
+    for entry in pair.values():
+        entry['facts']['cluster'] = dict(entry['facts']['cluster'], size=2)
+    restart = topology.build_plan(pair, order=['gr1', 'gr2'], cluster_switchover=True)
+    assert not restart['ok'] and 'with 2 member(s), stopping one leaves no majority' in restart['message']
+    ddl = topology.build_plan(pair, order=['gr1', 'gr2'], restarts=False)
+    assert 'stopping one' not in ddl['message']
+
+
+def test_group_primary_waits_for_the_secondaries_of_later_batches():
+    entries = dict(gr1=gr_entry('g1', 351, 37351), gr2=gr_entry('g2', 352, 37352), gr3=gr_entry('g3', 353, 37353))
+    # serial 1: the primary's batch comes first; the others' part of the play (whether they are pending) has not run
+    plan = topology.build_plan(entries, pending=['gr1'], reached=['gr1'], order=['gr1', 'gr2', 'gr3'], cluster_switchover=True)
+    assert plan['ok'] and plan['now'] == []
+    assert plan['deferred'] == [dict(host='gr1', reason='the primary of its group restarts last: waits for gr2, gr3')]
+    plan = topology.build_plan(entries, pending=['gr1', 'gr2'], reached=['gr1', 'gr2'], order=['gr1', 'gr2', 'gr3'],
+                               cluster_switchover=True)
+    assert plan['now'] == ['gr2'] and plan['deferred'] == [dict(host='gr1', reason='the primary of its group restarts last: waits for gr3')]
+    # the last batch: gr3 needs nothing, the primary goes
+    plan = topology.build_plan(entries, pending=['gr1', 'gr2'], order=['gr1', 'gr2', 'gr3'], cluster_switchover=True)
+    assert plan['now'] == ['gr2', 'gr1'] and plan['deferred'] == []
+    plan = topology.build_plan(entries, order=['gr1', 'gr2', 'gr3'], cluster_switchover=True)
+    assert plan['now'] == ['gr2', 'gr3', 'gr1'] and plan['deferred'] == []

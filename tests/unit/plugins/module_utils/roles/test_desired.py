@@ -1,0 +1,487 @@
+"""The desired state of each role (module_utils/roles/desired.py), from variables and server facts."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import option_writer
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import states as role_states
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))))
+
+
+def facts(flavor='mysql', version=(8, 0, 40), runtime=None, runs_as_root=False, aurora_reader=None,
+          datadir='/var/lib/mysql/'):
+    """server_facts as the module builds them, from the version table (a server with no surprises)."""
+    identity = flavors.ServerIdentity(flavor, tuple(version), '%d.%d.%d' % tuple(version), aurora_reader)
+    variables = {}
+    runtime = runtime or {}
+    for role_names in [desired.server_variable_names(desired.ROLES)]:
+        for name in role_names:
+            resolved = flavors.resolve_name(name, flavor, version)
+            if resolved is None:
+                variables[name] = dict(resolved_name=None, exists=False, runtime=None, settable=False,
+                                       reason='%s has no such variable' % flavor)
+                continue
+            ok, why = flavors.settable(resolved, identity)
+            default = flavors.variable_facts(resolved, flavor, version).default
+            variables[name] = dict(resolved_name=resolved, exists=True, runtime=runtime.get(name, default),
+                                   settable=ok, reason=why or None)
+    return dict(flavor=flavor, version=list(version), version_text=flavors.format_version(version),
+                capabilities=flavors.capabilities(flavor, version), variables=variables,
+                runs_as_root=runs_as_root, datadir=datadir)
+
+
+def error_of(func, *args):
+    with pytest.raises(desired.InputError) as info:
+        func(*args)
+    return str(info.value)
+
+
+# ---------------------------------------------------------------- shared
+def spec_defaults(role):
+    """The one source of a role's defaults: the `default` of each option of meta/argument_specs.yml."""
+    with open(os.path.join(ROOT, 'roles', role, 'meta', 'argument_specs.yml')) as handle:
+        specs = yaml.safe_load(handle)['argument_specs']
+    return specs, dict((name, option.get('default')) for name, option in specs['main']['options'].items())
+
+
+@pytest.mark.parametrize('role', desired.ROLES)
+def test_python_defaults_come_from_the_argument_specs(role):
+    assert desired.INPUTS[role] == spec_defaults(role)[1]
+
+
+@pytest.mark.parametrize('role', desired.ROLES)
+def test_every_entry_point_takes_the_same_options(role):
+    specs = spec_defaults(role)[0]
+    for entry in specs.values():
+        assert entry['options'] == specs['main']['options']
+
+
+def test_every_role_with_a_prefix_has_a_desired_state():
+    roles = sorted(r for r in os.listdir(os.path.join(ROOT, 'roles')) if r not in ('restart', 'scaffold'))
+    assert roles == sorted(desired.ROLES)
+
+
+def test_unknown_variables_are_named():
+    names = ['adaptive_hash_part', 'adaptive_hash_parts', 'adaptive_hash_report', 'memcached_port', 'other']
+    assert desired.unknown_variables('adaptive_hash', names) == ['adaptive_hash_part']
+    assert desired.unknown_variables('memcached', ['memcached_prot', 'memcached_port']) == ['memcached_prot']
+
+
+def test_option_file_refuses_line_breaks():
+    with pytest.raises(desired.InputError) as info:
+        option_writer.option_file([('x', 'a\nb = 1')])
+    assert "x must be on one line" in str(info.value) and "'a\\nb = 1'" in str(info.value)
+
+
+# Every character a reader could take for a line break (str.splitlines() splits at each), the other
+# control characters, and the invisible format characters.
+LINE_BREAKING = ['\n', '\r', '\v', '\f', '\x1c', '\x1d', '\x1e', '\x85', '\u2028', '\u2029']
+OTHER_CONTROLS = ['\x00', '\x07', '\x1b', '\x7f', '\x9b', '\ufeff', '\u200b', '\u202e', '\u2066']
+
+
+def test_the_line_breaking_list_is_every_break_of_splitlines():
+    assert sorted(c for c in map(chr, range(0x110000)) if len(('a%sb' % c).splitlines()) > 1) == sorted(LINE_BREAKING)
+
+
+@pytest.mark.parametrize('char', LINE_BREAKING + OTHER_CONTROLS, ids=lambda c: 'U+%04X' % ord(c))
+@pytest.mark.parametrize('kind', ['text', 'word'])
+def test_option_file_refuses_every_line_breaking_and_control_character(char, kind):
+    with pytest.raises(desired.InputError) as info:
+        option_writer.option_file([('init_file', '/x%sinit_file=/evil' % char, kind)])
+    assert 'init_file' in str(info.value)
+    with pytest.raises(desired.InputError):
+        option_writer.option_file([('init_file%s' % char, '1')])
+    with pytest.raises(desired.InputError):
+        option_writer.option_file_text([], [dict(name='init_file', value='/x%s[client]' % char)])
+    assert '\n' not in option_writer.comment_line('a%sb' % char) and char not in option_writer.comment_line('a%sb' % char)
+
+
+def test_option_file_text_keeps_every_line_it_is_given_on_one_line():
+    lines = option_writer.option_file([('max_connections', 10), ('init_file', '/a b')])
+    text = option_writer.option_file_text(['made by a test'], lines)
+    assert text.split('\n') == ['# made by a test', '[mysqld]', 'max_connections = 10', 'init_file = "/a b"', '']
+
+
+# ---------------------------------------------------------------- adaptive_hash
+@pytest.mark.parametrize('flavor,version,expected', [
+    ('mysql', (8, 0, 33), 'innodb_adaptive_hash_index_parts'),
+    ('percona', (5, 6, 40), 'innodb_adaptive_hash_index_partitions'),
+    ('mariadb', (10, 11, 6), 'innodb_adaptive_hash_index_parts'),
+    ('mysql', (5, 6, 51), None),
+])
+def test_adaptive_hash_partitions_per_flavor(flavor, version, expected):
+    out = role_states.adaptive_hash({'adaptive_hash_parts': 16}, facts(flavor, version))
+    if expected:
+        assert out['settings'] == {expected: 16} and not out['unsupported']
+        assert out['option_file'] == [dict(name=expected, value='16')]
+        assert out['partition_variable'] == expected and out['pending_restart'] is True
+        assert out['restart_settings'] == {expected: 16}
+    else:
+        # verify still sees it, and reports it unsupported; the role writes and sets nothing
+        assert out['settings'] == {'innodb_adaptive_hash_index_parts': 16} and out['option_file'] == []
+        assert out['pending_restart'] is False
+        assert out['unsupported'][0]['name'] == 'innodb_adaptive_hash_index_parts'
+        assert out['issues'] == out['unsupported']
+
+
+def test_adaptive_hash_parts_equal_to_running_value_is_not_pending():
+    out = role_states.adaptive_hash({'adaptive_hash_parts': 8}, facts(runtime={'innodb_adaptive_hash_index_parts': '8'}))
+    assert out['settings'] == {'innodb_adaptive_hash_index_parts': 8}
+    assert out['pending_restart'] is False and out['restart_settings'] == {} and out['issues'] == []
+
+
+def test_adaptive_hash_enabled_at_runtime_and_in_the_dropin():
+    out = role_states.adaptive_hash({'adaptive_hash_enabled': 'yes'}, facts())
+    assert out['settings'] == out['runtime'] == {'innodb_adaptive_hash_index': True}
+    assert out['option_file'] == [dict(name='innodb_adaptive_hash_index', value='ON')]
+    off = role_states.adaptive_hash({'adaptive_hash_enabled': False}, facts())
+    assert off['option_file'] == [dict(name='innodb_adaptive_hash_index', value='OFF')]
+
+
+def test_adaptive_hash_null_leaves_alone():
+    out = role_states.adaptive_hash({}, facts())
+    assert out['settings'] == {} and out['option_file'] == [] and out['runtime'] == {} and out['issues'] == []
+
+
+def test_adaptive_hash_aurora_reader_not_settable():
+    out = role_states.adaptive_hash({'adaptive_hash_enabled': True}, facts(flavors.AURORA, (8, 0, 28), aurora_reader=True))
+    assert out['runtime'] == {} and out['option_file'] == []
+    assert out['settings'] == {'innodb_adaptive_hash_index': True}
+    assert out['not_settable'][0]['name'] == 'innodb_adaptive_hash_index'
+    assert 'Aurora reader' in out['not_settable'][0]['reason']
+
+
+@pytest.mark.parametrize('variables,fact_args,message', [
+    ({'adaptive_hash_parts': 513}, {}, 'adaptive_hash_parts must be 1-512 on MySQL 8.0; got 513'),
+    ({'adaptive_hash_parts': 0}, {}, 'adaptive_hash_parts must be 1-512 on MySQL 8.0; got 0'),
+    ({'adaptive_hash_parts': 65}, dict(flavor='percona', version=(5, 6, 40)),
+     'adaptive_hash_parts must be 1-64 on Percona Server 5.6; got 65'),
+    ({'adaptive_hash_parts': 600}, dict(flavor='mariadb', version=(10, 11, 6)),
+     'adaptive_hash_parts must be 1-512 on MariaDB 10.11; got 600'),
+    ({'adaptive_hash_parts': 'ten'}, {}, "adaptive_hash_parts must be a whole number; got 'ten'"),
+    ({'adaptive_hash_parts': True}, {}, 'adaptive_hash_parts must be a whole number; got true'),
+    ({'adaptive_hash_enabled': 'maybe'}, {}, "adaptive_hash_enabled must be true or false; got 'maybe'"),
+    ({'adaptive_hash_restart': 'sometimes'}, {}, "adaptive_hash_restart must be one of never, allowed; got 'sometimes'"),
+    ({'adaptive_hash_restart_timeout': -5}, {}, 'adaptive_hash_restart_timeout must be 1 or more; got -5'),
+    ({'adaptive_hash_restart_max_lag': '-1'}, {}, "adaptive_hash_restart_max_lag must be 0 or more; got '-1'"),
+])
+def test_adaptive_hash_bad_input_names_variable_and_value(variables, fact_args, message):
+    assert message in error_of(role_states.adaptive_hash, variables, facts(**fact_args))
+
+
+def test_adaptive_hash_parts_as_a_numeric_string_is_accepted():
+    assert role_states.adaptive_hash({'adaptive_hash_parts': '16'}, facts())['settings'] == {
+        'innodb_adaptive_hash_index_parts': 16}
+
+
+def test_adaptive_hash_reports_every_bad_variable_at_once():
+    text = error_of(role_states.adaptive_hash, {'adaptive_hash_parts': 'x', 'adaptive_hash_enabled': 'maybe'}, facts())
+    assert 'adaptive_hash_parts' in text and 'adaptive_hash_enabled' in text
+
+
+# ---------------------------------------------------------------- flush_neighbors
+SSD = dict(storage_class='ssd', confidence='high', reasons=['sda is non-rotational'], mount='/',
+           devices=[dict(name='sda')])
+UNKNOWN = dict(storage_class='unknown', confidence='low', reasons=['no block device'], devices=[])
+
+
+def test_flush_neighbors_detected_ssd():
+    out = role_states.flush_neighbors({}, facts(), SSD)
+    assert out['settings'] == {'innodb_flush_neighbors': 0}
+    assert out['storage']['storage_class'] == 'ssd' and out['storage']['source'] == 'sysfs'
+    assert out['storage']['devices'] == ['sda']
+    assert out['runtime'] == [{'innodb_flush_neighbors': 0}]
+    assert out['option_file'] == [dict(name='innodb_flush_neighbors', value='0')]
+
+
+def test_flush_neighbors_override_wins_and_says_so():
+    out = role_states.flush_neighbors({'flush_neighbors_storage_class': 'hdd', 'flush_neighbors_map': {'hdd': 2}},
+                                      facts(), SSD)
+    assert out['settings'] == {'innodb_flush_neighbors': 2} and out['storage']['source'] == 'override'
+    assert 'wins over the detected ssd' in out['storage']['reasons'][0]
+
+
+def test_flush_neighbors_unknown_or_low_confidence_leaves_alone():
+    assert role_states.flush_neighbors({}, facts(), UNKNOWN)['left_alone'] is True
+    low = dict(SSD, confidence='low')
+    out = role_states.flush_neighbors({'flush_neighbors_min_confidence': 'high'}, facts(), low)
+    assert out['settings'] == {} and out['storage']['storage_class'] == 'unknown'
+    assert 'low confidence' in out['storage']['reasons'][0]
+
+
+def test_flush_neighbors_io_profile_order_raises_the_maximum_first():
+    running = facts(runtime={'innodb_io_capacity_max': '2000'})
+    out = role_states.flush_neighbors({'flush_neighbors_io_profile': True,
+                                       'flush_neighbors_io_capacity': {'ssd': 3000}}, running, SSD)
+    assert out['settings'] == {'innodb_flush_neighbors': 0, 'innodb_io_capacity': 3000,
+                               'innodb_io_capacity_max': 4000}
+    assert out['runtime'] == [{'innodb_flush_neighbors': 0}, {'innodb_io_capacity_max': 4000},
+                              {'innodb_io_capacity': 3000}]
+    lower = role_states.flush_neighbors({'flush_neighbors_io_profile': True}, running, SSD)
+    assert lower['runtime'][1:] == [{'innodb_io_capacity': 2000}, {'innodb_io_capacity_max': 4000}]
+
+
+def test_flush_neighbors_mariadb_note():
+    out = role_states.flush_neighbors({'flush_neighbors_storage_class': 'hdd'}, facts('mariadb', (10, 11, 6)), SSD)
+    assert out['notes'] and 'non-rotational' in out['notes'][0]
+
+
+@pytest.mark.parametrize('variables,message', [
+    ({'flush_neighbors_map': {'ssd': 3}}, 'flush_neighbors_map.ssd must be 0-2 on MySQL 8.0; got 3'),
+    ({'flush_neighbors_map': {'ssd': 'ten'}}, "flush_neighbors_map.ssd must be a whole number; got 'ten'"),
+    ({'flush_neighbors_map': 'ssd'}, "flush_neighbors_map must be a map of ssd/hdd/mixed to values; got 'ssd'"),
+    ({'flush_neighbors_map': {'fast': 0}}, 'flush_neighbors_map has keys fast; it takes only ssd, hdd, mixed'),
+    ({'flush_neighbors_io_capacity': {'ssd': 50}}, 'flush_neighbors_io_capacity.ssd must be 100 or more on MySQL 8.0; got 50'),
+    ({'flush_neighbors_io_capacity': {'ssd': 5000}}, 'flush_neighbors_io_capacity.ssd (5000) may not exceed'),
+    ({'flush_neighbors_storage_class': 'nvme'}, "flush_neighbors_storage_class must be one of ssd, hdd; got 'nvme'"),
+    ({'flush_neighbors_probe': 'perhaps'}, "flush_neighbors_probe must be true or false; got 'perhaps'"),
+])
+def test_flush_neighbors_bad_input(variables, message):
+    assert message in error_of(role_states.flush_neighbors, variables, facts(), SSD)
+
+
+def test_flush_neighbors_set_persist_needs_the_capability():
+    text = error_of(role_states.flush_neighbors, {'flush_neighbors_persist': 'set_persist'},
+                    facts('mariadb', (10, 11, 6)), SSD)
+    assert 'needs SET PERSIST' in text
+    assert role_states.flush_neighbors({'flush_neighbors_persist': 'both'}, facts(), SSD)['persist'] == 'both'
+
+
+def test_flush_neighbors_header_has_no_line_break():
+    out = role_states.flush_neighbors({}, facts(datadir='/data\n[client]\n'), SSD)
+    assert '\n' not in out['header']
+
+
+# ---------------------------------------------------------------- memcached
+CONTAINER = dict(name='token', schema='s', table='t', key_column='id', value_columns=['v'], unique_index='PRIMARY')
+
+
+def mc(**variables):
+    return dict(dict(memcached_containers=[CONTAINER]), **variables)
+
+
+def test_memcached_daemon_option_and_option_file():
+    out = role_states.memcached(mc(memcached_port=33211, memcached_daemon_extra_options=' -c 512 ',
+                                   memcached_r_batch_size=5, memcached_api_enable_binlog=True,
+                                   memcached_api_trx_level=1), facts(runs_as_root=True))
+    assert out['daemon_option'] == '-p33211 -l 127.0.0.1 -u root -c 512'
+    assert out['static_settings'] == {'daemon_memcached_option': out['daemon_option'],
+                                      'daemon_memcached_r_batch_size': 5, 'innodb_api_enable_binlog': True}
+    assert out['settings'] == dict(out['static_settings'], innodb_api_trx_level=1)
+    assert out['runtime'] == {'innodb_api_trx_level': 1}
+    assert out['option_file'] == [
+        dict(name='loose-daemon_memcached_option', value='"-p33211 -l 127.0.0.1 -u root -c 512"'),
+        dict(name='loose-daemon_memcached_r_batch_size', value='5'),
+        dict(name='loose-innodb_api_enable_binlog', value='ON'),
+        dict(name='loose-innodb_api_trx_level', value='1')]
+
+
+def test_memcached_unknown_root_adds_user_root_and_unsupported_has_no_settings():
+    assert '-u root' in role_states.memcached(mc(), facts(runs_as_root=None))['daemon_option']
+    assert '-u root' not in role_states.memcached(mc(), facts(runs_as_root=False))['daemon_option']
+    out = role_states.memcached(mc(), facts('mariadb', (10, 11, 6)))
+    assert out['supported'] is False and out['settings'] == {} and 'MariaDB' in out['reason']
+
+
+@pytest.mark.parametrize('variables,message', [
+    (mc(memcached_daemon_extra_options='-c 10\ninnodb_buffer_pool_size = 1'),
+     'memcached_daemon_extra_options must be on one line'),
+    (mc(memcached_daemon_extra_options='-c "10'), 'memcached_daemon_extra_options has an unbalanced " quote'),
+    (mc(memcached_daemon_extra_options="-o 'x"), "memcached_daemon_extra_options has an unbalanced ' quote"),
+    (mc(memcached_daemon_extra_options='-c 10 # x'), 'memcached_daemon_extra_options may hold only'),
+    (mc(memcached_daemon_extra_options='-p 1'), 'must not set -p, -l or -u'),
+    # The plugin's own parser: a clustered or attached -l is still -l (the old check looked at the first letter).
+    (mc(memcached_daemon_extra_options='-vl 0.0.0.0'), 'must not set -p, -l or -u'),
+    (mc(memcached_daemon_extra_options='-c 512 -l0.0.0.0'), 'must not set -p, -l or -u'),
+    (mc(memcached_daemon_extra_options='-Mu mysql'), 'found -u'),
+    (mc(memcached_daemon_extra_options='-vh'), '-h prints the help and calls exit()'),
+    (mc(memcached_daemon_extra_options='-X /tmp/x.so'), '-X loads an extension library'),
+    (mc(memcached_port=0), 'memcached_port must be 1-65535; got 0'),
+    (mc(memcached_port='ten'), "memcached_port must be a whole number; got 'ten'"),
+    (mc(memcached_bind_address='0.0.0.0'), 'memcached_bind_address 0.0.0.0 is beyond loopback'),
+    (mc(memcached_bind_address='127.0.0.1\n[mysqld]'), 'memcached_bind_address must be one address without spaces'),
+    (mc(memcached_r_batch_size=0), 'memcached_r_batch_size must be 1-1073741824 on MySQL 8.0; got 0'),
+    (mc(memcached_w_batch_size=2000000), 'memcached_w_batch_size must be 1-1048576 on MySQL 8.0; got 2000000'),
+    (mc(memcached_api_trx_level=4), 'memcached_api_trx_level must be 0-3 on MySQL 8.0; got 4'),
+    (mc(memcached_probe_timeout=-1), 'memcached_probe_timeout must be 1 or more; got -1'),
+    (mc(memcached_probe_expected='k=v'), "memcached_probe_expected must be a map; got 'k=v'"),
+    (mc(memcached_write_policy='sometimes'), 'memcached_write_policy must be one of'),
+    (mc(memcached_containers=[CONTAINER, CONTAINER]), 'duplicate container names: token'),
+    (mc(memcached_containers='token'), "memcached_containers must be a list of maps; got 'token'"),
+])
+def test_memcached_bad_input(variables, message):
+    assert message in error_of(role_states.memcached, variables, facts())
+
+
+def test_memcached_without_containers_is_audited_but_not_installed():
+    out = role_states.memcached({}, facts())
+    assert out['settings']['daemon_memcached_option'] == '-p11211 -l 127.0.0.1'
+    assert 'at least one container is needed' in out['refusals'][0]
+    assert role_states.memcached(dict(memcached_state='absent'), facts())['refusals'] == []
+
+
+def test_memcached_remote_bind_with_opt_in():
+    out = role_states.memcached(mc(memcached_bind_address='10.0.0.5', memcached_allow_remote=True), facts())
+    assert '-l 10.0.0.5' in out['daemon_option']
+    assert role_states.memcached(dict(memcached_state='absent'), facts())['settings'] == {}
+
+
+# ---------------------------------------------------------------- every role at once (verify, site.yml)
+def no_storage(datadir, probe):
+    return dict(storage_class='ssd', confidence='high', reasons=['test: ssd under %s' % datadir],
+                probe=None if not probe else dict(storage_class='ssd'))
+
+
+def test_for_roles_equals_each_role_alone_with_the_defaults_filling_in():
+    variables = dict(adaptive_hash_parts=16, flush_neighbors_io_profile=True, memcached_r_batch_size=7,
+                     flush_neighbors_typo=1)
+    server = facts('mysql', (8, 0, 33))
+    settings, states, unknown = desired.for_roles(['flush_neighbors', 'adaptive_hash', 'memcached'], variables,
+                                                  server, no_storage)
+    alone = dict(flush_neighbors=role_states.flush_neighbors(dict(flush_neighbors_io_profile=True), server,
+                                                             no_storage('/var/lib/mysql/', False)),
+                 adaptive_hash=role_states.adaptive_hash(dict(adaptive_hash_parts=16), server),
+                 memcached=role_states.memcached(dict(memcached_r_batch_size=7), server))
+    assert sorted(states) == sorted(alone)
+    for role, state in alone.items():
+        # for_role() adds the scaffold's keys (dropin, runtime_steps, inputs ...) and changes nothing else.
+        assert state.items() <= states[role].items(), role
+        assert states[role]['inputs'] == dict(desired.INPUTS[role], **desired.role_inputs(role, variables)[0])
+    assert states['adaptive_hash']['dropin'] == 'write' and states['adaptive_hash']['runtime_steps'] == []
+    assert states['flush_neighbors']['runtime_steps'] == states['flush_neighbors']['runtime']
+    assert states['memcached']['pending_restart'] is False and states['memcached']['restart_settings'] == {}
+    assert settings['innodb_io_capacity'] == 2000 and settings['innodb_adaptive_hash_index_parts'] == 16
+    assert settings['daemon_memcached_r_batch_size'] == 7
+    assert unknown == ['flush_neighbors_typo']
+
+
+def test_for_roles_names_the_role_of_every_bad_variable():
+    message = error_of(desired.for_roles, ['adaptive_hash', 'memcached'],
+                       dict(adaptive_hash_parts=0, memcached_port='x'), facts(), no_storage)
+    assert 'adaptive_hash: adaptive_hash_parts must be 1-512' in message
+    assert 'memcached: memcached_port must be a whole number' in message
+
+
+def test_check_roles():
+    assert desired.check_roles(['memcached', 'adaptive_hash', 'memcached']) == ['memcached', 'adaptive_hash']
+    with pytest.raises(ValueError, match="desired_from: 'restart' is not a role with a desired state"):
+        desired.check_roles(['restart'])
+
+
+def test_flush_neighbors_probe_variable_reaches_the_detection():
+    seen = []
+    desired.for_role('flush_neighbors', dict(flush_neighbors_probe=True), facts(),
+                     lambda datadir, probe: seen.append(probe) or no_storage(datadir, probe))
+    assert seen == [True]
+
+
+# ---------------------------------------------------------------- myrocks
+def rocks(loaded=False, tables=0, running=None, dynamic=None):
+    """MariaDB 11.8 facts; with loaded, the rocksdb_* variables exist (running values, dynamic per name)."""
+    out = facts('mariadb', (11, 8, 3))
+    out['engines'] = dict(ROCKSDB=dict(loaded=loaded, tables=tables))
+    out['variables'] = {}
+    for name in desired.RECORDS['myrocks'].server_variables:
+        out['variables'][name] = (dict(exists=True, runtime=(running or {}).get(name), dynamic=(dynamic or {}).get(name))
+                                  if loaded else dict(exists=False, runtime=None, dynamic=None))
+    return out
+
+
+WANTED = dict(myrocks_enabled=True, myrocks_flush_log_at_trx_commit=2, myrocks_max_background_jobs=4,
+              myrocks_default_cf_options='compression=kLZ4Compression;bottommost_compression=kZSTD')
+
+
+def test_myrocks_load_takes_a_restart_and_writes_the_plugin_line():
+    out = role_states.myrocks(WANTED, rocks())
+    assert out['refusals'] == [] and out['plugin'] == 'ha_rocksdb'
+    assert out['option_file'][0] == dict(name='plugin_load_add', value='ha_rocksdb')
+    assert dict(name='loose-rocksdb_flush_log_at_trx_commit', value='2') in out['option_file']
+    assert out['runtime'] == {} and out['pending_restart'] is True
+    assert out['restart_reason'] == 'load MyRocks (ha_rocksdb)' and out['restart_settings'] == {}
+    assert out['settings'] == {'rocksdb_flush_log_at_trx_commit': 2, 'rocksdb_max_background_jobs': 4,
+                               'rocksdb_default_cf_options': WANTED['myrocks_default_cf_options']}
+
+
+def test_myrocks_loaded_dynamic_at_runtime_read_only_waits_only_when_it_differs():
+    same = rocks(True, running={'rocksdb_default_cf_options': WANTED['myrocks_default_cf_options']},
+                 dynamic={'rocksdb_default_cf_options': False, 'rocksdb_flush_log_at_trx_commit': True})
+    out = role_states.myrocks(WANTED, same)
+    assert out['runtime'] == {'rocksdb_flush_log_at_trx_commit': 2, 'rocksdb_max_background_jobs': 4}
+    assert out['pending_restart'] is False and out['restart_settings'] == {}
+    other = rocks(True, running={'rocksdb_default_cf_options': 'compression=kNoCompression'})
+    out = role_states.myrocks(WANTED, other)
+    assert out['pending_restart'] is True
+    assert out['restart_settings'] == {'rocksdb_default_cf_options': WANTED['myrocks_default_cf_options']}
+    assert out['restart_reason'].startswith('MyRocks settings: rocksdb_default_cf_options=')
+
+
+def test_myrocks_taken_out_needs_a_restart_and_no_tables():
+    out = role_states.myrocks(dict(myrocks_enabled=False), rocks(True))
+    assert out['pending_restart'] is True and out['restart_reason'] == 'unload MyRocks' and out['option_file'] == []
+    assert role_states.myrocks(dict(myrocks_enabled=False), rocks(True, tables=2))['refusals'] == ['tables']
+    left = role_states.myrocks(dict(myrocks_block_cache_size=1 << 20), rocks())
+    assert left['settings'] == {} and left['pending_restart'] is False and left['notes']
+
+
+@pytest.mark.parametrize('variables,message', [
+    (dict(myrocks_flush_log_at_trx_commit=3), 'myrocks_flush_log_at_trx_commit must be 0-2; got 3'),
+    (dict(myrocks_max_background_jobs=65), 'myrocks_max_background_jobs must be -1 to 64; got 65'),
+    (dict(myrocks_block_cache_size='big'), "myrocks_block_cache_size must be a whole number; got 'big'"),
+    (dict(myrocks_enabled='maybe'), "myrocks_enabled must be true or false; got 'maybe'"),
+    (dict(myrocks_default_cf_options='[client]'), 'myrocks_default_cf_options must not start with ['),
+    (dict(myrocks_restart='reboot'), "myrocks_restart must be one of never, allowed; got 'reboot'"),
+])
+def test_myrocks_bad_input(variables, message):
+    assert message in error_of(role_states.myrocks, variables, rocks())
+
+
+# ---------------------------------------------------------------- the settings' names, as data
+@pytest.mark.parametrize('role, state', [
+    ('adaptive_hash', lambda: role_states.adaptive_hash({'adaptive_hash_enabled': True, 'adaptive_hash_parts': 16},
+                                                        facts('mysql', (8, 0, 33)))),
+    ('adaptive_hash', lambda: role_states.adaptive_hash({'adaptive_hash_parts': 16}, facts('percona', (5, 6, 40)))),
+    ('flush_neighbors', lambda: role_states.flush_neighbors({'flush_neighbors_io_profile': True}, facts(), SSD)),
+    ('memcached', lambda: role_states.memcached(mc(memcached_r_batch_size=5, memcached_w_batch_size=2,
+                                                   memcached_api_enable_binlog=True, memcached_api_enable_mdl=True,
+                                                   memcached_api_trx_level=1), facts(version=(8, 0, 33)))),
+    ('myrocks', lambda: role_states.myrocks(dict(WANTED, myrocks_block_cache_size=1 << 30), rocks(loaded=True))),
+])
+def test_every_setting_a_role_names_is_in_its_setting_variables(role, state):
+    """The controller audit reads the variables it compares by name (verify.audit_variable_names()); a setting
+    missing from its record's setting_variables would make it read every variable of every host."""
+    settings = state()['settings']
+    assert settings, 'the case must name settings'
+    assert set(settings) <= set(desired.setting_variable_names([role]))
+
+
+def test_for_roles_names_every_bad_role():
+    variables = dict(adaptive_hash_parts=513, myrocks_flush_log_at_trx_commit=9)
+    with pytest.raises(desired.InputError) as info:
+        desired.for_roles(['adaptive_hash', 'flush_neighbors', 'myrocks'], variables, facts('mysql', (8, 0, 33)),
+                          no_storage)
+    assert sorted(info.value.by_role) == ['adaptive_hash', 'myrocks']
+    assert 'adaptive_hash: adaptive_hash_parts must be 1-512 on MySQL 8.0; got 513' in info.value.messages
+    assert any(m.startswith('myrocks: myrocks_flush_log_at_trx_commit must be 0-2') for m in info.value.messages)
+
+
+def test_every_table_by_role_derives_from_the_registry():
+    assert desired.ROLES == tuple(sorted(r.name for r in desired.REGISTRY))
+    assert sorted(desired.INPUTS) == sorted(desired.ROLES)
+    assert desired.restart_roles(desired.ROLES) == ['adaptive_hash', 'memcached', 'myrocks', 'settings']
+    assert desired.server_catalog(['adaptive_hash', 'myrocks']) is False and desired.server_catalog(['settings'])
+    assert desired.setting_owner('innodb_flush_neighbors') == 'flush_neighbors' and desired.setting_owner('x') is None
+    assert desired.server_engine_names(desired.ROLES) == ['ROCKSDB']
+    assert desired.dropin_file('myrocks', '/etc/x') == ('/etc/x/60-dbfleet-myrocks.cnf', None)
+    assert desired.site_roles() == ['flush_neighbors', 'adaptive_hash']
+    assert desired.site_roles(hosts=True) == ['memcached']
+    with pytest.raises(ValueError) as info:
+        desired.check_roles(['adaptive_hash', 'myrock'], 'roles')
+    assert "roles: 'myrock' is not a role with a desired state (adaptive_hash, flush_neighbors, memcached, myrocks, settings)" \
+        == str(info.value)
