@@ -748,17 +748,25 @@ def unverified_warning(params):
             % (describe_target(params), plan['mode']))
 
 
+def warn_unverified(module, params=None):
+    """Put unverified_warning() of params (the module's login options when None) in the module's result: every route
+    that opens a connection calls it (connect(), the restart gate, topology_facts, the restart's look at the server,
+    the drop and conversion engine)."""
+    warning = unverified_warning(module.params if params is None else params)
+    if warning:
+        module.warn(warning)
+    return warning
+
+
 def connect(module):
     """Open the module's connection or fail the module with a message naming the target; a remote login that
-    is not verified gets a warning in the result (unverified_warning())."""
+    is not verified gets a warning in the result (warn_unverified())."""
     require_pymysql(module)
     try:
         conn = open_connection(module.params)
     except ConnectError as e:
         module.fail_json(msg=str(e))
-    warning = unverified_warning(module.params)
-    if warning:
-        module.warn(warning)
+    warn_unverified(module)
     return conn
 
 

@@ -17,7 +17,7 @@ import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet
 from dbfleet_testing.runs import playbook_proc
-from dbfleet_testing.tls import MARKER, NOBODY, NobodyAuthServer
+from dbfleet_testing.tls import MARKER, NOBODY, Forwarder, NobodyAuthServer, address_of_this_machine
 
 WAYS = ('caching_full', 'sha256_greeting')
 ADDRESSES = ('127.0.0.1', '::1')
@@ -61,25 +61,12 @@ def test_a_local_user_listening_on_loopback_gets_no_password(nobody_servers, add
 def test_module_tasks_and_the_restart_gate_with_default_settings(lab, tmp_path, nobody_servers):
     """One playbook: server_facts to each listener, the restart gate to one (it reconnects while a server is down)."""
     lab.refresh()
-    tasks, names = [], []
+    tasks = {}
     for (address, way), server in sorted(nobody_servers.items()):
-        names.append('facts %s %s' % (address, way))
-        tasks.append({'dbfleet.innodb.server_facts': fake_login(server)})
+        tasks['facts %s %s' % (address, way)] = {'dbfleet.innodb.server_facts': fake_login(server)}
     gate = nobody_servers[('127.0.0.1', 'caching_full')]
-    names.append('gate')
-    tasks.append({'dbfleet.innodb.restart_gate': dict(fake_login(gate), timeout=20)})
-    for number, task in enumerate(tasks):
-        task.update(name=names[number], register='r%d' % number, ignore_errors=True)
-    found = tmp_path / 'results.json'
-    tasks.append({'ansible.builtin.copy': {'dest': str(found), 'content': '{{ [%s] | to_json }}'
-                                           % ', '.join('r%d' % n for n in range(len(names)))}})
-    play = tmp_path / 'loopback.yml'
-    play.write_text(json.dumps([{'hosts': 'mysql80', 'gather_facts': False, 'tasks': tasks}]))
-    proc = playbook_proc('inventories/lab', str(play), timeout=120)
-    out = proc.stdout + proc.stderr
-    assert MARKER not in out
-    assert proc.returncode == 0, out
-    results = dict(zip(names, json.loads(found.read_text())))
+    tasks['gate'] = {'dbfleet.innodb.restart_gate': dict(fake_login(gate), timeout=20)}
+    results = run_tasks(tmp_path, tasks)
     for (address, way), server in nobody_servers.items():
         result = results['facts %s %s' % (address, way)]
         assert result.get('failed'), result
@@ -87,6 +74,44 @@ def test_module_tasks_and_the_restart_gate_with_default_settings(lab, tmp_path, 
     result = results['gate']
     assert result.get('failed') and 'the login was refused and waiting does not change that' in result['msg'], result
     assert_nothing_learned(gate, result['msg'])
+
+
+def run_tasks(tmp_path, tasks):
+    """name -> registered result of each task (name -> task) run on mysql80 in one playbook, errors ignored; the
+    password appears in no output."""
+    names = sorted(tasks)
+    play_tasks = [dict(tasks[name], name=name, register='r%d' % n, ignore_errors=True) for n, name in enumerate(names)]
+    found = tmp_path / 'results.json'
+    play_tasks.append({'ansible.builtin.copy': {'dest': str(found), 'content': '{{ [%s] | to_json }}'
+                                                % ', '.join('r%d' % n for n in range(len(names)))}})
+    play = tmp_path / 'loopback.yml'
+    play.write_text(json.dumps([{'hosts': 'mysql80', 'gather_facts': False, 'tasks': play_tasks}]))
+    proc = playbook_proc('inventories/lab', str(play), timeout=120)
+    out = proc.stdout + proc.stderr
+    assert MARKER not in out
+    assert proc.returncode == 0, out
+    return dict(zip(names, json.loads(found.read_text())))
+
+
+def test_every_route_warns_about_an_unverified_remote_server(lab, tmp_path):
+    """topology_facts and the restart gate (which open their connections without connect()) reach mysql80 through an
+    address of this machine that is not a loopback one (a remote server as the module sees it): each result says
+    the server was not verified."""
+    lab.refresh()
+    forwarder = Forwarder(address_of_this_machine(), lab.hosts['mysql80']['port'])
+    try:
+        login = dict(login_host=forwarder.address, login_port=forwarder.port, login_user=lab.admin_user,
+                     login_password=lab.admin_password, login_ssl_mode='disabled')
+        results = run_tasks(tmp_path, {'topology': {'dbfleet.innodb.topology_facts': login},
+                                       'gate': {'dbfleet.innodb.restart_gate': dict(login, timeout=30)}})
+    finally:
+        forwarder.close()
+    for name, result in results.items():
+        assert not result.get('failed'), (name, result)
+        expected = '%s@%s:%d is reached over TCP without verifying its identity' % (lab.admin_user, forwarder.address,
+                                                                                   forwarder.port)
+        assert any(expected in w for w in result.get('warnings', [])), (name, result)
+    assert results['topology']['topology']['server'] and results['gate']['passed'], results
 
 
 @pytest.mark.parametrize('address', ADDRESSES)
