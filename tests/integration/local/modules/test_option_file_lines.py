@@ -103,3 +103,30 @@ def test_a_nul_in_a_line_is_read_differently_by_mysql_and_mariadb_and_is_an_erro
         assert [(e.name, e.value) for e in result.entries] == [('port', '3399')]
     assert views == {'mysql80': [('log_error', '/tmp/nport=3399')],
                      'mariadb1011': [('log_error', '/tmp/n'), ('port', '3399')]}
+
+
+# Quotes and escapes where a comment may start: inside quotes an escaped quote does not end the value, an escaped
+# backslash does; outside quotes a backslash escapes nothing of the kind.
+QUOTE_LINES = [
+    '[mysqld]',
+    'init_connect = "a\\"b#c" # a comment',
+    "sql_mode = 'x\\'y # z'",
+    'ft_stopword_file = "p\\\\"#comment',
+    'log_error = a\\"b # c',
+    'general_log_file = "q\'r" # s',
+    'port=3399',
+]
+
+
+@pytest.mark.parametrize('host', HOSTS)
+def test_the_reader_ends_quoted_values_as_the_server_does(lab, host):
+    path = os.path.join(os.path.dirname(lab.hosts[host]['option_file']), 'option-file-quotes.cnf')
+    with open(path, 'w') as handle:
+        handle.write('\n'.join(QUOTE_LINES) + '\n')
+    try:
+        server = server_view(lab, host, path)
+        ours = [(e.name, e.value) for e in optionfiles.read_option_files([path], ['mysqld']).entries]
+    finally:
+        os.unlink(path)
+    assert ours == server, '%s:\nserver: %r\nours:   %r' % (host, server, ours)
+    assert ('init_connect', 'a"b#c') in server, server         # the escaped quote did not end the value
