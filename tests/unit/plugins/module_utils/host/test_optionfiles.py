@@ -231,7 +231,7 @@ def test_white_space_is_the_servers_not_unicodes():
 def test_an_escaped_quote_does_not_end_quoted_text():
     # As mysqld's remove_end_comment() and its escapes (side by side with my_print_defaults in
     # tests/integration/local/modules/test_option_file_lines.py).
-    assert optionfiles.parse_line('password = "a\\"b#c" # note') == ('option', ('password', 'a"b#c'))
-    assert optionfiles.parse_line("password = 'x\\'y # z'") == ('option', ('password', "x'y # z"))
-    assert optionfiles.parse_line('password = "p\\\\"#c') == ('option', ('password', 'p\\'))
-    assert optionfiles.parse_line('password = a\\"b # c') == ('option', ('password', 'a"b # c'))
+    assert of.parse_line('password = "a\\"b#c" # note') == ('option', ('password', 'a"b#c'))
+    assert of.parse_line("password = 'x\\'y # z'") == ('option', ('password', "x'y # z"))
+    assert of.parse_line('password = "p\\\\"#c') == ('option', ('password', 'p\\'))
+    assert of.parse_line('password = a\\"b # c') == ('option', ('password', 'a"b # c'))
