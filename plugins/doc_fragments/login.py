@@ -120,13 +120,13 @@ options:
         the module fails and the password does not leave.
       - The full authentication of C(caching_sha2_password) and C(sha256_password) sends the password itself,
         inside TLS or, without TLS, encrypted with an RSA public key. Inside TLS it is sent only to a verified
-        server, over a unix socket, to a loopback address whose listener is the server's (O(login_trust_loopback)), or with
-        O(login_ssl_mode=required) set explicitly (to accept an unverified server). Without TLS, the RSA
-        exchange is made only with the key O(login_server_public_key) gives, with
-        O(login_get_server_public_key=true), or to a trusted loopback address; otherwise the module fails before
-        the answer that would carry the key request or the password, naming the server and these two options.
-        O(login_ssl_mode=preferred), set explicitly or not, allows none of this. C(mysql_native_password) and
-        the fast path of C(caching_sha2_password) send only a hash.
+        server, over a unix socket, to a loopback address whose listener is the server's
+        (O(login_trust_loopback)), or with O(login_ssl_mode=required) set explicitly (to accept an unverified
+        server). Without TLS, the RSA exchange is made only with the key O(login_server_public_key) gives, with
+        O(login_get_server_public_key=true), or to a loopback address whose listener is the server's; otherwise
+        the module fails before the answer that would carry the key request or the password, naming the server
+        and these two options. O(login_ssl_mode=preferred), set explicitly or not, allows none of this.
+        C(mysql_native_password) and the fast path of C(caching_sha2_password) send only a hash.
       - Over a unix socket (O(login_unix_socket)) TLS is not used, whatever the mode.
       - When not set, the host variable C(dbfleet_login_ssl_mode) is used, then C(ssl-mode) of O(config_file).
       - The controller mode of M(dbfleet.innodb.verify_fleet) sends the password to a server that is not on

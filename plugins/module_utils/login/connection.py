@@ -525,7 +525,7 @@ if pymysql is not None:
         - the password is sent in clear (CLEARTEXT_PLUGINS) only over a TLS connection whose server was
           verified, or over a unix socket; otherwise the login fails and the password is not sent;
         - the password inside TLS (full authentication of caching_sha2_password, sha256_password) goes only
-          to a verified server, over a unix socket, to a trusted loopback address, or inside TLS when
+          to a verified server, over a unix socket, to a trusted loopback address (below), or inside TLS when
           login_ssl_mode required was chosen explicitly (the user accepted an unverified server);
         - a unix socket, and a loopback address (while login_trust_loopback is not false), count only when the
           process at the other end is proven to run as the server's user (dbfleet_peer(): loopback.py, read on

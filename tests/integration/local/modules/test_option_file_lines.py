@@ -64,18 +64,25 @@ def server_view(lab, host, path):
     return options
 
 
-@pytest.mark.parametrize('host', HOSTS)
-def test_the_reader_splits_lines_as_the_server_does(lab, host):
-    # The host's own directory: the one its server (and its chroot) sees at the same path.
-    path = os.path.join(os.path.dirname(lab.hosts[host]['option_file']), 'option-file-lines.cnf')
+def side_by_side(lab, host, name, lines):
+    """The [mysqld] options of a file of lines as the host's my_print_defaults prints them, asserted equal to what
+    the collection's reader gives. The file is written in the host's own directory: the one its server (and its
+    chroot) sees at the same path."""
+    path = os.path.join(os.path.dirname(lab.hosts[host]['option_file']), name)
     with open(path, 'wb') as handle:
-        handle.write('\n'.join(LINES).encode('utf-8') + b'\n')
+        handle.write('\n'.join(lines).encode('utf-8') + b'\n')
     try:
         server = server_view(lab, host, path)
         ours = [(e.name, e.value) for e in optionfiles.read_option_files([path], ['mysqld']).entries]
     finally:
         os.unlink(path)
     assert ours == server, '%s:\nserver: %r\nours:   %r' % (host, server, ours)
+    return server
+
+
+@pytest.mark.parametrize('host', HOSTS)
+def test_the_reader_splits_lines_as_the_server_does(lab, host):
+    server = side_by_side(lab, host, 'option-file-lines.cnf', LINES)
     # Twelve options, none of the would-be lines among them: no evil file, no [client] group, no include.
     assert len(server) == 11 and not any(name == 'init_file' and 'evil' not in value for name, value in server[1:])
     assert ('port', '3399') in server and ('max_connections', '10') in server
@@ -120,13 +127,5 @@ QUOTE_LINES = [
 
 @pytest.mark.parametrize('host', HOSTS)
 def test_the_reader_ends_quoted_values_as_the_server_does(lab, host):
-    path = os.path.join(os.path.dirname(lab.hosts[host]['option_file']), 'option-file-quotes.cnf')
-    with open(path, 'w') as handle:
-        handle.write('\n'.join(QUOTE_LINES) + '\n')
-    try:
-        server = server_view(lab, host, path)
-        ours = [(e.name, e.value) for e in optionfiles.read_option_files([path], ['mysqld']).entries]
-    finally:
-        os.unlink(path)
-    assert ours == server, '%s:\nserver: %r\nours:   %r' % (host, server, ours)
+    server = side_by_side(lab, host, 'option-file-quotes.cnf', QUOTE_LINES)
     assert ('init_connect', 'a"b#c') in server, server         # the escaped quote did not end the value
