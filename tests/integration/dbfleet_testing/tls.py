@@ -378,8 +378,9 @@ NOBODY = 65534
 
 class NobodyAuthServer:
     """An AuthServer run by another local user (uid and gid 65534, nobody, no groups) in a child process of the test:
-    what any user of the database host can start on a free loopback port. port 0 takes a free one; learned(),
-    received and connections ask the child what it got."""
+    what any user of the database host can start on a free loopback port. port 0 takes a free one (read when first
+    asked: children made one after the other make their keys at once); learned(), received and connections ask the
+    child what it got."""
 
     _open = []      # the parent's ends of the children's control sockets: a child closes its siblings' (their EOF)
 
@@ -409,14 +410,21 @@ class NobodyAuthServer:
         self._control = control
         self._open.append(control)
         self._answers = control.makefile('rb')
-        line = self._answers.readline()
-        if not line:
-            os.waitpid(pid, 0)
-            pytest.fail('the fake server of uid %d could not listen on %s port %s' % (NOBODY, address, port),
-                        pytrace=False)
-        self.port = json.loads(line)[0]
+        self._asked_port = port
+        self._port = None
+
+    @property
+    def port(self):
+        if self._port is None:
+            line = self._answers.readline()
+            if not line:
+                pytest.fail('the fake server of uid %d could not listen on %s port %s'
+                            % (NOBODY, self.address, self._asked_port), pytrace=False)
+            self._port = json.loads(line)[0]
+        return self._port
 
     def state(self):
+        assert self.port
         self._control.sendall(b'?\n')
         answer = json.loads(self._answers.readline())
         return dict(received=bytes.fromhex(answer['received']),

@@ -26,8 +26,9 @@ OWNER = 'belongs to uid %d' % NOBODY
 
 @pytest.fixture(scope='module')
 def nobody_servers():
-    """(address, way) -> a NobodyAuthServer on that loopback address."""
+    """(address, way) -> a NobodyAuthServer on that loopback address (all started before the first is waited for)."""
     servers = dict(((address, way), NobodyAuthServer(way, address)) for address in ADDRESSES for way in WAYS)
+    assert all(server.port for server in servers.values())
     yield servers
     for server in servers.values():
         server.close()
@@ -58,60 +59,60 @@ def test_a_local_user_listening_on_loopback_gets_no_password(nobody_servers, add
         in str(refused.value)
 
 
-def test_module_tasks_and_the_restart_gate_with_default_settings(lab, tmp_path, nobody_servers):
-    """One playbook: server_facts to each listener, the restart gate to one (it reconnects while a server is down)."""
+@pytest.fixture(scope='module')
+def module_runs(lab, nobody_servers, tmp_path_factory):
+    """(results, forwarder) of one playbook on mysql80, errors ignored: server_facts to each listener of nobody, the
+    restart gate to one (it reconnects while a server is down), and topology_facts and the restart gate (which open
+    their connections without connect()) to mysql80 through an address of this machine that is not a loopback one
+    (a remote server as the module sees it, through a Forwarder). The password appears in no output."""
     lab.refresh()
-    tasks = {}
+    forwarder = Forwarder(address_of_this_machine(), lab.hosts['mysql80']['port'])
+    remote = dict(login_host=forwarder.address, login_port=forwarder.port, login_user=lab.admin_user,
+                  login_password=lab.admin_password, login_ssl_mode='disabled')
+    tasks = {'remote topology': {'dbfleet.innodb.topology_facts': remote},
+             'remote gate': {'dbfleet.innodb.restart_gate': dict(remote, timeout=30)},
+             'gate': {'dbfleet.innodb.restart_gate': dict(fake_login(nobody_servers[('127.0.0.1', 'caching_full')]),
+                                                          timeout=20)}}
     for (address, way), server in sorted(nobody_servers.items()):
         tasks['facts %s %s' % (address, way)] = {'dbfleet.innodb.server_facts': fake_login(server)}
-    gate = nobody_servers[('127.0.0.1', 'caching_full')]
-    tasks['gate'] = {'dbfleet.innodb.restart_gate': dict(fake_login(gate), timeout=20)}
-    results = run_tasks(tmp_path, tasks)
+    names = sorted(tasks)
+    play_tasks = [dict(tasks[name], name=name, register='r%d' % n, ignore_errors=True) for n, name in enumerate(names)]
+    tmp_path = tmp_path_factory.mktemp('loopback')
+    found = tmp_path / 'results.json'
+    play_tasks.append({'ansible.builtin.copy': {'dest': str(found), 'content': '{{ [%s] | to_json }}'
+                                                % ', '.join('r%d' % n for n in range(len(names)))}})
+    play = tmp_path / 'loopback.yml'
+    play.write_text(json.dumps([{'hosts': 'mysql80', 'gather_facts': False, 'tasks': play_tasks}]))
+    try:
+        proc = playbook_proc('inventories/lab', str(play), timeout=180)
+    finally:
+        forwarder.close()
+    out = proc.stdout + proc.stderr
+    assert MARKER not in out and lab.admin_password not in out
+    assert proc.returncode == 0, out
+    return dict(zip(names, json.loads(found.read_text()))), forwarder
+
+
+def test_module_tasks_and_the_restart_gate_with_default_settings(module_runs, nobody_servers):
+    results, _forwarder = module_runs
     for (address, way), server in nobody_servers.items():
         result = results['facts %s %s' % (address, way)]
         assert result.get('failed'), result
         assert_nothing_learned(server, result['msg'])
     result = results['gate']
     assert result.get('failed') and 'the login was refused and waiting does not change that' in result['msg'], result
-    assert_nothing_learned(gate, result['msg'])
+    assert_nothing_learned(nobody_servers[('127.0.0.1', 'caching_full')], result['msg'])
 
 
-def run_tasks(tmp_path, tasks):
-    """name -> registered result of each task (name -> task) run on mysql80 in one playbook, errors ignored; the
-    password appears in no output."""
-    names = sorted(tasks)
-    play_tasks = [dict(tasks[name], name=name, register='r%d' % n, ignore_errors=True) for n, name in enumerate(names)]
-    found = tmp_path / 'results.json'
-    play_tasks.append({'ansible.builtin.copy': {'dest': str(found), 'content': '{{ [%s] | to_json }}'
-                                                % ', '.join('r%d' % n for n in range(len(names)))}})
-    play = tmp_path / 'loopback.yml'
-    play.write_text(json.dumps([{'hosts': 'mysql80', 'gather_facts': False, 'tasks': play_tasks}]))
-    proc = playbook_proc('inventories/lab', str(play), timeout=120)
-    out = proc.stdout + proc.stderr
-    assert MARKER not in out
-    assert proc.returncode == 0, out
-    return dict(zip(names, json.loads(found.read_text())))
-
-
-def test_every_route_warns_about_an_unverified_remote_server(lab, tmp_path):
-    """topology_facts and the restart gate (which open their connections without connect()) reach mysql80 through an
-    address of this machine that is not a loopback one (a remote server as the module sees it): each result says
-    the server was not verified."""
-    lab.refresh()
-    forwarder = Forwarder(address_of_this_machine(), lab.hosts['mysql80']['port'])
-    try:
-        login = dict(login_host=forwarder.address, login_port=forwarder.port, login_user=lab.admin_user,
-                     login_password=lab.admin_password, login_ssl_mode='disabled')
-        results = run_tasks(tmp_path, {'topology': {'dbfleet.innodb.topology_facts': login},
-                                       'gate': {'dbfleet.innodb.restart_gate': dict(login, timeout=30)}})
-    finally:
-        forwarder.close()
-    for name, result in results.items():
+def test_every_route_warns_about_an_unverified_remote_server(lab, module_runs):
+    results, forwarder = module_runs
+    expected = '%s@%s:%d is reached over TCP without verifying its identity' % (lab.admin_user, forwarder.address,
+                                                                               forwarder.port)
+    for name in ('remote topology', 'remote gate'):
+        result = results[name]
         assert not result.get('failed'), (name, result)
-        expected = '%s@%s:%d is reached over TCP without verifying its identity' % (lab.admin_user, forwarder.address,
-                                                                                   forwarder.port)
         assert any(expected in w for w in result.get('warnings', [])), (name, result)
-    assert results['topology']['topology']['server'] and results['gate']['passed'], results
+    assert results['remote topology']['topology']['server'] and results['remote gate']['passed'], results
 
 
 @pytest.mark.parametrize('address', ADDRESSES)
