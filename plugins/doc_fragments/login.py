@@ -157,7 +157,7 @@ options:
         password itself (full authentication, inside unverified TLS or by the server's RSA key), as a unix socket
         does. The mysql client never lets it (only TLS, a unix socket and shared memory are secure transports).
       - With V(true) (the default), only when the process listening on the exact address and port connected to
-        is proven to run as the server's user, checked on every connection (the restart gate's included): its
+        is proven to run as the server's user, checked on every connection (the restart gate's included) - its
         owner in C(/proc/net/tcp) or C(/proc/net/tcp6) is root, the user the module runs as, or a user the host
         shows to run the server (the owner of the server's socket or data directory when nobody else can write
         there, or the user of the main process of a server unit of systemd). Another user's listener (any local
@@ -165,7 +165,7 @@ options:
         C(127.0.0.1) only) gets nothing; the module then logs in through the local server's unix socket when one
         is found and its server listens on the named port, otherwise it fails naming the listener's owner.
       - A unix socket's server is checked the same way (C(SO_PEERCRED)) whatever this option says.
-      - With V(false), no loopback TCP login carries the password, as with the mysql client: the login goes
+      - With V(false), no loopback TCP login carries the password, as with the mysql client; the login goes
         through the local server's unix socket first when one is found (C(socket) of O(config_file), else where
         a client finds it) and its server listens on the named port; otherwise over TCP, where the password
         itself is not sent.

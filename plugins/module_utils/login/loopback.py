@@ -71,7 +71,7 @@ def parse_table(text):
 def _normal(address):
     """An (address, port) pair as decode_address() writes it (IPv4-mapped IPv6 as IPv4, no scope or flow info)."""
     host, port = address[0], address[1]
-    ip = ipaddress.ip_address(str(host).split('%')[0])
+    ip = ipaddress.ip_address(str(host).split('%', maxsplit=1)[0])
     if ip.version == 6 and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     return str(ip), int(port)

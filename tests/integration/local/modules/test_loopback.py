@@ -106,8 +106,8 @@ def test_module_tasks_and_the_restart_gate_with_default_settings(module_runs, no
 
 def test_every_route_warns_about_an_unverified_remote_server(lab, module_runs):
     results, forwarder = module_runs
-    expected = '%s@%s:%d is reached over TCP without verifying its identity' % (lab.admin_user, forwarder.address,
-                                                                               forwarder.port)
+    expected = ('%s@%s:%d is reached over TCP without verifying its identity'
+                % (lab.admin_user, forwarder.address, forwarder.port))
     for name in ('remote topology', 'remote gate'):
         result = results[name]
         assert not result.get('failed'), (name, result)
