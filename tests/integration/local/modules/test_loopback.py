@@ -75,8 +75,14 @@ def module_runs(lab, nobody_servers, tmp_path_factory):
                                                           timeout=20)}}
     for (address, way), server in sorted(nobody_servers.items()):
         tasks['facts %s %s' % (address, way)] = {'dbfleet.innodb.server_facts': fake_login(server)}
+    # A host reached through an SSH port forward on the controller's loopback: the controller audit logs in nowhere.
+    tasks['controller forwarded'] = {'dbfleet.innodb.verify_fleet': dict(hosts=['forwarded'], desired_from=[],
+                                                                          timeout=5)}
     names = sorted(tasks)
-    play_tasks = [dict(tasks[name], name=name, register='r%d' % n, ignore_errors=True) for n, name in enumerate(names)]
+    play_tasks = [{'ansible.builtin.add_host': dict(name='forwarded', ansible_host='127.0.0.1', ansible_port=2222,
+                                                    ansible_connection='ssh', dbfleet_login_user='dbfleet',
+                                                    dbfleet_login_password=MARKER)}]
+    play_tasks += [dict(tasks[name], name=name, register='r%d' % n, ignore_errors=True) for n, name in enumerate(names)]
     tmp_path = tmp_path_factory.mktemp('loopback')
     found = tmp_path / 'results.json'
     play_tasks.append({'ansible.builtin.copy': {'dest': str(found), 'content': '{{ [%s] | to_json }}'
@@ -113,6 +119,14 @@ def test_every_route_warns_about_an_unverified_remote_server(lab, module_runs):
         assert not result.get('failed'), (name, result)
         assert any(expected in w for w in result.get('warnings', [])), (name, result)
     assert results['remote topology']['topology']['server'] and results['remote gate']['passed'], results
+
+
+def test_the_controller_audit_logs_in_nowhere_for_a_host_behind_its_own_loopback(module_runs):
+    results, _forwarder = module_runs
+    host = results['controller forwarded']['hosts']['forwarded']
+    assert host.get('failed') or host.get('status') == 'error', host
+    assert "reached through the controller's own loopback (ansible_host 127.0.0.1" in json.dumps(host), host
+    assert 'dbfleet_login_host' in json.dumps(host)
 
 
 @pytest.mark.parametrize('address', ADDRESSES)
