@@ -76,8 +76,7 @@ def module_runs(lab, nobody_servers, tmp_path_factory):
     for (address, way), server in sorted(nobody_servers.items()):
         tasks['facts %s %s' % (address, way)] = {'dbfleet.innodb.server_facts': fake_login(server)}
     # A host reached through an SSH port forward on the controller's loopback: the controller audit logs in nowhere.
-    tasks['controller forwarded'] = {'dbfleet.innodb.verify_fleet': dict(hosts=['forwarded'], desired_from=[],
-                                                                          timeout=5)}
+    tasks['controller forwarded'] = {'dbfleet.innodb.verify_fleet': dict(hosts=['forwarded'], desired_from=[], timeout=5)}
     names = sorted(tasks)
     play_tasks = [{'ansible.builtin.add_host': dict(name='forwarded', ansible_host='127.0.0.1', ansible_port=2222,
                                                     ansible_connection='ssh', dbfleet_login_user='dbfleet',
