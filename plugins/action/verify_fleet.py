@@ -118,7 +118,10 @@ class ActionModule(ActionBase):
         host_vars, _templar = login_variables(_HostTask(), raw, templar)
         params = connection.login_args_from_host({}, host_vars, template)
         target_vars = dict((k, template(host_vars[k])) for k in verify_fleet.TARGET_VARIABLES if k in host_vars)
-        params, notes = verify_fleet.controller_login(params, target_vars, name)
+        try:
+            params, notes = verify_fleet.controller_login(params, target_vars, name)
+        except ValueError as e:
+            return None, dict(failed=True, msg=str(e))
         for option in verify_fleet.HOST_FILE_OPTIONS:
             if args['controller_%s' % option]:
                 params[option] = args['controller_%s' % option]

@@ -120,13 +120,13 @@ options:
         the module fails and the password does not leave.
       - The full authentication of C(caching_sha2_password) and C(sha256_password) sends the password itself,
         inside TLS or, without TLS, encrypted with an RSA public key. Inside TLS it is sent only to a verified
-        server, over a unix socket, to a trusted loopback address (O(login_trust_loopback)), or with
-        O(login_ssl_mode=required) set explicitly (to accept an unverified server). Without TLS, the RSA
-        exchange is made only with the key O(login_server_public_key) gives, with
-        O(login_get_server_public_key=true), or to a trusted loopback address; otherwise the module fails before
-        the answer that would carry the key request or the password, naming the server and these two options.
-        O(login_ssl_mode=preferred), set explicitly or not, allows none of this. C(mysql_native_password) and
-        the fast path of C(caching_sha2_password) send only a hash.
+        server, over a unix socket, to a loopback address whose listener is the server's
+        (O(login_trust_loopback)), or with O(login_ssl_mode=required) set explicitly (to accept an unverified
+        server). Without TLS, the RSA exchange is made only with the key O(login_server_public_key) gives, with
+        O(login_get_server_public_key=true), or to a loopback address whose listener is the server's; otherwise
+        the module fails before the answer that would carry the key request or the password, naming the server
+        and these two options. O(login_ssl_mode=preferred), set explicitly or not, allows none of this.
+        C(mysql_native_password) and the fast path of C(caching_sha2_password) send only a hash.
       - Over a unix socket (O(login_unix_socket)) TLS is not used, whatever the mode.
       - When not set, the host variable C(dbfleet_login_ssl_mode) is used, then C(ssl-mode) of O(config_file).
       - The controller mode of M(dbfleet.innodb.verify_fleet) sends the password to a server that is not on
@@ -154,14 +154,21 @@ options:
   login_trust_loopback:
     description:
       - Whether a TCP login to a loopback address (C(127.0.0.1), C(::1), C(localhost) over TCP) may carry the
-        password itself (full authentication, inside unverified TLS or by the server's RSA key), as if it were
-        a unix socket. V(true) when not set, so existing C(127.0.0.1) logins keep working.
-      - Any local user can listen on an unprivileged port such as 3306 while mysqld is down (for example while
-        the restart gate reconnects) and would receive the password. Set V(false) and only a unix socket or
-        verified TLS carries it; prefer O(login_unix_socket) wherever the server has one.
-      - With V(false), a TCP login to a loopback address goes through the local server's unix socket instead when
-        one is found (C(socket) of O(config_file), else where a client finds it) and its server listens on the
-        named port; otherwise over TCP, where the password itself is not sent.
+        password itself (full authentication, inside unverified TLS or by the server's RSA key), as a unix socket
+        does. The mysql client never lets it (only TLS, a unix socket and shared memory are secure transports).
+      - With V(true) (the default), only when the process listening on the exact address and port connected to
+        is proven to run as the server's user, checked on every connection (the restart gate's included) - its
+        owner in C(/proc/net/tcp) or C(/proc/net/tcp6) is root, the user the module runs as, or a user the host
+        shows to run the server (the owner of the server's socket or data directory when nobody else can write
+        there, or the user of the main process of a server unit of systemd). Another user's listener (any local
+        user can listen on a free port while mysqld is down, or on C([::1]:3306) when the server listens on
+        C(127.0.0.1) only) gets nothing; the module then logs in through the local server's unix socket when one
+        is found and its server listens on the named port, otherwise it fails naming the listener's owner.
+      - A unix socket's server is checked the same way (C(SO_PEERCRED)) whatever this option says.
+      - With V(false), no loopback TCP login carries the password, as with the mysql client; the login goes
+        through the local server's unix socket first when one is found (C(socket) of O(config_file), else where
+        a client finds it) and its server listens on the named port; otherwise over TCP, where the password
+        itself is not sent.
       - When not set, the host variable C(dbfleet_login_trust_loopback) is used.
     type: bool
 requirements:

@@ -250,6 +250,7 @@ def main():
     if errors:
         module.fail_json(msg='; '.join(errors))
     conn_utils.require_pymysql(module)
+    conn_utils.warn_unverified(module)
 
     started = time.time()
     deadline = started + p['timeout']

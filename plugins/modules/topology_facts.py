@@ -160,6 +160,7 @@ def unreadable(reason):
 def main():
     module = AnsibleModule(argument_spec=conn_utils.login_argument_spec(), supports_check_mode=True)
     conn_utils.require_pymysql(module)
+    conn_utils.warn_unverified(module)
     try:
         conn = conn_utils.open_connection(module.params)
     except conn_utils.ConnectError as e:

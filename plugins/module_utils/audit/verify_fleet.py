@@ -79,7 +79,11 @@ def controller_login(params, host_vars, host_name):
     params: the login options of the one login path (connection.login_args_from_host) for the host;
     host_vars: the host's ansible_host / ansible_connection. A unix socket and an option file are files
     on the host, never read on the controller; a loopback login_host means the host itself unless the
-    host is the controller (ansible_connection local), so its ansible_host (or name) is used."""
+    host is the controller (ansible_connection local), so its ansible_host (or name) is used.
+
+    A host whose ansible_host is a loopback address but whose connection is not local (an SSH port forward) has its
+    server elsewhere: the controller's own loopback is not that server, so ValueError (the host's error) unless
+    dbfleet_login_host names the address (login_host given)."""
     params = dict(params)
     notes = []
     local = str(host_vars.get('ansible_connection') or '') == 'local'
@@ -98,6 +102,13 @@ def controller_login(params, host_vars, host_name):
                      'controller exchanges no password by RSA unless dbfleet_login_get_server_public_key is true)'
                      % key_path)
     host = params.get('login_host')
+    if not local and host is None and _is_loopback(host_vars.get('ansible_host') or host_name):
+        raise ValueError(
+            'not connected: %s is reached through the controller\'s own loopback (ansible_host %s, connection %s): its '
+            'server is not on the controller, and whatever listens on the controller\'s port would get the fleet '
+            'password. Set dbfleet_login_host (and dbfleet_login_port) to where the controller reaches this host\'s '
+            'server' % (host_name, host_vars.get('ansible_host') or host_name,
+                        host_vars.get('ansible_connection') or 'ssh'))
     if _is_loopback(host) and not local:
         target = host_vars.get('ansible_host') or host_name
         if socket_path or host:

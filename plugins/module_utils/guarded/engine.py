@@ -38,7 +38,7 @@ import time
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import (
-    ConnectError, error_text, execute, global_variables, open_connection, query, query_one)
+    ConnectError, error_text, execute, global_variables, open_connection, query, query_one, unverified_warning)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError, human_size, now_stamp, onoff
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.marker import (
     MARKER_VERSION, Marker, ahi_verdict, cancel_file_problem, marker_key, process_alive, process_start, read_identity,
@@ -136,6 +136,9 @@ class GuardedChange(object):
         return rec
 
     def open(self):
+        warning = unverified_warning(self.p)
+        if warning:
+            self.warn(warning)
         try:
             self.conn = self._connect(self.p)
         except ConnectError as e:

@@ -25,7 +25,8 @@ Rules followed (mysys/my_default.cc in MySQL, mysys/my_default.c in MariaDB):
   server's latin1 my_isspace() calls so (space, `\t`, `\n`, `\v`, `\f`, `\r`), never Unicode's wider
   idea of it. A line holding a NUL is an error (NUL_REASON).
 - `name`, `name=value`, `name = value`; `#` and `;` start comment lines; `#` outside quotes
-  ends the line; one pair of surrounding quotes is removed; escapes \\b \\t \\n \\r \\\\ \\s.
+  ends the line (an escaped quote does not end quoted text); one pair of surrounding quotes is removed; escapes
+  \\b \\t \\n \\r \\\\ \\s \\" \\'.
 - `-` and `_` are the same in names; `loose-` only makes unknown options harmless;
   `skip-X` and `disable-X` mean X=OFF, `enable-X` means X=ON; a name without a value means ON
   for boolean options.
@@ -87,20 +88,25 @@ def normalize_name(name):
 
 
 def _remove_end_comment(text):
-    """Drop a '#' comment outside quotes (and the line's trailing white space)."""
+    """Drop a '#' comment outside quotes (and the line's trailing white space), as mysqld's remove_end_comment():
+    inside quotes a backslash escapes the next character, so an escaped quote does not end the quoted text (an
+    escaped backslash does not escape the quote after it); outside quotes a backslash escapes nothing here."""
     quote = None
+    escaped = False
     for i, char in enumerate(text):
-        if quote:
-            if char == quote:
+        if char in ('"', "'") and not escaped:
+            if quote is None:
+                quote = char
+            elif quote == char:
                 quote = None
-        elif char in ('"', "'"):
-            quote = char
-        elif char == '#':
+        if quote is None and char == '#':
             return text[:i].rstrip(SPACE)
+        escaped = quote is not None and char == '\\' and not escaped
     return text.rstrip(SPACE)
 
 
-_ESCAPES = {'b': '\b', 't': '\t', 'n': '\n', 'r': '\r', '\\': '\\', 's': ' '}
+# The escapes of a value (mysqld's and MariaDB's option file reader: \" and \' are the quotes themselves).
+_ESCAPES = {'b': '\b', 't': '\t', 'n': '\n', 'r': '\r', '\\': '\\', 's': ' ', '"': '"', "'": "'"}
 
 
 def unquote_value(text):

@@ -18,6 +18,8 @@ OS_RELEASE = '/etc/os-release'
 # Keyed by family; name: the family as Ansible's ansible_facts.os_family spells it.
 # sockets: Debian/Ubuntu mariadb-server, mysql-server, percona-server-server put it in /run/mysqld; RHEL family
 # mariadb-server, mysql-community-server, Percona-Server-server in /var/lib/mysql.
+# datadirs: the data directory the packages make for the server, owned by the user it runs as (evidence of that user
+# for login/loopback.py).
 # dropin_dir: the directory the packages' option files include (a role's 60-dbfleet-<role>.cnf goes there when
 # the server's own files and the inventory say nothing).
 # services: the unit the packages install, by flavor (versions/flavors.py's names; Aurora is not restarted through a
@@ -26,10 +28,10 @@ OS_RELEASE = '/etc/os-release'
 # mariadb.service.
 FAMILIES = {
     'debian': dict(name='Debian', sockets=('/run/mysqld/mysqld.sock', '/var/run/mysqld/mysqld.sock'),
-                   dropin_dir='/etc/mysql/conf.d',
+                   datadirs=('/var/lib/mysql',), dropin_dir='/etc/mysql/conf.d',
                    services={'mysql': 'mysql', 'percona': 'mysql', 'mariadb': 'mariadb'}),
     'redhat': dict(name='RedHat', sockets=('/var/lib/mysql/mysql.sock', '/run/mysqld/mysqld.sock'),
-                   dropin_dir='/etc/my.cnf.d',
+                   datadirs=('/var/lib/mysql',), dropin_dir='/etc/my.cnf.d',
                    services={'mysql': 'mysqld', 'percona': 'mysqld', 'mariadb': 'mariadb'}),
 }
 

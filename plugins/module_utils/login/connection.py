@@ -16,6 +16,7 @@ import traceback
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import discovery
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import loopback
 
 try:
     import ssl
@@ -480,6 +481,14 @@ class LoginRefused(ConnectError):
 # Authentication methods that make the client send the password itself: mysql_clear_password (PAM, LDAP
 # simple) and MariaDB's dialog (its "Password: " prompt). PyMySQL answers both with the password in clear.
 CLEARTEXT_PLUGINS = (b'mysql_clear_password', b'dialog')
+# Authentication methods the collection never answers, with the reason (the mysql client of MySQL 5.7 and later and
+# MariaDB's without secure_auth off refuse mysql_old_password too; PyMySQL 1.1 and later fail with a traceback).
+REFUSED_PLUGINS = {
+    b'mysql_old_password': (
+        'the server asks for mysql_old_password, the pre-4.1 password hash (16 bytes, broken: its scramble can be '
+        'reversed to the hash and the hash used to log in): refused, nothing of the password was sent; give the '
+        'account mysql_native_password or caching_sha2_password (ALTER USER ... IDENTIFIED WITH ...)'),
+}
 # Error numbers of the MySQL client library: CR_SSL_CONNECTION_ERROR, CR_AUTH_PLUGIN_ERR.
 CR_SSL_CONNECTION_ERROR = 2026
 CR_AUTH_PLUGIN_ERR = 2061
@@ -516,8 +525,12 @@ if pymysql is not None:
         - the password is sent in clear (CLEARTEXT_PLUGINS) only over a TLS connection whose server was
           verified, or over a unix socket; otherwise the login fails and the password is not sent;
         - the password inside TLS (full authentication of caching_sha2_password, sha256_password) goes only
-          to a verified server, over a unix socket, to a trusted loopback address, or inside TLS when
+          to a verified server, over a unix socket, to a trusted loopback address (below), or inside TLS when
           login_ssl_mode required was chosen explicitly (the user accepted an unverified server);
+        - a unix socket, and a loopback address (while login_trust_loopback is not false), count only when the
+          process at the other end is proven to run as the server's user (dbfleet_peer(): loopback.py, read on
+          every connection); otherwise the refusal names the peer's owner and carries dbfleet_unproven_peer
+          (open_connection() then tries the local server's socket);
         - the RSA exchange (the same, without TLS) only with the key the user gave (login_server_public_key:
           the key the server sends is ignored), with login_get_server_public_key chosen, or to a trusted
           loopback address; otherwise the client stops before it asks for the key. Hash-based logins
@@ -537,7 +550,31 @@ if pymysql is not None:
             self._dbfleet_get_key = bool(policy.get('get_server_public_key'))
             self._dbfleet_pinned_key = kwargs.get('server_public_key') or None
             self._dbfleet_authenticating = False
+            self._dbfleet_peer = None
             super().__init__(*args, **kwargs)
+
+        def dbfleet_peer(self):
+            """loopback.peer_verdict() of the process at the other end of this connection (a unix socket, or TCP to a
+            loopback address), read once per connection; None for TCP to another address."""
+            if self._dbfleet_peer is None:
+                sock = getattr(self, '_sock', None)
+                if sock is None:
+                    return None
+                if self.unix_socket:
+                    self._dbfleet_peer = loopback.unix_verdict(sock, self.unix_socket)
+                elif is_loopback(self.host):
+                    self._dbfleet_peer = loopback.tcp_verdict(sock)
+            return self._dbfleet_peer
+
+        def _dbfleet_refusal(self, errno, message):
+            """The _Refused of a login: message, and the owner of the peer when it is not proven to be the server."""
+            peer = self.dbfleet_peer() if (self.unix_socket or is_loopback(self.host)) else None
+            unproven = peer is not None and not peer['trusted']
+            if unproven:
+                message += '. %s%s' % (peer['reason'][0].upper(), peer['reason'][1:])
+            error = _Refused(errno, message)
+            error.dbfleet_unproven_peer = unproven and not self.unix_socket
+            return error
 
         # The server's RSA key: the user's (pinned) wins over any key a server sends; a key a server sends
         # is taken only where the RSA exchange is allowed (dbfleet_may_exchange_key()).
@@ -550,7 +587,7 @@ if pymysql is not None:
             if self._dbfleet_pinned_key or not value:
                 return
             if self._dbfleet_authenticating and not self.dbfleet_may_exchange_key():
-                raise _Refused(CR_AUTH_PLUGIN_ERR, key_refusal('an RSA key sent unasked'))
+                raise self._dbfleet_refusal(CR_AUTH_PLUGIN_ERR, key_refusal('an RSA key sent unasked'))
             self.__dict__['_dbfleet_server_key'] = value
 
         def _dbfleet_tls_will_verify(self):
@@ -567,12 +604,12 @@ if pymysql is not None:
                 # password inside TLS, or (no TLS) with a request for the server's key.
                 if self.ssl and self.server_capabilities & _CLIENT.SSL:
                     if not (self._dbfleet_tls_will_verify() or self.dbfleet_local() or self._dbfleet_accepts_unverified):
-                        raise _Refused(
+                        raise self._dbfleet_refusal(
                             CR_AUTH_PLUGIN_ERR, 'the server wants the password itself (sha256_password) over a '
                             'connection whose server is not verified: refused, the password was not sent (%s; or '
                             'choose login_ssl_mode required explicitly to send it to an unverified server)' % _ADVICE)
                 elif not (self._dbfleet_pinned_key or self.dbfleet_may_exchange_key()):
-                    raise _Refused(CR_AUTH_PLUGIN_ERR, key_refusal('sha256_password'))
+                    raise self._dbfleet_refusal(CR_AUTH_PLUGIN_ERR, key_refusal('sha256_password'))
             self._dbfleet_authenticating = True
             try:
                 return super()._request_authentication()
@@ -580,16 +617,21 @@ if pymysql is not None:
                 self._dbfleet_authenticating = False
 
         def dbfleet_verified(self):
-            """True when the password may travel in clear: a unix socket, or TLS with the server verified."""
+            """True when the password may travel in clear: a unix socket whose server is proven (dbfleet_peer()), or
+            TLS with the server verified."""
             if self.unix_socket:
-                return True
+                return bool(self.dbfleet_peer() and self.dbfleet_peer()['trusted'])
             context = getattr(self, 'ctx', None)
             return bool(getattr(self, '_secure', False) and context is not None
                         and context.verify_mode == ssl.CERT_REQUIRED)
 
         def dbfleet_local(self):
-            """True for a TCP login to a loopback address while login_trust_loopback is not false."""
-            return bool(self._dbfleet_trust_loopback and not self.unix_socket and is_loopback(self.host))
+            """True for a TCP login to a loopback address while login_trust_loopback is not false, whose listener is
+            proven to run as the server's user (dbfleet_peer())."""
+            if not (self._dbfleet_trust_loopback and not self.unix_socket and is_loopback(self.host)):
+                return False
+            peer = self.dbfleet_peer()
+            return bool(peer and peer['trusted'])
 
         def dbfleet_may_reveal(self):
             """True when the password itself may go to the peer inside the connection (TLS or a socket)."""
@@ -603,9 +645,9 @@ if pymysql is not None:
         def write_packet(self, payload):
             if self._dbfleet_authenticating and self.password:
                 if payload in _KEY_REQUESTS and not self.server_public_key and not self.dbfleet_may_exchange_key():
-                    raise _Refused(CR_AUTH_PLUGIN_ERR, key_refusal(_KEY_REQUESTS[payload]))
+                    raise self._dbfleet_refusal(CR_AUTH_PLUGIN_ERR, key_refusal(_KEY_REQUESTS[payload]))
                 if payload == self.password + b'\0' and not self.dbfleet_may_reveal():
-                    raise _Refused(
+                    raise self._dbfleet_refusal(
                         CR_AUTH_PLUGIN_ERR, 'the server wants the password itself (full authentication) and its '
                         'identity is not verified: refused, the password was not sent (%s; or choose login_ssl_mode '
                         'required explicitly to send it to an unverified server)' % _ADVICE)
@@ -613,8 +655,10 @@ if pymysql is not None:
 
         def _process_auth(self, plugin_name, auth_packet, *args, **kwargs):
             name = plugin_name.encode('ascii', 'replace') if isinstance(plugin_name, str) else plugin_name
+            if name in REFUSED_PLUGINS:
+                raise self._dbfleet_refusal(CR_AUTH_PLUGIN_ERR, REFUSED_PLUGINS[name])
             if name in CLEARTEXT_PLUGINS and not self.dbfleet_verified():
-                raise _Refused(
+                raise self._dbfleet_refusal(
                     CR_AUTH_PLUGIN_ERR,
                     'the server asks for the password in clear (%s) over a connection whose server is not verified: '
                     'refused, the password was not sent (%s)' % (name.decode('ascii', 'replace'), _ADVICE))
@@ -623,12 +667,15 @@ else:  # pragma: no cover - reported by require_pymysql() / open_connection()
     Connection = None
 
 
-def socket_instead(params, kwargs, find=None):
-    """The Connection kwargs of the local server's unix socket to try before a TCP login to a loopback address, or
-    None. Only when login_trust_loopback is false (the user trusts no port on this machine) and the task names no
-    socket: the socket config_file names, else the one a client finds (discovery.local_socket()); its server must
-    then answer with the port the task named (same_server()) - a socket of another instance is not used."""
-    if kwargs.get('unix_socket') or params.get('login_trust_loopback') is not False or not is_loopback(kwargs.get('host')):
+def socket_instead(params, kwargs, find=None, always=False):
+    """The Connection kwargs of the local server's unix socket to try instead of a TCP login to a loopback address, or
+    None. Before the TCP login when login_trust_loopback is false (the user trusts no port on this machine); after it
+    (always) when its listener was not proven to be the server; never when the task names a socket: the socket
+    config_file names, else the one a client finds (discovery.local_socket()); its server must then answer with the
+    port the task named (same_server()) - a socket of another instance is not used."""
+    if kwargs.get('unix_socket') or not is_loopback(kwargs.get('host')):
+        return None
+    if not always and params.get('login_trust_loopback') is not False:
         return None
     path = read_client_options(params.get('config_file')).get('unix_socket') or (find or discovery.local_socket)()['path']
     if not path:
@@ -645,27 +692,44 @@ def same_server(conn, port):
     return row is not None and str(row['port']) == str(port)
 
 
+def _on_socket(on_socket, port):
+    """A Connection over on_socket (socket_instead()) whose server listens on port, or None."""
+    if not on_socket:
+        return None
+    try:
+        conn = Connection(**on_socket)
+    except (pymysql.err.MySQLError, OSError):
+        return None
+    if same_server(conn, port):
+        return conn
+    conn.close()
+    return None
+
+
 def open_connection(params):
     """Open a Connection for params; raises ConnectError with a clean message.
 
     A TCP login to a loopback address with login_trust_loopback false goes through the local server's unix socket
     when one is found and its server is the one on the named port (socket_instead()); otherwise over TCP, where
-    the password itself is not sent (Connection)."""
+    the password itself is not sent (Connection). A TCP login that Connection refused because the listener on the
+    loopback address is not proven to be the server goes through that socket too, when there is one; otherwise the
+    refusal (naming the listener's owner) stands."""
     if pymysql is None:
         raise ConnectError('the PyMySQL library is not installed for this Python')
     try:
         kwargs = connection_kwargs(params)
-        on_socket = socket_instead(params, kwargs)
-        if on_socket:
-            try:
-                conn = Connection(**on_socket)
-            except (pymysql.err.MySQLError, OSError):
-                conn = None
-            if conn is not None:
-                if same_server(conn, kwargs['port']):
-                    return conn
-                conn.close()
-        return Connection(**kwargs)
+        conn = _on_socket(socket_instead(params, kwargs), kwargs.get('port'))
+        if conn is not None:
+            return conn
+        try:
+            return Connection(**kwargs)
+        except pymysql.err.MySQLError as e:
+            conn = None
+            if getattr(e, 'dbfleet_unproven_peer', False):
+                conn = _on_socket(socket_instead(params, kwargs, always=True), kwargs.get('port'))
+            if conn is None:
+                raise
+            return conn
     except pymysql.err.MySQLError as e:
         error = LoginRefused if getattr(e, 'dbfleet_refused', False) else ConnectError
         raise error('cannot connect to %s: %s' % (describe_target(params), _error_text(e)))
@@ -684,17 +748,25 @@ def unverified_warning(params):
             % (describe_target(params), plan['mode']))
 
 
+def warn_unverified(module, params=None):
+    """Put unverified_warning() of params (the module's login options when None) in the module's result: every route
+    that opens a connection calls it (connect(), the restart gate, topology_facts, the restart's look at the server,
+    the drop and conversion engine)."""
+    warning = unverified_warning(module.params if params is None else params)
+    if warning:
+        module.warn(warning)
+    return warning
+
+
 def connect(module):
     """Open the module's connection or fail the module with a message naming the target; a remote login that
-    is not verified gets a warning in the result (unverified_warning())."""
+    is not verified gets a warning in the result (warn_unverified())."""
     require_pymysql(module)
     try:
         conn = open_connection(module.params)
     except ConnectError as e:
         module.fail_json(msg=str(e))
-    warning = unverified_warning(module.params)
-    if warning:
-        module.warn(warning)
+    warn_unverified(module)
     return conn
 
 

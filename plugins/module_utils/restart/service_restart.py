@@ -551,6 +551,7 @@ def server_before(module):
                 gids=[], note='')
     try:
         connection.require_pymysql(module)
+        connection.warn_unverified(module)
         conn = connection.open_connection(module.params)
     except (connection.ConnectError, Exception) as e:  # pylint: disable=broad-except
         info['note'] = 'the server was not asked before the restart (%s)' % e

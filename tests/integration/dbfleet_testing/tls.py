@@ -80,12 +80,12 @@ def mysql_greeting(capabilities, plugin=b'mysql_native_password'):
 class Listener:
     """A TCP listener on address that hands each connection, one at a time, to handle() until closed."""
 
-    def __init__(self, address='127.0.0.1'):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind((address, 0))
+    def __init__(self, address='127.0.0.1', port=0):
+        self.sock = socket.socket(socket.AF_INET6 if ':' in address else socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind((address, port))
         self.sock.listen(5)
         self.sock.settimeout(0.5)
-        self.address, self.port = self.sock.getsockname()
+        self.address, self.port = self.sock.getsockname()[:2]
         self.stopped = False
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -260,7 +260,7 @@ class AuthServer(Listener):
     server in the middle does); decrypted: what it decrypted with its RSA key. learned(secret) tells whether
     the secret reached it in either form."""
 
-    def __init__(self, way, address, tls_files=None):
+    def __init__(self, way, address, tls_files=None, port=0):
         self.way = way
         self.key, self.public_pem = rsa_key()
         self.tls_files = tls_files
@@ -271,7 +271,7 @@ class AuthServer(Listener):
         plugin = {'sha256_greeting': b'sha256_password', 'caching_full': b'caching_sha2_password',
                   'caching_full_tls': b'caching_sha2_password'}.get(way, b'mysql_native_password')
         self.greeting = mysql_greeting(capabilities, plugin)
-        super().__init__(address)
+        super().__init__(address, port)
 
     def learned(self, secret):
         secret = secret.encode()
@@ -361,6 +361,8 @@ class AuthServer(Listener):
             return self._send(client, seq, b'\xfe' + b'mysql_clear_password\x00')
         if self.way == 'dialog':
             return self._send(client, seq, b'\xfe' + b'dialog\x00' + b'\x05Password: ')
+        if self.way == 'old_password':
+            return self._send(client, seq, b'\xfe' + b'mysql_old_password\x00' + SALT[:8] + b'\x00')
         return self._send(client, seq, b'\x01\x04')           # caching_sha2_password: full authentication
 
     def _after(self, client, seq, payload):
@@ -369,6 +371,79 @@ class AuthServer(Listener):
         if len(payload) == 256:
             self._decrypt(payload)
         return None
+
+
+NOBODY = 65534
+
+
+class NobodyAuthServer:
+    """An AuthServer run by another local user (uid and gid 65534, nobody, no groups) in a child process of the test:
+    what any user of the database host can start on a free loopback port. port 0 takes a free one (read when first
+    asked: children made one after the other make their keys at once); learned(), received and connections ask the
+    child what it got."""
+
+    _open = []      # the parent's ends of the children's control sockets: a child closes its siblings' (their EOF)
+
+    def __init__(self, way, address, port=0):
+        control, child_end = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:            # the child: drop to nobody, listen, answer the parent's questions until it closes
+            control.close()
+            for sibling in self._open:
+                os.close(sibling.fileno())      # its file object holds it open too: the descriptor itself
+            try:
+                os.setgroups([])
+                os.setgid(NOBODY)
+                os.setuid(NOBODY)
+                server = AuthServer(way, address, port=port)
+                child_end.sendall(json.dumps([server.port]).encode() + b'\n')
+                with child_end.makefile('rb') as questions:
+                    for _line in questions:
+                        child_end.sendall(json.dumps(dict(received=bytes(server.received).hex(),
+                                                          decrypted=[d.hex() for d in server.decrypted],
+                                                          connections=server.connections)).encode() + b'\n')
+                server.close()
+            finally:
+                os._exit(0)     # pylint: disable=protected-access
+        child_end.close()
+        self.pid, self.address, self.way = pid, address, way
+        self._control = control
+        self._open.append(control)
+        self._answers = control.makefile('rb')
+        self._asked_port = port
+        self._port = None
+
+    @property
+    def port(self):
+        if self._port is None:
+            line = self._answers.readline()
+            if not line:
+                pytest.fail('the fake server of uid %d could not listen on %s port %s'
+                            % (NOBODY, self.address, self._asked_port), pytrace=False)
+            self._port = json.loads(line)[0]
+        return self._port
+
+    def state(self):
+        assert self.port
+        self._control.sendall(b'?\n')
+        answer = json.loads(self._answers.readline())
+        return dict(received=bytes.fromhex(answer['received']),
+                    decrypted=[bytes.fromhex(d) for d in answer['decrypted']], connections=answer['connections'])
+
+    @property
+    def received(self):
+        return self.state()['received']
+
+    def learned(self, secret):
+        state = self.state()
+        secret = secret.encode()
+        return secret in state['received'] or any(secret in text for text in state['decrypted'])
+
+    def close(self):
+        self._open.remove(self._control)
+        self._answers.close()
+        self._control.close()
+        os.waitpid(self.pid, 0)
 
 
 @pytest.fixture(scope='module')

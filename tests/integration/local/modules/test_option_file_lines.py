@@ -64,18 +64,25 @@ def server_view(lab, host, path):
     return options
 
 
-@pytest.mark.parametrize('host', HOSTS)
-def test_the_reader_splits_lines_as_the_server_does(lab, host):
-    # The host's own directory: the one its server (and its chroot) sees at the same path.
-    path = os.path.join(os.path.dirname(lab.hosts[host]['option_file']), 'option-file-lines.cnf')
+def side_by_side(lab, host, name, lines):
+    """The [mysqld] options of a file of lines as the host's my_print_defaults prints them, asserted equal to what
+    the collection's reader gives. The file is written in the host's own directory: the one its server (and its
+    chroot) sees at the same path."""
+    path = os.path.join(os.path.dirname(lab.hosts[host]['option_file']), name)
     with open(path, 'wb') as handle:
-        handle.write('\n'.join(LINES).encode('utf-8') + b'\n')
+        handle.write('\n'.join(lines).encode('utf-8') + b'\n')
     try:
         server = server_view(lab, host, path)
         ours = [(e.name, e.value) for e in optionfiles.read_option_files([path], ['mysqld']).entries]
     finally:
         os.unlink(path)
     assert ours == server, '%s:\nserver: %r\nours:   %r' % (host, server, ours)
+    return server
+
+
+@pytest.mark.parametrize('host', HOSTS)
+def test_the_reader_splits_lines_as_the_server_does(lab, host):
+    server = side_by_side(lab, host, 'option-file-lines.cnf', LINES)
     # Twelve options, none of the would-be lines among them: no evil file, no [client] group, no include.
     assert len(server) == 11 and not any(name == 'init_file' and 'evil' not in value for name, value in server[1:])
     assert ('port', '3399') in server and ('max_connections', '10') in server
@@ -103,3 +110,22 @@ def test_a_nul_in_a_line_is_read_differently_by_mysql_and_mariadb_and_is_an_erro
         assert [(e.name, e.value) for e in result.entries] == [('port', '3399')]
     assert views == {'mysql80': [('log_error', '/tmp/nport=3399')],
                      'mariadb1011': [('log_error', '/tmp/n'), ('port', '3399')]}
+
+
+# Quotes and escapes where a comment may start: inside quotes an escaped quote does not end the value, an escaped
+# backslash does; outside quotes a backslash escapes nothing of the kind.
+QUOTE_LINES = [
+    '[mysqld]',
+    'init_connect = "a\\"b#c" # a comment',
+    "sql_mode = 'x\\'y # z'",
+    'ft_stopword_file = "p\\\\"#comment',
+    'log_error = a\\"b # c',
+    'general_log_file = "q\'r" # s',
+    'port=3399',
+]
+
+
+@pytest.mark.parametrize('host', HOSTS)
+def test_the_reader_ends_quoted_values_as_the_server_does(lab, host):
+    server = side_by_side(lab, host, 'option-file-quotes.cnf', QUOTE_LINES)
+    assert ('init_connect', 'a"b#c') in server, server         # the escaped quote did not end the value

@@ -136,6 +136,18 @@ def test_the_controller_sends_no_password_to_a_server_it_cannot_verify():
         server.close()
 
 
+def test_an_auth_switch_to_mysql_old_password_is_refused_with_a_message():
+    server = AuthServer('old_password', '127.0.0.1')
+    try:
+        with pytest.raises(connection.LoginRefused, match='asks for mysql_old_password, the pre-4.1 password hash') as refused:
+            connection.open_connection(dict(login_host='127.0.0.1', login_port=server.port, login_user='dbfleet',
+                                            login_password=MARKER, config_file=''))
+        assert 'nothing of the password was sent' in str(refused.value) and MARKER not in str(refused.value)
+        assert server.connections == 1 and not server.learned(MARKER)
+    finally:
+        server.close()
+
+
 def test_a_public_key_file_that_is_not_one_is_refused_naming_it(tmp_path):
     bad = tmp_path / 'not-a-key.pem'
     bad.write_text('hello\n')
@@ -145,8 +157,9 @@ def test_a_public_key_file_that_is_not_one_is_refused_naming_it(tmp_path):
 
 # ---------------------------------------------------------------- loopback TCP, trusted unless turned off
 def test_loopback_tcp_is_trusted_by_default_and_not_when_turned_off(tls_files):
-    """A local user listening on the port of a server that is down (the restart gate reconnecting): trusted by
-    default (documented), given nothing with login_trust_loopback false."""
+    """A listener of root on a loopback port (root runs the lab's servers, and can read the password anyway): trusted
+    by default (documented), given nothing with login_trust_loopback false. Another user's listener gets nothing
+    either way (test_loopback.py)."""
     server = AuthServer('caching_full', '127.0.0.1', tls_files)
     try:
         login = dict(login_host='127.0.0.1', login_port=server.port, login_user='dbfleet', login_password=MARKER,
@@ -156,7 +169,7 @@ def test_loopback_tcp_is_trusted_by_default_and_not_when_turned_off(tls_files):
         assert not server.learned(MARKER) and b'dbfleet' in bytes(server.received)
         with pytest.raises(connection.ConnectError, match='Access denied'):
             connection.open_connection(login)
-        assert server.learned(MARKER)       # the default's trust, as docs/security.md says
+        assert server.learned(MARKER)       # the default's trust of root's listener, as docs/security.md says
     finally:
         server.close()
 

@@ -40,6 +40,19 @@ def test_loopback_login_host_means_the_host_itself_unless_it_is_the_controller()
     assert local['login_host'] == '127.0.0.1' and notes == []
 
 
+def test_a_host_behind_the_controllers_loopback_is_refused_unless_the_login_host_names_it():
+    for host_vars in (dict(ansible_host='127.0.0.1', ansible_port=2222), dict(ansible_host='::1'), {}):
+        name = 'localhost' if not host_vars else 'db7'
+        with pytest.raises(ValueError, match="reached through the controller's own loopback") as refused:
+            fa.controller_login(dict(login_user='u', login_password='secret'), host_vars, name)
+        assert 'dbfleet_login_host' in str(refused.value) and 'secret' not in str(refused.value)
+    named, _notes = fa.controller_login(dict(login_host='127.0.0.1', login_port=13306),
+                                        dict(ansible_host='127.0.0.1'), 'db7')
+    assert (named['login_host'], named['login_port']) == ('127.0.0.1', 13306)
+    local, _notes = fa.controller_login({}, dict(ansible_host='127.0.0.1', ansible_connection='local'), 'lab1')
+    assert local['login_host'] == '127.0.0.1'
+
+
 def test_a_real_login_host_is_kept():
     params, notes = fa.controller_login(dict(login_host='db3.internal'), dict(ansible_host='10.9.9.9'), 'db3')
     assert params['login_host'] == 'db3.internal' and notes == []

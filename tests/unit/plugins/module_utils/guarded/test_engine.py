@@ -194,3 +194,18 @@ def test_drop_reports_a_size_for_every_table_even_when_nothing_was_dropped():
     drop.tables = [dict(name='a.b', schema='a', table='b', exists=False, result='absent'),
                    dict(name='a.c', schema='a', table='c', exists=True, size='16.0 KiB', result='pending')]
     assert drop.report()['sizes'] == {'a.b': None, 'a.c': '16.0 KiB'}
+
+
+# ---------------------------------------------------------------- the login
+def test_an_unverified_remote_login_is_warned_about_before_connecting():
+    def refused(params):
+        raise g.ConnectError('cannot connect to %s' % params['login_host'])
+
+    for host, warned in (('10.20.30.40', True), ('127.0.0.1', False)):
+        warnings = []
+        change = g.GuardedChange(dict(login_host=host, login_port=3306, config_file=''), warn=warnings.append,
+                                 connect=refused)
+        with pytest.raises(g.GuardedError):
+            change.open()
+        assert bool(warnings) == warned, (host, warnings)
+        assert all('10.20.30.40:3306 is reached over TCP without verifying its identity' in w for w in warnings)

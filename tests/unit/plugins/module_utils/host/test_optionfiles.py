@@ -226,3 +226,12 @@ def test_white_space_is_the_servers_not_unicodes():
     assert of.parse_line('\x85a = b') == ('option', ('\x85a', 'b'))
     assert of.parse_line(' \t\v\fa = b \r') == ('option', ('a', 'b'))
     assert of.split_lines('a\r\nb\n\nc') == ['a\r', 'b', '', 'c']
+
+
+def test_an_escaped_quote_does_not_end_quoted_text():
+    # As mysqld's remove_end_comment() and its escapes (side by side with my_print_defaults in
+    # tests/integration/local/modules/test_option_file_lines.py).
+    assert of.parse_line('password = "a\\"b#c" # note') == ('option', ('password', 'a"b#c'))
+    assert of.parse_line("password = 'x\\'y # z'") == ('option', ('password', "x'y # z"))
+    assert of.parse_line('password = "p\\\\"#c') == ('option', ('password', 'p\\'))
+    assert of.parse_line('password = a\\"b # c') == ('option', ('password', 'a"b # c'))

@@ -31,7 +31,8 @@ def test_the_host_file_is_read_once(tmp_path):
 
 def test_every_family_states_every_fact():
     for family, facts in os_facts.FAMILIES.items():
-        assert sorted(facts) == ['dropin_dir', 'name', 'services', 'sockets'], family
+        assert sorted(facts) == ['datadirs', 'dropin_dir', 'name', 'services', 'sockets'], family
+        assert all(d.startswith('/') for d in facts['datadirs'])
         assert facts['dropin_dir'].startswith('/etc/') and all(s.startswith('/') for s in facts['sockets'])
         # the services are keyed by versions/flavors.py's names; Aurora is not restarted through a service
         assert set(facts['services']) == set(flavors.FLAVORS) - {flavors.AURORA}, family

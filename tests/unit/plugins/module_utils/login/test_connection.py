@@ -360,3 +360,17 @@ def test_a_read_timeout_reaches_the_client_only_when_given(tmp_path):
     none = str(tmp_path / 'none')
     assert c.connection_kwargs(dict(login_host='db1', login_port=3306, read_timeout=13, config_file=none))['read_timeout'] == 13
     assert 'read_timeout' not in c.connection_kwargs(dict(login_host='db1', login_port=3306, config_file=none))
+
+
+def test_every_route_warns_through_one_helper():
+    class Module:
+        def __init__(self, params):
+            self.params, self.warnings = params, []
+
+        def warn(self, text):
+            self.warnings.append(text)
+
+    remote = Module(dict(login_host='10.20.30.40', login_port=3306, config_file=''))
+    assert c.warn_unverified(remote) and 'without verifying its identity' in remote.warnings[0]
+    local = Module(dict(login_host='127.0.0.1', login_port=3306, config_file=''))
+    assert c.warn_unverified(local) is None and local.warnings == []
