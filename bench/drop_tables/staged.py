@@ -32,21 +32,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import run as base  # noqa: E402  (run.py beside this file: login, workers, window statistics)
-from run import SCHEMA, connect, host_login, merge, q, q1, ratio, window_stats, worker  # noqa: E402
-from ansible_collections.dbfleet.innodb.plugins.module_utils.drop_tables import Drop  # noqa: E402
+from run import SCHEMA, connect, host_login, merge, q, q1, ratio, run_drop, window_stats, worker  # noqa: E402
 
 MIB = 1 << 20
 
 
 def fill(conn, gib):
-    """The source table: gib GiB of 1 MiB rows (a doubling per INSERT ... SELECT)."""
+    """The source table: gib GiB of 1 MiB rows, 256 rows a statement from run.py's sequence table (no INSERT ...
+    SELECT of a table into itself: MariaDB makes a temporary table in tmpdir for that)."""
+    rows = int(gib * 1024)
     q(conn, 'CREATE TABLE %s.src (id INT PRIMARY KEY, b LONGBLOB) ENGINE=InnoDB' % SCHEMA)
-    q(conn, "INSERT INTO %s.src VALUES (1, REPEAT('x', %d))" % (SCHEMA, MIB - 64))
-    n = 1
-    while n < int(gib * 1024):
-        q(conn, 'INSERT INTO %s.src SELECT id + %d, b FROM %s.src WHERE id + %d <= %d' % (
-            SCHEMA, n, SCHEMA, n, int(gib * 1024)))
-        n *= 2
+    for low in range(0, rows, 256):
+        q(conn, "INSERT INTO %s.src SELECT id, REPEAT('x', %d) FROM %s.seq WHERE id > %d AND id <= %d" % (
+            SCHEMA, MIB - 64, SCHEMA, low, min(low + 256, rows)))
 
 
 def copy_table(conn, datadir, name):
@@ -89,19 +87,9 @@ def drop_plain(login, name):
 
 
 def drop_staged(login, name, args):
-    params = dict(login, tables=['%s.%s' % (SCHEMA, name)], confirm=True, ahi_strategy='keep',
-                  lock_wait_timeout=2, retries=3, retry_delay=1.0, rename_first=False, disable_binlog=False,
-                  lift_super_read_only=False, follow=False, restore_timeout=60, connect_timeout=10,
-                  file_removal='staged', shrink_step_mb=args.step_mb, shrink_pause=args.pause,
-                  shrink_max_seconds=args.bound, free_space_margin_mb=1024, server_root='/',
-                  state_dir=os.path.join(args.state, 'state'), staging_dir=None, finish_staged_only=False)
-    seq = Drop(params)
-    try:
-        seq.run()
-    finally:
-        if seq.conn is not None:
-            seq.conn.close()
-    rep = seq.report()
+    rep = run_drop(login, name, ahi_strategy='keep', file_removal='staged', shrink_step_mb=args.step_mb,
+                   shrink_pause=args.pause, shrink_max_seconds=args.bound, free_space_margin_mb=1024,
+                   state_dir=os.path.join(args.state, 'state'))
     fr = rep['file_removal']
     return dict(drop_seconds=rep['tables'][0].get('seconds'), shrink_seconds=fr['shrink_seconds'],
                 schedule=fr['schedule']['text'], removed=len(fr['removed']), staging_dir=fr['staging_dir'],

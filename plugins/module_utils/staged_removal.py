@@ -370,9 +370,8 @@ class StagedRemoval(object):
             self._manifest = dict(version=MANIFEST_VERSION, run_id=self.run_id, pid=os.getpid(),
                                   pid_start=process_start(os.getpid()), started=now_stamp(),
                                   step_bytes=self.step_bytes, pause=self.pause, links=[])
-        self._manifest['links'] = [dict((k, f.get(k)) for k in ('table', 'partition', 'source', 'link', 'dev', 'ino',
-                                                                  'bytes', 'state'))
-                                   for f in self.files if f.get('link')]
+        keys = ('table', 'partition', 'source', 'link', 'dev', 'ino', 'bytes', 'state')
+        self._manifest['links'] = [dict((k, f.get(k)) for k in keys) for f in self.files if f.get('link')]
         write_json(self.manifest_path, self._manifest)
 
     def _manifest_done(self):

@@ -150,9 +150,9 @@ options:
         O(staging_dir) just before its C(DROP TABLE), so the statement removes one name only; after the drops
         the files are truncated by O(shrink_step_mb) with O(shrink_pause) between steps, within
         O(shrink_max_seconds), and removed. The files are read from the server's InnoDB catalog; a table in the
-        system or a general tablespace, or not InnoDB, is dropped as it is and RV(file_removal.left_alone) says
-        so. Nothing is linked for a drop that is refused or not attempted; the links of a table whose DROP
-        failed are removed at once (a file is only ever truncated when the link is its last name).
+        system or a general tablespace, or not InnoDB, is dropped as it is and the result says so (C(left_alone)
+        of RV(file_removal)). Nothing is linked for a drop that is refused or not attempted; the links of a table
+        whose DROP failed are removed at once (a file is only ever truncated when the link is its last name).
       - Needs the module to run on the database host as a user that can read the datadir and own files there
         (C(become)); with O(follow=true) each replica or cluster member frees its own copy.
       - A manifest in O(staging_dir) lists each run's links; the next staged run (or O(finish_staged_only))
@@ -192,7 +192,7 @@ options:
     description:
       - With O(file_removal=staged), the drop is refused when the staging directory's filesystem has less free
         space than this (MiB). The links hold the tables' space until they are gone
-        (RV(file_removal.space.held_bytes), reported before the drop).
+        (C(space.held_bytes) of RV(file_removal), reported before the drop).
     type: int
     default: 1024
   finish_staged_only:
@@ -384,8 +384,8 @@ file_removal:
   description:
     - How the files were (or, in check mode, would be) removed. C(mode) is V(immediate) or V(staged); with
       V(staged) also C(staging_dir), C(files) (each file with its C(table), C(partition), C(source), C(link),
-      C(bytes), C(state): planned, linked, dropped, removed, released), C(left_alone) (tables with no file of
-      their own, and why), C(space) (C(free_bytes) and C(held_bytes): what the links hold until they are gone,
+      C(bytes), C(state) (planned, linked, dropped, removed or released)), C(left_alone) (tables with no file of
+      their own, and why), C(space) (C(free_bytes), and C(held_bytes), what the links hold until they are gone,
       C(margin_bytes)), C(schedule) (C(steps), C(seconds), C(bound), C(fits), C(text)), C(leftovers) (what
       earlier runs left and what was done about it), C(removed), C(released) and C(shrink_seconds).
   returned: always
