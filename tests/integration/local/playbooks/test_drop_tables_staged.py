@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -198,3 +199,45 @@ def test_playbook_staged_check_mode_and_drop(staged):
                          dict(drop_hosts=server.name, drop_staging_dir=staging), env_extra=YAML_RESULTS)
     assert proc.returncode == 0 and 'staged files of earlier runs: 0 removed, 0 released' in proc.stdout, \
         proc.stdout[-3000:]
+
+
+def test_follower_links_its_own_copy_and_frees_it_once_the_drop_arrives(staged, tmp_path):
+    """The replica side: the follower links the table's files before it waits, and shrinks them once the drop has
+    arrived (here a DROP in another session, what replication would apply); a follower whose drop never arrives
+    (cancelled) releases its links."""
+    server, schema, staging = staged
+    server.sql('CREATE TABLE %s.r (id INT PRIMARY KEY, b LONGBLOB) ENGINE=InnoDB' % schema)
+    server.sql("INSERT INTO %s.r VALUES (1, REPEAT('r', 3000000))" % schema)
+    private = tmp_path / 'private'
+    private.mkdir(mode=0o700)
+    cancel = str(private / 'cancel')
+    box = {}
+
+    def follower(table):
+        box['res'] = module(server, **staged_args(schema, staging, tables=['%s.%s' % (schema, table)], follow=True,
+                                                  follow_timeout=60, cancel_file=cancel))
+    t = threading.Thread(target=follower, args=('r',))
+    t.start()
+    deadline = time.monotonic() + 60
+    while not [f for f in (os.listdir(staging) if os.path.isdir(staging) else []) if f.endswith('.ibd')] \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    linked = [f for f in os.listdir(staging) if f.endswith('.ibd')]
+    assert len(linked) == 1 and server.exists(schema, 'r')     # linked before the drop arrives
+    server.sql('DROP TABLE %s.r' % schema)
+    t.join(90)
+    rc, res = box['res']
+    assert rc == 0, res.get('msg')
+    assert res['follow']['outcome'] == 'applied' and res['tables'][0]['result'] == 'dropped_by_replication'
+    assert res['file_removal']['removed'] == [os.path.join(staging, linked[0])] and os.listdir(staging) == []
+    server.sql('CREATE TABLE %s.r2 (id INT PRIMARY KEY) ENGINE=InnoDB' % schema)
+    with open(cancel, 'w'):
+        pass
+    try:
+        follower('r2')
+    finally:
+        os.unlink(cancel)
+    rc, res = box['res']
+    assert rc == 0 and res['follow']['outcome'] == 'cancelled', res.get('msg')
+    assert len(res['file_removal']['released']) == 1 and res['file_removal']['removed'] == []
+    assert server.exists(schema, 'r2') and os.listdir(staging) == []
