@@ -170,17 +170,23 @@ def drop_plain(login, name):
         c.close()
 
 
-def drop_guarded(login, name, strategy):
-    params = dict(login, tables=['%s.%s' % (SCHEMA, name)], confirm=True, ahi_strategy=strategy,
+def run_drop(login, name, **options):
+    """The module's guarded drop of SCHEMA.name (Drop, the code the module runs) with options; its report."""
+    params = dict(login, tables=['%s.%s' % (SCHEMA, name)], confirm=True, ahi_strategy='auto',
                   lock_wait_timeout=2, retries=3, retry_delay=1.0, rename_first=False, disable_binlog=False,
                   lift_super_read_only=False, follow=False, restore_timeout=60, connect_timeout=10)
+    params.update(options)
     seq = Drop(params)
     try:
         seq.run()
     finally:
         if seq.conn is not None:
             seq.conn.close()
-    rep = seq.report()
+    return seq.report()
+
+
+def drop_guarded(login, name, strategy):
+    rep = run_drop(login, name, ahi_strategy=strategy)
     steps = dict((s['step'], s['seconds']) for s in rep['steps'])
     return dict(drop_seconds=rep['tables'][0].get('seconds'), ahi_off_seconds=rep['ahi']['off_seconds'],
                 ahi_before=rep['ahi']['before'], ahi_after=rep['ahi']['after'], toggled=rep['ahi']['toggled'],

@@ -143,6 +143,64 @@ options:
       - Identifies one run of the playbook across its tasks, so that the readiness probe does not take
         this run's own follower for an interrupted one. Any text; the playbook sets it.
     type: str
+  file_removal:
+    description:
+      - V(immediate) lets C(DROP TABLE) remove the tables' files inside the statement (the server's own way).
+      - V(staged) gives every file a table owns (its C(.ibd), each partition's) a second name (a hard link) in
+        O(staging_dir) just before its C(DROP TABLE), so the statement removes one name only; after the drops
+        the files are truncated by O(shrink_step_mb) with O(shrink_pause) between steps, within
+        O(shrink_max_seconds), and removed. The files are read from the server's InnoDB catalog; a table in the
+        system or a general tablespace, or not InnoDB, is dropped as it is and the result says so (C(left_alone)
+        of RV(file_removal)). Nothing is linked for a drop that is refused or not attempted; the links of a table
+        whose DROP failed are removed at once (a file is only ever truncated when the link is its last name).
+      - Needs the module to run on the database host as a user that can read the datadir and own files there
+        (C(become)); with O(follow=true) each replica or cluster member frees its own copy.
+      - A manifest in O(staging_dir) lists each run's links; the next staged run (or O(finish_staged_only))
+        finishes what an interrupted run left, checking each link's device and inode.
+    type: str
+    choices: [immediate, staged]
+    default: immediate
+  staging_dir:
+    description:
+      - With O(file_removal=staged), the directory of the links. It must be on the datadir's filesystem, owned
+        by the datadir's owner (the server's user) and closed to others (0700 or 0750); created 0700 when missing.
+      - Default C(dbfleet-staged-drop) beside the datadir (a directory inside the datadir would be a database to
+        MariaDB); give a directory on the datadir's filesystem when the datadir is a mount point of its own.
+    type: path
+  server_root:
+    description:
+      - Where the server's filesystem root is seen from the host the module runs on (a chroot or a
+        container's root); the datadir and the catalog's paths are read below it.
+    type: path
+    default: /
+  shrink_step_mb:
+    description: With O(file_removal=staged), MiB each truncate step frees (1-1048576).
+    type: int
+    default: 256
+  shrink_pause:
+    description: With O(file_removal=staged), seconds between two truncate steps (0-3600).
+    type: float
+    default: 0.5
+  shrink_max_seconds:
+    description:
+      - With O(file_removal=staged), the upper bound of the whole shrinking in seconds (1-604800). A schedule
+        (steps times pause) longer than the bound is refused before anything changes; when truncating takes
+        longer than planned, what is left when the bound is reached is removed at once.
+    type: int
+    default: 3600
+  free_space_margin_mb:
+    description:
+      - With O(file_removal=staged), the drop is refused when the staging directory's filesystem has less free
+        space than this (MiB). The links hold the tables' space until they are gone
+        (C(space.held_bytes) of RV(file_removal), reported before the drop).
+    type: int
+    default: 1024
+  finish_staged_only:
+    description:
+      - Only finish what interrupted staged runs left in O(staging_dir) (by their manifests); drops nothing,
+        O(tables) may be empty.
+    type: bool
+    default: false
   state_dir:
     description:
       - Private directory (created 0700) for the per-server marker file on the host the module runs on.
@@ -322,6 +380,22 @@ replica_hosts:
   type: list
   elements: dict
   sample: [{server_id: 2, host: 10.0.0.12, port: 3306, uuid: 3e11fa47-71ca-11e1-9e33-c80aa9429562}]
+file_removal:
+  description:
+    - How the files were (or, in check mode, would be) removed. C(mode) is V(immediate) or V(staged); with
+      V(staged) also C(staging_dir), C(files) (each file with its C(table), C(partition), C(source), C(link),
+      C(bytes), C(state) (planned, linked, dropped, removed or released)), C(left_alone) (tables with no file of
+      their own, and why), C(space) (C(free_bytes), and C(held_bytes), what the links hold until they are gone,
+      C(margin_bytes)), C(schedule) (C(steps), C(seconds), C(bound), C(fits), C(text)), C(leftovers) (what
+      earlier runs left and what was done about it), C(removed), C(released) and C(shrink_seconds).
+  returned: always
+  type: dict
+  sample:
+    mode: staged
+    staging_dir: /var/lib/dbfleet-staged-drop
+    space: {free_bytes: 53687091200, held_bytes: 2147483648, held: 2.0 GiB, margin_bytes: 1073741824}
+    schedule: {steps: 8, seconds: 3.5, bound: 3600, fits: true}
+    removed: [/var/lib/dbfleet-staged-drop/20261128070000-4242-000-orders_2019.ibd]
 server:
   description: Flavor and version of the server.
   returned: when connected
@@ -332,7 +406,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import login_argument_spec, require_pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import (
-    DROP_OPTIONS, LIFT_NEEDS_NO_BINLOG, Drop, parse_table_names)
+    DROP_OPTIONS, LIFT_NEEDS_NO_BINLOG, STAGED_NOT_WITH_RENAME, Drop, parse_table_names)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.marker import cancel_file_problem
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.module import (
@@ -355,16 +429,19 @@ def pure_checks(module):
     if problems:
         module.fail_json(msg='; '.join(problems), **nothing)
     try:
-        parse_table_names(p['tables'])
+        if p['tables'] or not p['finish_staged_only']:
+            parse_table_names(p['tables'])
     except GuardedError as e:
         module.fail_json(msg=str(e), **nothing)
+    if p['file_removal'] == 'staged' and p['rename_first']:
+        module.fail_json(msg='refusing: ' + STAGED_NOT_WITH_RENAME, **nothing)
     if p['lift_super_read_only'] and not p['disable_binlog'] and not p['follow']:
         module.fail_json(msg='refusing: ' + LIFT_NEEDS_NO_BINLOG, **nothing)
     problem = cancel_file_problem(p['cancel_file'])
     if problem:
         module.fail_json(msg='refusing: ' + problem, **nothing)
     st = module_window_gate(module, nothing)
-    if not p['confirm'] and not p['follow'] and not module.check_mode:
+    if not p['confirm'] and not p['follow'] and not p['finish_staged_only'] and not module.check_mode:
         module.fail_json(msg='confirm is not set: nothing is dropped without confirm=true', window=st, **nothing)
     return st
 
@@ -375,6 +452,8 @@ def main():
     seq, result = run_for_module(module, Drop, pure_checks(module))
     if module.check_mode:
         msg = 'check mode: ' + '; '.join(seq.plan)
+    elif module.params['finish_staged_only']:
+        msg = 'staged files of earlier runs: %d removed, %d released' % (len(seq.staged.removed), len(seq.staged.released))
     elif module.params['follow']:
         msg = 'replica: %s after %ss; AHI %s -> %s' % (
             result['follow']['outcome'], result['follow']['waited_seconds'], seq.ahi['before'], seq.ahi['after'])
@@ -382,6 +461,9 @@ def main():
         msg = '%s %s; AHI %s -> %s' % (
             'renamed' if module.params['rename_first'] else 'dropped', ', '.join(result['dropped']) or 'nothing',
             seq.ahi['before'], seq.ahi['after'])
+    if seq.staged is not None and not module.check_mode and not module.params['finish_staged_only']:
+        msg += '; staged files: %d removed in %ss, %d released' % (
+            len(seq.staged.removed), seq.staged.shrink_seconds, len(seq.staged.released))
     module.exit_json(msg=msg, **result)
 
 

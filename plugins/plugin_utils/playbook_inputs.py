@@ -31,7 +31,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desire
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.ahi_advisor import ADVISOR_OPTIONS, DEFAULT_THRESHOLDS
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.convert_tables import CONVERT_OPTIONS, target_engine
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import DROP_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import DROP_OPTIONS, STAGED_NOT_WITH_RENAME
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError, parse_table_name
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.module import GUARDED_OPTIONS
 from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges, option_spec, range_problems
@@ -95,6 +95,13 @@ def _lift_in_rolling_mode_only(inputs):
     return None
 
 
+def _staged_not_with_rename(inputs):
+    """drop_tables.yml's form of the drop's STAGED_NOT_WITH_RENAME."""
+    if inputs['file_removal'] == 'staged' and inputs['rename_first']:
+        return 'drop_file_removal=staged: ' + STAGED_NOT_WITH_RENAME
+    return None
+
+
 # The advisor's thresholds, as advise_ahi.yml takes them in one dict (advise_ahi_thresholds).
 _THRESHOLDS = dict((name, ADVISOR_OPTIONS[name]) for name in DEFAULT_THRESHOLDS)
 
@@ -138,11 +145,25 @@ PLAYBOOKS = dict((p.name, p) for p in (
         retry_delay=_guarded('retry_delay'),
         lift_super_read_only=DROP_OPTIONS['lift_super_read_only'],
         follow_timeout=DROP_OPTIONS['follow_timeout'],
+        # The staged file removal (module_utils/guarded/staged_removal.py), on every host that drops or follows.
+        file_removal=DROP_OPTIONS['file_removal'],
+        staging_dir=DROP_OPTIONS['staging_dir'],
+        shrink_step_mb=DROP_OPTIONS['shrink_step_mb'],
+        shrink_pause=DROP_OPTIONS['shrink_pause'],
+        shrink_max_seconds=DROP_OPTIONS['shrink_max_seconds'],
+        free_space_margin_mb=DROP_OPTIONS['free_space_margin_mb'],
         # Seconds each replica may take to switch AHI off before the primaries drop.
         replica_ready_timeout=dict(type='int', default=30, range=(1, None)),
         max_lag=_MAX_LAG,
         hosts=dict(type='str', default='all'),
-    ), rules=(_lift_in_rolling_mode_only,)),
+    ), rules=(_lift_in_rolling_mode_only, _staged_not_with_rename)),
+    Playbook('drop_tables_finish_staged', 'drop', dict(
+        hosts=dict(type='str', default='all'),
+        staging_dir=DROP_OPTIONS['staging_dir'],
+        shrink_step_mb=DROP_OPTIONS['shrink_step_mb'],
+        shrink_pause=DROP_OPTIONS['shrink_pause'],
+        shrink_max_seconds=DROP_OPTIONS['shrink_max_seconds'],
+    )),
     Playbook('convert_tables', 'convert_tables', dict(
         tables=_guarded('tables', check=_tables('converted')),
         window=_guarded('window', required=True),

@@ -32,6 +32,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection im
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.engine import AHI, GuardedChange
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import (
     PROTECTED_SCHEMAS, GuardedError, now_stamp, onoff, parse_table_names as _names, plan_size, qualified_name, quote_name)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.staged_removal import STAGED_OPTIONS, StagedRemoval
 
 try:
     import pymysql
@@ -47,6 +48,9 @@ LIFT_NEEDS_NO_BINLOG = (
     'super_read_only is ON (a replica) is a transaction of its own there (an errant GTID), and replication '
     'stops with error 1051 when the source\'s drop arrives; drop on the source and let it replicate, or drop '
     'host by host with the binary log off for the session')
+STAGED_NOT_WITH_RENAME = (
+    'file_removal=staged does not go with rename_first: RENAME TABLE keeps the files; stage the drop that purges the '
+    'holding schema instead')
 
 
 # The drop's own options (beside guarded_module.GUARDED_OPTIONS), with their defaults and ranges: the one definition
@@ -61,6 +65,7 @@ DROP_OPTIONS = dict(
     follow_timeout=dict(type='int', default=600, range=(1, 86400)),
     cancel_file=dict(type='path'),
     run_id=dict(type='str'),
+    **STAGED_OPTIONS
 )
 
 
@@ -120,6 +125,7 @@ class Drop(GuardedChange):
         self.binlog_disabled = False
         self.follow = None
         self._previous_dropped = set()
+        self.staged = None  # the StagedRemoval of a run with file_removal=staged
 
     def report(self):
         result = GuardedChange.report(self)
@@ -129,8 +135,46 @@ class Drop(GuardedChange):
                          for t in self.tables if t.get('renamed_to') and t['result'] == 'renamed'),
             sizes=dict((t['name'], t.get('size')) for t in self.tables),
             ahi=self.ahi, binlog_disabled=self.binlog_disabled, super_read_only=self.super_read_only,
-            follow=self.follow)
+            follow=self.follow, file_removal=self.staged.report() if self.staged else dict(mode='immediate'))
         return result
+
+    # ------------------------------------------------------------ the staged file removal (staged_removal.py)
+    def prepare_staged(self, tables):
+        """With file_removal=staged: finish what an interrupted run left in the staging directory, then read the
+        files of tables from the catalog and check the staging directory, the free space and the schedule;
+        DropError before anything is linked or dropped. The plan says which files are linked and how long the
+        shrinking takes."""
+        if self.p.get('file_removal') != 'staged':
+            return
+        started = self.clock()
+        self.staged = StagedRemoval(self.p, self.server_vars.get('datadir') or '', check_mode=self.check_mode,
+                                    sleep=self.sleep, clock=self.clock, run_id=self.p.get('run_id'))
+        leftovers = self.staged.finish_leftovers()
+        self.plan.extend(leftovers['actions'])
+        catalog = flavors.capability('tablespace_files_catalog', self.identity.flavor, self.identity.version)
+        problems = self.staged.plan_tables(lambda sql, args: query(self.conn, sql, args), catalog, tables)
+        if not problems:
+            problems = self.staged.check_staging()
+        self.changed = self.changed or self.staged.changed
+        self.step('plan the staged file removal', started, ok=not problems,
+                  detail=self.staged.schedule['text'] if self.staged.schedule else None)
+        if problems:
+            raise DropError('refusing to drop anything (file_removal=staged): ' + '; '.join(problems))
+
+    def finish_staged(self):
+        """After the guarded part: links of tables that still exist go at once, the rest are shrunk and removed."""
+        if self.staged is None or self.check_mode:
+            return
+        started = self.clock()
+        for t in self.tables:
+            if t['result'] in ('dropped', 'dropped_by_replication', 'dropped_by_cluster'):
+                self.staged.dropped_table(t['name'])
+            else:
+                self.staged.release_table(t['name'])
+        self.staged.shrink_all()
+        self.changed = self.changed or self.staged.changed
+        self.step('shrink and remove the staged files', started,
+                  detail='%d removed, %d released' % (len(self.staged.removed), len(self.staged.released)))
 
     def previous_run(self):
         """What an earlier run on this server left: its dropped tables count as done (an interrupted run's
@@ -209,9 +253,13 @@ class Drop(GuardedChange):
     def run(self):
         """Everything after the pure checks. Raises GuardedError for refusals and failures."""
         p = self.p
+        if p.get('finish_staged_only'):
+            return self.run_finish_staged()
         pairs = parse_table_names(p['tables'])
         if p.get('lift_super_read_only') and not p.get('disable_binlog') and not p.get('follow'):
             raise DropError(LIFT_NEEDS_NO_BINLOG)
+        if p.get('file_removal') == 'staged' and p.get('rename_first'):
+            raise DropError(STAGED_NOT_WITH_RENAME)
         self.connect_and_identify()
         self.previous_run()
         self.read_replica_hosts()
@@ -255,6 +303,7 @@ class Drop(GuardedChange):
                 if t['schema'].lower() == holding.lower():
                     raise DropError('%s is already in the holding schema %s; drop it without rename_first'
                                     % (t['name'], holding))
+        self.prepare_staged([t for t in self.tables if t['exists']])
         self._plan(rename, holding, sro, toggle)
         todo = [t for t in self.tables if t['exists']]
         if self.check_mode:
@@ -273,6 +322,8 @@ class Drop(GuardedChange):
             raise DropError('confirm is not set: nothing dropped')
         failed, interrupted = self.guarded('rename' if rename else 'drop', [t['name'] for t in self.tables],
                                            lambda: self._drop_all(rename, holding, sro, toggle))
+        if interrupted is None:
+            self.finish_staged()
         if interrupted is not None:
             for t in self.tables:
                 if t['result'] == 'pending':
@@ -326,6 +377,8 @@ class Drop(GuardedChange):
                     t['name'], t['size'], t['engine'], int(p['retries']) + 1))
         if toggle:
             self.plan.append('SET GLOBAL innodb_adaptive_hash_index = ON (always, also on failure)')
+        if self.staged is not None:
+            self.plan.extend(self.staged.plan_lines())
         if rename:
             self.plan.insert(0, 'CREATE DATABASE IF NOT EXISTS %s' % holding)
 
@@ -371,8 +424,18 @@ class Drop(GuardedChange):
                 ok = self.run_statement(t, 'RENAME TABLE %s TO %s' % (ident, qualified_name(hdb, htbl)), 'rename')
                 t['result'] = 'renamed' if ok else 'failed'
             else:
+                if self.staged is not None:
+                    try:
+                        self.staged.link_table(t['name'])
+                    except (OSError, GuardedError) as e:
+                        self.staged.release_table(t['name'])
+                        t['result'] = 'not_attempted'
+                        failed = 'stopped before %s: its files could not be linked (%s)' % (t['name'], e)
+                        continue
                 ok = self.run_statement(t, 'DROP TABLE %s' % ident, 'drop')
                 t['result'] = 'dropped' if ok else 'failed'
+                if self.staged is not None:
+                    (self.staged.dropped_table if ok else self.staged.release_table)(t['name'])
             if ok:
                 self.changed = True
                 self.marker_data['done'].append(t['name'])
@@ -380,6 +443,18 @@ class Drop(GuardedChange):
             else:
                 failed = '%s: %s' % (t['name'], t.get('error'))
         return failed
+
+    def run_finish_staged(self):
+        """The clean-up mode: finish what interrupted runs left in the staging directory; drops nothing."""
+        self.connect_and_identify()
+        started = self.clock()
+        self.staged = StagedRemoval(self.p, self.server_vars.get('datadir') or '', check_mode=self.check_mode,
+                                    sleep=self.sleep, clock=self.clock, run_id=self.p.get('run_id'))
+        leftovers = self.staged.finish_leftovers()
+        self.plan.extend(leftovers['actions'] or ['nothing left in %s' % self.staged.staging])
+        self.changed = self.changed or self.staged.changed
+        self.step('finish the staged files of earlier runs', started,
+                  detail='%d removed, %d released' % (len(self.staged.removed), len(self.staged.released)))
 
     # ------------------------------------------------------------ replica side
     def run_follow(self, pairs):
@@ -410,6 +485,7 @@ class Drop(GuardedChange):
         timeout = float(p.get('follow_timeout') or 600)
         cancel_file = p.get('cancel_file')
         self.follow = dict(outcome=None, waited_seconds=0.0, timeout=timeout, cancel_file=cancel_file)
+        self.prepare_staged(present)
         if not present:
             self.follow['outcome'] = 'already_absent'
             self.plan.append('nothing to wait for: the tables are not here')
@@ -421,6 +497,8 @@ class Drop(GuardedChange):
             int(timeout)))
         if toggle:
             self.plan.append('SET GLOBAL innodb_adaptive_hash_index = ON (always)')
+        if self.staged is not None:
+            self.plan.extend(self.staged.plan_lines())
         if self.check_mode:
             self.follow['outcome'] = 'check_mode'
             self.changed = self.changed or bool(toggle)
@@ -433,6 +511,8 @@ class Drop(GuardedChange):
         for t in present:
             if t['result'] == 'pending':
                 t['result'] = 'still_present'
+        if interrupted is None:
+            self.finish_staged()
         if interrupted is not None:
             raise DropError('%s; AHI is %s (was %s before)' % (interrupted, self.ahi['after'], self.ahi['before']))
         if _failed:
@@ -443,6 +523,15 @@ class Drop(GuardedChange):
                 self.ahi['after'], self.ahi['before']))
 
     def _wait_for_replication(self, present, toggle, timeout, cancel_file):
+        if self.staged is not None:
+            for t in present:
+                try:
+                    self.staged.link_table(t['name'])
+                except (OSError, GuardedError) as e:
+                    for other in present:
+                        self.staged.release_table(other['name'])
+                    self.staged = None
+                    return 'the files of %s could not be linked (%s): nothing waited for' % (t['name'], e)
         if toggle:
             self.switch_ahi_off()
         self._wait_start = self.clock()

@@ -426,6 +426,27 @@ CAPABILITIES = {
     'tablespace_size_table': [_span(MYSQL_LIKE, (8, 0, 0), None, 'information_schema.INNODB_TABLESPACES'),
                               _span(MYSQL_LIKE, (5, 7, 8), (8, 0, 0), 'information_schema.INNODB_SYS_TABLESPACES'),
                               _span((MARIADB,), (10, 2, 0), None, 'information_schema.INNODB_SYS_TABLESPACES')],
+    # Where the files a table owns are named (drop_tables' staged file removal, module_utils/guarded/staged_removal.py):
+    # the tables catalog (NAME 'db/table' in the server's file-name encoding, 'db/table#p#p0' for a MySQL 8
+    # partition, '#P#' on MySQL 5.7 and MariaDB; SPACE), the tablespaces catalog (NAME, FILE_SIZE; SPACE_TYPE
+    # Single / General / System on MySQL 5.7+) and the file's path: MySQL 8.0 INNODB_DATAFILES.PATH, MySQL 5.7
+    # INNODB_SYS_DATAFILES.PATH; MariaDB 10.6 removed INNODB_SYS_DATAFILES (MDEV-22343) and names the file in
+    # INNODB_SYS_TABLESPACES.FILENAME (read on the lab's 10.11). MariaDB has no general tablespaces: a table whose
+    # SPACE is 0 is in the system tablespace. FILE_SIZE: MySQL 5.7.8+, MariaDB 10.2+ (as tablespace_size_table).
+    'tablespace_files_catalog': [
+        _span(MYSQL_LIKE, (8, 0, 0), None, dict(
+            tables='information_schema.INNODB_TABLES', tablespaces='information_schema.INNODB_TABLESPACES',
+            datafiles='information_schema.INNODB_DATAFILES', path='d.PATH', space_type='s.SPACE_TYPE')),
+        _span(MYSQL_LIKE, (5, 7, 8), (8, 0, 0), dict(
+            tables='information_schema.INNODB_SYS_TABLES', tablespaces='information_schema.INNODB_SYS_TABLESPACES',
+            datafiles='information_schema.INNODB_SYS_DATAFILES', path='d.PATH', space_type='s.SPACE_TYPE')),
+        _span((MARIADB,), (10, 2, 0), (10, 6, 0), dict(
+            tables='information_schema.INNODB_SYS_TABLES', tablespaces='information_schema.INNODB_SYS_TABLESPACES',
+            datafiles='information_schema.INNODB_SYS_DATAFILES', path='d.PATH', space_type=None)),
+        _span((MARIADB,), (10, 6, 0), None, dict(
+            tables='information_schema.INNODB_SYS_TABLES', tablespaces='information_schema.INNODB_SYS_TABLESPACES',
+            datafiles=None, path='s.FILENAME', space_type=None)),
+    ],
 }
 
 CAPABILITY_DEFAULTS = {
@@ -451,6 +472,7 @@ CAPABILITY_DEFAULTS = {
     'gtid_model': None,
     'group_replication_set_as_primary': False,
     'tablespace_size_table': None,
+    'tablespace_files_catalog': None,
 }
 
 # Why a capability is missing, for messages.

@@ -22,8 +22,9 @@ import pymysql
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from dbfleet_testing.drops import Blocker, Server, module_pid
 from dbfleet_testing.lab import REPO
-from dbfleet_testing.runs import (MINIMAL_JSON, YAML_RESULTS, descendants, env, local_module, local_module_cmd,
+from dbfleet_testing.runs import (MINIMAL_JSON, YAML_RESULTS, env, local_module, local_module_cmd,
                                   module_result, playbook_proc)
 from dbfleet_testing.servers import LAB_HOSTS
 from dbfleet_testing.windows import window_around_now
@@ -32,54 +33,6 @@ HOSTS = LAB_HOSTS
 
 
 # ------------------------------------------------------------------ helpers
-class Server(object):
-    def __init__(self, lab, name):
-        self.lab = lab
-        self.name = name
-        self.row = lab.hosts[name]
-        self._conn = None
-
-    @property
-    def conn(self):
-        for attempt in range(20):  # another user of the lab may restart the server briefly
-            try:
-                if self._conn is None:
-                    self._conn = self.lab.connect(self.name, via='socket')
-                self._conn.ping(reconnect=False)
-                return self._conn
-            except pymysql.err.OperationalError:
-                self._conn = None
-                time.sleep(1)
-        raise AssertionError('%s does not answer' % self.name)
-
-    def sql(self, statement, args=None):
-        with self.conn.cursor(pymysql.cursors.DictCursor) as cur:
-            cur.execute(statement, args)
-            return cur.fetchall()
-
-    def value(self, statement):
-        rows = self.sql(statement)
-        return list(rows[0].values())[0] if rows else None
-
-    def ahi(self):
-        return 'ON' if int(self.value('SELECT @@GLOBAL.innodb_adaptive_hash_index')) else 'OFF'
-
-    def set_ahi(self, value):
-        self.sql('SET GLOBAL innodb_adaptive_hash_index = %s' % value)
-
-    def exists(self, db, table):
-        return bool(self.sql('SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s',
-                             (db, table)))
-
-    def identity(self):
-        rows = dict((k, self.value('SELECT @@GLOBAL.%s' % k)) for k in ('version', 'version_comment'))
-        return flavors.identity_from_variables(rows)
-
-    def login(self):
-        return dict(login_unix_socket=self.row['socket'], login_user=self.lab.admin_user,
-                    login_password=self.lab.admin_password, config_file='')
-
-
 def module(server, check=False, timeout=180, **args):
     """Run dbfleet.innodb.drop_tables through ansible (a real module process); returns (rc, result)."""
     return local_module('dbfleet.innodb.drop_tables', dict(server.login(), **args), check=check, timeout=timeout)
@@ -111,34 +64,6 @@ def make_table(server, schema, table, rows=200):
     server.sql('CREATE TABLE %s.%s (id INT PRIMARY KEY, k INT, v VARCHAR(64), KEY (k)) ENGINE=InnoDB' % (schema, table))
     server.sql('INSERT INTO %s.%s VALUES %s' % (schema, table, ', '.join(
         "(%d, %d, LEFT(SHA2(%d, 256), 32))" % (i, i % 17, i) for i in range(1, rows + 1))))   # MySQL 9.7: no MD5()
-
-
-class Blocker(object):
-    """A session that makes DROP TABLE wait (see the module docstring), released by release()."""
-
-    def __init__(self, server, schema, table):
-        self.server = server
-        self.conn = server.lab.connect(server.name, via='socket')
-        ident = server.identity()
-        with self.conn.cursor() as cur:
-            if ident.flavor == 'mysql' and ident.version >= (8, 0, 0):
-                cur.execute('LOCK INSTANCE FOR BACKUP')
-                self.kind = 'backup lock'
-            elif ident.flavor == 'mariadb':
-                cur.execute('BACKUP STAGE START')
-                cur.execute('BACKUP STAGE BLOCK_DDL')
-                self.kind = 'backup stage'
-            else:
-                cur.execute('BEGIN')
-                cur.execute('SELECT COUNT(*) FROM %s.%s' % (schema, table))
-                cur.fetchall()
-                self.kind = 'open transaction'
-
-    def release(self):
-        try:
-            self.conn.close()
-        except Exception:
-            pass
 
 
 def assert_ahi_reported(result, before):
@@ -241,20 +166,6 @@ def test_failure_mid_drop_still_restores_ahi(server, schema):
     assert took < 60
 
 
-def _module_pid(parent, deadline):
-    while time.monotonic() < deadline:
-        for pid in descendants(parent):
-            try:
-                with open('/proc/%d/cmdline' % pid, 'rb') as f:
-                    cmd = f.read().replace(b'\0', b' ')
-            except OSError:
-                continue
-            if b'AnsiballZ_drop_tables.py' in cmd and b'/bin/sh' not in cmd:
-                return pid
-        time.sleep(0.1)
-    return None
-
-
 def _start_drop(server, schema, **extra):
     """drop_tables of schema.t1 (AHI toggled, a long lock wait, no retry) run as Ansible runs it, in a process
     of its own (ansible ad-hoc, local connection), so that a test can signal the module's process."""
@@ -264,9 +175,9 @@ def _start_drop(server, schema, **extra):
                             stderr=subprocess.PIPE, text=True, env=env(**MINIMAL_JSON), cwd=REPO)
 
 
-def _waiting_module_pid(server, proc):
+def _waitingmodule_pid(server, proc):
     """The pid of _start_drop()'s module once it has switched AHI off and waits for the blocked DROP."""
-    pid = _module_pid(proc.pid, time.monotonic() + 60)
+    pid = module_pid(proc.pid, time.monotonic() + 60)
     assert pid, 'module process not found'
     deadline = time.monotonic() + 30
     while server.ahi() != 'OFF' and time.monotonic() < deadline:  # it switched AHI off and waits
@@ -283,7 +194,7 @@ def test_interrupted_module_restores_ahi_and_kills_the_waiting_drop(server, sche
     blocker = Blocker(server, schema, 't1')
     proc = _start_drop(server, schema)
     try:
-        pid = _waiting_module_pid(server, proc)
+        pid = _waitingmodule_pid(server, proc)
         try:
             os.kill(pid, getattr(signal, signame))
         except ProcessLookupError:
@@ -346,7 +257,7 @@ def test_module_killed_outright_is_undone_by_the_next_run(killed_server, tmp_pat
     blocker = Blocker(server, schema, 't1')
     proc = _start_drop(server, schema, state_dir=state)
     try:
-        pid = _waiting_module_pid(server, proc)
+        pid = _waitingmodule_pid(server, proc)
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:

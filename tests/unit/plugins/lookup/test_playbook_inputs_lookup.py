@@ -42,5 +42,6 @@ def test_bad_inputs_fail_in_one_error():
 
 
 def test_an_unknown_playbook_is_named():
-    with pytest.raises(AnsibleLookupError, match=r"'site' is not a playbook with inputs \(advise_ahi, convert_tables, drop_tables, rolling_restart\)"):
+    with pytest.raises(AnsibleLookupError, match=r"'site' is not a playbook with inputs \(advise_ahi, convert_tables, "
+                                                 r"drop_tables, drop_tables_finish_staged, rolling_restart\)"):
         run(['site'], {})

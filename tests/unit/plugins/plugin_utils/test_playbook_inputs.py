@@ -38,7 +38,8 @@ def test_the_defaults_are_the_engines():
                         mode='replicated', force_window=False, rename_first=False, holding_schema='dbfleet_holding',
                         ahi_strategy='auto', lock_wait_timeout=2, retries=3, retry_delay=1.0,
                         lift_super_read_only=False, follow_timeout=600, replica_ready_timeout=30, max_lag=60,
-                        hosts='all')
+                        hosts='all', file_removal='immediate', staging_dir=None, shrink_step_mb=256, shrink_pause=0.5,
+                        shrink_max_seconds=3600, free_space_margin_mb=1024)
     convert = pi.check('convert_tables', CONVERT)
     assert convert['engine'] == CONVERT_OPTIONS['engine']['default'] == 'InnoDB'
     assert convert['whole_topology'] is False and convert['replica_timeout'] == 600 and convert['max_lag'] == 60
@@ -49,6 +50,19 @@ def test_the_ranges_are_the_engines():
                          ('convert_tables', 'retry_delay')):
         engine = dict(GUARDED_OPTIONS, **DROP_OPTIONS)[option]
         assert pi.PLAYBOOKS[name].options[option]['range'] == engine['range']
+
+
+def test_the_staged_file_removal_inputs():
+    drop = pi.check('drop_tables', dict(DROP, drop_file_removal='staged', drop_shrink_step_mb='64'))
+    assert drop['file_removal'] == 'staged' and drop['shrink_step_mb'] == 64
+    text = problems('drop_tables', dict(DROP, drop_file_removal='later', drop_shrink_step_mb=0,
+                                        drop_shrink_max_seconds=604801))
+    assert "drop_file_removal must be one of: immediate, staged, got: later" in text
+    assert 'drop_shrink_step_mb=0 is out of range 1-1048576' in text
+    assert 'drop_shrink_max_seconds=604801 is out of range 1-604800' in text
+    assert 'does not go with rename_first' in problems('drop_tables', dict(DROP, drop_file_removal='staged',
+                                                                           drop_rename_first=True))
+    assert pi.check('drop_tables_finish_staged', {})['shrink_pause'] == 0.5
 
 
 def test_values_given_as_text_are_converted_as_validate_argument_spec_does():
