@@ -26,11 +26,12 @@ EE_APT_PACKAGES := podman runc uidmap debootstrap
 EE_IMAGE ?= localhost/dbfleet-innodb-ee:1.0.0
 
 .PHONY: help deps test-extended apt venv collections lab-up lab-down lab-status fleet-up fleet-clusters-up fleet-down fleet-status \
-        demo test lint sanity units integration molecule build-test bench clean ee ee-apt core-matrix
+        demo test check lint sanity units integration molecule build-test bench clean ee ee-apt core-matrix
 
 help:
 	@echo "make demo    install what is needed, bring the lab up, run site.yml and verify.yml"
 	@echo "make test    install what is needed and run every check"
+	@echo "make check   the fast tier, no lab (a few minutes): changelog lint, units, ansible-lint, sanity, HTML docs"
 	@echo "make lab-up | lab-down | lab-status      local lab fleet (one process per server)"
 	@echo "make fleet-up | fleet-down | fleet-status  SSH fleet (a network namespace per host): db1-db4, the Galera"
 	@echo "                                           clusters and the Group Replication group, each with its replica"
@@ -131,6 +132,11 @@ demo: lab-up
 # ---------------------------------------------------------------- checks
 test: deps ee-apt
 	$(ROOT)/tests/run-all.sh
+
+# The fast tier for the edit-test loop, no lab (a few minutes): changelog lint, unit tests, ansible-lint, sanity and
+# the HTML docs build (tests/check.sh). make test runs all of them too.
+check: deps
+	$(ROOT)/tests/check.sh
 
 # What make test leaves out for its time budget: faults it covers, again on another flavor (pytest marker
 # `extended`; none today: pytest's exit 5, no test selected, is no failure), and the drop runbook's Molecule

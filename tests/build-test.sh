@@ -26,6 +26,17 @@ for shipped in plugins/modules/ roles/ playbooks/ meta/runtime.yml docs/ tests/u
   grep -q "^$shipped" "$WORK/contents" \
     || { echo "ERROR: the tarball lacks $shipped" >&2; exit 1; }
 done
+# The check Galaxy and Automation Hub run on every upload (galaxy-importer, offline here: ansible-doc of every plugin
+# and role, the role READMEs, ansible-lint of the content): a refused import fails the build test; its warnings
+# (ansible-lint's, as the importer runs it) are printed.
+if ! (cd "$WORK" && python -m galaxy_importer.main "$TARBALL" > "$WORK/import.log" 2>&1); then
+  grep -v '^Loading ' "$WORK/import.log" >&2
+  echo "ERROR: galaxy-importer refuses $(basename "$TARBALL")" >&2; exit 1
+fi
+grep -E '^(WARNING|ERROR)' "$WORK/import.log" || true
+grep -q '^Importer processing completed successfully' "$WORK/import.log" \
+  || { echo "ERROR: galaxy-importer did not complete" >&2; exit 1; }
+echo "galaxy-importer: $(tail -n 1 "$WORK/import.log")"
 # The release notes: `antsibull-changelog release` (what `make release-notes` runs) on a copy of the checkout
 # makes CHANGELOG.rst with galaxy.yml's version, its summary and the sections its fragments fill.
 VERSION=$(sed -n 's/^version: *//p' galaxy.yml)

@@ -253,4 +253,7 @@ class ActionModule(ActionBase):
                       report_files=[os.path.join(args['report_dir'], name) for name in report_files.REPORT_FILES])
         if not self._task.check_mode:
             report_files.write_report_set(report, args['report_dir'], args['report_mode'])
+        unknown = report_utils.upgrade_warnings(report['hosts'])
+        if unknown:
+            result['warnings'] = list(result.get('warnings') or []) + unknown
         return result

@@ -18,7 +18,6 @@ SEARCH_COUNTERS = ('adaptive_hash_searches', 'adaptive_hash_searches_btree')
 MAINTENANCE_COUNTERS = ('adaptive_hash_pages_added', 'adaptive_hash_pages_removed',
                         'adaptive_hash_rows_added', 'adaptive_hash_rows_removed')
 METRIC_COUNTERS = SEARCH_COUNTERS + MAINTENANCE_COUNTERS
-MONITOR_MODULE = 'module_adaptive_hash'
 
 # SHOW GLOBAL STATUS counters (lower case). The first two exist on MariaDB 10.5+ and
 # Percona 5.5/5.6 only (capability ahi_status_counters).
@@ -37,7 +36,6 @@ TURN_OFF = 'turn_off'
 TRY_ON = 'try_on'
 INSUFFICIENT = 'insufficient_data'
 NOT_SETTABLE = 'not_settable'
-RECOMMENDATIONS = (KEEP_ON, TURN_OFF, TRY_ON, INSUFFICIENT, NOT_SETTABLE)
 
 DEFAULT_THRESHOLDS = dict(
     # Fewer index lookups than this in the whole sample: nothing to judge.

@@ -313,7 +313,8 @@ upgrade:
     - With O(target_version), what this server's settings would do on the target; V(null) otherwise.
     - C(target) (C(flavor), C(version), C(label)); C(facts), where the target's facts come from (the lab server, how
       it was read, when); C(complete), false when the collection has no facts of every variable of the target (then
-      only the defaults of its version table are compared); C(notes).
+      only the defaults of its version table are compared; then also C(known_versions), the versions the collection
+      has facts of, and C(start_unknown), why whether the server would start is not known); C(notes).
     - C(findings), one per problem, in this order - C(kind) C(would_not_start) (the target has no such option;
       C(target_name) is its successor where there is one), C(value_refused) (would not start either),
       C(feature_removed), C(ignored) (a C(loose-) line, or a persisted value, dropped with a warning), C(not_read)
@@ -322,7 +323,8 @@ upgrade:
       why a target default depends on the machine, its value then being the lab's) - with C(setting), C(message),
       C(stops_start), C(where), C(file), C(line), C(value) and C(pin), how to keep the value (the owning role and its
       variable (C(adaptive_hash_enabled) for AHI) or C(dbfleet.innodb.settings) with C(settings_values)).
-    - C(summary) - C(would_start), C(stops_start), C(silent_changes), C(by_kind), and the one-run pins
+    - C(summary) - C(would_start) (V(null) when not known, with no facts of the target and no finding that stops it),
+      C(stops_start), C(silent_changes), C(by_kind), and the one-run pins
       C(settings_values) (for the settings role) and C(role_inputs) (per role).
   returned: success
   type: dict

@@ -31,6 +31,13 @@ def test_the_checks_find_what_they_look_for():
     assert layout.imports_of_tests('def f():\n    import test_tls as t\n') == ['<source>:2 imports test_tls']
     assert layout.imports_of_tests('from conftest import REPO\n') == ['<source>:1 imports conftest']
     assert layout.imports_of_tests('from dbfleet_testing.runs import playbook\nimport pytest\n') == []
+    # relative imports too: of a test module, of one from its package, of a conftest
+    assert layout.imports_of_tests('from .test_galera import x\n') == ['<source>:1 imports .test_galera']
+    assert layout.imports_of_tests('from . import helpers, test_galera\n') == ['<source>:1 imports .test_galera']
+    assert layout.imports_of_tests('from ..clusters.test_gr_ddl import y\n') == ['<source>:1 imports ..clusters.test_gr_ddl']
+    assert layout.imports_of_tests('from .. import conftest\n') == ['<source>:1 imports ..conftest']
+    assert layout.imports_of_tests('from dbfleet_testing import test_data\n') == ['<source>:1 imports dbfleet_testing.test_data']
+    assert layout.imports_of_tests('from . import runs\nfrom .runs import playbook\n') == []
     assert layout.misplaced([os.path.join('local', 'modules', 'test_a.py'), os.path.join('fleet', 'faults', 'test_b.py')]) == []
     assert len(layout.misplaced([os.path.join('test_flat.py')])) == 1
     assert len(layout.misplaced([os.path.join('local', 'misc', 'test_a.py')])) == 1

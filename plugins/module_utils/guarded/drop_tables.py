@@ -39,10 +39,8 @@ try:
 except ImportError:  # pragma: no cover - reported by the module
     pymysql = None
 
-MEMCACHED_SCHEMA = 'innodb_memcache'
 # Where the drop keeps its per-server markers unless the task gives state_dir.
 DEFAULT_STATE_DIR = '~/.dbfleet/drop_tables'
-ER_BAD_TABLE = 1051
 LIFT_NEEDS_NO_BINLOG = (
     'lift_super_read_only needs disable_binlog=true: with the binary log on, a drop on a server whose '
     'super_read_only is ON (a replica) is a transaction of its own there (an errant GTID), and replication '

@@ -40,10 +40,8 @@ VALUE_TYPES = frozenset(('char', 'varchar', 'tinytext', 'text', 'mediumtext', 'l
 # The plugin splits value_columns on any of these characters.
 VALUE_COLUMN_SEPARATORS = ' ;,|\n'
 
-# The daemon's static settings as verify compares them (flavors.VARIABLES marks them plugin=daemon_memcached);
-# innodb_api_trx_level is dynamic.
+# The daemon's static settings as verify compares them (flavors.VARIABLES marks them plugin=daemon_memcached).
 PLUGIN_VARIABLES = flavors.plugin_variables(PLUGIN_NAME)
-INNODB_API_STATIC = ('innodb_api_enable_binlog', 'innodb_api_enable_mdl')
 
 LOOPBACK_ADDRESSES = ('127.0.0.1', 'localhost', '::1')
 
@@ -166,8 +164,6 @@ def plan_config_sql(text, demo=False):
 
 
 # ---------------------------------------------------------------- containers
-CONTAINER_KEYS = ('name', 'schema', 'table', 'key_column', 'value_columns', 'unique_index',
-                  'flags_column', 'cas_column', 'expire_column')
 
 
 def split_value_columns(text):

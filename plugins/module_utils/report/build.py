@@ -273,10 +273,25 @@ def upgrade_summary(hosts):
     return dict(
         targets=sorted(set(u['target']['label'] for u in audited.values() if u.get('target'))),
         hosts=sorted(audited),
-        would_not_start=sorted(h for h, u in audited.items() if not u['summary'].get('would_start', True)),
+        would_not_start=sorted(h for h, u in audited.items() if u['summary'].get('would_start') is False),
+        start_unknown=sorted(h for h, u in audited.items() if u['summary'].get('would_start') is None),
         silent_changes=sorted(h for h, u in audited.items() if u['summary'].get('silent_changes')),
         incomplete=sorted(h for h, u in audited.items() if not u.get('complete')),
         by_setting=rows)
+
+
+def upgrade_warnings(hosts):
+    """One warning per upgrade target whose start the report cannot tell (the collection has no facts of it), naming
+    the target, the versions the collection has facts of and the hosts: for the run's output, where the JSON's note
+    is not read."""
+    by_text = {}
+    for host, entry in sorted(hosts.items()):
+        text = (entry.get('upgrade') or {}).get('start_unknown')
+        if text:
+            by_text.setdefault(text, []).append(host)
+    return ['upgrade to %s: %s (%d host%s: %s)' % (
+        hosts[names[0]]['upgrade']['target'].get('label'), text, len(names), '' if len(names) == 1 else 's',
+        ', '.join(names[:10]) + (', ...' if len(names) > 10 else '')) for text, names in sorted(by_text.items())]
 
 
 def upgrade_finding_text(host, finding):

@@ -218,6 +218,9 @@ def _upgrade_html(report):
     if stop:
         out.append('<div class="summary" id="upgrade-stop-hosts"><b>would not start</b>: %s</div>'
                    % _e(', '.join(stop)))
+    if fleet.get('start_unknown'):
+        out.append('<div class="summary" id="upgrade-start-unknown"><b>start unknown</b> (the collection has no facts '
+                   'of the target): %s</div>' % _e(', '.join(fleet['start_unknown'])))
     if fleet.get('incomplete'):
         out.append('<div class="summary" id="upgrade-incomplete">only the version table\'s variables compared (no facts '
                    'of every variable of the target): %s</div>' % _e(', '.join(fleet['incomplete'])))

@@ -26,6 +26,9 @@ def _junit_upgrade(host, upgrade, counts):
         body = '\n\n'.join(upgrade_finding_text(host, f) for f in stops)
         case += '<failure message=%s type="upgrade_would_not_start">%s</failure>' % (
             quoteattr('; '.join(f.get('message') or '' for f in stops)), html.escape(body))
+    elif upgrade.get('start_unknown'):
+        counts['skipped'] += 1
+        case += '<skipped message=%s/>' % quoteattr(upgrade['start_unknown'])
     cases.append(case + '</testcase>')
     for f in upgrade['findings']:
         if f.get('kind') != 'feature_removed':

@@ -143,11 +143,6 @@ class Role(object):
         """Whether the role may restart its server (it has a <name>_restart input)."""
         return (self.name + '_restart') in self.inputs
 
-    def public(self):
-        """The record as the playbooks read it (filter dbfleet.innodb.roles)."""
-        return dict(name=self.name, site=self.site, hosts=self.hosts, restarts=self.restarts, dropin=self.dropin,
-                    inputs=sorted(self.inputs), outputs=list(self.outputs))
-
 
 # In the order site.yml applies them and verify.yml audits them.
 REGISTRY = (

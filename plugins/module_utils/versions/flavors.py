@@ -514,10 +514,6 @@ def capabilities(flavor, version):
     return result
 
 
-def known_variable(name):
-    return name.lower() in VARIABLES
-
-
 def variable_facts(name, flavor, version):
     """VarFacts for name on flavor/version, or None when the variable does not exist there."""
     name = name.lower()

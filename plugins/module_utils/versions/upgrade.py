@@ -500,9 +500,11 @@ def masked(item):
     return item
 
 
-def summary(items):
+def summary(items, complete=True):
     """What the report counts: would the target start, how many silent changes, and the one-run pin of the
-    settings role (settings_values) and of the owning roles (role_inputs)."""
+    settings role (settings_values) and of the owning roles (role_inputs). Without the target's own facts
+    (complete False) only a finding that stops the start is certain: would_start is then False or None (unknown),
+    never True."""
     by_kind = dict((k, 0) for k in KINDS)
     settings_values, role_inputs = {}, {}
     for item in items:
@@ -514,14 +516,28 @@ def summary(items):
             settings_values.update(p['value'])
         elif p.get('variable'):
             role_inputs.setdefault(p['role'], {})[p['variable']] = p['value']
-    return dict(would_start=not any(i['stops_start'] for i in items),
-                stops_start=sum(1 for i in items if i['stops_start']),
+    stops = sum(1 for i in items if i['stops_start'])
+    return dict(would_start=False if stops else (True if complete else None),
+                stops_start=stops,
                 silent_changes=sum(1 for i in items if i['kind'] in SILENT),
                 by_kind=by_kind, settings_values=settings_values, role_inputs=role_inputs)
 
 
+def unknown_start_text(label, known_versions):
+    """Why whether a target starts is not known: 'the collection has no facts of MySQL 99.1 (it has facts of:
+    ...): whether the server would start on it is unknown'."""
+    return ('the collection has no facts of %s (it has facts of: %s): whether the server would start on it is unknown'
+            % (label, ', '.join(known_versions) or 'none'))
+
+
 def result(target, items, notes=()):
-    """The upgrade part of verify's result."""
-    return dict(target=dict(flavor=target.flavor, version=flavors.format_version(target.version), label=target.label),
-                facts=target.source(), complete=target.complete, findings=items, summary=summary(items),
-                notes=list(notes))
+    """The upgrade part of verify's result; without the target's own facts, also the versions the collection has
+    facts of (known_versions) and why the start is unknown (start_unknown)."""
+    out = dict(target=dict(flavor=target.flavor, version=flavors.format_version(target.version), label=target.label),
+               facts=target.source(), complete=target.complete, findings=items,
+               summary=summary(items, target.complete), notes=list(notes))
+    if not target.complete:
+        out['known_versions'] = list(target.catalog.known_versions())
+        if out['summary']['would_start'] is None:
+            out['start_unknown'] = unknown_start_text(target.label, out['known_versions'])
+    return out

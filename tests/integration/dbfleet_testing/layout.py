@@ -46,15 +46,23 @@ def misplaced(paths):
 
 
 def imports_of_tests(source, path='<source>'):
-    """The imports of test modules or of a conftest in source (anywhere in it, also inside functions)."""
+    """The imports of test modules or of a conftest in source (anywhere in it, also inside functions), absolute or
+    relative: `import test_x`, `from test_x import y`, `from .test_x import y`, `from . import test_x`,
+    `from pkg import conftest`."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                 [node.module or ''] if isinstance(node, ast.ImportFrom) and not node.level else [])
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = '.' * node.level + (node.module or '')
+            names = [module] + [module.rstrip('.') + '.' + a.name if node.module else module + a.name for a in node.names]
+        else:
+            continue
         for name in names:
             last = name.split('.')[-1]
             if last.startswith('test_') or last == 'conftest':
                 found.append('%s:%d imports %s' % (path, node.lineno, name))
+                break
     return found
 
 

@@ -6,7 +6,10 @@ The desired settings drift on some hosts (values other than the servers' default
 value set at runtime only, another one set at runtime and in an option file, which only the per-host
 mode can read. The two modes must agree on every host and variable wherever SQL can tell, and where
 it cannot, the controller's item must say so. Two more hosts, a wrong password and a closed port, are
-errors of their own while the others are audited; no password shows at -vvv.
+errors of their own while the others are audited; no password shows at -vvv. They fail the controller
+mode's run after its reports are written (verify_fail_on_error, default true); the other runs turn that off.
+The upgrade target, MySQL 8.4, is one the collection has no facts of: whether a host would start is unknown,
+and each run warns naming the target and the versions it has facts of.
 """
 
 from __future__ import annotations
@@ -37,18 +40,23 @@ SETTINGS = {
 BLOCKED_HOST = 'mariadb118'
 BLOCKER_SCHEMA = 'dbfleet_it_verify_fleet'
 BLOCKER_TABLE = BLOCKER_SCHEMA + '.aria_t'
-TARGET = 'mysql-8.4'
+TARGET = 'mysql-8.4'       # no facts of it in flavor_data: only the version table's variables are compared
+TARGET_LABEL = 'MySQL 8.4'
 BROKEN = {'fleet-bad-password': 'Access denied', 'fleet-closed-port': "Can't connect"}
 # What the controller's notes say where SQL cannot tell what a restart brings.
 CANNOT_TELL = ('not known', 'not visible over SQL', 'only the running value was checked')
 
 
-def run_verify(mode, inventories, reports, *extra_args):
-    proc = playbook_proc(inventories, 'verify.yml', {'verify_mode': mode, 'verify_extra_settings': SETTINGS,
-                                                     'verify_report_dir': reports, 'verify_timeout': 5,
-                                                     'verify_target_version': TARGET},
+def run_verify(mode, inventories, reports, *extra_args, fail_on_error=False):
+    """The report and the run's output; fail_on_error: verify_fail_on_error left at its default (true), so the
+    hosts in error fail the run (exit 2) after the reports are written."""
+    extra = {'verify_mode': mode, 'verify_extra_settings': SETTINGS, 'verify_report_dir': reports, 'verify_timeout': 5,
+             'verify_target_version': TARGET}
+    if not fail_on_error:
+        extra['verify_fail_on_error'] = False
+    proc = playbook_proc(inventories, 'verify.yml', extra,
                          timeout=300, env_extra=dict(ANSIBLE_SHOW_CUSTOM_STATS='1'), args=extra_args)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == (2 if fail_on_error else 0), proc.stdout[-3000:] + proc.stderr[-3000:]
     with open(os.path.join(reports, 'verify.json'), encoding='utf-8') as handle:
         return json.load(handle), proc.stdout + proc.stderr
 
@@ -80,8 +88,8 @@ def both_modes(tmp_path_factory):
             handle.write('[mysqld]\ninnodb_io_capacity = 300\n')
         for host in original:
             sql(host, 'SET GLOBAL innodb_io_capacity = 300')
-        per_host, _out = run_verify('host', inventories, str(tmp / 'host'))
-        controller, out = run_verify('controller', inventories, str(tmp / 'controller'), '-vvv')
+        per_host, per_host_out = run_verify('host', inventories, str(tmp / 'host'))
+        controller, out = run_verify('controller', inventories, str(tmp / 'controller'), '-vvv', fail_on_error=True)
         # The same hosts dealt out over three worker processes (each reads its hosts' inputs and audits them).
         sharded, sharded_out = run_verify('controller', inventories, str(tmp / 'sharded'), '-vvv', '-e', 'verify_workers=3')
     finally:
@@ -91,7 +99,39 @@ def both_modes(tmp_path_factory):
         for host, value in original.items():
             sql(host, 'SET GLOBAL innodb_io_capacity = %s', [int(value)])
     yield dict(lab=lab, per_host=per_host, controller=controller, out=out, tmp=tmp, hosts=hosts, sharded=sharded,
-               sharded_out=sharded_out)
+               sharded_out=sharded_out, per_host_out=per_host_out)
+
+
+def test_hosts_in_error_fail_the_run_after_the_reports_unless_turned_off(both_modes):
+    """The controller run (verify_fail_on_error at its default) wrote its reports, then failed naming each host in
+    error and why; the per-host run with verify_fail_on_error false ended green with the same errors reported."""
+    failed = ' '.join(both_modes['out'].split())
+    assert 'Fail when a host could not be audited' in failed
+    message = re.search(r'(\d+) of (\d+) hosts could not be audited \(verify_fail_on_error: false to end green\): (.*?); '
+                        r'report: \S+/verify.html', failed)
+    assert message, both_modes['out'][-3000:]
+    assert int(message.group(1)) == len(BROKEN) and int(message.group(2)) == len(both_modes['lab']) + len(BROKEN)
+    for host, fragment in BROKEN.items():
+        assert re.search(r'%s: [^;]*%s' % (re.escape(host), re.escape(fragment)), message.group(3)), message.group(3)
+    assert sorted(both_modes['controller']['summary']['error_hosts']) == sorted(BROKEN)    # written before the failure
+    assert 'hosts could not be audited (verify_fail_on_error' not in both_modes['per_host_out']
+    assert both_modes['per_host']['summary']['hosts_error'] == len(BROKEN)
+
+
+def test_a_target_without_facts_says_the_start_is_unknown_and_warns_in_the_output(both_modes):
+    for mode in ('per_host', 'controller'):
+        report, out = both_modes[mode], ' '.join(both_modes[mode + '_out' if mode == 'per_host' else 'out'].split())
+        warning = re.search(r'\[WARNING\]: upgrade to %s: the collection has no facts of %s \(it has facts of: ([^)]*)\)'
+                            r': whether the server would start on it is unknown \((\d+) hosts?: ' % (TARGET_LABEL, TARGET_LABEL), out)
+        assert warning, (mode, out[-3000:])
+        assert 'mysql 9.7' in warning.group(1) and 'mariadb 11.8' in warning.group(1), warning.group(1)
+        fleet = report['summary']['upgrade']
+        assert fleet['targets'] == [TARGET_LABEL] and fleet['start_unknown'], fleet
+        assert int(warning.group(2)) == len(fleet['start_unknown'])
+        for host in both_modes['lab']:
+            upgrade = report['hosts'][host]['upgrade']
+            assert upgrade['complete'] is False and upgrade['summary']['would_start'] is not True, (host, upgrade['summary'])
+            assert 'mysql 9.7' in ' '.join(upgrade['known_versions'])
 
 
 def test_both_modes_agree_wherever_sql_can_tell(both_modes):

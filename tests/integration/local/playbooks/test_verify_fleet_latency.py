@@ -143,7 +143,8 @@ def test_200_hosts_at_20_ms_overlap_keep_their_verdicts_and_the_deadline(delayed
     start = time.monotonic()
     proc = playbook_proc(str(inv_path), 'verify.yml', {
         'verify_mode': 'controller', 'verify_desired_from': [], 'verify_report_dir': str(reports),
-        'verify_deadline': DEADLINE, 'verify_timeout': TIMEOUT, 'verify_controller_ca_cert': ca}, timeout=300)
+        'verify_deadline': DEADLINE, 'verify_timeout': TIMEOUT, 'verify_controller_ca_cert': ca,
+        'verify_fail_on_error': False}, timeout=300)   # the tricklers are hosts in error by design
     wall = time.monotonic() - start
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads((reports / 'verify.json').read_text())

@@ -78,3 +78,38 @@ def test_the_html_section_escapes_and_renders_in_a_browser(tmp_path):
     assert 'id="upgrade-would-not-start" data-count="1"' in dom and 'id="upgrade-silent" data-count="2"' in dom
     assert dom.count('class="upgrade-finding"') == 3 and dom.count('class="upgrade-none"') == 1
     assert 'dbfleet.innodb.adaptive_hash: adaptive_hash_enabled: true' in dom
+
+
+def unknown_target_outcomes():
+    """db1 and db2 on a target the collection has no facts of (MySQL 99.1), db2 with a line of a variable MySQL 9.7
+    no longer has (which options a target takes is not known either)."""
+    unknown = upgrade.Target('mysql', (99, 1, 0), flavor_data)
+    removed = optionfiles.Entry('innodb_log_files_in_group', '2', '/etc/mysql/conf.d/90.cnf', 3, 'mysqld',
+                                'innodb_log_files_in_group = 2')
+    out = {}
+    for host, entries in (('db1', ()), ('db2', [removed])):
+        items = upgrade.findings(unknown, MYSQL80, upgrade.option_settings(entries), {}, {})
+        out[host] = dict(variables={}, server=dict(flavor='mysql'), target=dict(flavor='mysql', version='99.1.0'),
+                         upgrade=upgrade.result(unknown, items))
+    return out
+
+
+def test_a_target_without_facts_says_the_start_is_unknown_and_warns_naming_what_the_collection_knows():
+    hosts = unknown_target_outcomes()
+    db1, db2 = hosts['db1']['upgrade'], hosts['db2']['upgrade']
+    assert not db1['complete'] and db1['summary']['would_start'] is None       # not True: nothing is known
+    assert db1['known_versions'] == flavor_data.known_versions()
+    assert 'MySQL 99.1' in db1['start_unknown'] and 'mysql 9.7.4' in db1['start_unknown']
+    assert db2['summary']['would_start'] is None and db2['start_unknown'] == db1['start_unknown']
+    report = vr.verify_report(hosts)
+    fleet = report['summary']['upgrade']
+    assert fleet['start_unknown'] == ['db1', 'db2'] and fleet['would_not_start'] == []
+    warnings = vr.upgrade_warnings(report['hosts'])
+    assert len(warnings) == 1 and warnings[0].startswith('upgrade to MySQL 99.1: the collection has no facts of MySQL 99.1')
+    assert all(v in warnings[0] for v in flavor_data.known_versions()) and warnings[0].endswith('(2 hosts: db1, db2)')
+    assert vr.upgrade_warnings(vr.verify_report(outcomes())['hosts']) == []     # a known target: no warning
+    root = ET.fromstring(vj.verify_report_junit(report))
+    cases = dict(((c.get('classname'), c.get('name')), c) for c in root.iter('testcase'))
+    skipped = cases[('db1', 'upgrade to MySQL 99.1: the server starts')].find('skipped')
+    assert skipped is not None and 'no facts of MySQL 99.1' in skipped.get('message')
+    assert 'id="upgrade-start-unknown"' in vh.verify_report_html(report)

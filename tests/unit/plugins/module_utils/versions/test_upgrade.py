@@ -183,3 +183,12 @@ def test_a_secret_value_never_shows():
     assert 'Hunter2pw' not in str(item) and item['masked']
     plain = upgrade.masked(upgrade._finding(upgrade.VALUE_ADJUSTED, 'x_options', 'bad: password=abc;', value='password=abc'))
     assert 'abc' not in plain['message'] and 'abc' not in plain['value']
+
+
+def test_without_the_targets_facts_only_a_stop_is_certain():
+    stop = dict(kind='would_not_start', stops_start=True)
+    silent = dict(kind='default_changes', stops_start=False)
+    assert upgrade.summary([silent])['would_start'] is True
+    assert upgrade.summary([silent], complete=False)['would_start'] is None
+    assert upgrade.summary([], complete=False)['would_start'] is None
+    assert upgrade.summary([stop, silent], complete=False)['would_start'] is False
