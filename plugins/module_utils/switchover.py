@@ -114,12 +114,17 @@ def mariadb_errant(candidate, primary):
 
 
 def errant(candidate_facts, primary_facts):
-    """The candidate's transactions its primary does not have ('' for none), in the flavor's GTID model."""
+    """The candidate's transactions its primary does not have ('' for none), in the flavor's GTID model. The primary's
+    own transactions are never errant: the candidate, read after it under writes, may simply be further along."""
     gtid = candidate_facts.get('gtid') or {}
     theirs = primary_facts.get('gtid') or {}
     if gtid.get('model') == 'mysql':
-        return mysql_gtid_subtract(gtid.get('executed'), theirs.get('executed'))
-    return mariadb_errant(gtid.get('current_pos') or gtid.get('slave_pos'), theirs.get('binlog_pos'))
+        own = str(primary_facts.get('server_uuid') or '').lower()
+        rest = mysql_gtid_subtract(gtid.get('executed'), theirs.get('executed'))
+        return ','.join(p for p in rest.split(',') if p and not (own and p.lower().startswith(own + ':')))
+    own = primary_facts.get('server_id')
+    rest = mariadb_errant(gtid.get('current_pos') or gtid.get('slave_pos'), theirs.get('binlog_pos'))
+    return ','.join(p for p in rest.split(',') if p and int(p.split('-')[1]) != own)
 
 
 # ---------------------------------------------------------------- the plan, pure
@@ -434,6 +439,8 @@ def promote(conn, query, execute, global_variables, wait_for, timeout, expect_so
         raise SwitchoverError(facts['error'])
     if facts['role'] != topology.REPLICA:
         raise SwitchoverError('not a replica: nothing to promote')
+    if not ''.join(str(wait_for or '').split()):
+        raise SwitchoverError('no GTID set to wait for: the old primary\'s position is needed (nothing was changed)')
     if expect_source_server_id is not None and not any(
             c.get('source_server_id') == int(expect_source_server_id) for c in facts['channels']):
         raise SwitchoverError('does not replicate from server_id %s' % expect_source_server_id)

@@ -86,6 +86,16 @@ def test_every_problem_of_the_candidate_is_named_at_once():
     assert plan['message'].startswith('no switchover of db1, nothing was changed: ')
 
 
+def test_the_primarys_own_transactions_read_later_on_the_candidate_are_not_errant():
+    members = pair()
+    members['db1']['server_uuid'] = U1
+    members['db2']['gtid'] = dict(model='mysql', mode='ON', executed=U1 + ':1-150,' + U2 + ':1')
+    assert switchover.plan('db1', members, endpoint='none')['problems'] == [
+        'db1: no replica may take the primary role: db2: errant transactions the primary does not have: ' + U2 + ':1']
+    db3, db4 = mariadb(3, '0-3-50', '0-3-50'), mariadb(4, '0-3-60', '0-3-60', [channel(3, 'Slave_Pos')])
+    assert switchover.plan('db3', dict(db3=db3, db4=db4), endpoint='none')['ok']
+
+
 def test_a_lagging_candidate_is_refused():
     plan = switchover.plan('db1', pair(channels=[channel(1, seconds_behind=120)]), endpoint='none', max_lag=60)
     assert not plan['ok'] and 'db2: replication: 120 s behind its source (limit 60 s)' in plan['message']
@@ -230,6 +240,8 @@ def test_promote_waits_then_stops_resets_and_opens_writes_or_changes_nothing_on_
     with pytest.raises(switchover.SwitchoverError, match='did not reach the old primary'):
         switchover.promote(None, server.query, server.execute, server.global_variables, U1 + ':1-100', 5, 1)
     assert not [s for s, _ in server.ran if s.startswith(('STOP', 'RESET', 'SET'))]
+    with pytest.raises(switchover.SwitchoverError, match='no GTID set to wait for'):
+        switchover.promote(None, server.query, server.execute, server.global_variables, ' ', 5, 1)
     with pytest.raises(switchover.SwitchoverError, match='does not replicate from server_id 9'):
         switchover.promote(None, server.query, server.execute, server.global_variables, U1 + ':1-100', 5, 9)
 
