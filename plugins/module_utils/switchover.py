@@ -208,14 +208,17 @@ def _text(facts):
     return (facts.get('server') or {}).get('version_text') or '.'.join(str(v) for v in _version(facts))
 
 
-def plan(primary, members, candidate=None, endpoint=None, max_lag=topology.DEFAULT_MAX_LAG, order=None, hosts=None):
+def plan(primary, members, candidate=None, endpoint=None, max_lag=topology.DEFAULT_MAX_LAG, order=None, hosts=None,
+         password_set=True, haproxy=None):
     """The switchover of primary (an inventory host) to candidate (None: chosen), or why none can be made.
 
     members: {inventory host: topology facts} of the primary and every server of its topology (facts with
     ``error`` for one not reached; a registered loop of topology_facts is taken too: ``results`` items with
     ``__restart_item`` / ``topology``). endpoint: how writers find the primary (ENDPOINT_METHODS; None: unknown).
     order: the preferred candidates in order (hosts already restarted first). hosts: the servers of the primary's
-    topology (None: every host of members).
+    topology (None: every host of members). password_set: whether the replication password the old primary needs
+    to replicate from the candidate was given (restart_primary_replication_password). haproxy: the primary's
+    restart_primary_haproxy (socket, backend) when endpoint is haproxy.
 
     Returns dict(ok, problems, primary, candidate, others (the replicas repointed at the candidate, primary
     excluded), wait_for (the position the candidate waits for, read again at the demotion), steps (text, in order),
@@ -239,6 +242,12 @@ def plan(primary, members, candidate=None, endpoint=None, max_lag=topology.DEFAU
     if endpoint not in ENDPOINT_METHODS:
         out['problems'].append('%s: the writer endpoint method is %s: say how writers find the primary '
                                '(restart_primary_endpoint: %s)' % (primary, endpoint or 'not set', ', '.join(ENDPOINT_METHODS)))
+    if endpoint == 'haproxy' and not (isinstance(haproxy, dict) and haproxy.get('socket') and haproxy.get('backend')):
+        out['problems'].append('%s: restart_primary_endpoint is haproxy but its restart_primary_haproxy does not name '
+                               'the admin socket and the backend (got %s)' % (primary, haproxy))
+    if not password_set:
+        out['problems'].append('%s: restart_primary_replication_password is not set: the old primary needs it to '
+                               'replicate from the new one' % primary)
     if candidate is not None:
         if candidate not in members:
             out['problems'].append('%s: the candidate %s is not a server of its topology in this run' % (primary, candidate))

@@ -23,6 +23,10 @@ description:
   - V(promote) (the candidate) waits for O(wait_for) with C(WAIT_FOR_EXECUTED_GTID_SET) / C(MASTER_GTID_WAIT) for at
     most O(timeout) seconds, then stops replication, resets it (C(RESET REPLICA ALL) / C(RESET SLAVE ALL)) and turns
     C(read_only) (and C(super_read_only)) off. A timeout fails before anything changed on the candidate.
+  - V(endpoint) moves the writer endpoint through HAProxy's runtime API (O(haproxy_socket), on the host the task runs
+    on, usually the load balancer's): V(drained) drains O(old_server), V(moved) sets O(new_server) ready and
+    O(old_server) in maintenance with its sessions shut, V(restored) the other way round (O(endpoint_state)). No
+    database login is made for it.
   - V(repoint) (every other replica, and the old primary) points the server at O(source_host):O(source_port) with GTID
     auto-positioning (C(SOURCE_AUTO_POSITION=1) / C(MASTER_USE_GTID=slave_pos)) and starts replication. A server that
     was a primary needs O(replication_user) and O(replication_password).
@@ -44,7 +48,7 @@ options:
       - Which step of the switchover to take on this server.
     type: str
     required: true
-    choices: [demote, restore, promote, repoint]
+    choices: [demote, restore, promote, repoint, endpoint]
   sessions:
     description:
       - V(demote) - what happens to the other client sessions once the server is read-only. V(kill) ends them (on
@@ -97,6 +101,27 @@ options:
     description:
       - V(repoint) - whether replication connects with TLS (C(SOURCE_SSL) / C(MASTER_SSL)); V(null) leaves it.
     type: bool
+  endpoint_state:
+    description:
+      - V(endpoint) - V(drained), V(moved) or V(restored).
+    type: str
+    choices: [drained, moved, restored]
+  haproxy_socket:
+    description:
+      - V(endpoint) - path of HAProxy's admin socket (C(stats socket ... level admin)).
+    type: path
+  haproxy_backend:
+    description:
+      - V(endpoint) - the backend (or C(listen) section) of the writers.
+    type: str
+  old_server:
+    description:
+      - V(endpoint) - the old primary's server name in the backend.
+    type: str
+  new_server:
+    description:
+      - V(endpoint) - the new primary's server name in the backend.
+    type: str
 seealso:
   - module: dbfleet.innodb.topology_facts
   - module: dbfleet.innodb.restart_gate
@@ -122,6 +147,16 @@ EXAMPLES = r'''
     wait_for: "{{ demoted.position }}"
     timeout: 30
   delegate_to: db2
+
+- name: Put HAProxy's writers on the new primary
+  dbfleet.innodb.replication_switchover:
+    step: endpoint
+    endpoint_state: moved
+    haproxy_socket: /run/haproxy/admin.sock
+    haproxy_backend: writer_db1
+    old_server: db1
+    new_server: db2
+  delegate_to: lb1
 
 - name: Point the old primary at the new one
   dbfleet.innodb.replication_switchover:
@@ -157,6 +192,15 @@ statements:
   returned: when step is promote or repoint
   type: list
   elements: str
+commands:
+  description: V(endpoint) - the runtime API commands run (would run).
+  returned: when step is endpoint
+  type: list
+  elements: str
+after:
+  description: V(endpoint) - each server's state in the backend after the step (C(ready), C(drain), C(maint)).
+  returned: when step is endpoint
+  type: dict
 waited:
   description: V(promote) - seconds the candidate waited for the GTID set.
   returned: when step is promote and not in check mode
@@ -167,6 +211,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils import switchover
+from ansible_collections.dbfleet.innodb.plugins.module_utils import writer_endpoint
 
 
 def run(conn, p, check_mode):
@@ -191,7 +236,7 @@ def run(conn, p, check_mode):
 def main():
     argument_spec = conn_utils.login_argument_spec()
     argument_spec.update(
-        step=dict(type='str', required=True, choices=['demote', 'restore', 'promote', 'repoint']),
+        step=dict(type='str', required=True, choices=['demote', 'restore', 'promote', 'repoint', 'endpoint']),
         sessions=dict(type='str', choices=list(switchover.SESSION_MODES), default='kill'),
         sessions_timeout=dict(type='int', default=10),
         restore_value=dict(type='dict'),
@@ -203,10 +248,25 @@ def main():
         replication_user=dict(type='str'),
         replication_password=dict(type='str', no_log=True),
         replication_ssl=dict(type='bool'),
+        endpoint_state=dict(type='str', choices=list(writer_endpoint.STATES)),
+        haproxy_socket=dict(type='path'),
+        haproxy_backend=dict(type='str'),
+        old_server=dict(type='str'),
+        new_server=dict(type='str'),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
                            required_if=[('step', 'restore', ['restore_value']), ('step', 'promote', ['wait_for']),
-                                        ('step', 'repoint', ['source_host'])])
+                                        ('step', 'repoint', ['source_host']),
+                                        ('step', 'endpoint', ['endpoint_state', 'haproxy_socket', 'haproxy_backend',
+                                                              'old_server', 'new_server'])])
+    p = module.params
+    if p['step'] == 'endpoint':
+        try:
+            result = writer_endpoint.move(p['haproxy_socket'], p['haproxy_backend'], p['endpoint_state'], p['old_server'],
+                                          p['new_server'], module.check_mode)
+        except (OSError, ValueError) as err:
+            module.fail_json(msg='endpoint %s: %s' % (p['endpoint_state'], err), changed=False)
+        module.exit_json(**result)
     conn_utils.run_and_exit(module, 'the switchover step %s' % module.params['step'],
                             lambda conn: run(conn, module.params, module.check_mode))
 

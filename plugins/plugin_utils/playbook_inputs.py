@@ -172,7 +172,7 @@ PLAYBOOKS = dict((p.name, p) for p in (
         primary=role_option('restart', 'restart_primary'),
         primary_candidate=role_option('restart', 'restart_primary_candidate'),
         primary_hand_back=role_option('restart', 'restart_primary_hand_back'),
-        primary_endpoint=role_option('restart', 'restart_primary_endpoint', choices=['tasks', 'none']),
+        primary_endpoint=role_option('restart', 'restart_primary_endpoint', choices=['haproxy', 'tasks', 'none']),
         primary_endpoint_tasks=role_option('restart', 'restart_primary_endpoint_tasks'),
         primary_sessions=role_option('restart', 'restart_primary_sessions'),
         primary_sessions_timeout=role_option('restart', 'restart_primary_sessions_timeout', range=(1, None)),

@@ -1,31 +1,33 @@
-"""The restart of an asynchronous GTID primary with restart_primary: switchover, on the SSH fleet (db1 -> db2, MySQL
-8.0.33): a writer commits through the writer endpoint (the `tasks` method: a file naming the primary, rewritten by
-endpoint.yml as a DNS record or a VIP would be) while playbooks/rolling_restart.yml restarts db2 then db1 with the
-switchover and hands the role back; and a delayed candidate refused before any change."""
+"""The restart of asynchronous GTID primaries with restart_primary: switchover, on the SSH fleet: db1 -> db2 (MySQL
+8.0.33) and db3 -> db4 (MariaDB 10.11), each pair behind the fleet's HAProxy (lab/dbfleet_lab/haproxy.py; the
+`haproxy` endpoint method moves its writers through the runtime API).
+
+- One rolling_restart.yml run restarts all four with the switchover and the hand-back while a writer per pair commits
+  through HAProxy: no acknowledged commit lost, no errant GTID, replication running, the longest gap between two
+  acknowledged commits small.
+- A delayed candidate is refused before any change (the `tasks` endpoint method: endpoint.yml, a file naming the
+  primary, is left alone).
+- The candidate killed while it waits for the old primary's GTID set: the old primary is writable again and HAProxy's
+  writers are back on it.
+"""
+import json
+import os
+import signal
+import threading
 import time
 
+import pymysql
 import pytest
 from dbfleet_testing import clusterfaults
-from dbfleet_testing.replication import one, pids, wait_replicating
+from dbfleet_testing.replication import one, pid_of, pids, wait_replicating
 from dbfleet_testing.runs import flat, playbook
+from dbfleet_lab import haproxy  # pylint: disable=wrong-import-order
+from dbfleet_lab.netns import GATEWAY  # pylint: disable=wrong-import-order
 
 pytestmark = pytest.mark.fleet
 
-HERE = __file__.rsplit('/', 1)[0]
-
-
-class Endpoint:
-    """The writer's list of addresses: one entry, the host the endpoint file names now ('' while drained)."""
-
-    def __init__(self, path):
-        self.path = path
-
-    def __len__(self):
-        return 1
-
-    def __getitem__(self, _index):
-        with open(self.path, encoding='utf-8') as handle:
-            return handle.read().strip() or 'drained'
+HERE = os.path.dirname(os.path.abspath(__file__))
+PORTS = dict((p, port) for p, _r, port in haproxy.PAIRS)
 
 
 class Acks(set):
@@ -44,38 +46,84 @@ class Acks(set):
 
 
 class Pair(clusterfaults.Queries):
-    def __init__(self, fleet):
+    """A replicated pair as clusterfaults' Writer and compare() see it; 'endpoint' is its HAProxy address."""
+
+    def __init__(self, fleet, primary, replica):
         self.fleet = fleet
-        self.hosts = ('db1', 'db2')
-        self.members = self.hosts
+        self.hosts = self.members = (primary, replica)
+        self.primary = primary
 
     def connect(self, host, timeout=3, read_timeout=10):
-        if host == 'drained':
-            raise __import__('pymysql').err.OperationalError(2003, 'the endpoint names no host')
+        if host == 'endpoint':
+            return pymysql.connect(host=GATEWAY, port=PORTS[self.primary], user=self.fleet.admin_user,
+                                   password=self.fleet.admin_password, connect_timeout=timeout,
+                                   read_timeout=read_timeout, autocommit=True)
         return self.fleet.connect(host, connect_timeout=timeout, read_timeout=read_timeout)
+
+    def writer(self):
+        writer = clusterfaults.Writer(self, ['endpoint'], connect_timeout=1, read_timeout=5, pause=0.01,
+                                      error_pause=0.05)
+        writer.committed = Acks()
+        return writer
+
+
+def lb_states(fleet, primary):
+    return haproxy_states(fleet)['writer_%s' % primary]
+
+
+def haproxy_states(fleet):
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import writer_endpoint  # pylint: disable=import-outside-toplevel
+    path = haproxy.socket_path(os.path.join(fleet.lab_dir, 'fleet'))
+    return dict(('writer_%s' % p, writer_endpoint.server_states(writer_endpoint.command(path, 'show servers state writer_%s' % p)))
+                for p, _r, _port in haproxy.PAIRS)
 
 
 def replication_password(fleet):
-    with open(fleet.lab_dir + '/fleet/secrets.json', encoding='utf-8') as handle:
-        return __import__('json').load(handle)['replication_password']
+    with open(os.path.join(fleet.lab_dir, 'fleet', 'secrets.json'), encoding='utf-8') as handle:
+        return json.load(handle)['replication_password']
 
 
-def extra(fleet, endpoint_file, **more):
-    return dict(rolling_restart_hosts='db1:db2', rolling_restart_all=True, rolling_restart_primary='switchover',
-                rolling_restart_primary_endpoint='tasks',
-                rolling_restart_primary_endpoint_tasks=HERE + '/endpoint.yml',
-                rolling_restart_primary_replication_password=replication_password(fleet),
-                switchover_endpoint_file=endpoint_file, **more)
+def extra(fleet, hosts, endpoint='haproxy', **more):
+    return dict(rolling_restart_hosts=hosts, rolling_restart_all=True, rolling_restart_primary='switchover',
+                rolling_restart_primary_endpoint=endpoint,
+                rolling_restart_primary_replication_password=replication_password(fleet), **more)
 
 
-def test_a_delayed_candidate_is_refused_before_any_change(fleet, tmp_path):
+def no_errant(fleet, primary, replica):
+    """The replica has all the primary has and nothing else (GTID sets equal once it caught up)."""
+    wait_replicating(fleet, replica)
+    if primary == 'db1':
+        source = one(fleet, primary, 'SELECT @@GLOBAL.gtid_executed')
+        assert one(fleet, replica, 'SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, 30)', (source,)) == 0
+        assert one(fleet, replica, 'SELECT GTID_SUBTRACT(@@GLOBAL.gtid_executed, %s)', (source,)) == ''
+    else:
+        source = one(fleet, primary, 'SELECT @@GLOBAL.gtid_binlog_pos')
+        assert one(fleet, replica, 'SELECT MASTER_GTID_WAIT(%s, 30)', (source,)) == 0
+        assert one(fleet, replica, 'SELECT @@GLOBAL.gtid_slave_pos') == source
+
+
+@pytest.fixture(scope='module')
+def pairs(fleet):
+    out = [Pair(fleet, p, r) for p, r, _port in haproxy.PAIRS]
+    for pair in out:
+        assert lb_states(fleet, pair.primary) == {pair.hosts[0]: 'ready', pair.hosts[1]: 'maint'}, \
+            'the fleet\'s HAProxy does not send writers to %s: `lab.py --mode ssh up` starts it' % pair.primary
+        clusterfaults.create_table(pair, pair.primary)
+        wait_replicating(fleet, pair.hosts[1])
+    return out
+
+
+def test_a_delayed_candidate_is_refused_before_any_change(fleet, pairs, tmp_path):
+    del pairs
     endpoint = tmp_path / 'endpoint'
     endpoint.write_text('db1')
     for statement in ('STOP REPLICA', 'CHANGE REPLICATION SOURCE TO SOURCE_DELAY = 3600', 'START REPLICA'):
         fleet.query('db2', statement)
     try:
         before = pids(fleet)
-        rc, out = playbook(fleet.inventory, 'rolling_restart.yml', extra(fleet, str(endpoint)))
+        rc, out = playbook(fleet.inventory, 'rolling_restart.yml', extra(
+            fleet, 'db1:db2', 'tasks', rolling_restart_primary_endpoint_tasks=os.path.join(HERE, 'endpoint.yml'),
+            switchover_endpoint_file=str(endpoint)))
     finally:
         for statement in ('STOP REPLICA', 'CHANGE REPLICATION SOURCE TO SOURCE_DELAY = 0', 'START REPLICA'):
             fleet.query('db2', statement)
@@ -88,43 +136,93 @@ def test_a_delayed_candidate_is_refused_before_any_change(fleet, tmp_path):
     assert endpoint.read_text() == 'db1'
 
 
-def test_rolling_restart_with_switchover_and_hand_back_under_writes(fleet, tmp_path):
-    pair = Pair(fleet)
-    clusterfaults.create_table(pair, 'db1')
-    wait_replicating(fleet, 'db2')
-    endpoint = tmp_path / 'endpoint'
-    endpoint.write_text('db1')
-    writer = clusterfaults.Writer(pair, [], connect_timeout=1, read_timeout=5, pause=0.01, error_pause=0.05)
-    writer.order = Endpoint(str(endpoint))
-    writer.committed = Acks()
-    before = pids(fleet)
+def test_the_candidate_killed_while_it_waits_puts_the_old_primary_back(fleet, pairs):
+    pair = pairs[0]
+    writer = pair.writer()
     writer.start()
-    time.sleep(1)
-    started = time.monotonic()
-    rc, out = playbook(fleet.inventory, 'rolling_restart.yml', extra(fleet, str(endpoint),
-                                                                     rolling_restart_primary_hand_back=True))
-    took = time.monotonic() - started
+    locker = fleet.connect('db2')
+    killed = {}
+
+    def kill_while_waiting():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed:
+            # The promotion's wait (not the gate's, which waits the same way): once db1 was made read-only.
+            try:
+                rows = one(fleet, 'db1', 'SELECT @@GLOBAL.super_read_only') == 1 and fleet.query(
+                    'db2', "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE "
+                           "'SELECT WAIT_FOR_EXECUTED_GTID_SET%'")
+            except pymysql.err.MySQLError:
+                rows = []
+            if rows:
+                killed['pid'] = pid_of(fleet, 'db2')
+                os.kill(killed['pid'], signal.SIGKILL)
+                return
+            time.sleep(0.1)
+
+    try:
+        time.sleep(1)
+        # The applier of db2 waits behind this lock: db2 cannot reach db1's GTID set, and the wait goes on.
+        with locker.cursor() as cur:
+            cur.execute('LOCK TABLES %s.t READ' % clusterfaults.SCHEMA)
+        with fleet.killed_stays_down('db2'):
+            killer = threading.Thread(target=kill_while_waiting)
+            killer.start()
+            rc, out = playbook(fleet.inventory, 'rolling_restart.yml', extra(
+                fleet, 'db1:db2', rolling_restart_primary_wait_timeout=60, rolling_restart_timeout=60), timeout=300)
+            killer.join(130)
+    finally:
+        try:
+            locker.close()
+        except pymysql.err.Error:
+            pass
+    assert killed, out
+    text = flat(out)
+    assert rc != 0, out
+    assert 'the switchover of db1 to db2 failed at step promote db2' in text, out
+    assert 'Put back: db1 is writable again' in text, out
+    assert one(fleet, 'db1', 'SELECT @@GLOBAL.super_read_only') == 0
+    assert lb_states(fleet, 'db1') == dict(db1='ready', db2='maint')
     time.sleep(1)
     writer.stop.set()
     writer.join(10)
-    text = flat(out)
-    assert rc == 0, out
-    assert 'db1 hands the primary role to db2' in text and 'db2 hands the primary role to db1' in text, out
-    after = pids(fleet)
-    assert after['db1'] != before['db1'] and after['db2'] != before['db2'], (before, after)
-    assert endpoint.read_text() == 'db1'
-    wait_replicating(fleet, 'db2')
-    assert one(fleet, 'db1', 'SELECT @@GLOBAL.super_read_only') == 0
-    assert one(fleet, 'db2', 'SELECT @@GLOBAL.super_read_only') == 1
-    # No errant transaction either way, every acknowledged commit on both servers.
-    source = one(fleet, 'db1', 'SELECT @@GLOBAL.gtid_executed')
-    one(fleet, 'db2', 'SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, 30)', (source,))
-    assert one(fleet, 'db2', 'SELECT GTID_SUBTRACT(@@GLOBAL.gtid_executed, %s)', (source,)) == ''
+    fleet.run('up', 'db2')
+    no_errant(fleet, 'db1', 'db2')
     figures = dict(rows_lost=0, rows_committed=0, writer_errors=0, checksums_compared=0)
     clusterfaults.compare(pair, writer, figures)
-    gap = writer.committed.longest_gap()
-    print('switchover under writes: %d commits acknowledged, %d lost, %d writer errors, longest gap between two '
-          'acknowledged commits %.2f s, run %.1f s' % (figures['rows_committed'], figures['rows_lost'],
-                                                      figures['writer_errors'], gap, took))
-    # Twice a switch (there and back), never the restart's length: a restart of db1 alone takes longer.
-    assert gap < 5, gap
+    print('candidate killed while it waited: %d commits acknowledged, 0 lost, longest gap %.2f s'
+          % (figures['rows_committed'], writer.committed.longest_gap()))
+
+
+def test_rolling_restart_with_switchover_and_hand_back_under_writes(fleet, pairs):
+    writers = [pair.writer() for pair in pairs]
+    before = pids(fleet)
+    for writer in writers:
+        writer.start()
+    time.sleep(1)
+    started = time.monotonic()
+    rc, out = playbook(fleet.inventory, 'rolling_restart.yml', extra(fleet, 'db1:db2:db3:db4',
+                                                                     rolling_restart_primary_hand_back=True))
+    took = time.monotonic() - started
+    time.sleep(1)
+    for writer in writers:
+        writer.stop.set()
+        writer.join(10)
+    text = flat(out)
+    assert rc == 0, out
+    for old, new in (('db1', 'db2'), ('db3', 'db4')):
+        assert '%s hands the primary role to %s' % (old, new) in text and \
+            '%s hands the primary role to %s' % (new, old) in text, out
+    after = pids(fleet)
+    assert all(after[h] != before[h] for h in before), (before, after)
+    for pair, writer in zip(pairs, writers):
+        primary, replica = pair.hosts
+        assert lb_states(fleet, primary) == {primary: 'ready', replica: 'maint'}
+        no_errant(fleet, primary, replica)
+        figures = dict(rows_lost=0, rows_committed=0, writer_errors=0, checksums_compared=0)
+        clusterfaults.compare(pair, writer, figures)
+        gap = writer.committed.longest_gap()
+        print('%s/%s switchover and hand-back under writes through HAProxy: %d commits acknowledged, 0 lost, %d '
+              'writer errors, longest gap between two acknowledged commits %.2f s (run %.1f s)'
+              % (primary, replica, figures['rows_committed'], figures['writer_errors'], gap, took))
+        # Two switches (there and back) cost less than a restart of the primary in place.
+        assert gap < 8, gap

@@ -76,10 +76,10 @@ def test_every_problem_of_the_candidate_is_named_at_once():
         channels=[channel(1, using='0', sql_delay=3600, seconds_behind=900, sql_running=False, sql_state='No',
                           filters={'Replicate_Ignore_DB': 'audit'})],
         log_bin=False, log_replica_updates=False, gtid=dict(model='mysql', mode='ON', executed=U1 + ':1-100,' + U2 + ':1-7')),
-        candidate='db2', endpoint=None)
+        candidate='db2', endpoint=None, password_set=False)
     assert not plan['ok']
     text = '; '.join(plan['problems'])
-    for part in ('restart_primary_endpoint', 'SQL thread No', 'SQL_Delay 3600 s', 'Replicate_Ignore_DB=audit',
+    for part in ('restart_primary_endpoint', 'restart_primary_replication_password is not set', 'SQL thread No', 'SQL_Delay 3600 s', 'Replicate_Ignore_DB=audit',
                  'not on GTID auto-positioning', 'log_bin is OFF', 'log_replica_updates is OFF',
                  'errant transactions the primary does not have: ' + U2 + ':1-7'):
         assert part in text, part
@@ -94,6 +94,13 @@ def test_the_primarys_own_transactions_read_later_on_the_candidate_are_not_erran
         'db1: no replica may take the primary role: db2: errant transactions the primary does not have: ' + U2 + ':1']
     db3, db4 = mariadb(3, '0-3-50', '0-3-50'), mariadb(4, '0-3-60', '0-3-60', [channel(3, 'Slave_Pos')])
     assert switchover.plan('db3', dict(db3=db3, db4=db4), endpoint='none')['ok']
+
+
+def test_the_haproxy_endpoint_needs_the_socket_and_backend_of_the_primary():
+    assert switchover.plan('db1', pair(), endpoint='haproxy', haproxy=dict(socket='/s', backend='b'))['ok']
+    plan = switchover.plan('db1', pair(), endpoint='haproxy', haproxy=None)
+    assert plan['problems'] == ['db1: restart_primary_endpoint is haproxy but its restart_primary_haproxy does not name '
+                                'the admin socket and the backend (got None)']
 
 
 def test_a_lagging_candidate_is_refused():

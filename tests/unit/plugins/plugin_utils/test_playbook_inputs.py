@@ -127,7 +127,7 @@ def test_rolling_restart_takes_the_restart_roles_defaults_and_the_registrys_role
     text = problems('rolling_restart', {'rolling_restart_primary': 'failover', 'rolling_restart_primary_endpoint': 'vip',
                                         'rolling_restart_primary_wait_timeout': 0})
     assert 'rolling_restart_primary must be one of: in_place, switchover, got: failover' in text
-    assert 'rolling_restart_primary_endpoint must be one of: tasks, none, got: vip' in text
+    assert 'rolling_restart_primary_endpoint must be one of: haproxy, tasks, none, got: vip' in text
     assert 'rolling_restart_primary_wait_timeout=0 is out of range 1 or more' in text
     assert pi.check('rolling_restart', {'rolling_restart_hosts': 'db1:db2'})['hosts'] == ['db1:db2']
     text = problems('rolling_restart', {'rolling_restart_roles': ['adaptive_hash', 'myrock'],
