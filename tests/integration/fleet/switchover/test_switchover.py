@@ -7,19 +7,15 @@
   acknowledged commits small.
 - A delayed candidate is refused before any change (the `tasks` endpoint method: endpoint.yml, a file naming the
   primary, is left alone).
-- The candidate killed while it waits for the old primary's GTID set: the old primary is writable again and HAProxy's
-  writers are back on it.
 """
 import json
 import os
-import signal
-import threading
 import time
 
 import pymysql
 import pytest
 from dbfleet_testing import clusterfaults
-from dbfleet_testing.replication import one, pid_of, pids, wait_replicating
+from dbfleet_testing.replication import one, pids, wait_replicating
 from dbfleet_testing.runs import flat, playbook
 from dbfleet_lab import haproxy  # pylint: disable=wrong-import-order
 from dbfleet_lab.netns import GATEWAY  # pylint: disable=wrong-import-order
@@ -134,63 +130,6 @@ def test_a_delayed_candidate_is_refused_before_any_change(fleet, pairs, tmp_path
     assert pids(fleet) == before, out
     assert one(fleet, 'db1', 'SELECT @@GLOBAL.super_read_only') == 0
     assert endpoint.read_text() == 'db1'
-
-
-def test_the_candidate_killed_while_it_waits_puts_the_old_primary_back(fleet, pairs):
-    pair = pairs[0]
-    writer = pair.writer()
-    writer.start()
-    locker = fleet.connect('db2')
-    killed = {}
-
-    def kill_while_waiting():
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not killed:
-            # The promotion's wait (not the gate's, which waits the same way): once db1 was made read-only.
-            try:
-                rows = one(fleet, 'db1', 'SELECT @@GLOBAL.super_read_only') == 1 and fleet.query(
-                    'db2', "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE "
-                           "'SELECT WAIT_FOR_EXECUTED_GTID_SET%'")
-            except pymysql.err.MySQLError:
-                rows = []
-            if rows:
-                killed['pid'] = pid_of(fleet, 'db2')
-                os.kill(killed['pid'], signal.SIGKILL)
-                return
-            time.sleep(0.1)
-
-    try:
-        time.sleep(1)
-        # The applier of db2 waits behind this lock: db2 cannot reach db1's GTID set, and the wait goes on.
-        with locker.cursor() as cur:
-            cur.execute('LOCK TABLES %s.t READ' % clusterfaults.SCHEMA)
-        with fleet.killed_stays_down('db2'):
-            killer = threading.Thread(target=kill_while_waiting)
-            killer.start()
-            rc, out = playbook(fleet.inventory, 'rolling_restart.yml', extra(
-                fleet, 'db1:db2', rolling_restart_primary_wait_timeout=60, rolling_restart_timeout=60), timeout=300)
-            killer.join(130)
-    finally:
-        try:
-            locker.close()
-        except pymysql.err.Error:
-            pass
-    assert killed, out
-    text = flat(out)
-    assert rc != 0, out
-    assert 'the switchover of db1 to db2 failed at step promote db2' in text, out
-    assert 'Put back: db1 is writable again' in text, out
-    assert one(fleet, 'db1', 'SELECT @@GLOBAL.super_read_only') == 0
-    assert lb_states(fleet, 'db1') == dict(db1='ready', db2='maint')
-    time.sleep(1)
-    writer.stop.set()
-    writer.join(10)
-    fleet.run('up', 'db2')
-    no_errant(fleet, 'db1', 'db2')
-    figures = dict(rows_lost=0, rows_committed=0, writer_errors=0, checksums_compared=0)
-    clusterfaults.compare(pair, writer, figures)
-    print('candidate killed while it waited: %d commits acknowledged, 0 lost, longest gap %.2f s'
-          % (figures['rows_committed'], writer.committed.longest_gap()))
 
 
 def test_rolling_restart_with_switchover_and_hand_back_under_writes(fleet, pairs):
