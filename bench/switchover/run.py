@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -101,10 +102,14 @@ def arm(args, creds, hosts, primary, replica, port, mode):
     if mode == 'switchover':
         extra.update(rolling_restart_primary_endpoint='haproxy', rolling_restart_primary_hand_back=True,
                      rolling_restart_primary_replication_password=creds['replication_password'])
-    started = time.monotonic()
-    proc = subprocess.run([os.path.join(REPO, '.venv', 'bin', 'ansible-playbook'), '-i', args.inventory,
-                           os.path.join(REPO, 'playbooks', 'rolling_restart.yml'), '-e', json.dumps(extra)],
-                          capture_output=True, text=True, cwd=REPO, check=False)
+    # The extra variables in a private file, not on the command line (the replication password).
+    with tempfile.NamedTemporaryFile('w', suffix='.json') as handle:
+        json.dump(extra, handle)
+        handle.flush()
+        started = time.monotonic()
+        proc = subprocess.run([os.path.join(REPO, '.venv', 'bin', 'ansible-playbook'), '-i', args.inventory,
+                               os.path.join(REPO, 'playbooks', 'rolling_restart.yml'), '-e', '@' + handle.name],
+                              capture_output=True, text=True, cwd=REPO, check=False)
     took = time.monotonic() - started
     time.sleep(2)
     writer.stop.set()
