@@ -143,12 +143,12 @@ def main():
         if primary in args.pairs:
             for mode in ('in_place', 'switchover'):
                 rows.append(arm(args, creds, hosts, primary, replica, port, mode))
-    print('%-8s %-11s %7s %7s %7s %16s %5s %7s %11s' % ('pair', 'primary', 'run s', 'acks', 'errors',
-                                                       'longest gap s', 'lost', 'errant', 'replicating'))
+    header = ('pair', 'primary', 'run s', 'acks', 'errors', 'longest gap s', 'lost', 'errant', 'replicating')
+    print('%-8s %-11s %7s %7s %7s %16s %5s %7s %11s' % header)
     for r in rows:
-        print('%-8s %-11s %7.1f %7d %7d %16.2f %5d %7s %11s' % (r['pair'], r['mode'], r['run_s'], r['acks'], r['errors'],
-                                                              r['gap_s'], r['lost'], r['errant'], r['replicating']))
-
+        values = (r['pair'], r['mode'], r['run_s'], r['acks'], r['errors'], r['gap_s'], r['lost'], r['errant'],
+                  r['replicating'])
+        print('%-8s %-11s %7.1f %7d %7d %16.2f %5d %7s %11s' % values)
 
 if __name__ == '__main__':
     main()

@@ -731,9 +731,9 @@ class Fleet(Lab):
                   if h.name in ("db1", "db2", "db3", "db4") and self.instance(h.name).pid())
         started = haproxy.start(self.root, GATEWAY, up)
         if started:
+            pairs = ", ".join("%s/%s %d" % (p, r, port) for p, r, port in haproxy.PAIRS if p in up and r in up)
             say("writer endpoints: haproxy (pid %d) on %s: %s; runtime API %s"
-                % (started, GATEWAY, ", ".join("%s/%s %d" % (p, r, port) for p, r, port in haproxy.PAIRS
-                                              if p in up and r in up), haproxy.socket_path(self.root)))
+                % (started, GATEWAY, pairs, haproxy.socket_path(self.root)))
 
     def _replicas_of(self, hosts):
         """Running replicas whose primary is among hosts."""

@@ -12,8 +12,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import switchover a
 def switchover_plan(members, primary, candidate=None, endpoint=None, max_lag=60, order=None, hosts=None, password_set=True,
                     haproxy=None):
     """The switchover of primary to candidate (None: chosen) over members' topology facts; see switchover_plan.yml."""
-    return _switchover.plan(primary, members, candidate or None, endpoint, int(max_lag), order, hosts,
-                             bool(password_set), haproxy)
+    return _switchover.plan(primary, members, candidate or None, endpoint, int(max_lag), order, hosts, bool(password_set),
+                            haproxy)
 
 
 def switchover_stopped(switch, stage, failure, restored=None):

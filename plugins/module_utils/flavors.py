@@ -412,26 +412,23 @@ CAPABILITIES = {
     # 8.0.23 CHANGE REPLICATION SOURCE TO with SOURCE_* options (for CHANGE MASTER TO with MASTER_*) (MySQL 8.0
     # release notes 8.0.22 / 8.0.23, "Replication: terminology"); MariaDB keeps CHANGE MASTER TO and START/STOP/
     # RESET SLAVE (10.5.1 added REPLICA as a synonym of SLAVE only) (MariaDB KB "CHANGE MASTER TO", "START SLAVE").
-    'replica_statements': [_span(MYSQL_LIKE, (8, 0, 23), None, dict(
-                               change='CHANGE REPLICATION SOURCE TO', start='START REPLICA', stop='STOP REPLICA',
-                               reset_all='RESET REPLICA ALL', host='SOURCE_HOST', port='SOURCE_PORT',
-                               user='SOURCE_USER', password='SOURCE_PASSWORD', ssl='SOURCE_SSL',
-                               gtid='SOURCE_AUTO_POSITION = 1')),
-                           _span(MYSQL_LIKE, (8, 0, 22), (8, 0, 23), dict(
-                               change='CHANGE MASTER TO', start='START REPLICA', stop='STOP REPLICA',
-                               reset_all='RESET REPLICA ALL', host='MASTER_HOST', port='MASTER_PORT',
-                               user='MASTER_USER', password='MASTER_PASSWORD', ssl='MASTER_SSL',
-                               gtid='MASTER_AUTO_POSITION = 1')),
-                           _span(MYSQL_LIKE, (5, 6, 5), (8, 0, 22), dict(
-                               change='CHANGE MASTER TO', start='START SLAVE', stop='STOP SLAVE',
-                               reset_all='RESET SLAVE ALL', host='MASTER_HOST', port='MASTER_PORT',
-                               user='MASTER_USER', password='MASTER_PASSWORD', ssl='MASTER_SSL',
-                               gtid='MASTER_AUTO_POSITION = 1')),
-                           _span((MARIADB,), (10, 0, 2), None, dict(
-                               change='CHANGE MASTER TO', start='START SLAVE', stop='STOP SLAVE',
-                               reset_all='RESET SLAVE ALL', host='MASTER_HOST', port='MASTER_PORT',
-                               user='MASTER_USER', password='MASTER_PASSWORD', ssl='MASTER_SSL',
-                               gtid='MASTER_USE_GTID = slave_pos'))],
+    'replica_statements': [
+        _span(MYSQL_LIKE, (8, 0, 23), None, dict(
+            change='CHANGE REPLICATION SOURCE TO', start='START REPLICA', stop='STOP REPLICA', reset_all='RESET REPLICA ALL',
+            host='SOURCE_HOST', port='SOURCE_PORT', user='SOURCE_USER', password='SOURCE_PASSWORD', ssl='SOURCE_SSL',
+            gtid='SOURCE_AUTO_POSITION = 1')),
+        _span(MYSQL_LIKE, (8, 0, 22), (8, 0, 23), dict(
+            change='CHANGE MASTER TO', start='START REPLICA', stop='STOP REPLICA', reset_all='RESET REPLICA ALL',
+            host='MASTER_HOST', port='MASTER_PORT', user='MASTER_USER', password='MASTER_PASSWORD', ssl='MASTER_SSL',
+            gtid='MASTER_AUTO_POSITION = 1')),
+        _span(MYSQL_LIKE, (5, 6, 5), (8, 0, 22), dict(
+            change='CHANGE MASTER TO', start='START SLAVE', stop='STOP SLAVE', reset_all='RESET SLAVE ALL',
+            host='MASTER_HOST', port='MASTER_PORT', user='MASTER_USER', password='MASTER_PASSWORD', ssl='MASTER_SSL',
+            gtid='MASTER_AUTO_POSITION = 1')),
+        _span((MARIADB,), (10, 0, 2), None, dict(
+            change='CHANGE MASTER TO', start='START SLAVE', stop='STOP SLAVE', reset_all='RESET SLAVE ALL',
+            host='MASTER_HOST', port='MASTER_PORT', user='MASTER_USER', password='MASTER_PASSWORD', ssl='MASTER_SSL',
+            gtid='MASTER_USE_GTID = slave_pos'))],
     # The variable that keeps every write out of a demoted primary, replication's own excepted: super_read_only
     # (MySQL 5.7.8+, which also refuses users with SUPER / CONNECTION_ADMIN) or read_only (MariaDB, whose read_only
     # lets SUPER / READ_ONLY ADMIN users write: the switchover's session step ends their sessions or waits for them).

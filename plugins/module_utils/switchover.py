@@ -338,10 +338,10 @@ def stopped(switch, stage, failure, restored=None):
                                 if isinstance(r, dict) and r.get('failed'))
     primary, candidate = switch.get('primary'), switch.get('candidate')
     if stage == 'promoted':
+        servers = ', '.join((switch.get('others') or []) + [primary])
         return ('the switchover of %s stopped after %s became the primary (writable, the writer endpoint on it): %s. '
                 'What remains: point the servers that do not replicate from %s yet (of %s) at it with GTID '
-                'auto-positioning; %s was not restarted.' % (primary, candidate, why, candidate,
-                                                            ', '.join((switch.get('others') or []) + [primary]), primary))
+                'auto-positioning; %s was not restarted.' % (primary, candidate, why, candidate, servers, primary))
     if restored is None or restored.get('skipped'):
         back = '%s was not changed' % primary
     elif restored.get('failed') or restored.get('unreachable'):

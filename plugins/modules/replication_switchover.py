@@ -24,7 +24,7 @@ description:
     most O(timeout) seconds, then stops replication, resets it (C(RESET REPLICA ALL) / C(RESET SLAVE ALL)) and turns
     C(read_only) (and C(super_read_only)) off. A timeout fails before anything changed on the candidate.
   - V(endpoint) moves the writer endpoint through HAProxy's runtime API (O(haproxy_socket), on the host the task runs
-    on, usually the load balancer's): V(drained) drains O(old_server), V(moved) sets O(new_server) ready and
+    on, usually the load balancer's) - V(drained) drains O(old_server), V(moved) sets O(new_server) ready and
     O(old_server) in maintenance with its sessions shut, V(restored) the other way round (O(endpoint_state)). No
     database login is made for it.
   - V(repoint) (every other replica, and the old primary) points the server at O(source_host):O(source_port) with GTID

@@ -79,7 +79,8 @@ def test_every_problem_of_the_candidate_is_named_at_once():
         candidate='db2', endpoint=None, password_set=False)
     assert not plan['ok']
     text = '; '.join(plan['problems'])
-    for part in ('restart_primary_endpoint', 'restart_primary_replication_password is not set', 'SQL thread No', 'SQL_Delay 3600 s', 'Replicate_Ignore_DB=audit',
+    for part in ('restart_primary_endpoint', 'restart_primary_replication_password is not set', 'SQL thread No',
+                 'SQL_Delay 3600 s', 'Replicate_Ignore_DB=audit',
                  'not on GTID auto-positioning', 'log_bin is OFF', 'log_replica_updates is OFF',
                  'errant transactions the primary does not have: ' + U2 + ':1-7'):
         assert part in text, part
