@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Restarting an asynchronous primary in place vs with the switchover, side by side in one run (bench/switchover).
 
 On the SSH fleet (`DBFLEET_FLEET_NET=N DBFLEET_FLEET_CLUSTERS=0 python lab/lab.py --mode ssh up`), for each pair asked
@@ -73,7 +73,7 @@ class Writer(threading.Thread):
             time.sleep(0.01)
 
     def longest_gap(self):
-        times = [t for t, _ in self.acks]
+        times = [stamp for stamp, _seq in self.acks]
         return max((b - a for a, b in zip(times, times[1:])), default=0.0)
 
 
@@ -124,7 +124,7 @@ def arm(args, creds, hosts, primary, replica, port, mode):
               if mysql else ('' if query(hosts[replica], creds, 'SELECT @@GLOBAL.gtid_slave_pos')[0][0] == position
                              else 'positions differ'))
     seqs = set(r[0] for r in query(addr, creds, 'SELECT seq FROM %s.t' % SCHEMA))
-    lost = [s for _, s in writer.acks if s not in seqs]
+    lost = [seq for _stamp, seq in writer.acks if seq not in seqs]
     status = query(hosts[replica], creds, 'SHOW REPLICA STATUS' if mysql else 'SHOW SLAVE STATUS')
     return dict(pair='%s/%s' % (primary, replica), mode=mode, run_s=took, acks=len(writer.acks), errors=writer.errors,
                 gap_s=writer.longest_gap(), lost=len(lost), errant=errant or '-', replicating=bool(status))

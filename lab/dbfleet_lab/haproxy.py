@@ -62,7 +62,7 @@ def pid(fleet_root):
 
 def start(fleet_root, gateway, addresses):
     """Start HAProxy for the pairs that are up (once: a running one is left as it is). Returns its pid or None."""
-    if not any(p in addresses and r in addresses for p, r, _ in PAIRS):
+    if not any(p in addresses and r in addresses for p, r, _port in PAIRS):
         return None
     running = pid(fleet_root)
     if running:

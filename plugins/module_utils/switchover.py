@@ -455,7 +455,7 @@ def promote(conn, query, execute, global_variables, wait_for, timeout, expect_so
         raise SwitchoverError('does not replicate from server_id %s' % expect_source_server_id)
     sql, ok = topology.gtid_wait_sql(model)
     writable = ['super_read_only', 'read_only'] if facts.get('super_read_only') is not None else ['read_only']
-    planned = ['%s(%s, %d)' % (sql.split('(')[0].replace('SELECT ', ''), wait_for, timeout), stmts['stop'],
+    planned = ['%s(%s, %d)' % (sql.split('(', maxsplit=1)[0].replace('SELECT ', ''), wait_for, timeout), stmts['stop'],
                stmts['reset_all']] + ['SET GLOBAL %s = OFF' % n for n in writable]
     if check_mode:
         return dict(changed=True, msg='would run: ' + '; '.join(planned), statements=planned)
@@ -464,7 +464,7 @@ def promote(conn, query, execute, global_variables, wait_for, timeout, expect_so
     value = list(rows[0].values())[0] if rows else None
     if value is None or int(value) != ok:
         raise SwitchoverError('did not reach the old primary\'s GTID set %s within %d s (%s returned %s)'
-                              % (wait_for, timeout, sql.split('(')[0].replace('SELECT ', ''), value))
+                              % (wait_for, timeout, sql.split('(', maxsplit=1)[0].replace('SELECT ', ''), value))
     waited = time.monotonic() - started
     execute(conn, stmts['stop'])
     execute(conn, stmts['reset_all'])
@@ -512,7 +512,7 @@ def repoint(conn, query, execute, global_variables, source_host, source_port, us
     if was_primary and not user:
         raise SwitchoverError('was a primary: replication_user (and replication_password) are needed to repoint it')
     planned = repoint_statements(identity, source_host, source_port, user, password, ssl, was_primary)
-    shown = [s for s, _ in planned]
+    shown = [statement for statement, _args in planned]
     if check_mode:
         return dict(changed=True, statements=shown, msg='would run: ' + '; '.join(shown))
     for statement, args in planned:

@@ -214,7 +214,7 @@ def test_demote_sets_super_read_only_kills_the_writers_only_and_reads_the_set_af
     out = switchover.demote(None, server.query, server.execute, server.global_variables)
     assert out['before'] == dict(read_only='OFF', super_read_only='OFF')
     assert out['position'] == U1 + ':1-100' and out['changed']
-    assert [s for s, _ in server.ran if not s.startswith('SELECT')] == ['SET GLOBAL super_read_only = ON', 'KILL 11']
+    assert [s for s, _args in server.ran if not s.startswith('SELECT')] == ['SET GLOBAL super_read_only = ON', 'KILL 11']
     assert out['killed'] == [dict(id=11, user='app', host='10.0.0.9:5000')]
 
 
@@ -240,14 +240,14 @@ STATUS = [dict(Replica_IO_Running='Yes', Replica_SQL_Running='Yes', Source_Serve
 def test_promote_waits_then_stops_resets_and_opens_writes_or_changes_nothing_on_a_timeout():
     server = FakeServer(dict(MYSQL_VARS, read_only='ON', super_read_only='ON', server_id='2'), STATUS)
     out = switchover.promote(None, server.query, server.execute, server.global_variables, U1 + ':1-100', 5, 1)
-    assert [s for s, _ in server.ran if not s.startswith(('SELECT', 'SHOW'))] == [
+    assert [s for s, _args in server.ran if not s.startswith(('SELECT', 'SHOW'))] == [
         'STOP REPLICA', 'RESET REPLICA ALL', 'SET GLOBAL super_read_only = OFF', 'SET GLOBAL read_only = OFF']
     assert ('SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s) AS r', (U1 + ':1-100', 5)) in server.ran
     assert out['changed']
     server = FakeServer(dict(MYSQL_VARS, server_id='2'), STATUS, wait_result=1)
     with pytest.raises(switchover.SwitchoverError, match='did not reach the old primary'):
         switchover.promote(None, server.query, server.execute, server.global_variables, U1 + ':1-100', 5, 1)
-    assert not [s for s, _ in server.ran if s.startswith(('STOP', 'RESET', 'SET'))]
+    assert not [s for s, _args in server.ran if s.startswith(('STOP', 'RESET', 'SET'))]
     with pytest.raises(switchover.SwitchoverError, match='no GTID set to wait for'):
         switchover.promote(None, server.query, server.execute, server.global_variables, ' ', 5, 1)
     with pytest.raises(switchover.SwitchoverError, match='does not replicate from server_id 9'):
@@ -260,7 +260,7 @@ def test_repoint_spells_each_flavor_and_passes_the_password_as_an_argument():
                              'repl', 's3cret', True)
     assert out['statements'] == ['CHANGE REPLICATION SOURCE TO SOURCE_HOST = %s, SOURCE_PORT = %s, SOURCE_USER = %s, '
                                  'SOURCE_PASSWORD = %s, SOURCE_SSL = 1, SOURCE_AUTO_POSITION = 1', 'START REPLICA']
-    assert 's3cret' not in out['msg'] and ('10.0.0.12', 3306, 'repl', 's3cret') in [a for _, a in server.ran]
+    assert 's3cret' not in out['msg'] and ('10.0.0.12', 3306, 'repl', 's3cret') in [a for _sql, a in server.ran]
     server = FakeServer(MARIADB_VARS)
     out = switchover.repoint(None, server.query, server.execute, server.global_variables, '10.0.0.14', 3306, 'repl', 'x')
     assert out['statements'] == ['SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_binlog_pos',
@@ -273,4 +273,4 @@ def test_repoint_spells_each_flavor_and_passes_the_password_as_an_argument():
                              check_mode=True)
     assert out['msg'] == ('would run: STOP REPLICA; CHANGE REPLICATION SOURCE TO SOURCE_HOST = %s, SOURCE_PORT = %s, '
                           'SOURCE_AUTO_POSITION = 1; START REPLICA')
-    assert not [s for s, _ in replica.ran if not s.startswith('SHOW')]
+    assert not [s for s, _args in replica.ran if not s.startswith('SHOW')]

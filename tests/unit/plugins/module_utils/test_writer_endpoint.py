@@ -30,7 +30,7 @@ class FakeHAProxy:
         if text.startswith('show servers state'):
             return state_text(self.states)
         if text.startswith('set server'):
-            target, _, state = text[len('set server '):].split(' ')
+            target, _word, state = text[len('set server '):].split(' ')
             self.states[target.split('/')[1]] = state
         return '\n'
 
