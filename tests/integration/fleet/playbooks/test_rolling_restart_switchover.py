@@ -5,7 +5,7 @@
 - One rolling_restart.yml run restarts all four with the switchover and the hand-back while a writer per pair commits
   through HAProxy: no acknowledged commit lost, no errant GTID, replication running, the longest gap between two
   acknowledged commits small.
-- A delayed candidate is refused before any change (the `tasks` endpoint method: endpoint.yml, a file naming the
+- A delayed candidate is refused before any change (the `tasks` endpoint method: tests/integration/tasks/switchover_endpoint.yml, a file naming the
   primary, is left alone).
 """
 import json
@@ -22,7 +22,7 @@ from dbfleet_lab.netns import GATEWAY  # pylint: disable=wrong-import-order
 
 pytestmark = pytest.mark.fleet
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+TASKS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'tasks')
 PORTS = dict((p, port) for p, _r, port in haproxy.PAIRS)
 
 
@@ -118,7 +118,7 @@ def test_a_delayed_candidate_is_refused_before_any_change(fleet, pairs, tmp_path
     try:
         before = pids(fleet)
         rc, out = playbook(fleet.inventory, 'rolling_restart.yml', extra(
-            fleet, 'db1:db2', 'tasks', rolling_restart_primary_endpoint_tasks=os.path.join(HERE, 'endpoint.yml'),
+            fleet, 'db1:db2', 'tasks', rolling_restart_primary_endpoint_tasks=os.path.join(TASKS, 'switchover_endpoint.yml'),
             switchover_endpoint_file=str(endpoint)))
     finally:
         for statement in ('STOP REPLICA', 'CHANGE REPLICATION SOURCE TO SOURCE_DELAY = 0', 'START REPLICA'):
