@@ -150,5 +150,6 @@ def main():
                   r['replicating'])
         print('%-8s %-11s %7.1f %7d %7d %16.2f %5d %7s %11s' % values)
 
+
 if __name__ == '__main__':
     main()

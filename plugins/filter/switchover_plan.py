@@ -16,9 +16,9 @@ def switchover_plan(members, primary, candidate=None, endpoint=None, max_lag=60,
                             haproxy)
 
 
-def switchover_stopped(switch, stage, failure, restored=None):
+def switchover_stopped(switch, stage, failure, restored=None, endpoint_failed=None):
     """The message that stops the run when a switchover failed; see switchover_stopped.yml."""
-    return _switchover.stopped(switch, stage, failure, restored)
+    return _switchover.stopped(switch, stage, failure, restored, endpoint_failed)
 
 
 class FilterModule(object):

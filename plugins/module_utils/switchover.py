@@ -328,9 +328,10 @@ def steps(primary, candidate, others, members, endpoint):
     return out
 
 
-def stopped(switch, stage, failure, restored=None):
+def stopped(switch, stage, failure, restored=None, endpoint_failed=None):
     """The message that stops the run when a switch failed at stage ('checks', 'demote X', 'promote Y', 'promoted'):
-    why, and what was put back (before the promotion) or what remains (after it)."""
+    why, and what was put back (before the promotion) or what remains (after it). endpoint_failed: why the writer
+    endpoint could not be put back (None: it was)."""
     failure = failure or {}
     why = str(failure.get('msg') or 'failed').strip()
     if isinstance(failure.get('results'), list):
@@ -349,8 +350,10 @@ def stopped(switch, stage, failure, restored=None):
             primary, str(restored.get('msg') or 'unreachable').strip())
     else:
         back = '%s is writable again (%s)' % (primary, restored.get('msg'))
-    return ('the switchover of %s to %s failed at step %s: %s. Put back: %s, the writer endpoint on %s; '
-            '%s still replicates from it.' % (primary, candidate, stage, why, back, primary, candidate))
+    lb = ('the writer endpoint could NOT be put back on %s (%s)' % (primary, str(endpoint_failed).strip())
+          if endpoint_failed else 'the writer endpoint on %s' % primary)
+    return ('the switchover of %s to %s failed at step %s: %s. Put back: %s, %s; %s still replicates from it.'
+            % (primary, candidate, stage, why, back, lb, candidate))
 
 
 # ---------------------------------------------------------------- on one server (module replication_switchover)

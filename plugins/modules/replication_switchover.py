@@ -77,7 +77,7 @@ options:
     default: 30
   expect_source_server_id:
     description:
-      - V(promote) - the old primary's C(server_id): the candidate must replicate from it.
+      - V(promote) - the old primary's C(server_id), which the candidate must replicate from.
     type: int
   source_host:
     description:

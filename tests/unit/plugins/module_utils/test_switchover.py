@@ -164,6 +164,8 @@ def test_the_stop_message_says_what_was_put_back_or_what_remains():
     after = switchover.stopped(plan, 'promoted', dict(msg='x', results=[dict(__restart_item='db1', failed=True, msg='no')]))
     assert after.startswith('the switchover of db1 stopped after db2 became the primary') and 'db1: no' in after
     assert 'db1 could NOT be made writable again' in switchover.stopped(plan, 'demote db1', {}, dict(failed=True, msg='gone'))
+    assert 'the writer endpoint could NOT be put back on db1 (no socket)' in switchover.stopped(
+        plan, 'demote db1', {}, None, 'no socket')
 
 
 # ---------------------------------------------------------------- the steps, on one server
