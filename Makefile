@@ -14,7 +14,7 @@ export PATH := $(VENV)/bin:$(PATH)
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_CONFIG := $(ROOT)/ansible.cfg
 
-APT_PACKAGES := mariadb-server mariadb-client libaio1 libnuma1 openssh-server iproute2 \
+APT_PACKAGES := mariadb-server mariadb-client libaio1 libnuma1 openssh-server iproute2 haproxy \
                 percona-toolkit sysbench libmemcached-tools unzip maven chromium chromium-driver \
                 debootstrap galera-4 rsync nftables systemd-container
 # gcc builds bench/verify_fleet/delay_relay.c, the delayed network path of the latency bench and of

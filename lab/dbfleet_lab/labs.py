@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 
 import pymysql
 
-from . import LabError, clusters, galera, machines, reserve_ports, run, say, tls, yamlout
-from .netns import NET, NETMASK, PREFIX, Namespace, Sshd, close_control_masters, ensure_bridge, remove_bridge
+from . import LabError, clusters, galera, haproxy, machines, reserve_ports, run, say, tls, yamlout
+from .netns import GATEWAY, NET, NETMASK, PREFIX, Namespace, Sshd, close_control_masters, ensure_bridge, remove_bridge
 from .servers import MARIADB118, MYSQL56, MYSQL57, MYSQL80, MYSQL97, ChrootServer, Instance, MariaDB, ensure_template
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -618,6 +618,10 @@ class Fleet(Lab):
         extra = ["relay-log = relay-bin"]
         if host.kind.flavor == "mysql":
             extra += ["gtid_mode = ON", "enforce_gtid_consistency = ON"]
+        elif not host.cluster:
+            # A replica that may become the primary (the restart role's switchover) logs what it applies, as MySQL
+            # 8.0 does by default (log_replica_updates): its binary log then has the whole history.
+            extra += ["log_slave_updates = ON"]
         if host.source:
             extra += ["read_only = ON"] + (["super_read_only = ON"] if host.kind.flavor == "mysql" else [])
         if booted(host):
@@ -719,6 +723,17 @@ class Fleet(Lab):
             if host.source:
                 self._replicate(host, self.hosts[host.source].address, self.PORT, REPL_USER,
                                 creds["replication_password"])
+        self._writer_endpoints()
+
+    def _writer_endpoints(self):
+        """HAProxy in front of each replicated pair that is up (lab/dbfleet_lab/haproxy.py)."""
+        up = dict((h.name, h.address) for h in self.HOSTS
+                  if h.name in ("db1", "db2", "db3", "db4") and self.instance(h.name).pid())
+        started = haproxy.start(self.root, GATEWAY, up)
+        if started:
+            pairs = ", ".join("%s/%s %d" % (p, r, port) for p, r, port in haproxy.PAIRS if p in up and r in up)
+            say("writer endpoints: haproxy (pid %d) on %s: %s; runtime API %s"
+                % (started, GATEWAY, pairs, haproxy.socket_path(self.root)))
 
     def _replicas_of(self, hosts):
         """Running replicas whose primary is among hosts."""
@@ -736,6 +751,8 @@ class Fleet(Lab):
 
     def down(self, names=(), purge=False):
         stopping = self.select(names) if names else list(self.HOSTS)
+        if any(h.name in ("db1", "db2", "db3", "db4") for h in stopping) and haproxy.stop(self.root):
+            say("writer endpoints: haproxy stopped")
         paused = self._replicas_of(stopping)
         self._replication(paused, start=False)
         super().down(names, purge)
@@ -807,7 +824,7 @@ class Fleet(Lab):
         if booted(host):
             return self.booted_host_vars(host)
         hostvars = dict(super().host_vars(host, instance), ansible_host=host.address,
-                        dbfleet_login_host=host.address)
+                        dbfleet_login_host=host.address, **haproxy.host_vars(self.root, host.name))
         if host.source:
             hostvars["dbfleet_replication_source"] = host.source
         return hostvars
@@ -851,6 +868,7 @@ class Fleet(Lab):
         hostvars = {"ansible_host": host.address,
                     "dbfleet_lab_expected_flavor": host.kind.flavor,
                     "dbfleet_lab_expected_version": host.kind.version}
+        hostvars.update(haproxy.host_vars(self.root, host.name))
         if host.source:
             hostvars["dbfleet_replication_source"] = host.source
         if host.name not in self.BOOTED_INVENTORY_HOSTS:

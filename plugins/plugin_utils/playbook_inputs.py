@@ -190,6 +190,17 @@ PLAYBOOKS = dict((p.name, p) for p in (
         timeout=role_option('restart', 'restart_timeout', range=RESTART_RANGES['restart_timeout']),
         max_lag=role_option('restart', 'restart_max_lag', range=RESTART_RANGES['restart_max_lag']),
         serial=dict(type='raw', default=0),
+        # The asynchronous primary's restart (the restart role's restart_primary*): in place, or after a switchover.
+        primary=role_option('restart', 'restart_primary'),
+        primary_candidate=role_option('restart', 'restart_primary_candidate'),
+        primary_hand_back=role_option('restart', 'restart_primary_hand_back'),
+        primary_endpoint=role_option('restart', 'restart_primary_endpoint', choices=['haproxy', 'tasks', 'none']),
+        primary_endpoint_tasks=role_option('restart', 'restart_primary_endpoint_tasks'),
+        primary_sessions=role_option('restart', 'restart_primary_sessions'),
+        primary_sessions_timeout=role_option('restart', 'restart_primary_sessions_timeout', range=(1, None)),
+        primary_wait_timeout=role_option('restart', 'restart_primary_wait_timeout', range=(1, None)),
+        primary_replication_user=role_option('restart', 'restart_primary_replication_user'),
+        primary_replication_password=role_option('restart', 'restart_primary_replication_password'),
     )),
     Playbook('advise_ahi', 'advise_ahi', dict(
         hosts=dict(type='list', elements='str', default=['all']),   # a pattern, or a list of them

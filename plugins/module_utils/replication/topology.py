@@ -82,7 +82,18 @@ def channel_from_row(row):
         executed_gtid_set=_gtid_text(_pick(row, 'Executed_Gtid_Set')),
         gtid_io_pos=_gtid_text(_pick(row, 'Gtid_IO_Pos')),
         using_gtid=_pick(row, 'Using_Gtid', 'Auto_Position'),
+        # What a switchover checks of a candidate and of the replicas it repoints (switchover.py).
+        sql_delay=_int_or_none(_pick(row, 'SQL_Delay')) or 0,
+        filters=dict((name, row[name]) for name in REPLICATION_FILTERS if row.get(name) not in (None, '')),
+        source_user=_pick(row, 'Source_User', 'Master_User'),
+        source_ssl=str(_pick(row, 'Source_SSL_Allowed', 'Master_SSL_Allowed') or '').lower() == 'yes',
     )
+
+
+# The replication filter columns of SHOW REPLICA / SLAVE STATUS (the same names on MySQL and MariaDB).
+REPLICATION_FILTERS = ('Replicate_Do_DB', 'Replicate_Ignore_DB', 'Replicate_Do_Table', 'Replicate_Ignore_Table',
+                       'Replicate_Wild_Do_Table', 'Replicate_Wild_Ignore_Table', 'Replicate_Rewrite_DB',
+                       'Replicate_Do_Domain_Ids', 'Replicate_Ignore_Domain_Ids', 'Replicate_Ignore_Server_Ids')
 
 
 def channel_problems(channel, max_lag=None):
@@ -110,7 +121,7 @@ def channel_problems(channel, max_lag=None):
 
 SERVER_VARIABLES = ('server_uuid', 'server_id', 'read_only', 'super_read_only', 'gtid_mode',
                     'gtid_executed', 'gtid_binlog_pos', 'gtid_slave_pos', 'gtid_current_pos',
-                    'gtid_domain_id', 'log_bin')
+                    'gtid_domain_id', 'log_bin', 'log_replica_updates', 'log_slave_updates')
 
 
 def facts_from(identity, variables, rows, statement, error=None, cluster=None):
@@ -127,6 +138,8 @@ def facts_from(identity, variables, rows, statement, error=None, cluster=None):
         read_only=_onoff(variables.get('read_only')),
         super_read_only=_onoff(variables.get('super_read_only')) if has_sro else None,
         log_bin=_onoff(variables.get('log_bin')),
+        log_replica_updates=_onoff(variables.get(flavors.capability('log_replica_updates_variable', identity.flavor,
+                                                                    identity.version))),
         gtid=dict(model=gtid_model, mode=None, executed=None, binlog_pos=None, slave_pos=None,
                   current_pos=None, domain_id=None),
         statement=statement,

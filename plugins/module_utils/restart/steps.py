@@ -91,6 +91,8 @@ def steps(plan, hostvars, check_mode=False, checked=None, topology=None):
             members = list((topo.get('cluster') or {}).get('members') or [])
         out[host] = dict(
             replicas=[h for h in hosts if host in (hosts[h].get('sources') or [])],
+            # The servers of its replication topology (a switchover reads and repoints them).
+            members=[h for h in hosts if info.get('topology') and hosts[h].get('topology') == info.get('topology')],
             peers=[m for m in members if m != host],
             candidates=[hosts[h]['server_uuid'] for h in now[:index] if hosts[h].get('server_uuid')],
             untouched=now[index + 1:] + [d['host'] for d in plan.get('deferred') or []],
@@ -99,6 +101,9 @@ def steps(plan, hostvars, check_mode=False, checked=None, topology=None):
             drain_files=(_var(hostvars, host, '__restart_inputs') or {}).get('drain_files') or {},
             service=_var(hostvars, host, 'dbfleet_service_name') or services.get(host),
         )
+        # restart_primary: switchover: a primary of an asynchronous topology with replicas hands its role away first.
+        out[host]['switchover'] = bool(not cluster and info.get('role') == 'primary' and out[host]['replicas']
+                                       and _var(hostvars, host, '__restart_primary') == 'switchover')
     drains = []
     for host in now:
         step = out[host]
@@ -111,7 +116,8 @@ def steps(plan, hostvars, check_mode=False, checked=None, topology=None):
             how = '%s before the stop, %s after the gate' % (files.get('drain'), files.get('restore'))
         drains.append('%s: %s, %s' % (host, step['drain'], how))
     return dict(message=_order(plan, hostvars, check_mode), hosts=out, drain_message='; '.join(drains),
-                drain_check=[h for h in now if out[h]['drain'] in MEMBER_DRAINS])
+                drain_check=[h for h in now if out[h]['drain'] in MEMBER_DRAINS],
+                switchovers=[h for h in now if out[h]['switchover']])
 
 
 def _order(plan, hostvars, check_mode):

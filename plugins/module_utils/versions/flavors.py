@@ -407,6 +407,38 @@ CAPABILITIES = {
     # MySQL 5.6.5+) or 'mariadb' (gtid_binlog_pos / gtid_slave_pos, domain-server-sequence; 10.0.2+).
     'gtid_model': [_span(MYSQL_LIKE, (5, 6, 5), None, 'mysql'),
                    _span((MARIADB,), (10, 0, 2), None, 'mariadb')],
+    # The asynchronous replication switchover (switchover.py, module replication_switchover), its statements and
+    # names per flavor and version. MySQL 8.0.22 added START/STOP/RESET REPLICA (for START/STOP/RESET SLAVE) and
+    # 8.0.23 CHANGE REPLICATION SOURCE TO with SOURCE_* options (for CHANGE MASTER TO with MASTER_*) (MySQL 8.0
+    # release notes 8.0.22 / 8.0.23, "Replication: terminology"); MariaDB keeps CHANGE MASTER TO and START/STOP/
+    # RESET SLAVE (10.5.1 added REPLICA as a synonym of SLAVE only) (MariaDB KB "CHANGE MASTER TO", "START SLAVE").
+    'replica_statements': [
+        _span(MYSQL_LIKE, (8, 0, 23), None, dict(
+            change='CHANGE REPLICATION SOURCE TO', start='START REPLICA', stop='STOP REPLICA', reset_all='RESET REPLICA ALL',
+            host='SOURCE_HOST', port='SOURCE_PORT', user='SOURCE_USER', password='SOURCE_PASSWORD', ssl='SOURCE_SSL',
+            gtid='SOURCE_AUTO_POSITION = 1')),
+        _span(MYSQL_LIKE, (8, 0, 22), (8, 0, 23), dict(
+            change='CHANGE MASTER TO', start='START REPLICA', stop='STOP REPLICA', reset_all='RESET REPLICA ALL',
+            host='MASTER_HOST', port='MASTER_PORT', user='MASTER_USER', password='MASTER_PASSWORD', ssl='MASTER_SSL',
+            gtid='MASTER_AUTO_POSITION = 1')),
+        _span(MYSQL_LIKE, (5, 6, 5), (8, 0, 22), dict(
+            change='CHANGE MASTER TO', start='START SLAVE', stop='STOP SLAVE', reset_all='RESET SLAVE ALL',
+            host='MASTER_HOST', port='MASTER_PORT', user='MASTER_USER', password='MASTER_PASSWORD', ssl='MASTER_SSL',
+            gtid='MASTER_AUTO_POSITION = 1')),
+        _span((MARIADB,), (10, 0, 2), None, dict(
+            change='CHANGE MASTER TO', start='START SLAVE', stop='STOP SLAVE', reset_all='RESET SLAVE ALL',
+            host='MASTER_HOST', port='MASTER_PORT', user='MASTER_USER', password='MASTER_PASSWORD', ssl='MASTER_SSL',
+            gtid='MASTER_USE_GTID = slave_pos'))],
+    # The variable that keeps every write out of a demoted primary, replication's own excepted: super_read_only
+    # (MySQL 5.7.8+, which also refuses users with SUPER / CONNECTION_ADMIN) or read_only (MariaDB, whose read_only
+    # lets SUPER / READ_ONLY ADMIN users write: the switchover's session step ends their sessions or waits for them).
+    'demote_variable': [_span(MYSQL_LIKE, (5, 7, 8), None, 'super_read_only'),
+                        _span((MARIADB,), (10, 0, 0), None, 'read_only')],
+    # Whether a replica writes what it applies to its own binary log: log_replica_updates from MySQL 8.0.26
+    # (log_slave_updates before); MariaDB log_slave_updates (KB "Replication and Binary Log System Variables").
+    'log_replica_updates_variable': [_span(MYSQL_LIKE, (8, 0, 26), None, 'log_replica_updates'),
+                                     _span(MYSQL_LIKE, (5, 0, 0), (8, 0, 26), 'log_slave_updates'),
+                                     _span((MARIADB,), (10, 0, 0), None, 'log_slave_updates')],
     # performance_schema.variables_info (VARIABLE_SOURCE / VARIABLE_PATH of each global value).
     'variables_info_table': [_span(MYSQL_LIKE, (8, 0, 0), None, True)],
     # information_schema.SYSTEM_VARIABLES (READ_ONLY, DEFAULT_VALUE, GLOBAL_VALUE_ORIGIN).
@@ -470,6 +502,9 @@ CAPABILITY_DEFAULTS = {
     'system_variables_table': False,
     'system_variables_value_path': False,
     'gtid_model': None,
+    'replica_statements': None,
+    'demote_variable': 'read_only',
+    'log_replica_updates_variable': 'log_slave_updates',
     'group_replication_set_as_primary': False,
     'tablespace_size_table': None,
     'tablespace_files_catalog': None,

@@ -132,7 +132,17 @@ def test_rolling_restart_takes_the_restart_roles_defaults_and_the_registrys_role
     inputs = pi.check('rolling_restart', {})
     assert inputs == dict(hosts=['all'], roles=desired.restart_roles(desired.site_roles()), all=False,
                           timeout=pi.role_option('restart', 'restart_timeout')['default'],
-                          max_lag=pi.role_option('restart', 'restart_max_lag')['default'], serial=0)
+                          max_lag=pi.role_option('restart', 'restart_max_lag')['default'], serial=0,
+                          primary='in_place', primary_candidate=None, primary_hand_back=False, primary_endpoint=None,
+                          primary_endpoint_tasks='', primary_sessions='kill', primary_sessions_timeout=10,
+                          primary_wait_timeout=30, primary_replication_user=None, primary_replication_password=None)
+    switch = pi.check('rolling_restart', {'rolling_restart_primary': 'switchover', 'rolling_restart_primary_endpoint': 'tasks'})
+    assert (switch['primary'], switch['primary_endpoint']) == ('switchover', 'tasks')
+    text = problems('rolling_restart', {'rolling_restart_primary': 'failover', 'rolling_restart_primary_endpoint': 'vip',
+                                        'rolling_restart_primary_wait_timeout': 0})
+    assert 'rolling_restart_primary must be one of: in_place, switchover, got: failover' in text
+    assert 'rolling_restart_primary_endpoint must be one of: haproxy, tasks, none, got: vip' in text
+    assert 'rolling_restart_primary_wait_timeout=0 is out of range 1 or more' in text
     assert pi.check('rolling_restart', {'rolling_restart_hosts': 'db1:db2'})['hosts'] == ['db1:db2']
     text = problems('rolling_restart', {'rolling_restart_roles': ['adaptive_hash', 'myrock'],
                                         'rolling_restart_timeout': '0', 'rolling_restart_max_lag': -1})

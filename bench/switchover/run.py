@@ -1,0 +1,155 @@
+#!/usr/bin/env python
+"""Restarting an asynchronous primary in place vs with the switchover, side by side in one run (bench/switchover).
+
+On the SSH fleet (`DBFLEET_FLEET_NET=N DBFLEET_FLEET_CLUSTERS=0 python lab/lab.py --mode ssh up`), for each pair asked
+(db1/db2 MySQL 8.0, db3/db4 MariaDB 10.11): a writer commits one row at a time through the pair's HAProxy (the fleet's
+writer endpoint, lab/dbfleet_lab/haproxy.py) while playbooks/rolling_restart.yml restarts the pair, once with
+`rolling_restart_primary=in_place` and once with `switchover` (`haproxy` endpoint, hand-back). Printed per arm: the
+run's length, commits acknowledged, writer errors, the longest gap between two acknowledged commits, acknowledged
+commits missing from the primary at the end, errant transactions on the replica, replication running.
+
+    DBFLEET_FLEET_NET=21 .venv/bin/python bench/switchover/run.py --pairs db1 db3
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import pymysql
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, '..', '..'))
+sys.path.insert(0, os.path.join(REPO, 'lab'))
+
+from dbfleet_lab import haproxy  # noqa: E402
+from dbfleet_lab.netns import GATEWAY  # noqa: E402
+
+SCHEMA = 'dbfleet_bench_switchover'
+
+
+def secrets(lab_dir):
+    with open(os.path.join(lab_dir, 'fleet', 'secrets.json'), encoding='utf-8') as handle:
+        return json.load(handle)
+
+
+def addresses(inventory):
+    import yaml  # pylint: disable=import-outside-toplevel
+    sys.path.insert(0, os.path.join(REPO, 'lab'))
+    from dbfleet_lab.inventory import hosts_in  # pylint: disable=import-outside-toplevel
+    with open(inventory, encoding='utf-8') as handle:
+        return dict((h, v.get('ansible_host')) for h, v in hosts_in(yaml.safe_load(handle)).items())
+
+
+class Writer(threading.Thread):
+    """One row per INSERT through the endpoint, reconnecting after an error; the time of each acknowledgement."""
+
+    def __init__(self, creds, port):
+        super().__init__(daemon=True)
+        self.creds, self.port = creds, port
+        self.acks, self.errors, self.stop = [], 0, threading.Event()
+
+    def run(self):
+        conn, seq = None, 0
+        while not self.stop.is_set():
+            try:
+                if conn is None:
+                    conn = pymysql.connect(host=GATEWAY, port=self.port, user=self.creds['admin_user'],
+                                           password=self.creds['admin_password'], connect_timeout=1, read_timeout=5,
+                                           autocommit=True)
+                seq += 1
+                with conn.cursor() as cur:
+                    cur.execute('INSERT INTO %s.t (seq) VALUES (%%s)' % SCHEMA, (seq,))
+                self.acks.append((time.monotonic(), seq))
+            except pymysql.err.MySQLError:
+                self.errors += 1
+                conn = None
+                time.sleep(0.05)
+            time.sleep(0.01)
+
+    def longest_gap(self):
+        times = [stamp for stamp, _seq in self.acks]
+        return max((b - a for a, b in zip(times, times[1:])), default=0.0)
+
+
+def query(address, creds, sql, args=None):
+    conn = pymysql.connect(host=address, port=3306, user=creds['admin_user'], password=creds['admin_password'],
+                           autocommit=True, connect_timeout=5)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql, args)
+            return cur.fetchall()
+    finally:
+        conn.close()
+
+
+def arm(args, creds, hosts, primary, replica, port, mode):
+    addr = hosts[primary]
+    query(addr, creds, 'CREATE DATABASE IF NOT EXISTS %s' % SCHEMA)
+    query(addr, creds, 'DROP TABLE IF EXISTS %s.t' % SCHEMA)
+    query(addr, creds, 'CREATE TABLE %s.t (seq INT PRIMARY KEY) ENGINE=InnoDB' % SCHEMA)
+    time.sleep(1)
+    writer = Writer(creds, port)
+    writer.start()
+    time.sleep(2)
+    extra = dict(rolling_restart_hosts='%s:%s' % (primary, replica), rolling_restart_all=True,
+                 rolling_restart_primary=mode)
+    if mode == 'switchover':
+        extra.update(rolling_restart_primary_endpoint='haproxy', rolling_restart_primary_hand_back=True,
+                     rolling_restart_primary_replication_password=creds['replication_password'])
+    # The extra variables in a private file, not on the command line (the replication password).
+    with tempfile.NamedTemporaryFile('w', suffix='.json') as handle:
+        json.dump(extra, handle)
+        handle.flush()
+        started = time.monotonic()
+        proc = subprocess.run([os.path.join(REPO, '.venv', 'bin', 'ansible-playbook'), '-i', args.inventory,
+                               os.path.join(REPO, 'playbooks', 'rolling_restart.yml'), '-e', '@' + handle.name],
+                              capture_output=True, text=True, cwd=REPO, check=False)
+    took = time.monotonic() - started
+    time.sleep(2)
+    writer.stop.set()
+    writer.join(10)
+    if proc.returncode != 0:
+        sys.exit('%s %s failed:\n%s' % (primary, mode, proc.stdout[-3000:]))
+    mysql = primary == 'db1'
+    position = query(addr, creds, 'SELECT @@GLOBAL.%s' % ('gtid_executed' if mysql else 'gtid_binlog_pos'))[0][0]
+    query(hosts[replica], creds, ('SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, 30)' if mysql else
+                                  'SELECT MASTER_GTID_WAIT(%s, 30)'), (position,))
+    errant = (query(hosts[replica], creds, 'SELECT GTID_SUBTRACT(@@GLOBAL.gtid_executed, %s)', (position,))[0][0]
+              if mysql else ('' if query(hosts[replica], creds, 'SELECT @@GLOBAL.gtid_slave_pos')[0][0] == position
+                             else 'positions differ'))
+    seqs = set(r[0] for r in query(addr, creds, 'SELECT seq FROM %s.t' % SCHEMA))
+    lost = [seq for _stamp, seq in writer.acks if seq not in seqs]
+    status = query(hosts[replica], creds, 'SHOW REPLICA STATUS' if mysql else 'SHOW SLAVE STATUS')
+    return dict(pair='%s/%s' % (primary, replica), mode=mode, run_s=took, acks=len(writer.acks), errors=writer.errors,
+                gap_s=writer.longest_gap(), lost=len(lost), errant=errant or '-', replicating=bool(status))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--lab-dir', default=os.path.join(REPO, '.lab'))
+    parser.add_argument('--inventory', default=os.path.join(REPO, 'inventories', 'fleet', 'hosts.yml'))
+    parser.add_argument('--pairs', nargs='+', default=['db1', 'db3'], choices=['db1', 'db3'])
+    args = parser.parse_args()
+    creds = secrets(args.lab_dir)
+    hosts = addresses(args.inventory)
+    rows = []
+    for primary, replica, port in haproxy.PAIRS:
+        if primary in args.pairs:
+            for mode in ('in_place', 'switchover'):
+                rows.append(arm(args, creds, hosts, primary, replica, port, mode))
+    header = ('pair', 'primary', 'run s', 'acks', 'errors', 'longest gap s', 'lost', 'errant', 'replicating')
+    print('%-8s %-11s %7s %7s %7s %16s %5s %7s %11s' % header)
+    for r in rows:
+        values = (r['pair'], r['mode'], r['run_s'], r['acks'], r['errors'], r['gap_s'], r['lost'], r['errant'],
+                  r['replicating'])
+        print('%-8s %-11s %7.1f %7d %7d %16.2f %5d %7s %11s' % values)
+
+
+if __name__ == '__main__':
+    main()

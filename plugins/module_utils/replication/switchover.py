@@ -1,0 +1,523 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The switchover of an asynchronous GTID replication primary (docs/topology.md "Switchover").
+
+Two halves, as topology.py:
+
+- plan(primary, members, ...) runs on the controller (filter dbfleet.innodb.switchover_plan) over the topology
+  facts of every member of the primary's topology (module topology_facts, read just before): every problem that
+  forbids the switch, named at once (the candidate given or chosen: replicating from this primary, caught up, not
+  delayed, binary log and replica updates on, no replication filters, no errant transactions, a version the
+  others may replicate from; every other replica reached and on GTID auto-positioning; the writer endpoint
+  method known), and the steps the switch takes, in order.
+- demote / restore / promote / repoint run on one server each (module dbfleet.innodb.replication_switchover,
+  delegated to it): the old primary made read-only with its write sessions handled, the candidate waiting for
+  the old primary's whole GTID set within a timeout and promoted, each other server pointed at the new primary
+  with GTID auto-positioning. Statement spellings are flavors.py's (capability replica_statements).
+
+What is undone when: a failure before the promotion puts the old primary back as it was (restore) and the
+endpoint back; after it, the run stops with the topology consistent (the new primary writable) and names what
+remains. The restart role's roles/restart/tasks/switchover.yml runs the steps in that order.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
+
+ENDPOINT_METHODS = ('haproxy', 'tasks', 'none')
+SESSION_MODES = ('kill', 'wait')
+
+
+# ---------------------------------------------------------------- GTID sets, pure
+def mysql_gtid_set(text):
+    """{source (uuid, or uuid:tag): [(first, last), ...] merged and sorted} of a MySQL GTID set text."""
+    out = {}
+    for part in ''.join(str(text or '').split()).split(','):
+        if not part:
+            continue
+        pieces = part.split(':')
+        uuid = pieces[0].lower()
+        key = uuid
+        for piece in pieces[1:]:
+            match = re.match(r'^(\d+)(?:-(\d+))?$', piece)
+            if not match:                    # a tag (MySQL 8.3+): the intervals after it are uuid:tag's
+                key = '%s:%s' % (uuid, piece.lower())
+                continue
+            first = int(match.group(1))
+            out.setdefault(key, []).append((first, int(match.group(2) or first)))
+    return dict((k, _merge(v)) for k, v in out.items())
+
+
+def _merge(intervals):
+    merged = []
+    for first, last in sorted(intervals):
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def mysql_gtid_subtract(a, b):
+    """The GTID set text of a minus b (what a has that b lacks), as GTID_SUBTRACT() gives it; '' for none."""
+    left, right = mysql_gtid_set(a), mysql_gtid_set(b)
+    parts = []
+    for key in sorted(left):
+        rest = []
+        for first, last in left[key]:
+            pieces = [(first, last)]
+            for rf, rl in right.get(key, []):
+                pieces = [p for piece in pieces for p in _cut(piece, rf, rl)]
+            rest += pieces
+        if rest:
+            parts.append(key + ':' + ':'.join(str(f) if f == l else '%d-%d' % (f, l) for f, l in rest))
+    return ','.join(parts)
+
+
+def _cut(piece, first, last):
+    f, l = piece
+    if last < f or first > l:
+        return [piece]
+    out = []
+    if f < first:
+        out.append((f, first - 1))
+    if l > last:
+        out.append((last + 1, l))
+    return out
+
+
+def mariadb_position(text):
+    """{domain: (server_id, sequence)} of a MariaDB GTID position text (0-1-100,1-2-5)."""
+    out = {}
+    for part in ''.join(str(text or '').split()).split(','):
+        match = re.match(r'^(\d+)-(\d+)-(\d+)$', part)
+        if match:
+            out[int(match.group(1))] = (int(match.group(2)), int(match.group(3)))
+    return out
+
+
+def mariadb_errant(candidate, primary):
+    """The candidate's GTIDs that the primary's position does not reach ('' for none): per domain, a sequence beyond
+    the primary's, or a domain the primary never wrote."""
+    mine, theirs = mariadb_position(candidate), mariadb_position(primary)
+    errant = []
+    for domain in sorted(mine):
+        server, seq = mine[domain]
+        if domain not in theirs or seq > theirs[domain][1]:
+            errant.append('%d-%d-%d' % (domain, server, seq))
+    return ','.join(errant)
+
+
+def errant(candidate_facts, primary_facts):
+    """The candidate's transactions its primary does not have ('' for none), in the flavor's GTID model. The primary's
+    own transactions are never errant: the candidate, read after it under writes, may simply be further along."""
+    gtid = candidate_facts.get('gtid') or {}
+    theirs = primary_facts.get('gtid') or {}
+    if gtid.get('model') == 'mysql':
+        own = str(primary_facts.get('server_uuid') or '').lower()
+        rest = mysql_gtid_subtract(gtid.get('executed'), theirs.get('executed'))
+        return ','.join(p for p in rest.split(',') if p and not (own and p.lower().startswith(own + ':')))
+    own = primary_facts.get('server_id')
+    rest = mariadb_errant(gtid.get('current_pos') or gtid.get('slave_pos'), theirs.get('binlog_pos'))
+    return ','.join(p for p in rest.split(',') if p and int(p.split('-')[1]) != own)
+
+
+# ---------------------------------------------------------------- the plan, pure
+def _version(facts):
+    return tuple((facts.get('server') or {}).get('version') or ())
+
+
+def _flavor(facts):
+    return (facts.get('server') or {}).get('flavor')
+
+
+def _channel_from(facts, source_facts):
+    """The channel of facts that replicates from source_facts (by its server_id), or None."""
+    for channel in facts.get('channels') or []:
+        if source_facts.get('server_id') is not None and channel.get('source_server_id') == source_facts.get('server_id'):
+            return channel
+    return None
+
+
+def _auto_positioned(facts, channel):
+    value = str(channel.get('using_gtid') or '').lower()
+    if (facts.get('gtid') or {}).get('model') == 'mysql':
+        return value in ('1', 'yes', 'on')
+    return value in ('slave_pos', 'current_pos')
+
+
+def candidate_problems(name, facts, primary_facts, max_lag):
+    """Why the server name (its topology facts) may not become the primary instead of primary_facts' server."""
+    if facts.get('error') or not facts.get('role'):
+        return ['%s: its state could not be read (%s)' % (name, facts.get('error') or 'no facts')]
+    problems = []
+    channel = _channel_from(facts, primary_facts)
+    if channel is None:
+        problems.append('%s: does not replicate from the primary (server_id %s)' % (name, primary_facts.get('server_id')))
+    else:
+        problems += ['%s: %s' % (name, p) for p in topology.channel_problems(channel, max_lag)]
+        if channel.get('sql_delay'):
+            problems.append('%s: a delayed replica (SQL_Delay %d s)' % (name, channel['sql_delay']))
+        if channel.get('filters'):
+            problems.append('%s: replication filters (%s): it may lack what the primary has'
+                            % (name, ', '.join('%s=%s' % kv for kv in sorted(channel['filters'].items()))))
+        if not _auto_positioned(facts, channel):
+            problems.append('%s: not on GTID auto-positioning (%s)' % (name, channel.get('using_gtid')))
+    if len(facts.get('channels') or []) > 1:
+        problems.append('%s: replicates from %d sources' % (name, len(facts['channels'])))
+    if not facts.get('log_bin'):
+        problems.append('%s: log_bin is OFF (a primary writes a binary log its replicas read)' % name)
+    if facts.get('log_replica_updates') is False:
+        problems.append('%s: %s is OFF (the others could not find the primary\'s transactions in its binary log)'
+                        % (name, flavors.capability('log_replica_updates_variable', _flavor(facts) or 'mysql',
+                                                    _version(facts) or (8, 0, 0))))
+    gtid = facts.get('gtid') or {}
+    if gtid.get('model') == 'mysql' and str(gtid.get('mode') or '').upper() != 'ON':
+        problems.append('%s: gtid_mode is %s, not ON' % (name, gtid.get('mode')))
+    if gtid.get('model') is None:
+        problems.append('%s: no GTID model on %s' % (name, _flavor(facts)))
+    extra = errant(facts, primary_facts)
+    if extra:
+        problems.append('%s: errant transactions the primary does not have: %s' % (name, extra))
+    return problems
+
+
+def _member_problems(name, facts, primary_facts, candidate, candidate_facts):
+    """Why a replica of the primary other than the candidate cannot be repointed at the candidate."""
+    if facts.get('error') or not facts.get('role'):
+        return ['%s: not reached (%s): it could not be repointed' % (name, facts.get('error') or 'no facts')]
+    problems = []
+    channel = _channel_from(facts, primary_facts)
+    if channel is not None and not _auto_positioned(facts, channel):
+        problems.append('%s: not on GTID auto-positioning (%s): it could not be repointed'
+                        % (name, channel.get('using_gtid')))
+    if candidate_facts and _version(facts) and _version(candidate_facts) and _version(facts) < _version(candidate_facts):
+        problems.append('%s: runs %s, older than %s\'s %s: it may not replicate from it'
+                        % (name, _text(facts), candidate, _text(candidate_facts)))
+    if candidate_facts and _flavor(facts) != _flavor(candidate_facts):
+        problems.append('%s: a %s server, %s is %s' % (name, _flavor(facts), candidate, _flavor(candidate_facts)))
+    return problems
+
+
+def _text(facts):
+    return (facts.get('server') or {}).get('version_text') or '.'.join(str(v) for v in _version(facts))
+
+
+def plan(primary, members, candidate=None, endpoint=None, max_lag=topology.DEFAULT_MAX_LAG, order=None, hosts=None,
+         password_set=True, haproxy=None):
+    """The switchover of primary (an inventory host) to candidate (None: chosen), or why none can be made.
+
+    members: {inventory host: topology facts} of the primary and every server of its topology (facts with
+    ``error`` for one not reached; a registered loop of topology_facts is taken too: ``results`` items with
+    ``__restart_item`` / ``topology``). endpoint: how writers find the primary (ENDPOINT_METHODS; None: unknown).
+    order: the preferred candidates in order (hosts already restarted first). hosts: the servers of the primary's
+    topology (None: every host of members). password_set: whether the replication password the old primary needs
+    to replicate from the candidate was given (restart_primary_replication_password). haproxy: the primary's
+    restart_primary_haproxy (socket, backend) when endpoint is haproxy.
+
+    Returns dict(ok, problems, primary, candidate, others (the replicas repointed at the candidate, primary
+    excluded), wait_for (the position the candidate waits for, read again at the demotion), steps (text, in order),
+    message)."""
+    members = _members(members)
+    if hosts is not None:
+        members = dict((h, members.get(h) or dict(error='no topology facts were read')) for h in hosts)
+    out = dict(ok=False, problems=[], primary=primary, candidate=None, others=[], steps=[], message='',
+               replication_user=None, replication_ssl=False)
+    primary_facts = members.get(primary)
+    if not primary_facts or primary_facts.get('error'):
+        out['problems'].append('%s: the primary\'s state could not be read (%s)'
+                               % (primary, (primary_facts or {}).get('error') or 'no facts'))
+        return _finish(out)
+    if primary_facts.get('role') != topology.PRIMARY:
+        out['problems'].append('%s: not a primary (it replicates from another server)' % primary)
+    if not primary_facts.get('log_bin'):
+        out['problems'].append('%s: log_bin is OFF' % primary)
+    replicas = [n for n in _ordered(members, order) if n != primary and _channel_from(members[n], primary_facts)]
+    unreached = [n for n in _ordered(members, order) if n != primary and members[n].get('error')]
+    if endpoint not in ENDPOINT_METHODS:
+        out['problems'].append('%s: the writer endpoint method is %s: say how writers find the primary '
+                               '(restart_primary_endpoint: %s)' % (primary, endpoint or 'not set', ', '.join(ENDPOINT_METHODS)))
+    if endpoint == 'haproxy' and not (isinstance(haproxy, dict) and haproxy.get('socket') and haproxy.get('backend')):
+        out['problems'].append('%s: restart_primary_endpoint is haproxy but its restart_primary_haproxy does not name '
+                               'the admin socket and the backend (got %s)' % (primary, haproxy))
+    if not password_set:
+        out['problems'].append('%s: restart_primary_replication_password is not set: the old primary needs it to '
+                               'replicate from the new one' % primary)
+    if candidate is not None:
+        if candidate not in members:
+            out['problems'].append('%s: the candidate %s is not a server of its topology in this run' % (primary, candidate))
+            return _finish(out)
+        found = candidate_problems(candidate, members[candidate], primary_facts, max_lag)
+    else:
+        refused = []
+        for name in replicas:
+            found = candidate_problems(name, members[name], primary_facts, max_lag)
+            if not found:
+                candidate = name
+                break
+            refused += found
+        if candidate is None:
+            found = ['%s: no replica may take the primary role%s' % (primary, (': ' + '; '.join(refused)) if refused else
+                                                                     ' (it has none)')]
+    out['problems'] += found
+    candidate_facts = members.get(candidate) if candidate else None
+    others = [n for n in replicas + unreached if n != candidate]
+    for name in others:
+        out['problems'] += _member_problems(name, members[name], primary_facts, candidate, candidate_facts)
+    if candidate_facts:
+        out['problems'] += _member_problems(primary, primary_facts, primary_facts, candidate, candidate_facts)
+    out.update(candidate=candidate, others=others)
+    # The old primary replicates from the candidate as the candidate replicated from it (account, TLS).
+    channel = _channel_from(candidate_facts, primary_facts) if candidate_facts else None
+    out.update(replication_user=(channel or {}).get('source_user'), replication_ssl=bool((channel or {}).get('source_ssl')))
+    if candidate:
+        out['steps'] = steps(primary, candidate, others, members, endpoint)
+    return _finish(out)
+
+
+def _members(members):
+    if isinstance(members, dict) and isinstance(members.get('results'), list):
+        out = {}
+        for r in members['results']:
+            name = r.get('__restart_item') or r.get('item')
+            facts = r.get('topology')
+            if facts is None:
+                facts = dict(error=str(r.get('msg') or 'not reached').strip())
+            out[name] = facts
+        return out
+    return dict(members or {})
+
+
+def _ordered(members, order):
+    names = [n for n in (order or []) if n in members]
+    return names + sorted(n for n in members if n not in names)
+
+
+def _finish(out):
+    out['ok'] = not out['problems']
+    if out['ok']:
+        out['message'] = '%s hands the primary role to %s: %s' % (out['primary'], out['candidate'], '; '.join(out['steps']))
+    else:
+        out['message'] = ('no switchover of %s, nothing was changed: %s'
+                          % (out['primary'], '; '.join(out['problems'])))
+    return out
+
+
+def steps(primary, candidate, others, members, endpoint):
+    """The switch's steps as a DBA reads them, in order."""
+    pf, cf = members[primary], members[candidate]
+    demote = flavors.capability('demote_variable', _flavor(pf), _version(pf))
+    out = []
+    if endpoint not in (None, 'none'):
+        out.append('writer endpoint (%s): %s drained' % (endpoint, primary))
+    out.append('%s: %s = ON, its write sessions handled' % (primary, demote))
+    wait = 'WAIT_FOR_EXECUTED_GTID_SET' if (cf.get('gtid') or {}).get('model') == 'mysql' else 'MASTER_GTID_WAIT'
+    stmts = flavors.capability('replica_statements', _flavor(cf), _version(cf)) or {}
+    out.append('%s: %s(the old primary\'s whole GTID set), then %s, %s, read_only = OFF'
+               % (candidate, wait, stmts.get('stop'), stmts.get('reset_all')))
+    if endpoint not in (None, 'none'):
+        out.append('writer endpoint (%s): on %s' % (endpoint, candidate))
+    for name in others + [primary]:
+        fs = flavors.capability('replica_statements', _flavor(members[name]), _version(members[name])) or {}
+        out.append('%s: %s %s with %s, %s' % (name, fs.get('change'), candidate, fs.get('gtid'), fs.get('start')))
+    return out
+
+
+def stopped(switch, stage, failure, restored=None, endpoint_failed=None):
+    """The message that stops the run when a switch failed at stage ('checks', 'demote X', 'promote Y', 'promoted'):
+    why, and what was put back (before the promotion) or what remains (after it). endpoint_failed: why the writer
+    endpoint could not be put back (None: it was)."""
+    failure = failure or {}
+    why = str(failure.get('msg') or 'failed').strip()
+    if isinstance(failure.get('results'), list):
+        why += ': ' + '; '.join('%s: %s' % (r.get('__restart_item'), r.get('msg')) for r in failure['results']
+                                if isinstance(r, dict) and r.get('failed'))
+    primary, candidate = switch.get('primary'), switch.get('candidate')
+    if stage == 'promoted':
+        servers = ', '.join((switch.get('others') or []) + [primary])
+        return ('the switchover of %s stopped after %s became the primary (writable, the writer endpoint on it): %s. '
+                'What remains: point the servers that do not replicate from %s yet (of %s) at it with GTID '
+                'auto-positioning; %s was not restarted.' % (primary, candidate, why, candidate, servers, primary))
+    if restored is None or restored.get('skipped'):
+        back = '%s was not changed' % primary
+    elif restored.get('failed') or restored.get('unreachable'):
+        back = '%s could NOT be made writable again (%s): set read_only (and super_read_only) OFF on it' % (
+            primary, str(restored.get('msg') or 'unreachable').strip())
+    else:
+        back = '%s is writable again (%s)' % (primary, restored.get('msg'))
+    lb = ('the writer endpoint could NOT be put back on %s (%s)' % (primary, str(endpoint_failed).strip())
+          if endpoint_failed else 'the writer endpoint on %s' % primary)
+    return ('the switchover of %s to %s failed at step %s: %s. Put back: %s, %s; %s still replicates from it.'
+            % (primary, candidate, stage, why, back, lb, candidate))
+
+
+# ---------------------------------------------------------------- on one server (module replication_switchover)
+class SwitchoverError(Exception):
+    """A step that could not be made; the message says what was done and what was not."""
+
+
+def _identity(conn, global_variables):
+    return flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
+
+
+def position(conn, global_variables, identity):
+    """The server's whole GTID set (MySQL gtid_executed) / what it wrote to its binary log (MariaDB gtid_binlog_pos)."""
+    model = flavors.capability('gtid_model', identity.flavor, identity.version)
+    name = 'gtid_executed' if model == 'mysql' else 'gtid_binlog_pos'
+    return ''.join(str(global_variables(conn, [name]).get(name) or '').split())
+
+
+def _client_sessions(conn, query):
+    """The sessions that could still write: every connection but this one, the replication threads (Binlog Dump,
+    the replica's own) and the server's daemons."""
+    rows = query(conn, 'SELECT ID, USER, HOST, COMMAND, TIME FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID()')
+    return [r for r in rows
+            if str(r.get('USER') or '') not in ('system user', 'event_scheduler', 'DELAYED', '')
+            and not str(r.get('COMMAND') or '').startswith(('Binlog Dump', 'Daemon', 'Slave_', 'Connect'))]
+
+
+def _open_transactions(conn, query):
+    rows = query(conn, 'SELECT trx_mysql_thread_id AS id FROM information_schema.INNODB_TRX '
+                       'WHERE trx_mysql_thread_id <> CONNECTION_ID()')
+    return [r['id'] for r in rows]
+
+
+def demote(conn, query, execute, global_variables, sessions='kill', sessions_timeout=10, check_mode=False,
+           clock=time.monotonic, sleep=time.sleep):
+    """Make the primary read-only for everyone (MySQL super_read_only; MariaDB read_only, and its sessions ended or
+    waited for, since read_only lets privileged users write) and read its whole GTID set after.
+
+    Returns dict(changed, before={variable: value} to restore, position, killed, msg)."""
+    identity = _identity(conn, global_variables)
+    variable = flavors.capability('demote_variable', identity.flavor, identity.version)
+    names = ['read_only'] + (['super_read_only'] if variable == 'super_read_only' else [])
+    before = dict((n, str(v)) for n, v in global_variables(conn, names).items())
+    result = dict(changed=False, before=before, variable=variable, position=None, killed=[])
+    if check_mode:
+        result.update(changed=True, position=position(conn, global_variables, identity),
+                      msg='would set %s = ON and %s its write sessions, then read its GTID set' % (variable, sessions))
+        return result
+    execute(conn, 'SET GLOBAL %s = ON' % variable)
+    result['changed'] = True
+    deadline = clock() + sessions_timeout
+    if sessions == 'kill':
+        for row in _client_sessions(conn, query):
+            try:
+                execute(conn, 'KILL %d' % int(row['ID']))
+                result['killed'].append(dict(id=int(row['ID']), user=row.get('USER'), host=row.get('HOST')))
+            except Exception:  # pylint: disable=broad-except
+                pass            # ended on its own meanwhile
+    else:
+        while True:
+            open_trx = _open_transactions(conn, query)
+            if not open_trx:
+                break
+            if clock() >= deadline:
+                raise SwitchoverError('%d session(s) still hold open transactions after %d s (ids %s)'
+                                      % (len(open_trx), sessions_timeout, ', '.join(str(i) for i in open_trx)))
+            sleep(0.2)
+    result['position'] = position(conn, global_variables, identity)
+    result['msg'] = '%s = ON; %s; GTID set %s' % (
+        variable, ('%d session(s) killed' % len(result['killed'])) if sessions == 'kill' else 'no open transaction',
+        result['position'])
+    return result
+
+
+def restore(conn, execute, global_variables, before, check_mode=False):
+    """Put read_only / super_read_only back to the values demote() read (the old primary writable again)."""
+    now = dict((n, str(v)) for n, v in global_variables(conn, list(before)).items())
+    changes = [(n, v) for n, v in sorted(before.items(), key=lambda kv: kv[0] != 'super_read_only')
+               if now.get(n) != v]
+    if not check_mode:
+        for name, value in changes:
+            execute(conn, 'SET GLOBAL %s = %s' % (name, 'ON' if topology._onoff(value) else 'OFF'))  # pylint: disable=protected-access
+    return dict(changed=bool(changes), msg=('%s %s' % ('would set' if check_mode else 'set', ', '.join(
+        '%s = %s' % kv for kv in changes))) if changes else 'read_only already as it was')
+
+
+def promote(conn, query, execute, global_variables, wait_for, timeout, expect_source_server_id=None, check_mode=False):
+    """On the candidate: wait for the old primary's whole GTID set (WAIT_FOR_EXECUTED_GTID_SET / MASTER_GTID_WAIT,
+    timeout seconds), then stop replication, forget the source and become writable."""
+    identity = _identity(conn, global_variables)
+    facts = topology.read_server(conn, query, global_variables)
+    stmts = flavors.capability('replica_statements', identity.flavor, identity.version)
+    model = flavors.capability('gtid_model', identity.flavor, identity.version)
+    if facts.get('error'):
+        raise SwitchoverError(facts['error'])
+    if facts['role'] != topology.REPLICA:
+        raise SwitchoverError('not a replica: nothing to promote')
+    if not ''.join(str(wait_for or '').split()):
+        raise SwitchoverError('no GTID set to wait for: the old primary\'s position is needed (nothing was changed)')
+    if expect_source_server_id is not None and not any(
+            c.get('source_server_id') == int(expect_source_server_id) for c in facts['channels']):
+        raise SwitchoverError('does not replicate from server_id %s' % expect_source_server_id)
+    sql, ok = topology.gtid_wait_sql(model)
+    writable = ['super_read_only', 'read_only'] if facts.get('super_read_only') is not None else ['read_only']
+    planned = ['%s(%s, %d)' % (sql.split('(', maxsplit=1)[0].replace('SELECT ', ''), wait_for, timeout), stmts['stop'],
+               stmts['reset_all']] + ['SET GLOBAL %s = OFF' % n for n in writable]
+    if check_mode:
+        return dict(changed=True, msg='would run: ' + '; '.join(planned), statements=planned)
+    started = time.monotonic()
+    rows = query(conn, sql, (wait_for, int(timeout)))
+    value = list(rows[0].values())[0] if rows else None
+    if value is None or int(value) != ok:
+        raise SwitchoverError('did not reach the old primary\'s GTID set %s within %d s (%s returned %s)'
+                              % (wait_for, timeout, sql.split('(', maxsplit=1)[0].replace('SELECT ', ''), value))
+    waited = time.monotonic() - started
+    execute(conn, stmts['stop'])
+    execute(conn, stmts['reset_all'])
+    for name in writable:
+        execute(conn, 'SET GLOBAL %s = OFF' % name)
+    return dict(changed=True, statements=planned, waited=round(waited, 3),
+                msg='reached %s in %.2f s; %s; %s; writable' % (wait_for, waited, stmts['stop'], stmts['reset_all']))
+
+
+def repoint_statements(identity, source_host, source_port, user=None, password=None, ssl=None, was_primary=False):
+    """[(statement, args)] that point a server at a new source with GTID auto-positioning (password as an argument,
+    never in the text)."""
+    stmts = flavors.capability('replica_statements', identity.flavor, identity.version)
+    model = flavors.capability('gtid_model', identity.flavor, identity.version)
+    out = []
+    if not was_primary:
+        out.append((stmts['stop'], None))
+    elif model == 'mariadb':
+        # The demoted primary's own writes are in its binary log, not in gtid_slave_pos: replicate from there on.
+        out.append(('SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_binlog_pos', None))
+    options = ['%s = %%s' % stmts['host'], '%s = %%s' % stmts['port']]
+    args = [source_host, int(source_port)]
+    if user:
+        options.append('%s = %%s' % stmts['user'])
+        args.append(user)
+    if password is not None:
+        options.append('%s = %%s' % stmts['password'])
+        args.append(password)
+    if ssl is not None:
+        options.append('%s = %d' % (stmts['ssl'], 1 if ssl else 0))
+    options.append(stmts['gtid'])
+    out.append(('%s %s' % (stmts['change'], ', '.join(options)), tuple(args)))
+    out.append((stmts['start'], None))
+    return out
+
+
+def repoint(conn, query, execute, global_variables, source_host, source_port, user=None, password=None, ssl=None,
+            check_mode=False):
+    """Point this server (a replica of the old primary, or the old primary itself) at the new primary."""
+    identity = _identity(conn, global_variables)
+    facts = topology.read_server(conn, query, global_variables)
+    if facts.get('error'):
+        raise SwitchoverError(facts['error'])
+    was_primary = facts['role'] == topology.PRIMARY
+    if was_primary and not user:
+        raise SwitchoverError('was a primary: replication_user (and replication_password) are needed to repoint it')
+    planned = repoint_statements(identity, source_host, source_port, user, password, ssl, was_primary)
+    shown = [statement for statement, _args in planned]
+    if check_mode:
+        return dict(changed=True, statements=shown, msg='would run: ' + '; '.join(shown))
+    for statement, args in planned:
+        execute(conn, statement, args)
+    return dict(changed=True, statements=shown, msg='replicates from %s:%s: %s' % (source_host, source_port, '; '.join(shown)))

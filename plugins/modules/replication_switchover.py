@@ -1,0 +1,275 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dbfleet.innodb contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+---
+module: replication_switchover
+short_description: One step of an asynchronous GTID replication switchover, on the server it concerns
+version_added: 1.0.0
+description:
+  - The steps of handing the primary role of an asynchronous GTID replication topology (MySQL, MariaDB) to one of its
+    replicas, each run on the server it concerns (delegated to it, logging in with its own C(dbfleet_login_*)); the
+    role P(dbfleet.innodb.restart#role) runs them in order with C(restart_primary=switchover) (docs/topology.md
+    "Switchover"), after the checks of the filter C(dbfleet.innodb.switchover_plan).
+  - V(demote) (the old primary) sets C(super_read_only) (MySQL) or C(read_only) (MariaDB), kills the other client
+    sessions (O(sessions=kill)) or waits up to O(sessions_timeout) seconds for their open transactions
+    (O(sessions=wait)), then returns its whole GTID set (C(gtid_executed) / C(gtid_binlog_pos)) in RV(position)
+    and the values to put back in RV(before).
+  - V(restore) (the old primary, when the switch failed before the promotion) puts O(restore_value) back.
+  - V(promote) (the candidate) waits for O(wait_for) with C(WAIT_FOR_EXECUTED_GTID_SET) / C(MASTER_GTID_WAIT) for at
+    most O(timeout) seconds, then stops replication, resets it (C(RESET REPLICA ALL) / C(RESET SLAVE ALL)) and turns
+    C(read_only) (and C(super_read_only)) off. A timeout fails before anything changed on the candidate.
+  - V(endpoint) moves the writer endpoint through HAProxy's runtime API (O(haproxy_socket), on the host the task runs
+    on, usually the load balancer's) - V(drained) drains O(old_server), V(moved) sets O(new_server) ready and
+    O(old_server) in maintenance with its sessions shut, V(restored) the other way round (O(endpoint_state)). No
+    database login is made for it.
+  - V(repoint) (every other replica, and the old primary) points the server at O(source_host):O(source_port) with GTID
+    auto-positioning (C(SOURCE_AUTO_POSITION=1) / C(MASTER_USE_GTID=slave_pos)) and starts replication. A server that
+    was a primary needs O(replication_user) and O(replication_password).
+author:
+  - dbfleet maintainers (@dbfleet)
+extends_documentation_fragment:
+  - dbfleet.innodb.attributes.pymysql
+  - dbfleet.innodb.login
+attributes:
+  check_mode:
+    support: full
+    description: Runs nothing; RV(msg) and RV(statements) name what the step would do.
+  diff_mode:
+    support: none
+    description: Nothing to show a difference of; RV(msg) says what changed.
+options:
+  step:
+    description:
+      - Which step of the switchover to take on this server.
+    type: str
+    required: true
+    choices: [demote, restore, promote, repoint, endpoint]
+  sessions:
+    description:
+      - V(demote) - what happens to the other client sessions once the server is read-only. V(kill) ends them (on
+        MariaDB C(read_only) lets privileged users write, so only this is safe with such writers); V(wait) waits for
+        their open transactions to end, at most O(sessions_timeout) seconds, and fails after (the caller restores).
+    type: str
+    choices: [kill, wait]
+    default: kill
+  sessions_timeout:
+    description:
+      - V(demote) with O(sessions=wait) - most seconds to wait for open transactions.
+    type: int
+    default: 10
+  restore_value:
+    description:
+      - V(restore) - C(read_only) / C(super_read_only) as V(demote) returned them (RV(before)).
+    type: dict
+  wait_for:
+    description:
+      - V(promote) - the old primary's GTID set (RV(position) of V(demote)) the candidate must have applied.
+    type: str
+  timeout:
+    description:
+      - V(promote) - most seconds to wait for O(wait_for).
+    type: int
+    default: 30
+  expect_source_server_id:
+    description:
+      - V(promote) - the old primary's C(server_id), which the candidate must replicate from.
+    type: int
+  source_host:
+    description:
+      - V(repoint) - address of the new primary.
+    type: str
+  source_port:
+    description:
+      - V(repoint) - port of the new primary.
+    type: int
+    default: 3306
+  replication_user:
+    description:
+      - V(repoint) - the replication account; V(null) keeps the one the channel has (a server that was a primary has
+        none and needs it).
+    type: str
+  replication_password:
+    description:
+      - V(repoint) - its password (never shown).
+    type: str
+  replication_ssl:
+    description:
+      - V(repoint) - whether replication connects with TLS (C(SOURCE_SSL) / C(MASTER_SSL)); V(null) leaves it.
+    type: bool
+  endpoint_state:
+    description:
+      - V(endpoint) - V(drained), V(moved) or V(restored).
+    type: str
+    choices: [drained, moved, restored]
+  haproxy_socket:
+    description:
+      - V(endpoint) - path of HAProxy's admin socket (C(stats socket ... level admin)).
+    type: path
+  haproxy_backend:
+    description:
+      - V(endpoint) - the backend (or C(listen) section) of the writers.
+    type: str
+  old_server:
+    description:
+      - V(endpoint) - the old primary's server name in the backend.
+    type: str
+  new_server:
+    description:
+      - V(endpoint) - the new primary's server name in the backend.
+    type: str
+seealso:
+  - module: dbfleet.innodb.topology_facts
+  - module: dbfleet.innodb.restart_gate
+  - module: dbfleet.innodb.cluster_switchover
+  - name: WAIT_FOR_EXECUTED_GTID_SET()
+    description: MySQL 8.0 Reference Manual, functions used with global transaction identifiers.
+    link: https://dev.mysql.com/doc/refman/8.0/en/gtid-functions.html
+  - name: MASTER_GTID_WAIT()
+    description: MariaDB Knowledge Base.
+    link: https://mariadb.com/kb/en/master_gtid_wait/
+'''
+
+EXAMPLES = r'''
+- name: Make the old primary read-only and read its GTID set
+  dbfleet.innodb.replication_switchover:
+    step: demote
+  delegate_to: db1
+  register: demoted
+
+- name: Promote the candidate once it has applied that set
+  dbfleet.innodb.replication_switchover:
+    step: promote
+    wait_for: "{{ demoted.position }}"
+    timeout: 30
+  delegate_to: db2
+
+- name: Put HAProxy's writers on the new primary
+  dbfleet.innodb.replication_switchover:
+    step: endpoint
+    endpoint_state: moved
+    haproxy_socket: /run/haproxy/admin.sock
+    haproxy_backend: writer_db1
+    old_server: db1
+    new_server: db2
+  delegate_to: lb1
+
+- name: Point the old primary at the new one
+  dbfleet.innodb.replication_switchover:
+    step: repoint
+    source_host: 10.0.0.12
+    replication_user: repl
+    replication_password: "{{ vault_repl_password }}"
+    replication_ssl: true
+  delegate_to: db1
+'''
+
+RETURN = r'''
+msg:
+  description: What the step did (in check mode, would do).
+  returned: always
+  type: str
+before:
+  description: V(demote) - C(read_only) (and C(super_read_only)) before the step, for V(restore).
+  returned: when step is demote
+  type: dict
+  sample: {read_only: 'OFF', super_read_only: 'OFF'}
+position:
+  description: V(demote) - the server's whole GTID set once read-only (MySQL C(gtid_executed), MariaDB C(gtid_binlog_pos)).
+  returned: when step is demote
+  type: str
+killed:
+  description: V(demote) - the sessions killed (C(id), C(user), C(host)).
+  returned: when step is demote
+  type: list
+  elements: dict
+statements:
+  description: V(promote), V(repoint) - the statements run (would run), passwords not included.
+  returned: when step is promote or repoint
+  type: list
+  elements: str
+commands:
+  description: V(endpoint) - the runtime API commands run (would run).
+  returned: when step is endpoint
+  type: list
+  elements: str
+after:
+  description: V(endpoint) - each server's state in the backend after the step (C(ready), C(drain), C(maint)).
+  returned: when step is endpoint
+  type: dict
+waited:
+  description: V(promote) - seconds the candidate waited for the GTID set.
+  returned: when step is promote and not in check mode
+  type: float
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import switchover
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import writer_endpoint
+
+
+def run(conn, p, check_mode):
+    q, e, g = conn_utils.query, conn_utils.execute, conn_utils.global_variables
+    try:
+        if p['step'] == 'demote':
+            result = switchover.demote(conn, q, e, g, p['sessions'], p['sessions_timeout'], check_mode)
+        elif p['step'] == 'restore':
+            result = switchover.restore(conn, e, g, p['restore_value'] or {}, check_mode)
+        elif p['step'] == 'promote':
+            result = switchover.promote(conn, q, e, g, p['wait_for'], p['timeout'], p['expect_source_server_id'],
+                                        check_mode)
+        else:
+            result = switchover.repoint(conn, q, e, g, p['source_host'], p['source_port'], p['replication_user'],
+                                        p['replication_password'], p['replication_ssl'], check_mode)
+    except switchover.SwitchoverError as err:
+        return dict(failed=True, changed=False, msg='%s: %s' % (p['step'], err))
+    result['failed'] = False
+    return result
+
+
+def main():
+    argument_spec = conn_utils.login_argument_spec()
+    argument_spec.update(
+        step=dict(type='str', required=True, choices=['demote', 'restore', 'promote', 'repoint', 'endpoint']),
+        sessions=dict(type='str', choices=list(switchover.SESSION_MODES), default='kill'),
+        sessions_timeout=dict(type='int', default=10),
+        restore_value=dict(type='dict'),
+        wait_for=dict(type='str'),
+        timeout=dict(type='int', default=30),
+        expect_source_server_id=dict(type='int'),
+        source_host=dict(type='str'),
+        source_port=dict(type='int', default=3306),
+        replication_user=dict(type='str'),
+        replication_password=dict(type='str', no_log=True),
+        replication_ssl=dict(type='bool'),
+        endpoint_state=dict(type='str', choices=list(writer_endpoint.STATES)),
+        haproxy_socket=dict(type='path'),
+        haproxy_backend=dict(type='str'),
+        old_server=dict(type='str'),
+        new_server=dict(type='str'),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           required_if=[('step', 'restore', ['restore_value']), ('step', 'promote', ['wait_for']),
+                                        ('step', 'repoint', ['source_host']),
+                                        ('step', 'endpoint', ['endpoint_state', 'haproxy_socket', 'haproxy_backend',
+                                                              'old_server', 'new_server'])])
+    p = module.params
+    if p['step'] == 'endpoint':
+        try:
+            result = writer_endpoint.move(p['haproxy_socket'], p['haproxy_backend'], p['endpoint_state'], p['old_server'],
+                                          p['new_server'], module.check_mode)
+        except (OSError, ValueError) as err:
+            module.fail_json(msg='endpoint %s: %s' % (p['endpoint_state'], err), changed=False)
+        module.exit_json(**result)
+    conn_utils.run_and_exit(module, 'the switchover step %s' % module.params['step'],
+                            lambda conn: run(conn, module.params, module.check_mode))
+
+
+if __name__ == '__main__':
+    main()
