@@ -67,6 +67,17 @@ def test_no_role_restates_its_defaults():
         assert not os.path.exists(os.path.join(ROOT, 'roles', role, 'defaults')), role
 
 
+def test_the_restart_roles_defaults_are_its_argument_specs_defaults():
+    """The restart role (included by other roles and playbooks, so its variables need role defaults) states every
+    option of its argument specs in defaults/main.yml with the spec's default: an input missing there is undefined
+    for every caller that does not pass it."""
+    with open(os.path.join(ROOT, 'roles', 'restart', 'meta', 'argument_specs.yml')) as handle:
+        options = yaml.safe_load(handle)['argument_specs']['main']['options']
+    with open(os.path.join(ROOT, 'roles', 'restart', 'defaults', 'main.yml')) as handle:
+        defaults = yaml.safe_load(handle)
+    assert dict((name, spec.get('default')) for name, spec in options.items()) == defaults
+
+
 if __name__ == '__main__':
     with open(TARGET, 'w') as out:
         out.write(generated_text())
