@@ -28,8 +28,8 @@ import os
 import socket
 import stat
 import struct
-import subprocess
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import discovery
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import os_facts
 
 TCP_TABLES = ('/proc/net/tcp', '/proc/net/tcp6')
@@ -164,18 +164,34 @@ def _process_uid(pid, proc_root='/proc'):
     return None
 
 
-def systemd_server_pids(run=subprocess.run):
-    """The main processes of the server units the packages install (os_facts.FAMILIES), as systemd reports them."""
-    units = sorted(set(u for f in os_facts.FAMILIES.values() for u in f['services'].values()))
+def systemd_server_pids(proc_root='/proc'):
+    """The processes of a database server program (SERVER_PROGRAMS) that run inside a database server's systemd
+    unit, as /proc shows them (each process's cgroup, discovery.unit_of_cgroup(): the unit's name says mysql,
+    mariadb or percona); a server started by hand under another unit or from a shell is not one of them."""
+    pids = []
     try:
-        shown = run(['systemctl', 'show', '--property=MainPID', '--value'] + ['%s.service' % u for u in units],
-                    capture_output=True, text=True, timeout=5, check=False).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return [int(v) for v in shown.split() if v.isdigit() and int(v) > 0]
+        names = os.listdir(proc_root)
+    except OSError:
+        return pids
+    for name in sorted(names, key=lambda n: (len(n), n)):
+        if not name.isdigit():
+            continue
+        base = os.path.join(proc_root, name)
+        try:
+            with open(os.path.join(base, 'cmdline'), 'rb') as handle:
+                program = handle.read().split(b'\0')[0].decode('utf-8', 'replace')
+            if os.path.basename(program) not in SERVER_PROGRAMS:
+                continue
+            with open(os.path.join(base, 'cgroup'), 'rb') as handle:
+                cgroup = handle.read().decode('utf-8', 'replace')
+        except (IOError, OSError):
+            continue
+        if discovery.unit_of_cgroup(cgroup) is not None:
+            pids.append(int(name))
+    return pids
 
 
-def server_evidence(socket_dirs=(), run=subprocess.run, proc_root='/proc'):
+def server_evidence(socket_dirs=(), proc_root='/proc'):
     """(uid, source) of each user this host shows to run the database server, cheapest first: the owners of the
     server's socket directories (socket_dirs, then the packages' places in os_facts.FAMILIES) and data directories
     that only their owner can write to, then the user of the main process of each server unit systemd runs."""
@@ -191,7 +207,7 @@ def server_evidence(socket_dirs=(), run=subprocess.run, proc_root='/proc'):
         uid = private_dir_owner(directory)
         if uid is not None:
             yield uid, 'owner of %s' % directory
-    for pid in systemd_server_pids(run):
+    for pid in systemd_server_pids(proc_root):
         uid = _process_uid(pid, proc_root)
         if uid is not None:
             yield uid, 'user of the server process %d that systemd runs' % pid

@@ -96,12 +96,17 @@ def test_evidence_private_directories_and_systemd(tmp_path):
     proc.mkdir(parents=True)
     (proc / 'cmdline').write_bytes(b'/usr/sbin/mariadbd\0--basedir=/usr\0')
     (proc / 'status').write_text('Name:\tmariadbd\nUid:\t112\t112\t112\t112\n')
+    (proc / 'cgroup').write_text('0::/system.slice/mariadb.service\n')
+    # The same program started by hand in a user's session: no server unit, no evidence.
+    by_hand = tmp_path / 'proc' / '5151'
+    by_hand.mkdir()
+    (by_hand / 'cmdline').write_bytes(b'/tmp/mariadbd\0')
+    (by_hand / 'status').write_text('Name:\tmariadbd\nUid:\t1000\t1000\t1000\t1000\n')
+    (by_hand / 'cgroup').write_text('0::/user.slice/user-1000.slice/session-3.scope\n')
 
-    class Shown:
-        stdout = '4242\n0\n'
-
-    found = list(loopback.server_evidence(run=lambda *a, **k: Shown(), proc_root=str(tmp_path / 'proc')))
+    found = list(loopback.server_evidence(proc_root=str(tmp_path / 'proc')))
     assert (112, 'user of the server process 4242 that systemd runs') in found
+    assert not [f for f in found if f[0] == 1000], found
 
 
 def test_a_live_connection_to_this_users_listener():
