@@ -147,14 +147,16 @@ def private_dir_owner(path):
     return st.st_uid
 
 
-def _process_uid(pid, proc_root='/proc'):
-    """The effective uid of process pid when it runs a server program, else None."""
-    base = os.path.join(proc_root, str(pid))
+def _runs_server_program(base):
+    """Whether the process whose /proc directory is base runs a server program (SERVER_PROGRAMS)."""
+    with open(os.path.join(base, 'cmdline'), 'rb') as handle:
+        program = handle.read().split(b'\0')[0].decode('utf-8', 'replace')
+    return os.path.basename(program) in SERVER_PROGRAMS
+
+
+def _process_uid(base):
+    """The effective uid of the process whose /proc directory is base, or None."""
     try:
-        with open(os.path.join(base, 'cmdline'), 'rb') as handle:
-            program = handle.read().split(b'\0')[0].decode('utf-8', 'replace')
-        if os.path.basename(program) not in SERVER_PROGRAMS:
-            return None
         with open(os.path.join(base, 'status'), 'rb') as handle:
             for line in handle.read().decode('ascii', 'replace').splitlines():
                 if line.startswith('Uid:'):
@@ -178,9 +180,7 @@ def systemd_server_pids(proc_root='/proc'):
             continue
         base = os.path.join(proc_root, name)
         try:
-            with open(os.path.join(base, 'cmdline'), 'rb') as handle:
-                program = handle.read().split(b'\0')[0].decode('utf-8', 'replace')
-            if os.path.basename(program) not in SERVER_PROGRAMS:
+            if not _runs_server_program(base):
                 continue
             with open(os.path.join(base, 'cgroup'), 'rb') as handle:
                 cgroup = handle.read().decode('utf-8', 'replace')
@@ -194,7 +194,7 @@ def systemd_server_pids(proc_root='/proc'):
 def server_evidence(socket_dirs=(), proc_root='/proc'):
     """(uid, source) of each user this host shows to run the database server, cheapest first: the owners of the
     server's socket directories (socket_dirs, then the packages' places in os_facts.FAMILIES) and data directories
-    that only their owner can write to, then the user of the main process of each server unit systemd runs."""
+    that only their owner can write to, then the user of each server process systemd runs (systemd_server_pids)."""
     dirs = list(socket_dirs)
     for family in sorted(os_facts.FAMILIES):
         dirs.extend(os.path.dirname(p) for p in os_facts.FAMILIES[family]['sockets'])
@@ -208,7 +208,7 @@ def server_evidence(socket_dirs=(), proc_root='/proc'):
         if uid is not None:
             yield uid, 'owner of %s' % directory
     for pid in systemd_server_pids(proc_root):
-        uid = _process_uid(pid, proc_root)
+        uid = _process_uid(os.path.join(proc_root, str(pid)))
         if uid is not None:
             yield uid, 'user of the server process %d that systemd runs' % pid
 
