@@ -57,7 +57,14 @@ def mask_text(text):
     By the key, never by the value: a short password such as ON does not blank other text."""
     if not isinstance(text, str):
         return text
-    return _CREDENTIAL_RE.sub(lambda m: m.group(1) + MASK, text)
+    return _CREDENTIAL_RE.sub(_masked_credential, text)
+
+
+def _masked_credential(match):
+    # The server's "Access denied for user ... (using password: YES)" says whether a password was sent, not which.
+    if match.string[:match.start()].endswith('(using ') and match.group(2).upper() in ('YES)', 'NO)'):
+        return match.group(0)
+    return match.group(1) + MASK
 
 
 def mask_argv(argv):

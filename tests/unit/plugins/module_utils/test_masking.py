@@ -100,3 +100,11 @@ def test_every_variable_name_of_the_four_servers_is_secret_or_not_by_a_decision(
     undecided = sorted(looks - CATALOG_SECRETS - LOOKS_SECRET_BUT_IS_NOT)
     assert undecided == [], 'secret-looking names neither masked nor listed as not secret: %s' % undecided
     assert LOOKS_SECRET_BUT_IS_NOT <= names     # a stale entry decides nothing
+
+
+def test_the_servers_access_denied_message_keeps_its_words_and_a_value_after_it_is_still_masked():
+    text = "Access denied for user 'dbfleet'@'localhost' (using password: YES)"
+    assert masking.mask_text(text) == text
+    assert masking.mask_text("(using password: NO)") == "(using password: NO)"
+    assert masking.mask_text("(using password: s3cret)") == "(using password: " + masking.MASK
+    assert masking.mask_text("password: YES)") == "password: " + masking.MASK
