@@ -16,12 +16,13 @@ import socket
 from collections.abc import Mapping
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files import describe_target, resolve_login
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import discovery
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
     error_text, global_status, global_variables, query)
 
 try:
@@ -359,7 +360,7 @@ def discovered(plan, process, login_params=None, proc_root='/proc'):
     params = login_params or {}
     if proc_root is not None and not any(params.get(k) for k in ('login_unix_socket', 'login_host', 'login_port')):
         try:
-            out['login_socket_source'] = connection.resolve_login(params).get('socket_source')
+            out['login_socket_source'] = resolve_login(params).get('socket_source')
         except ValueError:
             pass
     return out
@@ -601,7 +602,7 @@ def report(conn, identity, variables, facts, names=(), engines=(), catalog=False
     if engines:
         # Imported here: only a role that reads engines (myrocks) compiles the storage engines' code.
         from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
-        out['engines'] = storage_engines.loaded_engine_facts(conn, connection.query, engines)
+        out['engines'] = storage_engines.loaded_engine_facts(conn, query, engines)
     if catalog:
         table, out['catalog_source'], out['catalog_problem'] = variable_catalog(conn, identity)
         running = dict(variables)
@@ -629,7 +630,7 @@ def read_for_module(module, names=(), engines=(), catalog=False, persisted=False
         return report(conn, facts['_identity'], variables, facts, names, engines, catalog, persisted)
     except _DB_ERRORS as e:
         module.fail_json(msg='reading server facts from %s failed: %s'
-                         % (connection.describe_target(module.params), error_text(e)))
+                         % (describe_target(module.params), error_text(e)))
     finally:
         conn.close()
     return None

@@ -213,6 +213,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import ahi_advisor
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
+    error_text, execute, global_status, global_variables, query)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import signals
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
@@ -221,7 +224,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import
 
 def _metrics(conn, column):
     sql, args = ahi_advisor.metrics_query(column)
-    rows = conn_utils.query(conn, sql, args)
+    rows = query(conn, sql, args)
     out = {}
     for row in rows:
         out[str(row['NAME']).lower()] = row
@@ -233,7 +236,7 @@ def _counts(metric_rows):
 
 
 def _ahi_on(conn):
-    value = conn_utils.global_variables(conn, ['innodb_adaptive_hash_index']).get('innodb_adaptive_hash_index')
+    value = global_variables(conn, ['innodb_adaptive_hash_index']).get('innodb_adaptive_hash_index')
     if value is None:
         return None
     try:
@@ -248,9 +251,9 @@ def _set_monitors(conn, names, on):
     variable = 'innodb_monitor_enable' if on else 'innodb_monitor_disable'
     for name in names:
         try:
-            conn_utils.execute(conn, 'SET GLOBAL %s = %%s' % variable, (name,))
+            execute(conn, 'SET GLOBAL %s = %%s' % variable, (name,))
         except Exception as e:  # pylint: disable=broad-except
-            failed[name] = conn_utils.error_text(e)
+            failed[name] = error_text(e)
     return failed
 
 
@@ -259,7 +262,7 @@ def _describe(failed):
 
 
 def main():
-    argument_spec = conn_utils.login_argument_spec()
+    argument_spec = login_argument_spec()
     argument_spec.update(option_spec(ahi_advisor.ADVISOR_OPTIONS))
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
@@ -272,7 +275,7 @@ def main():
     result = dict(changed=False)
     try:
         identity = flavors.identity_from_variables(
-            conn_utils.global_variables(conn, flavors.DETECT_VARIABLES))
+            global_variables(conn, flavors.DETECT_VARIABLES))
     except (ValueError, conn_utils.pymysql.err.MySQLError) as e:
         module.fail_json(msg='cannot identify the server: %s' % e)
     result['server'] = identity.to_dict()
@@ -292,7 +295,7 @@ def main():
             metric_rows = _metrics(conn, column)
         except conn_utils.pymysql.err.MySQLError as e:
             module.fail_json(msg='cannot read INFORMATION_SCHEMA.INNODB_METRICS (the login needs PROCESS): %s'
-                             % conn_utils.error_text(e), **result)
+                             % error_text(e), **result)
         missing = [n for n in ahi_advisor.SEARCH_COUNTERS if n not in metric_rows]
         if missing and not status_counters:
             module.fail_json(msg='this server has no %s counter in INNODB_METRICS' % ', '.join(missing), **result)
@@ -320,20 +323,20 @@ def main():
         search_off = [n for n in ahi_advisor.SEARCH_COUNTERS if n in still_off]
 
         ahi_before = _ahi_on(conn)
-        status_before = conn_utils.global_status(conn, ahi_advisor.STATUS_COUNTERS)
+        status_before = global_status(conn, ahi_advisor.STATUS_COUNTERS)
         counts_before = _counts(metric_rows)
         started = time.time()
         time.sleep(p['sample_seconds'])
         counts_after = _counts(_metrics(conn, column))
-        status_after = conn_utils.global_status(conn, ahi_advisor.STATUS_COUNTERS)
+        status_after = global_status(conn, ahi_advisor.STATUS_COUNTERS)
         elapsed = time.time() - started
         ahi_after = _ahi_on(conn)
         part_value = None
         if part_var:
-            raw = conn_utils.global_variables(conn, [part_var]).get(part_var)
+            raw = global_variables(conn, [part_var]).get(part_var)
             part_value = int(raw) if raw is not None and str(raw).isdigit() else raw
     except conn_utils.pymysql.err.MySQLError as e:
-        module.fail_json(msg='sampling failed: %s' % conn_utils.error_text(e), monitors_enabled=enabled_now,
+        module.fail_json(msg='sampling failed: %s' % error_text(e), monitors_enabled=enabled_now,
                          **result)
     except signals.Interrupted as e:
         interrupted = e

@@ -223,8 +223,10 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import (
-    connect, error_text, execute, global_variables, login_argument_spec, query, query_one, pymysql)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import connect, pymysql
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
+    error_text, execute, global_variables, query, query_one)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.plugin import (
     CONFIG_SCHEMA, CONFIG_TABLES, DELIMITER_MAX, check_container_against_table, check_container_specs,

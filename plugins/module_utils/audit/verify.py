@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_text, execute, query
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
@@ -247,8 +248,8 @@ def read_blockers(conn, identity, target):
     from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
     if flavors.variable_facts('information_schema_stats_expiry', identity.flavor, identity.version):
         # Session only: the sizes are read live instead of from the statistics cache.
-        connection.execute(conn, 'SET SESSION information_schema_stats_expiry = 0')
-    tables = storage_engines.read_tables(conn, connection.query)
+        execute(conn, 'SET SESSION information_schema_stats_expiry = 0')
+    tables = storage_engines.read_tables(conn, query)
     return storage_engines.upgrade_blockers(tables, identity, target), storage_engines.warnings_for(
         tables, identity, target)
 
@@ -290,16 +291,16 @@ def read_upgrade(conn, identity, target, catalog, variables, plan, parsed, persi
             settings += upgrade.option_settings(plan['command_line'].options, 'command_line')
     uses = dict(memcached_plugin=False, native_password_accounts=[])
     try:
-        rows = connection.query(conn, "SELECT PLUGIN_NAME FROM information_schema.PLUGINS WHERE PLUGIN_NAME = "
-                                      "'daemon_memcached' AND PLUGIN_STATUS = 'ACTIVE'")
+        rows = query(conn, "SELECT PLUGIN_NAME FROM information_schema.PLUGINS WHERE PLUGIN_NAME = "
+                           "'daemon_memcached' AND PLUGIN_STATUS = 'ACTIVE'")
         uses['memcached_plugin'] = bool(rows)
         if flavors.capability('mysql_native_password', identity.flavor, identity.version) \
                 and not flavors.capability('mysql_native_password', target[0], target[1]):
-            rows = connection.query(conn, "SELECT CONCAT(User, '@', Host) AS account FROM mysql.user "
-                                          "WHERE plugin = 'mysql_native_password' ORDER BY User, Host")
+            rows = query(conn, "SELECT CONCAT(User, '@', Host) AS account FROM mysql.user "
+                               "WHERE plugin = 'mysql_native_password' ORDER BY User, Host")
             uses['native_password_accounts'] = [_decoded(r['account']) for r in rows]
     except connection.pymysql.err.MySQLError as e:
-        notes.append('what the server uses (plugins, accounts) could not be read: %s' % connection.error_text(e))
+        notes.append('what the server uses (plugins, accounts) could not be read: %s' % error_text(e))
     items = upgrade.findings(target_facts, identity, settings, compared, origins, uses, current_entries, target_entries)
     return upgrade.result(target_facts, items, notes)
 

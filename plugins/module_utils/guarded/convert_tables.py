@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
     error_text, execute, global_variables, query, query_one)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.engine import GuardedChange
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import (

@@ -15,7 +15,7 @@ import os
 import re
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import is_plain_identifier
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import is_plain_identifier
 
 CONFIG_SCHEMA = 'innodb_memcache'
 CONFIG_TABLES = ('cache_policies', 'containers', 'config_options')

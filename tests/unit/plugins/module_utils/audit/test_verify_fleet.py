@@ -11,6 +11,7 @@ import time
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files import describe_target, resolve_login
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import fleet_wire
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet as fa
@@ -62,7 +63,7 @@ def test_no_login_host_on_a_remote_host_uses_ansible_host():
     params, _notes = fa.controller_login({}, dict(ansible_host='10.0.0.7'), 'db4')
     assert params['login_host'] == '10.0.0.7'
     # resolve_login() then reads no option file of the controller
-    assert connection.resolve_login(params)['host'] == '10.0.0.7'
+    assert resolve_login(params)['host'] == '10.0.0.7'
 
 
 # ---------------------------------------------------------------- the pool
@@ -107,7 +108,7 @@ class FakeConn(object):
 
 def test_unreachable_host_is_an_error_item_with_the_target_and_no_password():
     def refuse(params, timeout, deadline=None):
-        raise connection.ConnectError('cannot connect to %s: (2003) refused' % connection.describe_target(params))
+        raise connection.ConnectError('cannot connect to %s: (2003) refused' % describe_target(params))
 
     out = fa.audit_host(dict(login_host='10.0.0.9', login_port=3306, login_user='u', login_password='secret'),
                         {}, connect=refuse)
