@@ -22,6 +22,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import fla
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication.channels import channel_from_row
+from ansible_collections.dbfleet.innodb.plugins.module_utils.values import as_int, onoff
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
     error_text, global_status, global_variables, query)
 
@@ -84,20 +86,13 @@ class NamedGlobalVariables(Mapping):
 
 
 # ---------------------------------------------------------------- replication
-def _pick(row, *names):
-    for name in names:
-        if name in row and row[name] not in (None, ''):
-            return row[name]
-    return None
-
-
 def replication_info(conn, identity, variables):
     """Role (primary / replica), read_only / super_read_only, the channels replicated from, and the
     cluster the server is a member of (replication/clusters.py; None when it is none)."""
     info = dict(
         role=None,
-        read_only=_onoff(variables.get('read_only')),
-        super_read_only=_onoff(variables.get('super_read_only')),
+        read_only=onoff(variables.get('read_only')),
+        super_read_only=onoff(variables.get('super_read_only')),
         channels=[],
         statement=None,
         error=None,
@@ -114,15 +109,12 @@ def replication_info(conn, identity, variables):
     except _DB_ERRORS as e:
         info['error'] = '%s failed: %s' % (statement, error_text(e))
         return info
-    for row in rows:
+    # The one channel reader (replication/channels.py); this report shows the threads' states as the server
+    # writes them ("Yes", "No", "Connecting").
+    for channel in map(channel_from_row, rows):
         info['channels'].append(dict(
-            name=_pick(row, 'Channel_Name', 'Connection_name') or '',
-            source_host=_pick(row, 'Source_Host', 'Master_Host'),
-            source_port=_pick(row, 'Source_Port', 'Master_Port'),
-            io_running=_pick(row, 'Replica_IO_Running', 'Slave_IO_Running'),
-            sql_running=_pick(row, 'Replica_SQL_Running', 'Slave_SQL_Running'),
-            seconds_behind=_pick(row, 'Seconds_Behind_Source', 'Seconds_Behind_Master'),
-        ))
+            name=channel['name'], source_host=channel['source_host'], source_port=channel['source_port'],
+            io_running=channel['io_state'], sql_running=channel['sql_state'], seconds_behind=channel['seconds_behind']))
     info['role'] = 'replica' if info['channels'] else 'primary'
     info['cluster'] = cluster_info(conn, identity, variables)
     return info
@@ -167,12 +159,6 @@ def cluster_info(conn, identity, variables=None):
         running = {}
     info['settings'] = dict((n, running[n]) for n in names if n in running)
     return info
-
-
-def _onoff(value):
-    if value is None:
-        return None
-    return str(value).strip().upper() in ('ON', '1', 'TRUE', 'YES')
 
 
 # ---------------------------------------------------------------- the local process
@@ -317,8 +303,8 @@ def gather(conn, variables=None, login_params=None, option_files=None, fallback_
     for key in FACT_PATHS:
         facts[key] = variables.get(key)
     facts['hostname'] = variables.get('hostname')
-    facts['port'] = _int_or_none(variables.get('port'))
-    facts['server_id'] = _int_or_none(variables.get('server_id'))
+    facts['port'] = as_int(variables.get('port'))
+    facts['server_id'] = as_int(variables.get('server_id'))
     facts['replication'] = replication_info(conn, identity, variables)
     facts['capabilities'] = flavors.capabilities(identity.flavor, identity.version)
     facts['option_groups'] = plan['groups']
@@ -369,13 +355,6 @@ def discovered(plan, process, login_params=None, proc_root='/proc'):
 def public(facts):
     """facts without the internal keys."""
     return dict((k, v) for k, v in facts.items() if not k.startswith('_'))
-
-
-def _int_or_none(value):
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def variable_table(conn, identity, names):

@@ -22,6 +22,8 @@ from __future__ import annotations
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters as cluster_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication.channels import channel_from_row, gtid_text
+from ansible_collections.dbfleet.innodb.plugins.module_utils.values import as_int, onoff
 
 PRIMARY = 'primary'
 REPLICA = 'replica'
@@ -32,70 +34,6 @@ DEFAULT_MAX_LAG = 60
 
 
 # ---------------------------------------------------------------- reading one server
-def _onoff(value):
-    if value is None:
-        return None
-    return str(value).strip().upper() in ('ON', '1', 'TRUE', 'YES')
-
-
-def _pick(row, *names):
-    for name in names:
-        if name in row and row[name] not in (None, ''):
-            return row[name]
-    return None
-
-
-def _int_or_none(value):
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _gtid_text(value):
-    """GTID sets come with newlines after each comma; make them one line."""
-    if value is None:
-        return None
-    return ''.join(str(value).split()) or None
-
-
-def channel_from_row(row):
-    """One replication channel from a SHOW REPLICA/SLAVE/ALL SLAVES STATUS row (any spelling)."""
-    io_state = _pick(row, 'Replica_IO_Running', 'Slave_IO_Running')
-    sql_state = _pick(row, 'Replica_SQL_Running', 'Slave_SQL_Running')
-    return dict(
-        name=_pick(row, 'Channel_Name', 'Channel_name', 'Connection_name') or '',
-        source_host=_pick(row, 'Source_Host', 'Master_Host'),
-        source_port=_int_or_none(_pick(row, 'Source_Port', 'Master_Port')),
-        source_uuid=_pick(row, 'Source_UUID', 'Master_UUID'),
-        source_server_id=_int_or_none(_pick(row, 'Source_Server_Id', 'Master_Server_Id')),
-        io_running=str(io_state) == 'Yes',
-        io_state=io_state,
-        sql_running=str(sql_state) == 'Yes',
-        sql_state=sql_state,
-        seconds_behind=_int_or_none(_pick(row, 'Seconds_Behind_Source', 'Seconds_Behind_Master')),
-        last_io_errno=_int_or_none(_pick(row, 'Last_IO_Errno')) or 0,
-        last_io_error=_pick(row, 'Last_IO_Error') or '',
-        last_sql_errno=_int_or_none(_pick(row, 'Last_SQL_Errno')) or 0,
-        last_sql_error=_pick(row, 'Last_SQL_Error') or '',
-        retrieved_gtid_set=_gtid_text(_pick(row, 'Retrieved_Gtid_Set')),
-        executed_gtid_set=_gtid_text(_pick(row, 'Executed_Gtid_Set')),
-        gtid_io_pos=_gtid_text(_pick(row, 'Gtid_IO_Pos')),
-        using_gtid=_pick(row, 'Using_Gtid', 'Auto_Position'),
-        # What a switchover checks of a candidate and of the replicas it repoints (switchover.py).
-        sql_delay=_int_or_none(_pick(row, 'SQL_Delay')) or 0,
-        filters=dict((name, row[name]) for name in REPLICATION_FILTERS if row.get(name) not in (None, '')),
-        source_user=_pick(row, 'Source_User', 'Master_User'),
-        source_ssl=str(_pick(row, 'Source_SSL_Allowed', 'Master_SSL_Allowed') or '').lower() == 'yes',
-    )
-
-
-# The replication filter columns of SHOW REPLICA / SLAVE STATUS (the same names on MySQL and MariaDB).
-REPLICATION_FILTERS = ('Replicate_Do_DB', 'Replicate_Ignore_DB', 'Replicate_Do_Table', 'Replicate_Ignore_Table',
-                       'Replicate_Wild_Do_Table', 'Replicate_Wild_Ignore_Table', 'Replicate_Rewrite_DB',
-                       'Replicate_Do_Domain_Ids', 'Replicate_Ignore_Domain_Ids', 'Replicate_Ignore_Server_Ids')
-
-
 def channel_problems(channel, max_lag=None):
     """Why a replication channel is not healthy (empty list: IO and SQL run, lag under max_lag)."""
     problems = []
@@ -134,12 +72,12 @@ def facts_from(identity, variables, rows, statement, error=None, cluster=None):
         error=error,
         server=identity.to_dict(),
         server_uuid=variables.get('server_uuid') or None,
-        server_id=_int_or_none(variables.get('server_id')),
-        read_only=_onoff(variables.get('read_only')),
-        super_read_only=_onoff(variables.get('super_read_only')) if has_sro else None,
-        log_bin=_onoff(variables.get('log_bin')),
-        log_replica_updates=_onoff(variables.get(flavors.capability('log_replica_updates_variable', identity.flavor,
-                                                                    identity.version))),
+        server_id=as_int(variables.get('server_id')),
+        read_only=onoff(variables.get('read_only')),
+        super_read_only=onoff(variables.get('super_read_only')) if has_sro else None,
+        log_bin=onoff(variables.get('log_bin')),
+        log_replica_updates=onoff(variables.get(flavors.capability('log_replica_updates_variable', identity.flavor,
+                                                                   identity.version))),
         gtid=dict(model=gtid_model, mode=None, executed=None, binlog_pos=None, slave_pos=None,
                   current_pos=None, domain_id=None),
         statement=statement,
@@ -149,12 +87,12 @@ def facts_from(identity, variables, rows, statement, error=None, cluster=None):
         cluster=cluster,
     )
     if gtid_model == 'mysql':
-        facts['gtid'].update(mode=variables.get('gtid_mode'), executed=_gtid_text(variables.get('gtid_executed')))
+        facts['gtid'].update(mode=variables.get('gtid_mode'), executed=gtid_text(variables.get('gtid_executed')))
     elif gtid_model == 'mariadb':
-        facts['gtid'].update(binlog_pos=_gtid_text(variables.get('gtid_binlog_pos')),
-                             slave_pos=_gtid_text(variables.get('gtid_slave_pos')),
-                             current_pos=_gtid_text(variables.get('gtid_current_pos')),
-                             domain_id=_int_or_none(variables.get('gtid_domain_id')))
+        facts['gtid'].update(binlog_pos=gtid_text(variables.get('gtid_binlog_pos')),
+                             slave_pos=gtid_text(variables.get('gtid_slave_pos')),
+                             current_pos=gtid_text(variables.get('gtid_current_pos')),
+                             domain_id=as_int(variables.get('gtid_domain_id')))
     facts['gtid']['position'] = source_position(facts)
     if error:
         return facts
@@ -204,7 +142,7 @@ def _entry(name, raw):
     if name not in addresses:
         addresses.append(name)
     return dict(name=name, facts=raw.get('facts'), error=raw.get('error'), outside=bool(raw.get('outside')),
-                addresses=addresses, port=_int_or_none(raw.get('port')) or 3306,
+                addresses=addresses, port=as_int(raw.get('port')) or 3306,
                 inventory_role=raw.get('inventory_role'), inventory_role_source=raw.get('inventory_role_source'),
                 inventory_source=raw.get('inventory_source'))
 
