@@ -6,6 +6,8 @@ one-line text of a PyMySQL error."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 def error_text(e):
     """A one-line text for a PyMySQL error."""
@@ -67,3 +69,52 @@ def quote_identifier(name):
     if not is_plain_identifier(name):
         raise ValueError('not a plain identifier: %r' % (name,))
     return '`%s`' % name
+
+
+def all_global_variables(conn):
+    """Every GLOBAL variable of the server, {lower-case name: value} (one statement)."""
+    return global_variables(conn)
+
+
+class NamedGlobalVariables(Mapping):
+    """The GLOBAL variables of names, read in one statement (SHOW GLOBAL VARIABLES WHERE Variable_name IN ...),
+    as a read-only {lower-case name: value} mapping that answers like all_global_variables() does.
+
+    For a name asked for, what the server returned is the whole truth (a name it lacks is absent). A look-up of
+    any other name, iterating or len() reads every variable (all_global_variables(), once) and answers from that:
+    so what the caller does not foresee (a close-name hint over every name) costs a second statement, never a
+    different answer. complete: whether every variable has been read."""
+
+    def __init__(self, conn, names):
+        self._conn = conn
+        self._asked = frozenset(str(n).lower() for n in names)
+        if not self._asked:
+            raise ValueError('NamedGlobalVariables needs at least one name')
+        self._values = global_variables(conn, sorted(self._asked))
+        self.complete = False
+
+    def _read_all(self):
+        if not self.complete:
+            self._values = all_global_variables(self._conn)
+            self.complete = True
+
+    def __getitem__(self, name):
+        try:
+            return self._values[name]
+        except KeyError:
+            if self.complete or name in self._asked:
+                raise
+        self._read_all()
+        return self._values[name]
+
+    def read(self, conn, names):  # pylint: disable=unused-argument  # global_variables()' signature
+        """global_variables(conn, names) answered from this mapping: no statement when every name was asked for."""
+        return dict((str(n).lower(), self[str(n).lower()]) for n in names if str(n).lower() in self)
+
+    def __iter__(self):
+        self._read_all()
+        return iter(self._values)
+
+    def __len__(self):
+        self._read_all()
+        return len(self._values)

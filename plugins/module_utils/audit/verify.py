@@ -12,12 +12,13 @@ from __future__ import annotations
 import datetime
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
-from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_text, execute, query
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import NamedGlobalVariables, all_global_variables, error_text, execute, query
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import membership
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 OK = 'ok'
@@ -267,7 +268,7 @@ def read_upgrade(conn, identity, target, catalog, variables, plan, parsed, persi
     if target[0] != identity.flavor:
         notes.append('%s to %s is a migration to another flavor, not an in-place upgrade: the settings are compared '
                      'as for one' % (flavors.display_name(identity.flavor), target_facts.label))
-    runtime = variables if isinstance(variables, dict) else server_facts.all_global_variables(conn)
+    runtime = variables if isinstance(variables, dict) else all_global_variables(conn)
     table, reason = server_facts.variable_table(conn, identity, list(runtime))
     compared = runtime
     if reason:
@@ -311,8 +312,8 @@ def _decoded(value):
 
 # The global variables audit() reads besides the settings' own: who the server is (flavors.DETECT_VARIABLES),
 # its paths and name (server_facts.gather), its replication role, whether it loads persisted values, and the
-# buffer pool chunk rounding, and what tells its cluster (server_facts.CLUSTER_VARIABLES).
-AUDIT_VARIABLES = tuple(flavors.DETECT_VARIABLES) + server_facts.FACT_PATHS + server_facts.CLUSTER_VARIABLES + (
+# buffer pool chunk rounding, and what tells its cluster (replication/membership.CLUSTER_VARIABLES).
+AUDIT_VARIABLES = tuple(flavors.DETECT_VARIABLES) + server_facts.FACT_PATHS + membership.CLUSTER_VARIABLES + (
     'hostname', 'port', 'server_id', 'read_only', 'super_read_only', 'persisted_globals_load',
     'innodb_buffer_pool_chunk_size', 'innodb_buffer_pool_instances')
 
@@ -346,10 +347,10 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
     Raises desired_utils.InputError for bad role variables."""
     check_settings(settings)
     if read_named:
-        variables = server_facts.NamedGlobalVariables(conn, audit_variable_names(settings, desired_from))
+        variables = NamedGlobalVariables(conn, audit_variable_names(settings, desired_from))
         server_names = variables
     else:
-        variables = server_facts.all_global_variables(conn)
+        variables = all_global_variables(conn)
         server_names = frozenset(variables)
     facts = server_facts.gather(conn, variables, login_params, option_files, fallback_option_files,
                                 proc_root)

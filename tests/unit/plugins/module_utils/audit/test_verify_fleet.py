@@ -15,7 +15,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import fleet_wire
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet as fa
-from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host.process import local_process
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
 
 
@@ -349,8 +349,8 @@ def test_startup_notes_say_what_sql_tells_and_what_it_does_not(item, fragment):
 def test_local_process_is_never_read_from_the_controller(tmp_path):
     pid_file = tmp_path / 'mysqld.pid'
     pid_file.write_text('1\n')
-    process, reason = server_facts.local_process(dict(pid_file=str(pid_file)), dict(login_host='127.0.0.1'),
-                                                 proc_root=None)
+    process, reason = local_process(dict(pid_file=str(pid_file)), dict(login_host='127.0.0.1'),
+                                               proc_root=None)
     assert process is None and 'controller' in reason
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import membership
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication.channels import channel_from_row
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 
@@ -70,10 +70,10 @@ def test_server_facts_reads_the_channels_through_the_one_reader():
     """server_facts shows the threads' states as the server writes them ("Yes", "Connecting"), from the same reader:
     the channel name of every spelling included."""
     identity = flavors.identity_from_variables(dict(version='8.0.36', version_comment='MySQL Community Server - GPL'))
-    info = server_facts.replication_info(_Conn([ROWS['slave'], ROWS['replica']]), identity, dict(read_only='ON'))
+    info = membership.replication_info(_Conn([ROWS['slave'], ROWS['replica']]), identity, dict(read_only='ON'))
     assert info['statement'] == 'SHOW REPLICA STATUS' and info['role'] == 'replica' and info['read_only'] is True
     assert info['channels'] == [
         dict(name='east', source_host='db1', source_port=3306, io_running='Connecting', sql_running='Yes',
              seconds_behind=12),
         dict(name='', source_host='db1', source_port=3306, io_running='Yes', sql_running='No', seconds_behind=None)]
-    assert server_facts.replication_info(_Conn([]), identity, {})['role'] == 'primary'
+    assert membership.replication_info(_Conn([]), identity, {})['role'] == 'primary'
