@@ -18,7 +18,7 @@ description:
     tables whose engine the target does not ship - for example TokuDB tables before Percona Server 8.0.28 or
     MariaDB 10.5, or Aria and MyRocks tables before a move from MariaDB to MySQL - each with a clear reason
     and the engine to convert to. Such an upgrade otherwise fails late, on the host.
-  - What each flavor and version ships is data in the collection's version table (C(flavors.STORAGE_ENGINES));
+  - What each flavor and version ships is data in the collection's version table (C(engine_facts.STORAGE_ENGINES));
     the sources are listed in the collection's C(docs/innodb-facts.md).
   - The schemas of the server itself (C(mysql), C(information_schema), C(performance_schema), C(sys)) are left
     out unless O(include_system_schemas=true) or named in O(schemas); an upgrade converts them itself.
