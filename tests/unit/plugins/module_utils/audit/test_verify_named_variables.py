@@ -173,3 +173,12 @@ def test_pending_restart_holds_the_settings_that_wait_for_a_restart_with_their_d
                           option_files=[str(cnf)], proc_root=None, now=_NOW)
     assert result['variables']['max_connections']['status'] == 'drift_runtime'
     assert result['pending_restart'] == {'innodb_adaptive_hash_index_parts': 16}
+
+
+def test_step_read_variables_reads_only_the_named_ones_when_asked():
+    server = FakeServer(MYSQL84)
+    named, server_names = verify._read_variables(server, {'sort_buffer_size': '1M'}, (), True)  # pylint: disable=protected-access
+    assert named is server_names and isinstance(named, NamedGlobalVariables) and not named.complete
+    assert named['sort_buffer_size'] == '262144' and len(_reads(server)) == 1
+    every, server_names = verify._read_variables(server, {}, (), False)  # pylint: disable=protected-access
+    assert every == MYSQL84 and server_names == frozenset(MYSQL84)
