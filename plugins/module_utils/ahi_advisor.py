@@ -350,6 +350,25 @@ def analyse(metric_deltas, status_deltas, seconds, ahi_enabled, thresholds=None,
     return result
 
 
+def advise(sample, thresholds, settable, status_counters):
+    """The advice of a sample (the module's counters before and after, dicts counts_*, status_*, ahi_*, elapsed,
+    maintenance_measured, search_off: the search counters that stayed off, whose deltas say nothing): analyse() of
+    its deltas; insufficient when innodb_adaptive_hash_index changed during the sample or could not be read."""
+    ahi_before, ahi_after = sample['ahi_before'], sample['ahi_after']
+    if ahi_before is None or ahi_before != ahi_after:
+        advice = analyse({}, {}, sample['elapsed'], bool(ahi_after), thresholds)
+        advice['recommendation'] = INSUFFICIENT
+        advice['reasons'] = ['innodb_adaptive_hash_index changed during the sample (%s -> %s): sample again'
+                             % (ahi_before, ahi_after)]
+        return advice
+    metric_deltas = deltas(sample['counts_before'], sample['counts_after'])
+    for name in sample['search_off']:
+        metric_deltas.pop(name, None)
+    return analyse(metric_deltas, deltas(sample['status_before'], sample['status_after']), sample['elapsed'],
+                   ahi_before, thresholds, maintenance_measured=sample['maintenance_measured'], settable=settable,
+                   status_counters=status_counters)
+
+
 # The columns of the advice table (advice_table): heading and width ('-' left-aligned).
 _TABLE = '%-12s %-8s %-8s %-3s %-17s %6s %9s %7s'
 _HEADING = ('host', 'flavor', 'version', 'AHI', 'recommendation', 'hit', 'maint/hit', 'bp_miss')

@@ -246,3 +246,15 @@ def test_step_judges_on_and_off():
     reasons = []
     assert ahi_advisor._judge_off(dict(off, write_share=0.9), TH, reasons, 60.0, 1.0) == ahi_advisor.TURN_OFF  # pylint: disable=protected-access
     assert reasons[-1] == 'leave the adaptive hash index OFF'
+
+
+def test_advise_a_sample_and_a_setting_that_changed_during_it():
+    sample = dict(ahi_before=True, ahi_after=True, elapsed=60.0, maintenance_measured=True, search_off=[],
+                  counts_before=dict.fromkeys(HOT, 0), counts_after=HOT, status_before=dict.fromkeys(READS, 0),
+                  status_after=READS)
+    assert ahi_advisor.advise(sample, {}, (True, ''), False)['recommendation'] == ahi_advisor.KEEP_ON
+    changed = ahi_advisor.advise(dict(sample, ahi_after=False), {}, (True, ''), False)
+    assert changed['recommendation'] == ahi_advisor.INSUFFICIENT
+    assert changed['reasons'] == ['innodb_adaptive_hash_index changed during the sample (True -> False): sample again']
+    blind = ahi_advisor.advise(dict(sample, search_off=['adaptive_hash_searches']), {}, (True, ''), False)
+    assert blind['recommendation'] == ahi_advisor.INSUFFICIENT and blind['counters']['hash_searches'] is None
