@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -112,7 +113,7 @@ def test_step_restore_counters_over_a_new_connection_and_failing_loudly(monkeypa
 
 def test_step_read_sample_before_and_after(monkeypatch):
     monkeypatch.setattr(ahi_advisor, '_ahi_on', lambda conn: True)
-    status = iter([dict(handler_read_key=1), dict(handler_read_key=9)])
+    status = itertools.cycle([dict(handler_read_key=1), dict(handler_read_key=9)])
     monkeypatch.setattr(ahi_advisor, 'global_status', lambda conn, names: next(status))
     monkeypatch.setattr(ahi_advisor, '_metrics', lambda conn, column: rows('enabled'))
     monkeypatch.setattr(ahi_advisor, 'global_variables', lambda conn, names: dict(innodb_adaptive_hash_index_parts='8'))
