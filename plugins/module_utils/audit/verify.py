@@ -142,52 +142,69 @@ def decide(desired, kind, runtime, startup, dynamic=None, choices=None, origin=N
     running_ok, note = values.compare(desired, runtime, kind, choices, rounding, limits)
     if note:
         notes.append(note)
+    restart_ok = _restart_ok(desired, kind, choices, rounding, limits, startup, origin, runtime, running_ok, notes)
+    if running_ok:
+        return _running_verdict(restart_ok, startup, origin, notes)
+    return _differing_verdict(restart_ok, startup, origin, runtime, dynamic, notes)
 
-    # What does a restart bring?
-    restart_ok = None
-    origin_up = str(origin or '').upper()
+
+def _restart_ok(desired, kind, choices, rounding, limits, startup, origin, runtime, running_ok, notes):
+    """Step of decide(): whether a restart brings the desired value (True / False), None when that is not known.
+    Nothing set and a compiled-in running value: a restart brings what runs now; else the default, when known."""
     if startup.state == 'known' and startup.value is not None:
         restart_ok, note = values.compare(desired, startup.value, kind, choices, rounding, limits)
         if note and note not in notes:
             notes.append(note)
-    elif startup.state == 'known':
+        return restart_ok
+    if startup.state == 'known':
         # Nothing sets it: a restart gives the compiled-in default.
-        if origin_up in COMPILED_ORIGINS and runtime is not None:
-            restart_ok = running_ok
-        elif startup.default is not None:
-            restart_ok, _note = values.compare(desired, startup.default, kind, choices, rounding, limits)
-    if running_ok:
-        if restart_ok is True:
-            return OK, notes
-        if restart_ok is False:
-            if startup.value is None:
-                notes.append('nothing configures it: a restart brings the default %s' % (startup.default,))
-            else:
-                notes.append('a restart brings %s from %s' % (startup.value, startup.source))
-            return DRIFT_CONFIG, notes
-        if startup.state == 'error':
-            return ERROR, notes + ['runs the desired value, but what a restart brings is unknown: %s'
-                                   % startup.reason]
-        if origin_up in RUNTIME_ORIGINS and startup.state == 'unavailable':
-            notes.append('set at runtime (%s); option files not read (%s): whether a restart keeps it is not '
-                         'known' % (origin, startup.reason))
-            return STARTUP_UNKNOWN, notes
-        if origin_up in RUNTIME_ORIGINS:
-            notes.append('set at runtime (%s) and not configured: lost at the next restart' % origin)
-            return DRIFT_CONFIG, notes
-        if startup.state == 'unavailable' and not origin_up:
-            # Nothing says where the running value came from, and the option files were not read.
-            notes.append('option files not read (%s) and the server does not say where the running value came '
-                         'from: only the running value was checked' % startup.reason)
-            return STARTUP_UNKNOWN, notes
-        if startup.state == 'unavailable':
-            notes.append('option files not read (%s): only the running value was checked; the server says it '
-                         'came from %s at startup' % (startup.reason, origin))
-        else:
-            notes.append('no option file sets it and its default is not known here: '
-                         'only the running value was checked')
+        if str(origin or '').upper() in COMPILED_ORIGINS and runtime is not None:
+            return running_ok
+        if startup.default is not None:
+            return values.compare(desired, startup.default, kind, choices, rounding, limits)[0]
+    return None
+
+
+def _running_verdict(restart_ok, startup, origin, notes):
+    """Step of decide(), the server runs the desired value: ok, drift_config (a restart loses it), startup_unknown
+    or error (what a restart brings cannot be told), with the notes that say why."""
+    origin_up = str(origin or '').upper()
+    if restart_ok is True:
         return OK, notes
-    # Running value differs.
+    if restart_ok is False:
+        if startup.value is None:
+            notes.append('nothing configures it: a restart brings the default %s' % (startup.default,))
+        else:
+            notes.append('a restart brings %s from %s' % (startup.value, startup.source))
+        return DRIFT_CONFIG, notes
+    if startup.state == 'error':
+        return ERROR, notes + ['runs the desired value, but what a restart brings is unknown: %s'
+                               % startup.reason]
+    if origin_up in RUNTIME_ORIGINS and startup.state == 'unavailable':
+        notes.append('set at runtime (%s); option files not read (%s): whether a restart keeps it is not '
+                     'known' % (origin, startup.reason))
+        return STARTUP_UNKNOWN, notes
+    if origin_up in RUNTIME_ORIGINS:
+        notes.append('set at runtime (%s) and not configured: lost at the next restart' % origin)
+        return DRIFT_CONFIG, notes
+    if startup.state == 'unavailable' and not origin_up:
+        # Nothing says where the running value came from, and the option files were not read.
+        notes.append('option files not read (%s) and the server does not say where the running value came '
+                     'from: only the running value was checked' % startup.reason)
+        return STARTUP_UNKNOWN, notes
+    if startup.state == 'unavailable':
+        notes.append('option files not read (%s): only the running value was checked; the server says it '
+                     'came from %s at startup' % (startup.reason, origin))
+    else:
+        notes.append('no option file sets it and its default is not known here: '
+                     'only the running value was checked')
+    return OK, notes
+
+
+def _differing_verdict(restart_ok, startup, origin, runtime, dynamic, notes):
+    """Step of decide(), the running value differs: pending_restart (a restart applies what is configured) or
+    drift_runtime, with the notes that say what runs and what is configured."""
+    origin_up = str(origin or '').upper()
     if restart_ok is True:
         if dynamic is False:
             notes.append('read-only variable: configured %s in %s; a restart applies it'

@@ -231,3 +231,25 @@ def test_step_audit_variable_gives_the_item_and_what_it_read():
     item, kept = v._audit_variable('innodb_io_capacity', 300, '', _evidence(persisted={'innodb_io_capacity': '300'}))  # pylint: disable=protected-access
     assert item['status'] != 'ok' and item['persisted'] == '300'
     assert kept == dict(value='300', source='performance_schema.persisted_variables (mysqld-auto.cnf)', state='known')
+
+
+# ---------------------------------------------------------------- decide()'s steps
+def test_step_restart_ok_from_the_files_the_compiled_value_or_the_default():
+    notes = []
+    assert v._restart_ok('1G', 'size', None, None, None, Startup('1024M', FILE), None, '1', False, notes) is True  # pylint: disable=protected-access
+    assert v._restart_ok(200, 'int', None, None, None, NOTHING, 'COMPILED', '200', True, []) is True  # pylint: disable=protected-access
+    with_default = Startup()
+    with_default.default = '100'
+    assert v._restart_ok(200, 'int', None, None, None, with_default, None, None, False, []) is False  # pylint: disable=protected-access
+    assert v._restart_ok(200, 'int', None, None, None, UNAVAILABLE, None, '200', True, []) is None  # pylint: disable=protected-access
+
+
+def test_step_verdicts_running_and_differing():
+    assert v._running_verdict(True, NOTHING, None, []) == (v.OK, [])  # pylint: disable=protected-access
+    status, notes = v._running_verdict(None, UNAVAILABLE, 'DYNAMIC', [])  # pylint: disable=protected-access
+    assert status == v.STARTUP_UNKNOWN and 'set at runtime (DYNAMIC)' in notes[0]
+    assert v._running_verdict(None, UNREADABLE, None, [])[0] == v.ERROR  # pylint: disable=protected-access
+    status, notes = v._differing_verdict(True, Startup('400', FILE), None, '200', False, [])  # pylint: disable=protected-access
+    assert status == v.PENDING_RESTART and notes == ['read-only variable: configured 400 in %s; a restart applies it' % FILE]
+    status, notes = v._differing_verdict(False, NOTHING, None, '200', True, [])  # pylint: disable=protected-access
+    assert status == v.DRIFT_RUNTIME and notes[0] == 'the server runs 200'
