@@ -31,6 +31,7 @@ from __future__ import annotations
 import time
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import cluster_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.values import as_int, onoff
 
 GALERA = 'galera'
@@ -117,7 +118,7 @@ def read_galera(conn, query, global_variables, global_status):
     """The Galera cluster dict of the server behind conn, or None when it is not a Galera node.
 
     query(conn, sql) -> rows; global_variables / global_status(conn, names) -> {lower-case name: value}."""
-    variables = global_variables(conn, flavors.GALERA_VARIABLES)
+    variables = global_variables(conn, cluster_facts.GALERA_VARIABLES)
     if not galera_enabled(variables):
         return None
     status = global_status(conn, GALERA_STATUS)
@@ -233,7 +234,7 @@ def read_group_replication(conn, query, global_variables):
 
     query(conn, sql) -> rows (dicts); global_variables(conn, names) -> {lower-case name: value}. A failure to
     read the performance_schema tables is kept in ``error`` (the member then has no quorum and is not ready)."""
-    variables = global_variables(conn, flavors.GR_VARIABLES)
+    variables = global_variables(conn, cluster_facts.GR_VARIABLES)
     if not group_replication_enabled(variables):
         return None
     try:
@@ -429,7 +430,7 @@ def stop_problems(clusters, host, max_queue=None):
 
 
 # ---------------------------------------------------------------- members that disagree
-# The settings every member of a cluster must share: flavors.CLUSTER_MUST_MATCH (data, with its sources).
+# The settings every member of a cluster must share: cluster_facts.CLUSTER_MUST_MATCH (data, with its sources).
 # Settings that stay each member's own (AHI, its partitions, flush_neighbors, the memcached plugin): reported per
 # member where they differ, never flagged.
 PER_MEMBER = ('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts', 'innodb_adaptive_hash_index_partitions',
@@ -441,7 +442,7 @@ def member_disagreements(members):
 
     members: {host: dict(cluster=<the host's cluster dict or summary: kind, name, label>, values={name: value})}
     (values: what the host runs, any case of the names; hosts without a cluster are ignored).
-    Returns [dict(cluster, kind, setting, must_match, values={host: value}, text)], sorted: the settings of flavors.CLUSTER_MUST_MATCH
+    Returns [dict(cluster, kind, setting, must_match, values={host: value}, text)], sorted: the settings of cluster_facts.CLUSTER_MUST_MATCH
     whose values differ between members that report them (must_match True), then the PER_MEMBER ones that
     differ (must_match False: each member's own)."""
     groups = {}
@@ -456,7 +457,7 @@ def member_disagreements(members):
     for (kind, _name), group in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), str(kv[1]['label']))):
         if len(group['hosts']) < 2:
             continue
-        for must, names in ((True, flavors.CLUSTER_MUST_MATCH.get(kind, ())), (False, PER_MEMBER)):
+        for must, names in ((True, cluster_facts.CLUSTER_MUST_MATCH.get(kind, ())), (False, PER_MEMBER)):
             for setting in names:
                 values = dict((h, v[setting]) for h, v in group['hosts'].items() if v.get(setting) is not None)
                 if len(set(str(v).upper() for v in values.values())) > 1:
@@ -496,7 +497,7 @@ def drain_problems(method, identity, variables):
     """Why `method` cannot drain this server (empty list: it can). Pure.
 
     identity: flavors.Identity of the server; variables: its GLOBAL variables ({lower-case name: value}), at least
-    the method's variable and flavors.GALERA_VARIABLES."""
+    the method's variable and cluster_facts.GALERA_VARIABLES."""
     spec = DRAIN_METHODS.get(method)
     if spec is None:
         return ['unknown drain method %r (one of: %s)' % (method, ', '.join(sorted(DRAIN_METHODS)))]
@@ -529,7 +530,7 @@ def run_drain(conn, query, execute, global_variables, global_status, method, sta
     if state not in DRAIN_STATES:
         result.update(failed=True, msg='state must be one of %s, got %r; nothing was changed' % (', '.join(DRAIN_STATES), state))
         return result
-    names = tuple(flavors.DETECT_VARIABLES) + flavors.GALERA_VARIABLES + flavors.GR_VARIABLES + ((spec['variable'],) if spec else ())
+    names = tuple(flavors.DETECT_VARIABLES) + cluster_facts.GALERA_VARIABLES + cluster_facts.GR_VARIABLES + ((spec['variable'],) if spec else ())
     variables = global_variables(conn, names)
     identity = flavors.identity_from_variables(variables)
     problems = drain_problems(method, identity, variables)

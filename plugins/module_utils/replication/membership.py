@@ -11,6 +11,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.replication.channel
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import NamedGlobalVariables, error_text, global_status, global_variables, query
 from ansible_collections.dbfleet.innodb.plugins.module_utils.values import onoff
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import cluster_facts
 
 try:
     import pymysql
@@ -54,8 +55,8 @@ def replication_info(conn, identity, variables):
 
 
 # The global variables cluster_info() reads: what tells each kind of cluster, and the settings its members share.
-CLUSTER_VARIABLES = tuple(sorted(set(flavors.GALERA_VARIABLES + flavors.GR_VARIABLES
-                                     + tuple(n for names in flavors.CLUSTER_MUST_MATCH.values() for n in names))))
+CLUSTER_VARIABLES = tuple(sorted(set(cluster_facts.GALERA_VARIABLES + cluster_facts.GR_VARIABLES
+                                     + tuple(n for names in cluster_facts.CLUSTER_MUST_MATCH.values() for n in names))))
 
 CLUSTER_KEYS = ('kind', 'name', 'label', 'size', 'state', 'status', 'ready', 'quorum', 'role', 'queue')
 
@@ -63,13 +64,13 @@ CLUSTER_KEYS = ('kind', 'name', 'label', 'size', 'state', 'status', 'ready', 'qu
 def cluster_info(conn, identity, variables=None):
     """What a report shows of the server's cluster membership: kind, name, label, size, this member's state,
     ready, quorum, role, queue (replication/clusters.py), and settings: the running values of the settings every member must
-    share (flavors.CLUSTER_MUST_MATCH); None for a server that is no cluster member. variables: NamedGlobalVariables
+    share (cluster_facts.CLUSTER_MUST_MATCH); None for a server that is no cluster member. variables: NamedGlobalVariables
     the cluster's variables are read from (CLUSTER_VARIABLES among its names: no statement of their own).
 
-    The cluster code (replication/clusters.py) is loaded only for a server whose flavors.CLUSTER_MARKERS variable is set (a
+    The cluster code (replication/clusters.py) is loaded only for a server whose cluster_facts.CLUSTER_MARKERS variable is set (a
     module's payload runs from a zip, compiled on every run: a standalone server's audit does not compile it)."""
     read_variables = variables.read if isinstance(variables, NamedGlobalVariables) else global_variables
-    marker = flavors.CLUSTER_MARKERS.get(identity.flavor)
+    marker = cluster_facts.CLUSTER_MARKERS.get(identity.flavor)
     if marker is None:
         return None
     try:
@@ -82,9 +83,9 @@ def cluster_info(conn, identity, variables=None):
     if cluster is None:
         return None
     info = dict((k, cluster.get(k)) for k in CLUSTER_KEYS)
-    # The settings every member of this kind of cluster must share (flavors.CLUSTER_MUST_MATCH), for the fleet
+    # The settings every member of this kind of cluster must share (cluster_facts.CLUSTER_MUST_MATCH), for the fleet
     # report's check that the members agree (clusters.member_disagreements).
-    names = flavors.CLUSTER_MUST_MATCH.get(cluster.get('kind'), ())
+    names = cluster_facts.CLUSTER_MUST_MATCH.get(cluster.get('kind'), ())
     try:
         running = read_variables(conn, names) if names else {}
     except _DB_ERRORS as e:
