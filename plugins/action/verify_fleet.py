@@ -4,7 +4,7 @@
 """Action plugin of dbfleet.innodb.verify_fleet: the fleet audit, run on the controller only.
 
 No module goes to any host. For each host of `hosts`, the login comes from that host's own inventory
-variables through the collection's one login path (plugin_utils/login.py, connection.login_args_from_host),
+variables through the collection's one login path (plugin_utils/login.py, login_args_from_host),
 and only the variables the audit needs are templated (the login ones, ansible_host, the roles' inputs and
 the settings variable). The audits run in a pool of threads sized by what the controller can hold, the hosts
 dealt out over one worker process per usable CPU (plugins/module_utils/audit/verify_fleet.py).
@@ -20,7 +20,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_args_from_host
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
@@ -116,7 +116,7 @@ class ActionModule(ActionBase):
         templar = self._templar.copy_with_new_env(available_variables=raw)
         template = templar.template
         host_vars, _templar = login_variables(_HostTask(), raw, templar)
-        params = connection.login_args_from_host({}, host_vars, template)
+        params = login_args_from_host({}, host_vars, template)
         target_vars = dict((k, template(host_vars[k])) for k in verify_fleet.TARGET_VARIABLES if k in host_vars)
         try:
             params, notes = verify_fleet.controller_login(params, target_vars, name)

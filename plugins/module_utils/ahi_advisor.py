@@ -141,25 +141,12 @@ def _fmt_pct(x):
     return '%.1f%%' % (100.0 * x)
 
 
-def analyse(metric_deltas, status_deltas, seconds, ahi_enabled, thresholds=None,
-            maintenance_measured=True, settable=(True, ''), status_counters=False):
-    """The advisor's verdict.
+def _sample_counters(md, sd, status_counters):
+    """Step 1 of analyse(): the counters of the sample, from the INNODB_METRICS deltas md and the status deltas sd.
 
-    metric_deltas: INNODB_METRICS counter deltas over the sample (names as METRIC_COUNTERS).
-    status_deltas: SHOW GLOBAL STATUS deltas (lower-case names, see STATUS_COUNTERS).
-    seconds: sample length. ahi_enabled: the server's innodb_adaptive_hash_index (bool).
-    maintenance_measured: False when the maintenance counters were off and not enabled.
-    settable: flavors.settable() for innodb_adaptive_hash_index on this server.
-    status_counters: the server has Innodb_adaptive_hash_* status (used when the metrics lack).
-
-    Returns a dict: recommendation, reasons (plain sentences), hit_ratio, maintenance_per_hit,
-    counters, rates.
-    """
-    th = dict(DEFAULT_THRESHOLDS)
-    th.update(dict((k, v) for k, v in (thresholds or {}).items() if v is not None))
-    md = dict(metric_deltas or {})
-    sd = dict(status_deltas or {})
-
+    The hash and B-tree searches come from the metrics, else (status_counters: MariaDB 10.5+) from the
+    Innodb_adaptive_hash_* status; rows read and changed from Innodb_rows_*, else from the Handler_* counters
+    (rows_source names which)."""
     hash_searches = md.get('adaptive_hash_searches')
     btree_searches = md.get('adaptive_hash_searches_btree')
     if status_counters:
@@ -168,13 +155,6 @@ def analyse(metric_deltas, status_deltas, seconds, ahi_enabled, thresholds=None,
             hash_searches = sd.get('innodb_adaptive_hash_hash_searches')
         if btree_searches is None:
             btree_searches = sd.get('innodb_adaptive_hash_non_hash_searches')
-    rows_added = md.get('adaptive_hash_rows_added')
-    rows_removed = md.get('adaptive_hash_rows_removed')
-    pages_added = md.get('adaptive_hash_pages_added')
-    pages_removed = md.get('adaptive_hash_pages_removed')
-    handler_read_key = sd.get('handler_read_key')
-    read_requests = sd.get('innodb_buffer_pool_read_requests')
-    disk_reads = sd.get('innodb_buffer_pool_reads')
     rows_read = sd.get('innodb_rows_read')
     changed_parts = [sd.get('innodb_rows_inserted'), sd.get('innodb_rows_updated'),
                      sd.get('innodb_rows_deleted')]
@@ -189,112 +169,84 @@ def analyse(metric_deltas, status_deltas, seconds, ahi_enabled, thresholds=None,
         if writes:
             rows_changed = sum(writes)
         rows_source = 'Handler_*'
+    return dict(hash_searches=hash_searches, btree_searches=btree_searches,
+                rows_added=md.get('adaptive_hash_rows_added'), rows_removed=md.get('adaptive_hash_rows_removed'),
+                pages_added=md.get('adaptive_hash_pages_added'), pages_removed=md.get('adaptive_hash_pages_removed'),
+                handler_read_key=sd.get('handler_read_key'), read_requests=sd.get('innodb_buffer_pool_read_requests'),
+                disk_reads=sd.get('innodb_buffer_pool_reads'), rows_read=rows_read, rows_changed=rows_changed,
+                rows_source=rows_source)
 
+
+def _sample_figures(c, ahi_enabled, maintenance_measured):
+    """Step 2 of analyse(): the figures the verdict rests on, from the counters c (_sample_counters()): searches,
+    hit_ratio, maintenance, maintenance_per_hit, miss_ratio, write_share, and the index lookups (lookups, with
+    lookups_source: with AHI off, MariaDB 10.6.2+ stops counting B-tree searches, the handler's index lookups stand
+    in for them)."""
+    hash_searches = c['hash_searches']
     searches = None
-    if hash_searches is not None and btree_searches is not None:
-        searches = hash_searches + btree_searches
-    hit_ratio = _ratio(hash_searches, searches) if ahi_enabled else None
+    if hash_searches is not None and c['btree_searches'] is not None:
+        searches = hash_searches + c['btree_searches']
     maintenance = None
-    if maintenance_measured and rows_added is not None and rows_removed is not None:
-        maintenance = rows_added + rows_removed
+    if maintenance_measured and c['rows_added'] is not None and c['rows_removed'] is not None:
+        maintenance = c['rows_added'] + c['rows_removed']
     maintenance_per_hit = None
     if ahi_enabled and maintenance is not None and hash_searches is not None:
         maintenance_per_hit = float(maintenance) / float(max(hash_searches, 1))
-    miss_ratio = _ratio(disk_reads, read_requests)
+    rows_read, rows_changed = c['rows_read'], c['rows_changed']
     write_share = None
     if rows_changed is not None and rows_read is not None and (rows_read + rows_changed) > 0:
         write_share = float(rows_changed) / float(rows_read + rows_changed)
+    lookups, lookups_source = searches, 'adaptive hash / B-tree search counters'
+    if not ahi_enabled and (not searches) and c['handler_read_key'] is not None:
+        lookups, lookups_source = c['handler_read_key'], 'Handler_read_key (index lookups)'
+    return dict(searches=searches, hit_ratio=_ratio(hash_searches, searches) if ahi_enabled else None,
+                maintenance=maintenance, maintenance_per_hit=maintenance_per_hit,
+                miss_ratio=_ratio(c['disk_reads'], c['read_requests']), write_share=write_share,
+                lookups=lookups, lookups_source=lookups_source)
 
-    # With AHI off, MariaDB 10.6.2+ stops counting B-tree searches: the handler's index
-    # lookups stand in for them.
-    lookups = searches
-    lookups_source = 'adaptive hash / B-tree search counters'
-    if not ahi_enabled and (not searches) and handler_read_key is not None:
-        lookups = handler_read_key
-        lookups_source = 'Handler_read_key (index lookups)'
 
-    seconds = float(seconds) if seconds else 0.0
+def _judge_on(c, f, th, reasons):
+    """Step 3 of analyse(), AHI on: keep_on, or turn_off for a low hit ratio or a hash rebuilt faster than it is used
+    (insufficient when the hash counters did not move). Appends the reasons; returns the verdict."""
+    hit_ratio, maintenance_per_hit, miss_ratio = f['hit_ratio'], f['maintenance_per_hit'], f['miss_ratio']
+    if hit_ratio is None:
+        reasons.append('the adaptive hash search counters did not move although AHI is ON')
+        return INSUFFICIENT
+    verdict = KEEP_ON
+    if hit_ratio < th['min_hit_ratio']:
+        verdict = TURN_OFF
+        reasons.append('only %s of %d index searches were answered by the hash (threshold %s): '
+                       'most lookups pay the hash check and then walk the B-tree anyway'
+                       % (_fmt_pct(hit_ratio), f['searches'], _fmt_pct(th['min_hit_ratio'])))
+    else:
+        reasons.append('%s of %d index searches were answered by the hash (threshold %s)'
+                       % (_fmt_pct(hit_ratio), f['searches'], _fmt_pct(th['min_hit_ratio'])))
+    if maintenance_per_hit is None:
+        reasons.append('AHI maintenance was not measured (its counters were off and were not '
+                       'enabled): the verdict rests on the hit ratio alone')
+    elif maintenance_per_hit > th['max_maintenance_per_hit']:
+        verdict = TURN_OFF
+        reasons.append('AHI added and removed %d rows for %d hash hits (%.2f per hit, threshold '
+                       '%.2f): the hash is rebuilt faster than it is used'
+                       % (f['maintenance'], c['hash_searches'], maintenance_per_hit,
+                          th['max_maintenance_per_hit']))
+    else:
+        reasons.append('AHI maintenance is %.3f rows added/removed per hash hit (threshold %.2f)'
+                       % (maintenance_per_hit, th['max_maintenance_per_hit']))
+    if verdict == TURN_OFF and miss_ratio is not None and miss_ratio > th['max_buffer_pool_miss_ratio']:
+        reasons.append('%s of buffer pool page requests went to disk: pages leave the buffer pool '
+                       'before their hash entries pay off' % _fmt_pct(miss_ratio))
+    return verdict
 
-    def rate(x):
-        return round(x / seconds, 1) if (x is not None and seconds > 0) else None
 
-    counters = dict(
-        hash_searches=hash_searches, btree_searches=btree_searches,
-        pages_added=pages_added, pages_removed=pages_removed,
-        rows_added=rows_added, rows_removed=rows_removed,
-        index_lookups=lookups, buffer_pool_read_requests=read_requests,
-        buffer_pool_reads=disk_reads, rows_read=rows_read, rows_changed=rows_changed,
-        rows_source=rows_source,
-    )
-    result = dict(
-        hit_ratio=round(hit_ratio, 4) if hit_ratio is not None else None,
-        maintenance_per_hit=round(maintenance_per_hit, 6) if maintenance_per_hit is not None else None,
-        buffer_pool_miss_ratio=round(miss_ratio, 6) if miss_ratio is not None else None,
-        write_share=round(write_share, 4) if write_share is not None else None,
-        counters=counters,
-        rates=dict(hash_searches=rate(hash_searches), btree_searches=rate(btree_searches),
-                   index_lookups=rate(lookups), ahi_rows_changed=rate(maintenance)),
-        thresholds=th,
-    )
-    reasons = []
-
-    def done(rec):
-        result['recommendation'] = rec
-        result['reasons'] = reasons
-        return result
-
-    ok_settable, why_not = settable
-    if not ok_settable:
-        reasons.append(why_not or 'innodb_adaptive_hash_index cannot be changed on this server')
-        if ahi_enabled:
-            reasons.append('the server reports the adaptive hash index ON although it cannot be managed here')
-        else:
-            reasons.append('the adaptive hash index is OFF here and cannot be turned on: run lookups that '
-                           'need it on an instance where it can be enabled')
-        return done(NOT_SETTABLE)
-
-    if lookups is None or lookups < th['min_lookups']:
-        reasons.append('only %s index lookups in %.0f s (from %s); at least %d are needed to judge: '
-                       'sample longer or at a busier time'
-                       % (lookups if lookups is not None else 'no', seconds, lookups_source,
-                          th['min_lookups']))
-        return done(INSUFFICIENT)
-
-    if ahi_enabled:
-        if hit_ratio is None:
-            reasons.append('the adaptive hash search counters did not move although AHI is ON')
-            return done(INSUFFICIENT)
-        verdict = KEEP_ON
-        if hit_ratio < th['min_hit_ratio']:
-            verdict = TURN_OFF
-            reasons.append('only %s of %d index searches were answered by the hash (threshold %s): '
-                           'most lookups pay the hash check and then walk the B-tree anyway'
-                           % (_fmt_pct(hit_ratio), searches, _fmt_pct(th['min_hit_ratio'])))
-        else:
-            reasons.append('%s of %d index searches were answered by the hash (threshold %s)'
-                           % (_fmt_pct(hit_ratio), searches, _fmt_pct(th['min_hit_ratio'])))
-        if maintenance_per_hit is None:
-            reasons.append('AHI maintenance was not measured (its counters were off and were not '
-                           'enabled): the verdict rests on the hit ratio alone')
-        elif maintenance_per_hit > th['max_maintenance_per_hit']:
-            verdict = TURN_OFF
-            reasons.append('AHI added and removed %d rows for %d hash hits (%.2f per hit, threshold '
-                           '%.2f): the hash is rebuilt faster than it is used'
-                           % (maintenance, hash_searches, maintenance_per_hit,
-                              th['max_maintenance_per_hit']))
-        else:
-            reasons.append('AHI maintenance is %.3f rows added/removed per hash hit (threshold %.2f)'
-                           % (maintenance_per_hit, th['max_maintenance_per_hit']))
-        if verdict == TURN_OFF and miss_ratio is not None and miss_ratio > th['max_buffer_pool_miss_ratio']:
-            reasons.append('%s of buffer pool page requests went to disk: pages leave the buffer pool '
-                           'before their hash entries pay off' % _fmt_pct(miss_ratio))
-        return done(verdict)
-
-    # AHI is off: judge whether the workload looks like the one AHI helps: many index
-    # lookups on pages that stay in the buffer pool, mostly reads.
+def _judge_off(f, th, reasons, seconds, lookups_rate):
+    """Step 3 of analyse(), AHI off: whether the workload looks like the one AHI helps (many index lookups on pages
+    that stay in the buffer pool, mostly reads): try_on, turn_off (leave it off) or insufficient. Appends the
+    reasons; returns the verdict."""
+    miss_ratio, write_share = f['miss_ratio'], f['write_share']
     verdict = TRY_ON
     reasons.append('%d index lookups in %.0f s (%s/s, from %s)'
-                   % (lookups, seconds, rate(lookups), lookups_source))
+                   % (f['lookups'], seconds, lookups_rate, f['lookups_source']))
     if miss_ratio is None:
         verdict = INSUFFICIENT
         reasons.append('the buffer pool counters did not move: cannot tell whether lookups stay in memory')
@@ -319,7 +271,102 @@ def analyse(metric_deltas, status_deltas, seconds, ahi_enabled, thresholds=None,
     elif verdict == TRY_ON:
         reasons.append('the workload looks like one the adaptive hash index speeds up: try it ON and '
                        'run the advisor again to confirm the hit ratio')
-    return done(verdict)
+    return verdict
+
+
+def _precondition(f, th, reasons, seconds, ahi_enabled, settable):
+    """Step 3 of analyse(), before judging: not_settable where the server does not let the index be managed,
+    insufficient for too few index lookups; None when the sample can be judged. Appends the reasons."""
+    ok_settable, why_not = settable
+    if not ok_settable:
+        reasons.append(why_not or 'innodb_adaptive_hash_index cannot be changed on this server')
+        if ahi_enabled:
+            reasons.append('the server reports the adaptive hash index ON although it cannot be managed here')
+        else:
+            reasons.append('the adaptive hash index is OFF here and cannot be turned on: run lookups that '
+                           'need it on an instance where it can be enabled')
+        return NOT_SETTABLE
+    lookups = f['lookups']
+    if lookups is None or lookups < th['min_lookups']:
+        reasons.append('only %s index lookups in %.0f s (from %s); at least %d are needed to judge: '
+                       'sample longer or at a busier time'
+                       % (lookups if lookups is not None else 'no', seconds, f['lookups_source'],
+                          th['min_lookups']))
+        return INSUFFICIENT
+    return None
+
+
+def analyse(metric_deltas, status_deltas, seconds, ahi_enabled, thresholds=None,
+            maintenance_measured=True, settable=(True, ''), status_counters=False):
+    """The advisor's verdict.
+
+    metric_deltas: INNODB_METRICS counter deltas over the sample (names as METRIC_COUNTERS).
+    status_deltas: SHOW GLOBAL STATUS deltas (lower-case names, see STATUS_COUNTERS).
+    seconds: sample length. ahi_enabled: the server's innodb_adaptive_hash_index (bool).
+    maintenance_measured: False when the maintenance counters were off and not enabled.
+    settable: flavors.settable() for innodb_adaptive_hash_index on this server.
+    status_counters: the server has Innodb_adaptive_hash_* status (used when the metrics lack).
+
+    Returns a dict: recommendation, reasons (plain sentences), hit_ratio, maintenance_per_hit,
+    counters, rates.
+    """
+    th = dict(DEFAULT_THRESHOLDS)
+    th.update(dict((k, v) for k, v in (thresholds or {}).items() if v is not None))
+    c = _sample_counters(dict(metric_deltas or {}), dict(status_deltas or {}), status_counters)
+    f = _sample_figures(c, ahi_enabled, maintenance_measured)
+    seconds = float(seconds) if seconds else 0.0
+
+    def rate(x):
+        return round(x / seconds, 1) if (x is not None and seconds > 0) else None
+
+    def rounded(x, digits):
+        return round(x, digits) if x is not None else None
+
+    result = dict(
+        hit_ratio=rounded(f['hit_ratio'], 4),
+        maintenance_per_hit=rounded(f['maintenance_per_hit'], 6),
+        buffer_pool_miss_ratio=rounded(f['miss_ratio'], 6),
+        write_share=rounded(f['write_share'], 4),
+        counters=dict(
+            hash_searches=c['hash_searches'], btree_searches=c['btree_searches'],
+            pages_added=c['pages_added'], pages_removed=c['pages_removed'],
+            rows_added=c['rows_added'], rows_removed=c['rows_removed'],
+            index_lookups=f['lookups'], buffer_pool_read_requests=c['read_requests'],
+            buffer_pool_reads=c['disk_reads'], rows_read=c['rows_read'], rows_changed=c['rows_changed'],
+            rows_source=c['rows_source'],
+        ),
+        rates=dict(hash_searches=rate(c['hash_searches']), btree_searches=rate(c['btree_searches']),
+                   index_lookups=rate(f['lookups']), ahi_rows_changed=rate(f['maintenance'])),
+        thresholds=th,
+    )
+    reasons = []
+    verdict = _precondition(f, th, reasons, seconds, ahi_enabled, settable)
+    if verdict is None and ahi_enabled:
+        verdict = _judge_on(c, f, th, reasons)
+    elif verdict is None:
+        verdict = _judge_off(f, th, reasons, seconds, rate(f['lookups']))
+    result['recommendation'] = verdict
+    result['reasons'] = reasons
+    return result
+
+
+def advise(sample, thresholds, settable, status_counters):
+    """The advice of a sample (the module's counters before and after, dicts counts_*, status_*, ahi_*, elapsed,
+    maintenance_measured, search_off: the search counters that stayed off, whose deltas say nothing): analyse() of
+    its deltas; insufficient when innodb_adaptive_hash_index changed during the sample or could not be read."""
+    ahi_before, ahi_after = sample['ahi_before'], sample['ahi_after']
+    if ahi_before is None or ahi_before != ahi_after:
+        advice = analyse({}, {}, sample['elapsed'], bool(ahi_after), thresholds)
+        advice['recommendation'] = INSUFFICIENT
+        advice['reasons'] = ['innodb_adaptive_hash_index changed during the sample (%s -> %s): sample again'
+                             % (ahi_before, ahi_after)]
+        return advice
+    metric_deltas = deltas(sample['counts_before'], sample['counts_after'])
+    for name in sample['search_off']:
+        metric_deltas.pop(name, None)
+    return analyse(metric_deltas, deltas(sample['status_before'], sample['status_after']), sample['elapsed'],
+                   ahi_before, thresholds, maintenance_measured=sample['maintenance_measured'], settable=settable,
+                   status_counters=status_counters)
 
 
 # The columns of the advice table (advice_table): heading and width ('-' left-aligned).

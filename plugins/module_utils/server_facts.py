@@ -11,257 +11,25 @@ server reads (from its command line in /proc when it runs on this host) and capa
 from __future__ import annotations
 
 import os
-import pwd
-import socket
-from collections.abc import Mapping
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files import describe_target, resolve_login
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import discovery
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import (
-    error_text, global_status, global_variables, query)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.values import as_int
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host.process import local_process
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication.membership import replication_info
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
+    NamedGlobalVariables, all_global_variables, error_text, query)
 
 try:
     import pymysql
     _DB_ERRORS = (pymysql.err.MySQLError,)
 except ImportError:  # pragma: no cover
     _DB_ERRORS = ()
-
-SERVER_PROGRAMS = ('mysqld', 'mariadbd', 'mysqld-debug', 'mariadbd-debug')
-
-
-def all_global_variables(conn):
-    """Every GLOBAL variable of the server, {lower-case name: value} (one statement)."""
-    return global_variables(conn)
-
-
-class NamedGlobalVariables(Mapping):
-    """The GLOBAL variables of names, read in one statement (SHOW GLOBAL VARIABLES WHERE Variable_name IN ...),
-    as a read-only {lower-case name: value} mapping that answers like all_global_variables() does.
-
-    For a name asked for, what the server returned is the whole truth (a name it lacks is absent). A look-up of
-    any other name, iterating or len() reads every variable (all_global_variables(), once) and answers from that:
-    so what the caller does not foresee (a close-name hint over every name) costs a second statement, never a
-    different answer. complete: whether every variable has been read."""
-
-    def __init__(self, conn, names):
-        self._conn = conn
-        self._asked = frozenset(str(n).lower() for n in names)
-        if not self._asked:
-            raise ValueError('NamedGlobalVariables needs at least one name')
-        self._values = global_variables(conn, sorted(self._asked))
-        self.complete = False
-
-    def _read_all(self):
-        if not self.complete:
-            self._values = all_global_variables(self._conn)
-            self.complete = True
-
-    def __getitem__(self, name):
-        try:
-            return self._values[name]
-        except KeyError:
-            if self.complete or name in self._asked:
-                raise
-        self._read_all()
-        return self._values[name]
-
-    def read(self, conn, names):  # pylint: disable=unused-argument  # global_variables()' signature
-        """global_variables(conn, names) answered from this mapping: no statement when every name was asked for."""
-        return dict((str(n).lower(), self[str(n).lower()]) for n in names if str(n).lower() in self)
-
-    def __iter__(self):
-        self._read_all()
-        return iter(self._values)
-
-    def __len__(self):
-        self._read_all()
-        return len(self._values)
-
-
-# ---------------------------------------------------------------- replication
-def _pick(row, *names):
-    for name in names:
-        if name in row and row[name] not in (None, ''):
-            return row[name]
-    return None
-
-
-def replication_info(conn, identity, variables):
-    """Role (primary / replica), read_only / super_read_only, the channels replicated from, and the
-    cluster the server is a member of (replication/clusters.py; None when it is none)."""
-    info = dict(
-        role=None,
-        read_only=_onoff(variables.get('read_only')),
-        super_read_only=_onoff(variables.get('super_read_only')),
-        channels=[],
-        statement=None,
-        error=None,
-        cluster=None,
-    )
-    if identity.flavor == flavors.AURORA:
-        info['role'] = 'replica' if identity.aurora_reader else 'primary'
-        info['statement'] = '@@innodb_read_only (Aurora reader instances run read-only)'
-        return info
-    statement = flavors.capability('replica_status_statement', identity.flavor, identity.version)
-    info['statement'] = statement
-    try:
-        rows = query(conn, statement)
-    except _DB_ERRORS as e:
-        info['error'] = '%s failed: %s' % (statement, error_text(e))
-        return info
-    for row in rows:
-        info['channels'].append(dict(
-            name=_pick(row, 'Channel_Name', 'Connection_name') or '',
-            source_host=_pick(row, 'Source_Host', 'Master_Host'),
-            source_port=_pick(row, 'Source_Port', 'Master_Port'),
-            io_running=_pick(row, 'Replica_IO_Running', 'Slave_IO_Running'),
-            sql_running=_pick(row, 'Replica_SQL_Running', 'Slave_SQL_Running'),
-            seconds_behind=_pick(row, 'Seconds_Behind_Source', 'Seconds_Behind_Master'),
-        ))
-    info['role'] = 'replica' if info['channels'] else 'primary'
-    info['cluster'] = cluster_info(conn, identity, variables)
-    return info
-
-
-# The global variables cluster_info() reads: what tells each kind of cluster, and the settings its members share.
-CLUSTER_VARIABLES = tuple(sorted(set(flavors.GALERA_VARIABLES + flavors.GR_VARIABLES
-                                     + tuple(n for names in flavors.CLUSTER_MUST_MATCH.values() for n in names))))
-
-CLUSTER_KEYS = ('kind', 'name', 'label', 'size', 'state', 'status', 'ready', 'quorum', 'role', 'queue')
-
-
-def cluster_info(conn, identity, variables=None):
-    """What a report shows of the server's cluster membership: kind, name, label, size, this member's state,
-    ready, quorum, role, queue (replication/clusters.py), and settings: the running values of the settings every member must
-    share (flavors.CLUSTER_MUST_MATCH); None for a server that is no cluster member. variables: NamedGlobalVariables
-    the cluster's variables are read from (CLUSTER_VARIABLES among its names: no statement of their own).
-
-    The cluster code (replication/clusters.py) is loaded only for a server whose flavors.CLUSTER_MARKERS variable is set (a
-    module's payload runs from a zip, compiled on every run: a standalone server's audit does not compile it)."""
-    read_variables = variables.read if isinstance(variables, NamedGlobalVariables) else global_variables
-    marker = flavors.CLUSTER_MARKERS.get(identity.flavor)
-    if marker is None:
-        return None
-    try:
-        if str(read_variables(conn, [marker]).get(marker) or '').strip().upper() in ('', 'OFF', '0'):
-            return None
-        from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters
-        cluster = clusters.read_cluster(conn, identity.flavor, query, read_variables, global_status)
-    except _DB_ERRORS as e:
-        return dict(error='reading the cluster state failed: %s' % error_text(e))
-    if cluster is None:
-        return None
-    info = dict((k, cluster.get(k)) for k in CLUSTER_KEYS)
-    # The settings every member of this kind of cluster must share (flavors.CLUSTER_MUST_MATCH), for the fleet
-    # report's check that the members agree (clusters.member_disagreements).
-    names = flavors.CLUSTER_MUST_MATCH.get(cluster.get('kind'), ())
-    try:
-        running = read_variables(conn, names) if names else {}
-    except _DB_ERRORS as e:
-        info['settings_error'] = 'reading the settings every member must share failed: %s' % error_text(e)
-        running = {}
-    info['settings'] = dict((n, running[n]) for n in names if n in running)
-    return info
-
-
-def _onoff(value):
-    if value is None:
-        return None
-    return str(value).strip().upper() in ('ON', '1', 'TRUE', 'YES')
-
-
-# ---------------------------------------------------------------- the local process
-def is_local_address(host):
-    """True when host names an address of this machine (or its network namespace)."""
-    if not host or host == 'localhost':
-        return True
-    try:
-        infos = socket.getaddrinfo(host, None, 0, socket.SOCK_STREAM)
-    except (socket.error, UnicodeError):
-        return False
-    for family, _stype, _proto, _canon, sockaddr in infos:
-        try:
-            sock = socket.socket(family, socket.SOCK_STREAM)
-        except socket.error:
-            continue
-        try:
-            sock.bind((sockaddr[0], 0))
-            return True
-        except socket.error:
-            continue
-        finally:
-            sock.close()
-    return False
-
-
-def _read_text(path):
-    with open(path, 'rb') as handle:
-        return handle.read().decode('utf-8', 'replace')
-
-
-def local_process(variables, login_params=None, proc_root='/proc'):
-    """The running server's process on this host: dict(pid, argv, cwd, uid, user, home) or
-    (None, reason) when it cannot be found here. Returns (process or None, reason).
-
-    proc_root None: the server is audited from elsewhere over SQL (the controller): nothing on this
-    machine's filesystem is read as the server's."""
-    if proc_root is None:
-        return None, 'audited over SQL from the controller, which reads no file of the host'
-    params = login_params or {}
-    if not params.get('login_unix_socket') and not is_local_address(params.get('login_host')):
-        return None, 'the server (%s) is not on this host' % params.get('login_host')
-    pid_file = variables.get('pid_file')
-    if not pid_file:
-        return None, 'the server reports no pid_file'
-    if not os.path.isabs(pid_file) and variables.get('datadir'):
-        pid_file = os.path.join(variables['datadir'], pid_file)
-    try:
-        pid = int(_read_text(pid_file).strip().split()[0])
-    except (IOError, OSError) as e:
-        return None, 'cannot read pid file %s: %s' % (pid_file, e.strerror or e)
-    except (ValueError, IndexError):
-        return None, 'pid file %s holds no process id' % pid_file
-    base = os.path.join(proc_root, str(pid))
-    try:
-        argv = _read_text(os.path.join(base, 'cmdline')).split('\0')
-    except (IOError, OSError) as e:
-        return None, 'cannot read %s/cmdline: %s' % (base, e.strerror or e)
-    while argv and argv[-1] == '':
-        argv.pop()
-    if not argv or os.path.basename(argv[0]) not in SERVER_PROGRAMS:
-        return None, ('process %d from pid file %s is not a server (%s)'
-                      % (pid, pid_file, argv[0] if argv else 'no command line'))
-    process = dict(pid=pid, pid_file=pid_file, argv=argv, cwd=None, uid=None, user=None, home=None)
-    try:
-        process['cwd'] = os.readlink(os.path.join(base, 'cwd'))
-    except (IOError, OSError):
-        process['cwd'] = variables.get('datadir')
-    try:
-        for line in _read_text(os.path.join(base, 'status')).splitlines():
-            if line.startswith('Uid:'):
-                process['uid'] = int(line.split()[2])  # effective uid
-                break
-    except (IOError, OSError, ValueError, IndexError):
-        pass
-    if process['uid'] is not None:
-        try:
-            entry = pwd.getpwuid(process['uid'])
-            process['user'] = entry.pw_name
-            process['home'] = entry.pw_dir
-        except KeyError:
-            pass
-    try:
-        for item in _read_text(os.path.join(base, 'environ')).split('\0'):
-            if item.startswith('HOME='):
-                process['home'] = item[5:]
-                break
-    except (IOError, OSError):
-        pass
-    return process, ''
 
 
 # ---------------------------------------------------------------- option files
@@ -316,8 +84,8 @@ def gather(conn, variables=None, login_params=None, option_files=None, fallback_
     for key in FACT_PATHS:
         facts[key] = variables.get(key)
     facts['hostname'] = variables.get('hostname')
-    facts['port'] = _int_or_none(variables.get('port'))
-    facts['server_id'] = _int_or_none(variables.get('server_id'))
+    facts['port'] = as_int(variables.get('port'))
+    facts['server_id'] = as_int(variables.get('server_id'))
     facts['replication'] = replication_info(conn, identity, variables)
     facts['capabilities'] = flavors.capabilities(identity.flavor, identity.version)
     facts['option_groups'] = plan['groups']
@@ -359,7 +127,7 @@ def discovered(plan, process, login_params=None, proc_root='/proc'):
     params = login_params or {}
     if proc_root is not None and not any(params.get(k) for k in ('login_unix_socket', 'login_host', 'login_port')):
         try:
-            out['login_socket_source'] = connection.resolve_login(params).get('socket_source')
+            out['login_socket_source'] = resolve_login(params).get('socket_source')
         except ValueError:
             pass
     return out
@@ -368,13 +136,6 @@ def discovered(plan, process, login_params=None, proc_root='/proc'):
 def public(facts):
     """facts without the internal keys."""
     return dict((k, v) for k, v in facts.items() if not k.startswith('_'))
-
-
-def _int_or_none(value):
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def variable_table(conn, identity, names):
@@ -601,7 +362,7 @@ def report(conn, identity, variables, facts, names=(), engines=(), catalog=False
     if engines:
         # Imported here: only a role that reads engines (myrocks) compiles the storage engines' code.
         from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
-        out['engines'] = storage_engines.loaded_engine_facts(conn, connection.query, engines)
+        out['engines'] = storage_engines.loaded_engine_facts(conn, query, engines)
     if catalog:
         table, out['catalog_source'], out['catalog_problem'] = variable_catalog(conn, identity)
         running = dict(variables)
@@ -629,7 +390,7 @@ def read_for_module(module, names=(), engines=(), catalog=False, persisted=False
         return report(conn, facts['_identity'], variables, facts, names, engines, catalog, persisted)
     except _DB_ERRORS as e:
         module.fail_json(msg='reading server facts from %s failed: %s'
-                         % (connection.describe_target(module.params), error_text(e)))
+                         % (describe_target(module.params), error_text(e)))
     finally:
         conn.close()
     return None

@@ -5,7 +5,7 @@
 
 Pure functions on rows (summarize, blockers, engine_report) are unit-tested with plain dicts;
 read_engines() / read_tables() are the two queries against a live server. What each flavor/version
-ships is data in flavors.STORAGE_ENGINES; nothing here decides it with `if`s of its own.
+ships is data in engine_facts.STORAGE_ENGINES; nothing here decides it with `if`s of its own.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import engine_facts
 
 # Schemas of the server itself: an upgrade converts them, they are never a user's blocker.
 SYSTEM_SCHEMAS = ('mysql', 'information_schema', 'performance_schema', 'sys')
@@ -68,7 +69,7 @@ def engine_rows(rows):
                            default=support == 'DEFAULT',
                            transactions=str(_text(row.get('TRANSACTIONS')) or '').upper() == 'YES',
                            comment=_text(row.get('COMMENT')) or ''))
-    return sorted(result, key=lambda e: flavors.engine_key(e['engine']))
+    return sorted(result, key=lambda e: engine_facts.engine_key(e['engine']))
 
 
 def table_rows(rows):
@@ -103,10 +104,10 @@ def summarize(tables):
 
 
 def engine_lifecycle(engines, identity):
-    """For each engine name: its status on the server's own flavor/version (flavors.engine_status)."""
+    """For each engine name: its status on the server's own flavor/version (engine_facts.engine_status)."""
     result = {}
     for name in engines:
-        status, reason, facts = flavors.engine_status(name, identity.flavor, identity.version)
+        status, reason, facts = engine_facts.engine_status(name, identity.flavor, identity.version)
         result[name] = dict(status=status, reason=reason, plugin=facts.plugin if facts else None)
     return result
 
@@ -122,22 +123,22 @@ def blockers(tables, target_flavor, target_version):
         base = dict(schema=table['schema'], table=table['table'], engine=table['engine'],
                     rows_estimate=table['rows_estimate'], total_bytes=table['total_bytes'])
         if not table['engine']:
-            base.update(status=flavors.ENGINE_UNKNOWN,
+            base.update(status=engine_facts.ENGINE_UNKNOWN,
                         reason='the server reports no engine for %s.%s (%s): its engine is not loaded '
                                'or the table is damaged; %s cannot be checked'
                                % (table['schema'], table['table'], table['comment'] or 'no comment', target))
             found.append(base)
             continue
-        status, reason, _facts = flavors.engine_status(table['engine'], target_flavor, target_version)
-        if status in (flavors.ENGINE_AVAILABLE, flavors.ENGINE_DEPRECATED):
+        status, reason, _facts = engine_facts.engine_status(table['engine'], target_flavor, target_version)
+        if status in (engine_facts.ENGINE_AVAILABLE, engine_facts.ENGINE_DEPRECATED):
             continue
-        successors = flavors.ENGINE_SUCCESSORS.get(flavors.engine_key(table['engine']), ())
-        convert = [flavors.engine_display_name(s) for s in successors
-                   if flavors.engine_available(s, target_flavor, target_version)]
+        successors = engine_facts.ENGINE_SUCCESSORS.get(engine_facts.engine_key(table['engine']), ())
+        convert = [engine_facts.engine_display_name(s) for s in successors
+                   if engine_facts.engine_available(s, target_flavor, target_version)]
         advice = ('; convert it first (ALTER TABLE ... ENGINE=%s)' % ' or '.join(convert)) if convert else ''
         base.update(status=status,
                     reason='%s.%s uses %s, which %s does not have: %s%s'
-                           % (table['schema'], table['table'], flavors.engine_display_name(table['engine']),
+                           % (table['schema'], table['table'], engine_facts.engine_display_name(table['engine']),
                               target, reason, advice))
         found.append(base)
     return found
@@ -174,12 +175,12 @@ def upgrade_blockers(tables, identity, target):
                 if item['reason'] not in found[key]['reason']:
                     found[key]['reason'] += '; ' + item['reason']
                 continue
-            spans = flavors.STORAGE_ENGINES.get(flavors.engine_key(item['engine'])) or []
+            spans = engine_facts.STORAGE_ENGINES.get(engine_facts.engine_key(item['engine'])) or []
             removed = [s.removed for s in spans if flavor in s.flavors and s.removed]
             item.update(where=[where], version='%s %s' % (flavor, flavors.format_version(version)),
                         gone_in=('%s %s' % (flavor, flavors.format_version(removed[0]))) if removed else None,
-                        source=flavors.ENGINE_SOURCES.get(flavors.engine_key(item['engine']),
-                                                          'docs/innodb-facts.md#storage-engines'))
+                        source=engine_facts.ENGINE_SOURCES.get(engine_facts.engine_key(item['engine']),
+                                                               'docs/innodb-facts.md#storage-engines'))
             found[key] = item
     return [found[k] for k in sorted(found)]
 
@@ -188,30 +189,30 @@ def warnings_for(tables, identity, target=None):
     """Advice that is no blocker: engines deprecated on the server or on the target, and plugin
     engines the target has to load (a separate package, e.g. mariadb-plugin-rocksdb)."""
     notes = []
-    engines = sorted(set(t['engine'] for t in tables if t['engine']), key=flavors.engine_key)
+    engines = sorted(set(t['engine'] for t in tables if t['engine']), key=engine_facts.engine_key)
     for name in engines:
-        status, reason, _facts = flavors.engine_status(name, identity.flavor, identity.version)
-        if status == flavors.ENGINE_DEPRECATED:
+        status, reason, _facts = engine_facts.engine_status(name, identity.flavor, identity.version)
+        if status == engine_facts.ENGINE_DEPRECATED:
             notes.append('%s (tables: %d)' % (reason, sum(1 for t in tables if t['engine'] == name)))
         if target is None:
             continue
-        status, reason, facts = flavors.engine_status(name, target[0], target[1])
-        if status == flavors.ENGINE_DEPRECATED:
+        status, reason, facts = engine_facts.engine_status(name, target[0], target[1])
+        if status == engine_facts.ENGINE_DEPRECATED:
             notes.append('target: %s' % reason)
-        if status in (flavors.ENGINE_AVAILABLE, flavors.ENGINE_DEPRECATED) and facts is not None and facts.plugin:
+        if status in (engine_facts.ENGINE_AVAILABLE, engine_facts.ENGINE_DEPRECATED) and facts is not None and facts.plugin:
             notes.append('target: the %s engine is the plugin %s; install and load it on %s %s before the '
-                         'upgrade' % (flavors.engine_display_name(name), facts.plugin, target[0],
+                         'upgrade' % (engine_facts.engine_display_name(name), facts.plugin, target[0],
                                       flavors.format_version(target[1])))
     return notes
 
 
 def check_engine_names(names):
     """The engine names in their table spelling; ValueError naming any name the table does not know."""
-    unknown = [n for n in names or () if not flavors.known_engine(n)]
+    unknown = [n for n in names or () if not engine_facts.known_engine(n)]
     if unknown:
         raise ValueError('engines: %s is not an engine the collection knows (%s)'
-                         % (', '.join(repr(n) for n in unknown), ', '.join(sorted(flavors.STORAGE_ENGINES))))
-    return [flavors.engine_key(n) for n in names or ()]
+                         % (', '.join(repr(n) for n in unknown), ', '.join(sorted(engine_facts.STORAGE_ENGINES))))
+    return [engine_facts.engine_key(n) for n in names or ()]
 
 
 def engine_report(identity, engines, tables, target=None, list_tables=False, asked=()):
@@ -219,7 +220,7 @@ def engine_report(identity, engines, tables, target=None, list_tables=False, ask
 
     asked: engine names (table spelling) whose lifecycle is reported even when not loaded or in use."""
     loaded = [e['engine'] for e in engines if e['loaded']]
-    in_use = sorted(set(t['engine'] for t in tables if t['engine']), key=flavors.engine_key)
+    in_use = sorted(set(t['engine'] for t in tables if t['engine']), key=engine_facts.engine_key)
     report = dict(
         server=dict(flavor=identity.flavor, version=flavors.format_version(identity.version)),
         engines=engines,
@@ -227,7 +228,7 @@ def engine_report(identity, engines, tables, target=None, list_tables=False, ask
         default_engine=next((e['engine'] for e in engines if e['default']), None),
         by_engine=summarize(tables),
         engines_in_use=in_use,
-        lifecycle=engine_lifecycle(sorted(set(in_use) | set(loaded) | set(asked), key=flavors.engine_key), identity),
+        lifecycle=engine_lifecycle(sorted(set(in_use) | set(loaded) | set(asked), key=engine_facts.engine_key), identity),
         table_count=len(tables),
         notes=warnings_for(tables, identity, target),
     )

@@ -99,6 +99,31 @@ def server_bool(value):
     return False, False
 
 
+def onoff(value):
+    """A server's flag as a bool: ON, 1, TRUE or YES (any case) is True, anything else False; None stays None
+    (not read)."""
+    if value is None:
+        return None
+    return str(value).strip().upper() in ('ON', '1', 'TRUE', 'YES')
+
+
+def as_int(value, default=None):
+    """int(value), or default when value is no integer (None, '', text)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def pick(row, *names):
+    """The first of names that row (a dict) gives a value (not None, not ''), else None: one column under its
+    spellings across versions (Source_Host / Master_Host)."""
+    for name in names:
+        if name in row and row[name] not in (None, ''):
+            return row[name]
+    return None
+
+
 def parse_number(value, kind='int'):
     """An integer from 5, '5', '-1', '64K', '1G', '2t' (any numeric option, as mysqld reads it).
 

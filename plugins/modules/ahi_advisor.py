@@ -213,6 +213,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import ahi_advisor
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
+    error_text, execute, global_status, global_variables, query)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import signals
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
@@ -221,7 +224,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import
 
 def _metrics(conn, column):
     sql, args = ahi_advisor.metrics_query(column)
-    rows = conn_utils.query(conn, sql, args)
+    rows = query(conn, sql, args)
     out = {}
     for row in rows:
         out[str(row['NAME']).lower()] = row
@@ -233,7 +236,7 @@ def _counts(metric_rows):
 
 
 def _ahi_on(conn):
-    value = conn_utils.global_variables(conn, ['innodb_adaptive_hash_index']).get('innodb_adaptive_hash_index')
+    value = global_variables(conn, ['innodb_adaptive_hash_index']).get('innodb_adaptive_hash_index')
     if value is None:
         return None
     try:
@@ -248,9 +251,9 @@ def _set_monitors(conn, names, on):
     variable = 'innodb_monitor_enable' if on else 'innodb_monitor_disable'
     for name in names:
         try:
-            conn_utils.execute(conn, 'SET GLOBAL %s = %%s' % variable, (name,))
+            execute(conn, 'SET GLOBAL %s = %%s' % variable, (name,))
         except Exception as e:  # pylint: disable=broad-except
-            failed[name] = conn_utils.error_text(e)
+            failed[name] = error_text(e)
     return failed
 
 
@@ -258,8 +261,71 @@ def _describe(failed):
     return ', '.join('%s (%s)' % (name, error) for name, error in sorted(failed.items()))
 
 
+def _enable_counters(module, conn, column, metric_rows, enabled_now, warnings, result):
+    """Turn on the AHI counters that are off (enable_monitors; check mode only says it would), recording each one
+    turned on in enabled_now first, so a failure half-way still turns off what did get turned on. Returns the
+    counter rows as they are now."""
+    off = ahi_advisor.monitors_to_enable(metric_rows.values(), column)
+    if off and module.params['enable_monitors'] and module.check_mode:
+        # A real run would turn these on (and off again): say so.
+        result['changed'] = True
+        warnings.append('counters %s are off and were left off (check mode); a real run turns them on for '
+                        'the sample and off again' % ', '.join(off))
+    elif off and module.params['enable_monitors']:
+        enabled_now.extend(off)
+        failed = _set_monitors(conn, off, True)
+        enabled_now[:] = [n for n in off if n not in failed]
+        result['changed'] = bool(enabled_now)
+        if failed:
+            warnings.append('could not turn on %s; sampling with the counters that are on' % _describe(failed))
+        return _metrics(conn, column)
+    elif off:
+        warnings.append('counters %s are off and were left off (%s)' % (
+            ', '.join(off), 'check mode' if module.check_mode else 'enable_monitors=false'))
+    return metric_rows
+
+
+def _read_sample(conn, column, metric_rows, seconds, part_var):
+    """The counters and the AHI setting before and after a sample of seconds, its length, and the AHI partition
+    count (part_var's value)."""
+    sample = dict(ahi_before=_ahi_on(conn), status_before=global_status(conn, ahi_advisor.STATUS_COUNTERS),
+                  counts_before=_counts(metric_rows))
+    started = time.time()
+    time.sleep(seconds)
+    sample.update(counts_after=_counts(_metrics(conn, column)),
+                  status_after=global_status(conn, ahi_advisor.STATUS_COUNTERS))
+    sample['elapsed'] = time.time() - started
+    sample['ahi_after'] = _ahi_on(conn)
+    sample['partitions'] = None
+    if part_var:
+        raw = global_variables(conn, [part_var]).get(part_var)
+        sample['partitions'] = int(raw) if raw is not None and str(raw).isdigit() else raw
+    return sample
+
+
+def _restore_counters(module, conn, enabled_now, interrupted, result):
+    """Turn the counters this run turned on off again; after a signal (interrupted), or when the connection died,
+    over a new connection. Fails the module naming those that stay on."""
+    if not enabled_now:
+        return
+    # After a signal the connection may be half-way through a reply: the restore uses a new one.
+    failed = (_set_monitors(conn, enabled_now, False) if interrupted is None
+              else dict((n, str(interrupted)) for n in enabled_now))
+    if failed:
+        # The connection may have died (server restarted: counters are back to the option file).
+        try:
+            conn2 = conn_utils.open_connection(module.params)
+            failed = _set_monitors(conn2, list(failed), False)
+            conn2.close()
+        except conn_utils.ConnectError as e:
+            failed = dict((n, str(e)) for n in failed)
+    if failed:
+        module.fail_json(msg='could not turn these AHI counters off again: %s' % _describe(failed),
+                         monitors_enabled=enabled_now, **result)
+
+
 def main():
-    argument_spec = conn_utils.login_argument_spec()
+    argument_spec = login_argument_spec()
     argument_spec.update(option_spec(ahi_advisor.ADVISOR_OPTIONS))
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
@@ -272,7 +338,7 @@ def main():
     result = dict(changed=False)
     try:
         identity = flavors.identity_from_variables(
-            conn_utils.global_variables(conn, flavors.DETECT_VARIABLES))
+            global_variables(conn, flavors.DETECT_VARIABLES))
     except (ValueError, conn_utils.pymysql.err.MySQLError) as e:
         module.fail_json(msg='cannot identify the server: %s' % e)
     result['server'] = identity.to_dict()
@@ -292,68 +358,23 @@ def main():
             metric_rows = _metrics(conn, column)
         except conn_utils.pymysql.err.MySQLError as e:
             module.fail_json(msg='cannot read INFORMATION_SCHEMA.INNODB_METRICS (the login needs PROCESS): %s'
-                             % conn_utils.error_text(e), **result)
+                             % error_text(e), **result)
         missing = [n for n in ahi_advisor.SEARCH_COUNTERS if n not in metric_rows]
         if missing and not status_counters:
             module.fail_json(msg='this server has no %s counter in INNODB_METRICS' % ', '.join(missing), **result)
-        off = ahi_advisor.monitors_to_enable(metric_rows.values(), column)
-        if off and p['enable_monitors'] and module.check_mode:
-            # A real run would turn these on (and off again): say so.
-            result['changed'] = True
-            warnings.append('counters %s are off and were left off (check mode); a real run turns them on for '
-                            'the sample and off again' % ', '.join(off))
-        elif off and p['enable_monitors']:
-            # Record first, so a failure half-way still turns off what did get turned on.
-            enabled_now = list(off)
-            failed = _set_monitors(conn, off, True)
-            enabled_now = [n for n in off if n not in failed]
-            result['changed'] = bool(enabled_now)
-            if failed:
-                warnings.append('could not turn on %s; sampling with the counters that are on'
-                                % _describe(failed))
-            metric_rows = _metrics(conn, column)
-        elif off:
-            warnings.append('counters %s are off and were left off (%s)' % (
-                ', '.join(off), 'check mode' if module.check_mode else 'enable_monitors=false'))
+        metric_rows = _enable_counters(module, conn, column, metric_rows, enabled_now, warnings, result)
         still_off = ahi_advisor.monitors_to_enable(metric_rows.values(), column)
-        maintenance_measured = not any(n in still_off for n in ahi_advisor.MAINTENANCE_COUNTERS)
-        search_off = [n for n in ahi_advisor.SEARCH_COUNTERS if n in still_off]
-
-        ahi_before = _ahi_on(conn)
-        status_before = conn_utils.global_status(conn, ahi_advisor.STATUS_COUNTERS)
-        counts_before = _counts(metric_rows)
-        started = time.time()
-        time.sleep(p['sample_seconds'])
-        counts_after = _counts(_metrics(conn, column))
-        status_after = conn_utils.global_status(conn, ahi_advisor.STATUS_COUNTERS)
-        elapsed = time.time() - started
-        ahi_after = _ahi_on(conn)
-        part_value = None
-        if part_var:
-            raw = conn_utils.global_variables(conn, [part_var]).get(part_var)
-            part_value = int(raw) if raw is not None and str(raw).isdigit() else raw
+        sample = _read_sample(conn, column, metric_rows, p['sample_seconds'], part_var)
+        sample['maintenance_measured'] = not any(n in still_off for n in ahi_advisor.MAINTENANCE_COUNTERS)
+        sample['search_off'] = [n for n in ahi_advisor.SEARCH_COUNTERS if n in still_off]
     except conn_utils.pymysql.err.MySQLError as e:
-        module.fail_json(msg='sampling failed: %s' % conn_utils.error_text(e), monitors_enabled=enabled_now,
+        module.fail_json(msg='sampling failed: %s' % error_text(e), monitors_enabled=enabled_now,
                          **result)
     except signals.Interrupted as e:
         interrupted = e
     finally:
         guard.hold()  # a second signal must not abort the restore
-        if enabled_now:
-            # After a signal the connection may be half-way through a reply: the restore uses a new one.
-            failed = (_set_monitors(conn, enabled_now, False) if interrupted is None
-                      else dict((n, str(interrupted)) for n in enabled_now))
-            if failed:
-                # The connection may have died (server restarted: counters are back to the option file).
-                try:
-                    conn2 = conn_utils.open_connection(p)
-                    failed = _set_monitors(conn2, list(failed), False)
-                    conn2.close()
-                except conn_utils.ConnectError as e:
-                    failed = dict((n, str(e)) for n in failed)
-            if failed:
-                module.fail_json(msg='could not turn these AHI counters off again: %s' % _describe(failed),
-                                 monitors_enabled=enabled_now, **result)
+        _restore_counters(module, conn, enabled_now, interrupted, result)
         guard.__exit__(None, None, None)
     if interrupted is not None:
         module.fail_json(msg='%s during the sample; %s' % (
@@ -361,26 +382,13 @@ def main():
             if enabled_now else 'it had turned no counter on'), monitors_enabled=enabled_now, interrupted=True,
             **result)
 
-    metric_deltas = ahi_advisor.deltas(counts_before, counts_after)
-    for name in search_off:
-        metric_deltas.pop(name, None)
-    status_deltas = ahi_advisor.deltas(status_before, status_after)
-    thresholds = dict((k, p[k]) for k in ahi_advisor.DEFAULT_THRESHOLDS)
-
-    if ahi_before is None or ahi_before != ahi_after:
-        advice = ahi_advisor.analyse({}, {}, elapsed, bool(ahi_after), thresholds)
-        advice['recommendation'] = ahi_advisor.INSUFFICIENT
-        advice['reasons'] = ['innodb_adaptive_hash_index changed during the sample (%s -> %s): sample again'
-                             % (ahi_before, ahi_after)]
-    else:
-        advice = ahi_advisor.analyse(metric_deltas, status_deltas, elapsed, ahi_before, thresholds,
-                                     maintenance_measured=maintenance_measured,
-                                     settable=flavors.settable('innodb_adaptive_hash_index', identity),
-                                     status_counters=status_counters)
+    advice = ahi_advisor.advise(sample, dict((k, p[k]) for k in ahi_advisor.DEFAULT_THRESHOLDS),
+                                flavors.settable('innodb_adaptive_hash_index', identity), status_counters)
     for w in warnings:
         module.warn(w)
-    result.update(advice=advice, ahi_enabled=ahi_after, partition_variable=part_var, partitions=part_value,
-                  monitors_enabled=enabled_now, sample_seconds=round(elapsed, 2))
+    result.update(advice=advice, ahi_enabled=sample['ahi_after'], partition_variable=part_var,
+                  partitions=sample['partitions'], monitors_enabled=enabled_now,
+                  sample_seconds=round(sample['elapsed'], 2))
     module.exit_json(**result)
 
 

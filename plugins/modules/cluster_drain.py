@@ -121,10 +121,12 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import execute, global_status, global_variables, query
 
 
 def main():
-    argument_spec = conn_utils.login_argument_spec()
+    argument_spec = login_argument_spec()
     argument_spec.update(
         method=dict(type='str', required=True, choices=sorted(clusters.DRAIN_METHODS)),
         state=dict(type='str', default='drained', choices=list(clusters.DRAIN_STATES)),
@@ -137,7 +139,7 @@ def main():
     if p['seconds'] < 0:
         module.fail_json(msg='seconds must be 0 or more, got %d; nothing was changed' % p['seconds'])
     conn_utils.run_and_exit(module, 'the drain (%s %s)' % (p['method'], p['state']), lambda conn: clusters.run_drain(
-        conn, conn_utils.query, conn_utils.execute, conn_utils.global_variables, conn_utils.global_status, p['method'],
+        conn, query, execute, global_variables, global_status, p['method'],
         p['state'], p['restore_value'], p['seconds'], p['expect_cluster'], module.check_mode))
 
 

@@ -94,10 +94,12 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import global_variables, query
 
 
 def main():
-    argument_spec = conn_utils.login_argument_spec()
+    argument_spec = login_argument_spec()
     argument_spec.update(
         allowed=dict(type='bool', default=True),
         candidates=dict(type='list', elements='str', default=[]),
@@ -106,7 +108,7 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
     conn_utils.run_and_exit(module, 'the switchover', lambda conn: clusters.run_switchover(
-        conn, conn_utils.query, conn_utils.global_variables, p['allowed'], p['candidates'], p['expect_cluster'],
+        conn, query, global_variables, p['allowed'], p['candidates'], p['expect_cluster'],
         module.check_mode))
 
 

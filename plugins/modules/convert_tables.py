@@ -225,7 +225,8 @@ server:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import login_argument_spec, require_pymysql
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import require_pymysql
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.convert_tables import (
     CONVERT_OPTIONS, Conversion, ConvertError, parse_tables, target_engine)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.module import (

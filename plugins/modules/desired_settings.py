@@ -175,7 +175,7 @@ unknown_variables:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import os_facts
@@ -185,7 +185,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.host import storage
 
 
 def main():
-    argument_spec = conn_utils.login_argument_spec()
+    argument_spec = login_argument_spec()
     argument_spec.update(
         role=dict(type='str'),
         roles=dict(type='list', elements='str'),

@@ -164,6 +164,9 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
+    error_text, execute, global_status, global_variables, is_plain_identifier, query, quote_identifier)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
@@ -171,7 +174,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 
 def _persisted(conn):
-    rows = conn_utils.query(conn, 'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables')
+    rows = query(conn, 'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables')
     return dict((r['VARIABLE_NAME'].lower(), r['VARIABLE_VALUE']) for r in rows)
 
 
@@ -179,7 +182,7 @@ RESIZE_STATUS = ('innodb_buffer_pool_resize_status', 'innodb_buffer_pool_resize_
 
 
 def _resize_status(conn):
-    return conn_utils.global_status(conn, RESIZE_STATUS)
+    return global_status(conn, RESIZE_STATUS)
 
 
 def wait_for_resize(conn, before, timeout, interval=0.2):
@@ -204,7 +207,7 @@ def _plan(module, conn, identity, wanted):
 
     Names, kinds, ranges and settability are decided by values.resolve/describe/check, values compared
     by values.compare: the same answers dbfleet.innodb.verify gives for the same server."""
-    server_vars = conn_utils.global_variables(conn)
+    server_vars = global_variables(conn)
     persist_only = module.params['persist_only']
     persisted = _persisted(conn) if module.params['persist'] or persist_only else {}
     names = frozenset(server_vars)
@@ -276,9 +279,9 @@ def reset_persisted(module, conn, identity, before_diff):
             continue
         if not module.check_mode:
             try:
-                conn_utils.execute(conn, 'RESET PERSIST IF EXISTS %s' % conn_utils.quote_identifier(name))
+                execute(conn, 'RESET PERSIST IF EXISTS %s' % quote_identifier(name))
             except Exception as e:  # PyMySQL raises its own error classes
-                module.fail_json(msg='RESET PERSIST %s failed: %s' % (name, conn_utils.error_text(e)),
+                module.fail_json(msg='RESET PERSIST %s failed: %s' % (name, error_text(e)),
                                  reset_persisted=reset, server=identity.to_dict())
         reset[name] = persisted[name]
         before_diff['persisted.%s' % name] = persisted[name]
@@ -286,7 +289,7 @@ def reset_persisted(module, conn, identity, before_diff):
 
 
 def main():
-    argument_spec = conn_utils.login_argument_spec()
+    argument_spec = login_argument_spec()
     argument_spec.update(
         variables=dict(type='dict', default={}),
         reset_persisted=dict(type='list', elements='str', default=[]),
@@ -303,13 +306,13 @@ def main():
     conn_utils.require_pymysql(module)
 
     wanted = module.params['variables']
-    bad_names = [n for n in list(wanted) + module.params['reset_persisted'] if not conn_utils.is_plain_identifier(n)]
+    bad_names = [n for n in list(wanted) + module.params['reset_persisted'] if not is_plain_identifier(n)]
     if bad_names:
         module.fail_json(msg='variables: not a variable name: %s' % ', '.join(repr(n) for n in bad_names))
 
     conn = conn_utils.connect(module)
     try:
-        identity = flavors.identity_from_variables(conn_utils.global_variables(conn, flavors.DETECT_VARIABLES))
+        identity = flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
         for option in ('persist', 'persist_only', 'reset_persisted'):
             if module.params[option] and not flavors.capability('set_persist', identity.flavor, identity.version):
                 module.fail_json(msg='%s: SET PERSIST does not exist on %s %s; write the value to an option '
@@ -332,10 +335,10 @@ def main():
                 status_before = _resize_status(conn) if watch else None
                 sql = 'SET %s %s = %%s' % (verb, item['resolved'])
                 try:
-                    conn_utils.execute(conn, sql, (values.sql_value(item['canonical'], item['kind'],
-                                                                    item['choices']),))
+                    execute(conn, sql, (values.sql_value(item['canonical'], item['kind'],
+                                                         item['choices']),))
                 except Exception as e:  # PyMySQL raises its own error classes
-                    module.fail_json(msg='SET %s %s failed: %s' % (verb, item['resolved'], conn_utils.error_text(e)),
+                    module.fail_json(msg='SET %s %s failed: %s' % (verb, item['resolved'], error_text(e)),
                                      variables=result_vars, server=identity.to_dict())
                 if verb == 'PERSIST_ONLY':
                     after = _persisted(conn).get(item['resolved'])
@@ -351,7 +354,7 @@ def main():
                         module.fail_json(msg='the buffer pool resize to %s did not finish: %s' % (
                             item['canonical'], resize['reason']), resize=resize, variables=result_vars,
                             server=identity.to_dict())
-                after = conn_utils.global_variables(conn, [item['resolved']]).get(item['resolved'])
+                after = global_variables(conn, [item['resolved']]).get(item['resolved'])
                 # MariaDB shows a set wsrep_sst_auth as ******** (the read-back cannot compare a hidden secret).
                 hidden = after == masking.MASK and masking.is_secret_variable(item['resolved'])
                 if not hidden and not values.equal(item['canonical'], after, item['kind'], item['choices'],

@@ -223,13 +223,16 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import (
-    connect, error_text, execute, global_variables, login_argument_spec, query, query_one, pymysql)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import connect, pymysql
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_text, execute, global_variables, query_one
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.config import (
+    CONFIG_OPTIONS, apply_plan, plan_cache_policy, plan_config_options, plan_containers, policy_view, read_state,
+    schema_exists, schema_tables, stock_state, table_metadata)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.plugin import (
-    CONFIG_SCHEMA, CONFIG_TABLES, DELIMITER_MAX, check_container_against_table, check_container_specs,
-    CONTAINER_COLUMNS, container_row, container_statement, find_config_sql, plan_config_sql, policy_statement, row_statement,
-    row_to_spec, same_container)
+    CONFIG_SCHEMA, CONFIG_TABLES, DELIMITER_MAX, check_container_against_table, check_container_specs, find_config_sql,
+    plan_config_sql, row_to_spec)
 
 CONTAINER_SPEC = dict(
     name=dict(type='str', required=True),
@@ -250,51 +253,6 @@ POLICY_SPEC = dict(
     delete=dict(type='str', choices=POLICIES, default='disabled'),
     flush=dict(type='str', choices=POLICIES, default='disabled'),
 )
-
-
-def table_metadata(conn, schema, table):
-    """(table, columns, indexes) from information_schema, in the shapes memcache/plugin.py expects."""
-    row = query_one(conn, 'SELECT ENGINE AS engine, TABLE_TYPE AS table_type FROM information_schema.TABLES '
-                          'WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s', (schema, table))
-    if row is None:
-        return None, {}, {}
-    columns = {}
-    for c in query(conn, 'SELECT COLUMN_NAME AS name, DATA_TYPE AS data_type, EXTRA AS extra, '
-                         'CHARACTER_MAXIMUM_LENGTH AS char_length FROM information_schema.COLUMNS '
-                         'WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION',
-                   (schema, table)):
-        columns[c['name']] = c
-    indexes = {}
-    for s in query(conn, 'SELECT INDEX_NAME AS idx, NON_UNIQUE AS non_unique, COLUMN_NAME AS col '
-                         'FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s '
-                         'ORDER BY INDEX_NAME, SEQ_IN_INDEX', (schema, table)):
-        entry = indexes.setdefault(s['idx'], dict(unique=str(s['non_unique']) == '0', columns=[]))
-        entry['columns'].append(s['col'])
-    return dict(engine=row['engine'], table_type=row['table_type']), columns, indexes
-
-
-def schema_tables(conn):
-    rows = query(conn, 'SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s',
-                 (CONFIG_SCHEMA,))
-    return set(r['t'] for r in rows)
-
-
-def schema_exists(conn):
-    return query_one(conn, 'SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s',
-                     (CONFIG_SCHEMA,)) is not None
-
-
-def read_state(conn):
-    containers = query(conn, 'SELECT %s FROM `innodb_memcache`.`containers` ORDER BY name' % ', '.join(CONTAINER_COLUMNS))
-    policies = query(conn, 'SELECT policy_name, get_policy, set_policy, delete_policy, flush_policy '
-                           'FROM `innodb_memcache`.`cache_policies` ORDER BY policy_name')
-    options = query(conn, 'SELECT name, value FROM `innodb_memcache`.`config_options` ORDER BY name')
-    return containers, policies, dict((r['name'], r['value']) for r in options)
-
-
-def policy_view(row):
-    return dict(name=row['policy_name'], get=row['get_policy'], set=row['set_policy'],
-                delete=row['delete_policy'], flush=row['flush_policy'])
 
 
 def validate_input(module):
@@ -364,6 +322,38 @@ def absent(module, conn, result):
     module.exit_json(**result)
 
 
+def _schema_plan(module, conn, result):
+    """The statements that load the stock schema (innodb_memcached_config.sql, found under @@basedir or given as
+    sql_file); fails the module naming the file when it cannot be found or read."""
+    p = module.params
+    sql_file = find_config_sql(query_one(conn, 'SELECT @@GLOBAL.basedir AS b')['b'], p['sql_file'])
+    if sql_file is None:
+        module.fail_json(msg='cannot find %s (looked under @@basedir/share and package directories); '
+                             'set sql_file' % (p['sql_file'] or 'innodb_memcached_config.sql'), **result)
+    result['sql_file'] = sql_file
+    try:
+        with open(sql_file) as handle:
+            plan = plan_config_sql(handle.read(), demo=p['demo'])
+    except (IOError, OSError) as e:
+        module.fail_json(msg='cannot read %s: %s' % (sql_file, e), **result)
+    except ValueError as e:
+        module.fail_json(msg='%s: %s' % (sql_file, e), **result)
+    result['schema_loaded'] = True
+    result['changes'].append('load schema %s from %s%s'
+                             % (CONFIG_SCHEMA, sql_file, ' (with the demo)' if p['demo'] else ''))
+    return plan
+
+
+def _container_problems(conn, specs, delimiter):
+    """What is wrong with the containers asked for: their specs, then each against its table on the server."""
+    problems = check_container_specs(specs, delimiter)
+    if not problems:
+        for spec in specs:
+            table, columns, indexes = table_metadata(conn, spec['schema'], spec['table'])
+            problems.extend(check_container_against_table(spec, table, columns, indexes))
+    return problems
+
+
 def present(module, conn, result):
     p = module.params
     identity = flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
@@ -379,131 +369,40 @@ def present(module, conn, result):
         module.fail_json(msg='schema %s exists but lacks the table(s) %s; it is left untouched: '
                              'repair or drop it first' % (CONFIG_SCHEMA, ', '.join(sorted(set(CONFIG_TABLES) - tables))),
                          **result)
+    containers, policies, options = read_state(conn) if exists else ([], [], {})
 
-    if exists:
-        containers, policies, options = read_state(conn)
-    else:
-        containers, policies, options = [], [], {}
-
-    delimiter = p['table_map_delimiter'] or options.get('table_map_delimiter') or '.'
-    problems = check_container_specs(specs, delimiter)
-    if not problems:
-        for spec in specs:
-            table, columns, indexes = table_metadata(conn, spec['schema'], spec['table'])
-            problems.extend(check_container_against_table(spec, table, columns, indexes))
+    problems = _container_problems(conn, specs, p['table_map_delimiter'] or options.get('table_map_delimiter') or '.')
     if problems:
         module.fail_json(msg='invalid memcached containers, nothing changed: %s' % '; '.join(problems), **result)
 
-    plan = []
+    schema_plan = []
     if not exists:
-        sql_file = find_config_sql(query_one(conn, 'SELECT @@GLOBAL.basedir AS b')['b'], p['sql_file'])
-        if sql_file is None:
-            module.fail_json(msg='cannot find %s (looked under @@basedir/share and package directories); '
-                                 'set sql_file' % (p['sql_file'] or 'innodb_memcached_config.sql'), **result)
-        result['sql_file'] = sql_file
-        try:
-            with open(sql_file) as handle:
-                plan = plan_config_sql(handle.read(), demo=p['demo'])
-        except (IOError, OSError) as e:
-            module.fail_json(msg='cannot read %s: %s' % (sql_file, e), **result)
-        except ValueError as e:
-            module.fail_json(msg='%s: %s' % (sql_file, e), **result)
-        result['schema_loaded'] = True
-        result['changes'].append('load schema %s from %s%s'
-                                 % (CONFIG_SCHEMA, sql_file, ' (with the demo)' if p['demo'] else ''))
-        if p['demo']:
-            # What the stock file inserts, so the rest of the plan and the diff see it.
-            containers = [dict(name='aaa', db_schema='test', db_table='demo_test', key_columns='c1',
-                               value_columns='c2', flags='c3', cas_column='c4', expire_time_column='c5',
-                               unique_idx_name_on_key='PRIMARY')]
-            policies = [dict(policy_name='cache_policy', get_policy='innodb_only', set_policy='innodb_only',
-                             delete_policy='innodb_only', flush_policy='innodb_only')]
-        options = dict(separator='|', table_map_delimiter='.')
+        schema_plan = _schema_plan(module, conn, result)
+        containers, policies, options = stock_state(p['demo'])
 
     before = dict(containers=[row_to_spec(r) for r in containers],
                   cache_policies=[policy_view(r) for r in policies], config_options=dict(options))
-
-    # ---- containers
-    current = dict((r['name'], r) for r in containers)
-    statements = []
-    reload_needed = False
-    for spec in specs:
-        row = current.get(spec['name'])
-        new = container_row(spec)
-        if row is None or not same_container(spec, row):
-            statements.append(container_statement(new, exists=row is not None))
-            result['changes'].append('%s container %s' % ('add' if row is None else 'update', spec['name']))
-            if row is not None:
-                reload_needed = True
-    wanted = set(s['name'] for s in specs)
-    after_rows = dict(current)
-    for spec in specs:
-        after_rows[spec['name']] = container_row(spec)
-    if p['exclusive']:
-        for name in sorted(set(current) - wanted):
-            statements.append(('DELETE FROM `innodb_memcache`.`containers` WHERE name = %s', (name,)))
-            result['changes'].append('remove container %s' % name)
-            del after_rows[name]
-            reload_needed = True
-
-    # ---- cache policy: exactly one row
-    after_policies = [policy_view(r) for r in policies]
-    if p['cache_policy'] is not None:
-        want = p['cache_policy']
-        want_view = dict(name=want['name'], get=want['get'], set=want['set'], delete=want['delete'],
-                         flush=want['flush'])
-        have = dict((r['policy_name'], r) for r in policies)
-        for name in sorted(have):
-            if name != want['name']:
-                statements.append(('DELETE FROM `innodb_memcache`.`cache_policies` WHERE policy_name = %s', (name,)))
-                result['changes'].append('remove cache policy %s (the plugin reads only one)' % name)
-                reload_needed = True
-        if want['name'] not in have or policy_view(have[want['name']]) != want_view:
-            new = want['name'] not in have
-            statements.append(policy_statement(want, exists=not new))
-            change = ('add cache policy %s (get %s, set %s, delete %s, flush %s)' if new
-                      else 'set cache policy %s to get %s, set %s, delete %s, flush %s')
-            result['changes'].append(change % (want['name'], want['get'], want['set'], want['delete'], want['flush']))
-            reload_needed = True
-        after_policies = [want_view]
-
-    # ---- config options
-    after_options = dict(options)
-    for opt in ('separator', 'table_map_delimiter'):
-        value = p[opt]
-        if value is None or options.get(opt) == value:
-            continue
-        statements.append(row_statement('config_options', ('name', 'value'), dict(name=opt, value=value),
-                                        exists=opt in options))
-        result['changes'].append('set config option %s to %r' % (opt, value))
-        after_options[opt] = value
-        reload_needed = True
+    statements, reload_needed = [], False
+    container_plan = plan_containers(specs, containers, p['exclusive'])
+    policy_plan = plan_cache_policy(p['cache_policy'], policies)
+    option_plan = plan_config_options(dict((o, p[o]) for o in CONFIG_OPTIONS), options)
+    for more, changes, _after, reload_here in (container_plan, policy_plan, option_plan):
+        statements += more
+        result['changes'] += changes
+        reload_needed = reload_needed or reload_here
+    after_rows = container_plan[2]
 
     result['containers'] = [row_to_spec(after_rows[n]) for n in sorted(after_rows)]
     result['changed'] = bool(result['changes'])
     result['plugin_reload_needed'] = bool(reload_needed and exists)
     if module._diff:
         result['diff'] = dict(before=before if exists else {},
-                              after=dict(containers=result['containers'], cache_policies=after_policies,
-                                         config_options=after_options))
+                              after=dict(containers=result['containers'], cache_policies=policy_plan[2],
+                                         config_options=option_plan[2]))
     if module.check_mode or not result['changed']:
         module.exit_json(**result)
 
-    for schema, stmt in plan:
-        if schema:
-            execute(conn, 'USE `%s`' % schema)
-        execute(conn, stmt)
-    conn.autocommit(False)
-    try:
-        for stmt, args in statements:
-            execute(conn, stmt, args)
-        conn.commit()
-    except Exception:
-        conn.rollback()
-        raise
-    finally:
-        conn.autocommit(True)
-
+    apply_plan(conn, schema_plan, statements)
     containers, policies, options = read_state(conn)
     result['containers'] = [row_to_spec(r) for r in containers]
     if module._diff:

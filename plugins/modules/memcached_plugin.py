@@ -204,8 +204,10 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import (
-    ConnectError, connect, error_text, execute, global_variables, login_argument_spec, open_connection,
-    pymysql, query, query_one)
+    connect, ConnectError, open_connection, pymysql)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
+    error_text, execute, global_variables, query, query_one)
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts, values
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles

@@ -173,7 +173,7 @@ import uuid
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.client import (
     MemcacheClient, MemcacheError, check_key, container_key, wait_for_server)

@@ -210,12 +210,14 @@ waited:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import execute, global_variables, query
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import switchover
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import writer_endpoint
 
 
 def run(conn, p, check_mode):
-    q, e, g = conn_utils.query, conn_utils.execute, conn_utils.global_variables
+    q, e, g = query, execute, global_variables
     try:
         if p['step'] == 'demote':
             result = switchover.demote(conn, q, e, g, p['sessions'], p['sessions_timeout'], check_mode)
@@ -234,7 +236,7 @@ def run(conn, p, check_mode):
 
 
 def main():
-    argument_spec = conn_utils.login_argument_spec()
+    argument_spec = login_argument_spec()
     argument_spec.update(
         step=dict(type='str', required=True, choices=['demote', 'restore', 'promote', 'repoint', 'endpoint']),
         sessions=dict(type='str', choices=list(switchover.SESSION_MODES), default='kill'),

@@ -143,6 +143,10 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.tls import warn_unverified
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
+    error_text, global_status, global_variables, query, query_one)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
@@ -177,14 +181,14 @@ def look(params, settings, deadline=None):
     except conn_utils.ConnectError as e:
         return None, ['the server does not answer: %s' % e], None
     try:
-        facts = topology.read_server(conn, conn_utils.query, conn_utils.global_variables, conn_utils.global_status)
+        facts = topology.read_server(conn, query, global_variables, global_status)
         check = []
         if settings:
-            identity = flavors.identity_from_variables(conn_utils.global_variables(conn, flavors.DETECT_VARIABLES))
-            check = topology.settings_check(identity, conn_utils.global_variables(conn), settings)
+            identity = flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
+            check = topology.settings_check(identity, global_variables(conn), settings)
     except (ValueError, conn_utils.pymysql.err.MySQLError) as e:
         conn.close()
-        why = conn_utils.error_text(e)
+        why = error_text(e)
         if 'timed out' in why:
             why += ' (a read blocked past the gate\'s timeout)'
         return None, ['reading the server failed: %s' % why], None
@@ -230,7 +234,7 @@ BOUNDS = (
 
 
 def main():
-    argument_spec = conn_utils.login_argument_spec()
+    argument_spec = login_argument_spec()
     argument_spec.update(
         timeout=dict(type='int', default=300),
         expect_replica=dict(type='bool', default=False),
@@ -250,7 +254,7 @@ def main():
     if errors:
         module.fail_json(msg='; '.join(errors))
     conn_utils.require_pymysql(module)
-    conn_utils.warn_unverified(module)
+    warn_unverified(module)
 
     started = time.time()
     deadline = started + p['timeout']
@@ -279,12 +283,12 @@ def main():
     if position and sql:
         remaining = max(1, int(deadline - time.time()))
         try:
-            row = conn_utils.query_one(conn, sql, (position, remaining))
+            row = query_one(conn, sql, (position, remaining))
         except conn_utils.pymysql.err.MySQLError as e:
             conn.close()
             result['waited'] = round(time.time() - started, 1)
             module.fail_json(msg='gate shut: waiting for GTID position %s failed: %s'
-                             % (position, conn_utils.error_text(e)), **result)
+                             % (position, error_text(e)), **result)
         value = row.get('r') if row else None
         result['caught_up'] = value is not None and int(value) == caught_up_value
         if not result['caught_up']:

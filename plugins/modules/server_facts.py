@@ -214,12 +214,12 @@ server_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 
 
 def main():
-    argument_spec = conn_utils.login_argument_spec()
+    argument_spec = login_argument_spec()
     argument_spec.update(
         variables=dict(type='list', elements='str', default=[]),
         fallback_option_files=dict(type='list', elements='path', default=[]),

@@ -145,12 +145,12 @@ notes:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
 from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import service_restart
 
 
 def main():
-    argument_spec = conn_utils.login_argument_spec()
+    argument_spec = login_argument_spec()
     argument_spec.update(service_restart.put_back_options())
     argument_spec.update(
         name=dict(type='str', required=True),

@@ -18,7 +18,7 @@ description:
     tables whose engine the target does not ship - for example TokuDB tables before Percona Server 8.0.28 or
     MariaDB 10.5, or Aria and MyRocks tables before a move from MariaDB to MySQL - each with a clear reason
     and the engine to convert to. Such an upgrade otherwise fails late, on the host.
-  - What each flavor and version ships is data in the collection's version table (C(flavors.STORAGE_ENGINES));
+  - What each flavor and version ships is data in the collection's version table (C(engine_facts.STORAGE_ENGINES));
     the sources are listed in the collection's C(docs/innodb-facts.md).
   - The schemas of the server itself (C(mysql), C(information_schema), C(performance_schema), C(sys)) are left
     out unless O(include_system_schemas=true) or named in O(schemas); an upgrade converts them itself.
@@ -176,12 +176,15 @@ storage_engines:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files import describe_target
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_text, execute, global_variables, query
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 
 
 def main():
-    argument_spec = conn_utils.login_argument_spec()
+    argument_spec = login_argument_spec()
     argument_spec.update(
         target_version=dict(type='str'),
         target_flavor=dict(type='str', choices=list(flavors.FLAVORS)),
@@ -198,26 +201,26 @@ def main():
         module.fail_json(msg=str(e))
     conn = conn_utils.connect(module)
     try:
-        identity = flavors.identity_from_variables(conn_utils.global_variables(conn, flavors.DETECT_VARIABLES))
+        identity = flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
         try:
             target = storage_engines.parse_target(params['target_flavor'], params['target_version'], identity)
         except ValueError as e:
             module.fail_json(msg=str(e))
-        missing = storage_engines.missing_schemas(conn, conn_utils.query, params['schemas'])
+        missing = storage_engines.missing_schemas(conn, query, params['schemas'])
         if missing:
             module.fail_json(msg='schemas: %s does not exist on %s' % (
-                ', '.join(missing), conn_utils.describe_target(params)))
+                ', '.join(missing), describe_target(params)))
         if flavors.variable_facts('information_schema_stats_expiry', identity.flavor, identity.version):
             # Session only: the sizes are read live instead of from the statistics cache.
-            conn_utils.execute(conn, 'SET SESSION information_schema_stats_expiry = 0')
-        engines = storage_engines.read_engines(conn, conn_utils.query)
-        tables = storage_engines.read_tables(conn, conn_utils.query, params['schemas'],
+            execute(conn, 'SET SESSION information_schema_stats_expiry = 0')
+        engines = storage_engines.read_engines(conn, query)
+        tables = storage_engines.read_tables(conn, query, params['schemas'],
                                              params['include_system_schemas'])
     except conn_utils.pymysql.err.MySQLError as e:
         module.fail_json(msg='reading the storage engines of %s failed: %s'
-                         % (conn_utils.describe_target(params), conn_utils.error_text(e)))
+                         % (describe_target(params), error_text(e)))
     except ValueError as e:
-        module.fail_json(msg='cannot identify the server at %s: %s' % (conn_utils.describe_target(params), e))
+        module.fail_json(msg='cannot identify the server at %s: %s' % (describe_target(params), e))
     finally:
         conn.close()
     report = storage_engines.engine_report(identity, engines, tables, target, params['list_tables'], asked)

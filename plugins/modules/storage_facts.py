@@ -242,28 +242,31 @@ probe:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files import describe_target
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_text, query_one
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import storage
 
 
 def _server_datadir(module):
     conn = conn_utils.connect(module)
     try:
-        row = conn_utils.query_one(conn, 'SELECT @@GLOBAL.datadir AS datadir')
+        row = query_one(conn, 'SELECT @@GLOBAL.datadir AS datadir')
     except Exception as e:  # PyMySQL errors; reported, not raised
         module.fail_json(msg='cannot read @@datadir from %s: %s' % (
-            conn_utils.describe_target(module.params), conn_utils.error_text(e)))
+            describe_target(module.params), error_text(e)))
     finally:
         conn.close()
     datadir = (row or {}).get('datadir')
     if isinstance(datadir, bytes):
         datadir = datadir.decode('utf-8', 'replace')
     if not datadir:
-        module.fail_json(msg='the server at %s reported no datadir' % conn_utils.describe_target(module.params))
+        module.fail_json(msg='the server at %s reported no datadir' % describe_target(module.params))
     return datadir
 
 
 def main():
-    argument_spec = conn_utils.login_argument_spec()
+    argument_spec = login_argument_spec()
     argument_spec.update(
         path=dict(type='path'),
         device=dict(type='str'),

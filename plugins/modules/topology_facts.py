@@ -145,6 +145,11 @@ topology:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files import describe_target
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.tls import warn_unverified
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
+    error_text, global_status, global_variables, query)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import discovery
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import os_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
@@ -158,20 +163,20 @@ def unreadable(reason):
 
 
 def main():
-    module = AnsibleModule(argument_spec=conn_utils.login_argument_spec(), supports_check_mode=True)
+    module = AnsibleModule(argument_spec=login_argument_spec(), supports_check_mode=True)
     conn_utils.require_pymysql(module)
-    conn_utils.warn_unverified(module)
+    warn_unverified(module)
     try:
         conn = conn_utils.open_connection(module.params)
     except conn_utils.ConnectError as e:
         module.exit_json(changed=False, topology=unreadable('%s; the role of this server cannot be read' % e))
     pid_file = None
     try:
-        facts = topology.read_server(conn, conn_utils.query, conn_utils.global_variables, conn_utils.global_status)
-        pid_file = conn_utils.global_variables(conn, ['pid_file']).get('pid_file')
+        facts = topology.read_server(conn, query, global_variables, global_status)
+        pid_file = global_variables(conn, ['pid_file']).get('pid_file')
     except (ValueError, conn_utils.pymysql.err.MySQLError) as e:
         facts = unreadable('reading %s failed: %s; the role of this server cannot be read'
-                           % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
+                           % (describe_target(module.params), error_text(e)))
     finally:
         conn.close()
     facts['service'] = discovery.service_name((facts.get('server') or {}).get('flavor'), os_facts.host_family(),

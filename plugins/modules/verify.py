@@ -368,6 +368,9 @@ startup_state:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files import describe_target
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_text
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
@@ -381,7 +384,7 @@ def detect_storage(datadir, probe):
 
 
 def main():
-    argument_spec = conn_utils.login_argument_spec()
+    argument_spec = login_argument_spec()
     argument_spec.update(
         settings=dict(type='dict', default={}),
         desired_from=dict(type='list', elements='str', default=[]),
@@ -431,9 +434,9 @@ def main():
         module.fail_json(msg='invalid role input, nothing verified: %s' % '; '.join(e.messages), errors=e.messages)
     except conn_utils.pymysql.err.MySQLError as e:
         module.fail_json(msg='verifying %s failed: %s'
-                         % (conn_utils.describe_target(module.params), conn_utils.error_text(e)))
+                         % (describe_target(module.params), error_text(e)))
     except ValueError as e:
-        module.fail_json(msg='verifying %s failed: %s' % (conn_utils.describe_target(module.params), e))
+        module.fail_json(msg='verifying %s failed: %s' % (describe_target(module.params), e))
     finally:
         conn.close()
     for name in result['unknown_variables']:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ansible.plugins.action.normal import ActionModule as _NormalActionModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import login_args_from_host, names_a_server
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_args_from_host, names_a_server
 
 
 def login_variables(task, task_vars, templar):

@@ -12,11 +12,13 @@ from __future__ import annotations
 import datetime
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import NamedGlobalVariables, all_global_variables, error_text, execute, query
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import membership
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 OK = 'ok'
@@ -140,52 +142,69 @@ def decide(desired, kind, runtime, startup, dynamic=None, choices=None, origin=N
     running_ok, note = values.compare(desired, runtime, kind, choices, rounding, limits)
     if note:
         notes.append(note)
+    restart_ok = _restart_ok(desired, kind, choices, rounding, limits, startup, origin, runtime, running_ok, notes)
+    if running_ok:
+        return _running_verdict(restart_ok, startup, origin, notes)
+    return _differing_verdict(restart_ok, startup, origin, runtime, dynamic, notes)
 
-    # What does a restart bring?
-    restart_ok = None
-    origin_up = str(origin or '').upper()
+
+def _restart_ok(desired, kind, choices, rounding, limits, startup, origin, runtime, running_ok, notes):
+    """Step of decide(): whether a restart brings the desired value (True / False), None when that is not known.
+    Nothing set and a compiled-in running value: a restart brings what runs now; else the default, when known."""
     if startup.state == 'known' and startup.value is not None:
         restart_ok, note = values.compare(desired, startup.value, kind, choices, rounding, limits)
         if note and note not in notes:
             notes.append(note)
-    elif startup.state == 'known':
+        return restart_ok
+    if startup.state == 'known':
         # Nothing sets it: a restart gives the compiled-in default.
-        if origin_up in COMPILED_ORIGINS and runtime is not None:
-            restart_ok = running_ok
-        elif startup.default is not None:
-            restart_ok, _note = values.compare(desired, startup.default, kind, choices, rounding, limits)
-    if running_ok:
-        if restart_ok is True:
-            return OK, notes
-        if restart_ok is False:
-            if startup.value is None:
-                notes.append('nothing configures it: a restart brings the default %s' % (startup.default,))
-            else:
-                notes.append('a restart brings %s from %s' % (startup.value, startup.source))
-            return DRIFT_CONFIG, notes
-        if startup.state == 'error':
-            return ERROR, notes + ['runs the desired value, but what a restart brings is unknown: %s'
-                                   % startup.reason]
-        if origin_up in RUNTIME_ORIGINS and startup.state == 'unavailable':
-            notes.append('set at runtime (%s); option files not read (%s): whether a restart keeps it is not '
-                         'known' % (origin, startup.reason))
-            return STARTUP_UNKNOWN, notes
-        if origin_up in RUNTIME_ORIGINS:
-            notes.append('set at runtime (%s) and not configured: lost at the next restart' % origin)
-            return DRIFT_CONFIG, notes
-        if startup.state == 'unavailable' and not origin_up:
-            # Nothing says where the running value came from, and the option files were not read.
-            notes.append('option files not read (%s) and the server does not say where the running value came '
-                         'from: only the running value was checked' % startup.reason)
-            return STARTUP_UNKNOWN, notes
-        if startup.state == 'unavailable':
-            notes.append('option files not read (%s): only the running value was checked; the server says it '
-                         'came from %s at startup' % (startup.reason, origin))
-        else:
-            notes.append('no option file sets it and its default is not known here: '
-                         'only the running value was checked')
+        if str(origin or '').upper() in COMPILED_ORIGINS and runtime is not None:
+            return running_ok
+        if startup.default is not None:
+            return values.compare(desired, startup.default, kind, choices, rounding, limits)[0]
+    return None
+
+
+def _running_verdict(restart_ok, startup, origin, notes):
+    """Step of decide(), the server runs the desired value: ok, drift_config (a restart loses it), startup_unknown
+    or error (what a restart brings cannot be told), with the notes that say why."""
+    origin_up = str(origin or '').upper()
+    if restart_ok is True:
         return OK, notes
-    # Running value differs.
+    if restart_ok is False:
+        if startup.value is None:
+            notes.append('nothing configures it: a restart brings the default %s' % (startup.default,))
+        else:
+            notes.append('a restart brings %s from %s' % (startup.value, startup.source))
+        return DRIFT_CONFIG, notes
+    if startup.state == 'error':
+        return ERROR, notes + ['runs the desired value, but what a restart brings is unknown: %s'
+                               % startup.reason]
+    if origin_up in RUNTIME_ORIGINS and startup.state == 'unavailable':
+        notes.append('set at runtime (%s); option files not read (%s): whether a restart keeps it is not '
+                     'known' % (origin, startup.reason))
+        return STARTUP_UNKNOWN, notes
+    if origin_up in RUNTIME_ORIGINS:
+        notes.append('set at runtime (%s) and not configured: lost at the next restart' % origin)
+        return DRIFT_CONFIG, notes
+    if startup.state == 'unavailable' and not origin_up:
+        # Nothing says where the running value came from, and the option files were not read.
+        notes.append('option files not read (%s) and the server does not say where the running value came '
+                     'from: only the running value was checked' % startup.reason)
+        return STARTUP_UNKNOWN, notes
+    if startup.state == 'unavailable':
+        notes.append('option files not read (%s): only the running value was checked; the server says it '
+                     'came from %s at startup' % (startup.reason, origin))
+    else:
+        notes.append('no option file sets it and its default is not known here: '
+                     'only the running value was checked')
+    return OK, notes
+
+
+def _differing_verdict(restart_ok, startup, origin, runtime, dynamic, notes):
+    """Step of decide(), the running value differs: pending_restart (a restart applies what is configured) or
+    drift_runtime, with the notes that say what runs and what is configured."""
+    origin_up = str(origin or '').upper()
     if restart_ok is True:
         if dynamic is False:
             notes.append('read-only variable: configured %s in %s; a restart applies it'
@@ -247,8 +266,8 @@ def read_blockers(conn, identity, target):
     from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
     if flavors.variable_facts('information_schema_stats_expiry', identity.flavor, identity.version):
         # Session only: the sizes are read live instead of from the statistics cache.
-        connection.execute(conn, 'SET SESSION information_schema_stats_expiry = 0')
-    tables = storage_engines.read_tables(conn, connection.query)
+        execute(conn, 'SET SESSION information_schema_stats_expiry = 0')
+    tables = storage_engines.read_tables(conn, query)
     return storage_engines.upgrade_blockers(tables, identity, target), storage_engines.warnings_for(
         tables, identity, target)
 
@@ -266,7 +285,7 @@ def read_upgrade(conn, identity, target, catalog, variables, plan, parsed, persi
     if target[0] != identity.flavor:
         notes.append('%s to %s is a migration to another flavor, not an in-place upgrade: the settings are compared '
                      'as for one' % (flavors.display_name(identity.flavor), target_facts.label))
-    runtime = variables if isinstance(variables, dict) else server_facts.all_global_variables(conn)
+    runtime = variables if isinstance(variables, dict) else all_global_variables(conn)
     table, reason = server_facts.variable_table(conn, identity, list(runtime))
     compared = runtime
     if reason:
@@ -290,16 +309,16 @@ def read_upgrade(conn, identity, target, catalog, variables, plan, parsed, persi
             settings += upgrade.option_settings(plan['command_line'].options, 'command_line')
     uses = dict(memcached_plugin=False, native_password_accounts=[])
     try:
-        rows = connection.query(conn, "SELECT PLUGIN_NAME FROM information_schema.PLUGINS WHERE PLUGIN_NAME = "
-                                      "'daemon_memcached' AND PLUGIN_STATUS = 'ACTIVE'")
+        rows = query(conn, "SELECT PLUGIN_NAME FROM information_schema.PLUGINS WHERE PLUGIN_NAME = "
+                           "'daemon_memcached' AND PLUGIN_STATUS = 'ACTIVE'")
         uses['memcached_plugin'] = bool(rows)
         if flavors.capability('mysql_native_password', identity.flavor, identity.version) \
                 and not flavors.capability('mysql_native_password', target[0], target[1]):
-            rows = connection.query(conn, "SELECT CONCAT(User, '@', Host) AS account FROM mysql.user "
-                                          "WHERE plugin = 'mysql_native_password' ORDER BY User, Host")
+            rows = query(conn, "SELECT CONCAT(User, '@', Host) AS account FROM mysql.user "
+                               "WHERE plugin = 'mysql_native_password' ORDER BY User, Host")
             uses['native_password_accounts'] = [_decoded(r['account']) for r in rows]
     except connection.pymysql.err.MySQLError as e:
-        notes.append('what the server uses (plugins, accounts) could not be read: %s' % connection.error_text(e))
+        notes.append('what the server uses (plugins, accounts) could not be read: %s' % error_text(e))
     items = upgrade.findings(target_facts, identity, settings, compared, origins, uses, current_entries, target_entries)
     return upgrade.result(target_facts, items, notes)
 
@@ -310,8 +329,8 @@ def _decoded(value):
 
 # The global variables audit() reads besides the settings' own: who the server is (flavors.DETECT_VARIABLES),
 # its paths and name (server_facts.gather), its replication role, whether it loads persisted values, and the
-# buffer pool chunk rounding, and what tells its cluster (server_facts.CLUSTER_VARIABLES).
-AUDIT_VARIABLES = tuple(flavors.DETECT_VARIABLES) + server_facts.FACT_PATHS + server_facts.CLUSTER_VARIABLES + (
+# buffer pool chunk rounding, and what tells its cluster (replication/membership.CLUSTER_VARIABLES).
+AUDIT_VARIABLES = tuple(flavors.DETECT_VARIABLES) + server_facts.FACT_PATHS + membership.CLUSTER_VARIABLES + (
     'hostname', 'port', 'server_id', 'read_only', 'super_read_only', 'persisted_globals_load',
     'innodb_buffer_pool_chunk_size', 'innodb_buffer_pool_instances')
 
@@ -329,6 +348,162 @@ def audit_variable_names(settings, roles=()):
     return sorted(names)
 
 
+def _read_variables(conn, settings, desired_from, read_named):
+    """Step 1 of audit(): the server's GLOBAL variables, (variables, server_names): only those the audit reads
+    (NamedGlobalVariables) with read_named, else every one."""
+    if read_named:
+        variables = NamedGlobalVariables(conn, audit_variable_names(settings, desired_from))
+        return variables, variables
+    variables = all_global_variables(conn)
+    return variables, frozenset(variables)
+
+
+def _with_role_settings(conn, settings, desired_from, role_variables, detect_storage, identity, variables, facts):
+    """Step 2 of audit(): settings with the desired state of the roles desired_from under them (settings win).
+    Returns (settings, states, unknown): the roles' states and the role variables no role knows."""
+    if not desired_from:
+        return settings, {}, []
+    role_settings, states, unknown = desired_utils.for_roles(
+        desired_from, role_variables,
+        server_facts.report(conn, identity, variables, facts, desired_utils.server_variable_names(desired_from),
+                            desired_utils.server_engine_names(desired_from),
+                            desired_utils.server_catalog(desired_from)),
+        detect_storage)
+    merged = dict(role_settings)
+    merged.update(settings)
+    return merged, states, unknown
+
+
+def _resolve_names(settings, identity, server_names):
+    """Step 3 of audit(): each setting's name resolved for the server (bad names are per-variable results, not host
+    failures). Returns (wanted {key: (resolved, desired)}, found_reason {key: reason}, results {key: item} of the
+    names that cannot be audited, skipped: the keys whose desired value is null)."""
+    wanted, found_reason, results, skipped = {}, {}, {}, []
+    for name in sorted(settings, key=str):
+        desired = settings[name]
+        key = str(name)
+        if desired is None:
+            skipped.append(key)
+            continue
+        found = values.resolve(key, identity, server_names)
+        if found.resolved is None:
+            if found.problem == values.UNSUPPORTED:
+                results[key] = _item(desired, None, UNSUPPORTED, [found.reason])
+            else:
+                results[key] = _error_item(desired, found.reason)
+            continue
+        wanted[key] = (found.resolved, desired)
+        found_reason[key] = found.reason
+    return wanted, found_reason, results, skipped
+
+
+def _startup_sources(plan):
+    """Step 4 of audit(): the option files and the command line of plan (server_facts' option_file_plan()), read.
+    Returns (parsed, command_options, startup_state, startup_reason): startup_state 'known', 'unavailable' (not
+    readable from here) or 'error' (a file the server reads could not be read, startup_reason says which)."""
+    parsed = optionfiles.read_option_files(plan['files'], plan['groups'])
+    file_problems = ['%s: %s' % (e['file'], e['reason']) for e in parsed.errors]
+    if plan.get('explicit'):
+        file_problems += ['%s: no such file' % m for m in parsed.missing]
+    command_options = plan['command_line'].options if plan['command_line'] else []
+    if plan['source'] == 'unavailable':
+        return parsed, command_options, 'unavailable', plan['note']
+    if file_problems:
+        return parsed, command_options, 'error', '; '.join(file_problems)
+    return parsed, command_options, 'known', None
+
+
+def _buffer_pool_rounding(variables, identity):
+    """Step 5 of audit(): (chunk size, instances) the server rounds innodb_buffer_pool_size to, or None."""
+    if variables.get('innodb_buffer_pool_chunk_size') and flavors.capability(
+            'buffer_pool_chunk_rounding', identity.flavor, identity.version):
+        return (variables.get('innodb_buffer_pool_chunk_size'), variables.get('innodb_buffer_pool_instances') or 1)
+    return None
+
+
+def _startup_of(resolved, default, persisted_value, command, configured, evidence):
+    """Step 6 of audit(): the value resolved starts with (Startup) and a note on the cache it came from (or None).
+
+    persisted_value (performance_schema.persisted_variables) wins over the command line (command: (value, entry))
+    over the option files (configured: (value, entry)); an option file that could not be read makes a value found
+    in the files an error, and a startup that cannot be read here comes from evidence's startup_cache when fresh."""
+    command_value, command_entry = command
+    configured_value, configured_entry = configured
+    state, reason = evidence['startup_state'], evidence['startup_reason']
+    if persisted_value is not None:
+        startup = Startup(persisted_value, 'performance_schema.persisted_variables (mysqld-auto.cnf)')
+    elif command_entry is not None:
+        startup = Startup(command_value, 'the server command line (%s)' % command_entry.text)
+    elif configured_entry is not None:
+        startup = Startup(configured_value, '%s:%d [%s]' % (configured_entry.file, configured_entry.line,
+                                                            configured_entry.group))
+    else:
+        startup = Startup(None, None, state, reason)
+    startup.default = default
+    if startup.state == 'known' and state != 'known' and persisted_value is None and command_entry is None:
+        startup.state, startup.reason = state, reason
+    if configured_entry is not None and state == 'error':
+        # A later, unreadable file could override what we found.
+        startup.state, startup.reason = 'error', reason
+    cache_note = None
+    if startup.state == 'unavailable' and evidence['startup_cache']:
+        cached, cache_note = cached_startup(evidence['startup_cache'], resolved, evidence['now'],
+                                            evidence['startup_cache_max_age'])
+        if cached is not None:
+            cached.default = startup.default
+            startup = cached
+    return startup, cache_note
+
+
+def _audit_variable(resolved, desired, found_reason, evidence):
+    """Step 7 of audit(): the result item of one setting (masked: a secret variable's values never reach it) and
+    what this run read of its startup value for a later controller-side audit (None when nothing is kept)."""
+    variables, table_row = evidence['variables'], evidence['table'].get(resolved)
+    runtime = variables.get(resolved)
+    variable = values.describe(resolved, evidence['identity'], runtime, table_row)
+    kind, choices, dynamic = variable.kind, variable.choices, variable.dynamic
+    configured = optionfiles.lookup(evidence['parsed'].entries, resolved)
+    command = optionfiles.lookup(evidence['command_options'], resolved)
+    persisted_value = evidence['persisted'].get(resolved)
+    startup, cache_note = _startup_of(resolved, variable.default, persisted_value, command, configured, evidence)
+    origin = table_row.get('origin') if table_row else None
+    exists = resolved in evidence['server_names']
+    rounding_here = evidence['rounding'] if resolved == 'innodb_buffer_pool_size' else None
+    status, notes = decide(desired, kind, runtime, startup, dynamic, choices, origin, rounding_here,
+                           exists, (variable.settable, variable.reason or ''), variable.limits)
+    if not exists:
+        notes = [found_reason]
+    elif cache_note:
+        notes.append(cache_note)
+    item = _item(desired, resolved, status, notes)
+    item.update(
+        runtime=runtime,
+        kind=kind,
+        dynamic=dynamic,
+        origin=origin,
+        origin_path=table_row.get('path') if table_row else None,
+        default=values.as_text(startup.default),
+        persisted=persisted_value,
+        configured=None if configured[1] is None else dict(
+            value=configured[0], file=configured[1].file, line=configured[1].line,
+            group=configured[1].group, text=configured[1].text),
+        command_line=None if command[1] is None else dict(value=command[0], text=command[1].text),
+        startup=dict(value=startup.value, source=startup.source, state=startup.state),
+    )
+    if startup.read_at:
+        item['startup'].update(read_at=startup.read_at, age_seconds=startup.age)
+    kept = None
+    if startup.state == 'known' and not startup.read_at and not masking.is_secret_variable(resolved):
+        kept = dict(value=startup.value, source=startup.source, state='known')
+    try:
+        item['desired_normalized'] = values.as_text(values.normalize(desired, kind, choices))
+    except values.ValueError_:
+        item['desired_normalized'] = None
+    # A secret variable's values (and the command-line or option-file text that holds them) never reach the
+    # result, as in the report (masking.mask_item()).
+    return masking.mask_item(resolved, item), kept
+
+
 def audit(conn, settings, login_params=None, option_files=None, fallback_option_files=None,
           proc_root='/proc', desired_from=(), role_variables=None, detect_storage=None, target=None,
           catalog=None, startup_cache=None, startup_cache_max_age=DEFAULT_STARTUP_CACHE_MAX_AGE, now=None, read_named=False):
@@ -344,51 +519,16 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
     every one; the answer is the same.
     Raises desired_utils.InputError for bad role variables."""
     check_settings(settings)
-    if read_named:
-        variables = server_facts.NamedGlobalVariables(conn, audit_variable_names(settings, desired_from))
-        server_names = variables
-    else:
-        variables = server_facts.all_global_variables(conn)
-        server_names = frozenset(variables)
+    variables, server_names = _read_variables(conn, settings, desired_from, read_named)
     facts = server_facts.gather(conn, variables, login_params, option_files, fallback_option_files,
                                 proc_root)
     identity = facts.pop('_identity')
     plan = facts.pop('_plan')
-
-    states, unknown = {}, []
-    if desired_from:
-        role_settings, states, unknown = desired_utils.for_roles(
-            desired_from, role_variables,
-            server_facts.report(conn, identity, variables, facts, desired_utils.server_variable_names(desired_from),
-                                desired_utils.server_engine_names(desired_from),
-                                desired_utils.server_catalog(desired_from)),
-            detect_storage)
-        merged = dict(role_settings)
-        merged.update(settings)
-        settings = merged
+    settings, states, unknown = _with_role_settings(conn, settings, desired_from, role_variables, detect_storage,
+                                                    identity, variables, facts)
+    wanted, found_reason, results, skipped = _resolve_names(settings, identity, server_names)
 
     host_errors = []
-    # Resolve names first (bad names are per-variable errors, not host failures).
-    wanted, found_reason = {}, {}
-    results = {}
-    skipped = []
-    for name in sorted(settings, key=str):
-        desired = settings[name]
-        key = str(name)
-        if desired is None:
-            skipped.append(key)
-            continue
-        found = values.resolve(key, identity, server_names)
-        if found.resolved is None:
-            if found.problem == values.UNSUPPORTED:
-                results[key] = _item(desired, None, UNSUPPORTED, [found.reason])
-            else:
-                results[key] = _error_item(desired, found.reason)
-            continue
-        resolved = found.resolved
-        wanted[key] = (resolved, desired)
-        found_reason[key] = found.reason
-
     # One read each for the per-variable tables and persisted values.
     table, reason = server_facts.variable_table(conn, identity, [r for r, _d in wanted.values()])
     if reason:
@@ -396,98 +536,22 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
     persisted, reason = server_facts.persisted_variables(conn, identity, variables)
     if reason:
         host_errors.append(reason)
-
-    # Option files.
-    parsed = optionfiles.read_option_files(plan['files'], plan['groups'])
-    file_problems = ['%s: %s' % (e['file'], e['reason']) for e in parsed.errors]
-    if plan.get('explicit'):
-        file_problems += ['%s: no such file' % m for m in parsed.missing]
-    command_options = plan['command_line'].options if plan['command_line'] else []
-    if plan['source'] == 'unavailable':
-        startup_state, startup_reason = 'unavailable', plan['note']
-    elif file_problems:
-        startup_state, startup_reason = 'error', '; '.join(file_problems)
+    parsed, command_options, startup_state, startup_reason = _startup_sources(plan)
+    if startup_state == 'error':
         host_errors.append('option files: %s' % startup_reason)
-    else:
-        startup_state, startup_reason = 'known', None
 
+    evidence = dict(identity=identity, variables=variables, server_names=server_names, table=table, persisted=persisted,
+                    parsed=parsed, command_options=command_options, startup_state=startup_state,
+                    startup_reason=startup_reason, startup_cache=startup_cache,
+                    startup_cache_max_age=startup_cache_max_age,
+                    now=now if now is not None else datetime.datetime.now(datetime.timezone.utc),
+                    rounding=_buffer_pool_rounding(variables, identity))
     # What this run read of what a restart brings, for a later controller-side audit (no secret variable's value).
     read_state = dict(variables={}, option_files_source=plan['source'])
-    if now is None:
-        now = datetime.datetime.now(datetime.timezone.utc)
-
-    rounding = None
-    if variables.get('innodb_buffer_pool_chunk_size') and flavors.capability(
-            'buffer_pool_chunk_rounding', identity.flavor, identity.version):
-        rounding = (variables.get('innodb_buffer_pool_chunk_size'),
-                    variables.get('innodb_buffer_pool_instances') or 1)
-
     for key, (resolved, desired) in sorted(wanted.items()):
-        runtime = variables.get(resolved)
-        table_row = table.get(resolved)
-        variable = values.describe(resolved, identity, runtime, table_row)
-        kind, choices, dynamic = variable.kind, variable.choices, variable.dynamic
-        configured_value, configured_entry = optionfiles.lookup(parsed.entries, resolved)
-        command_value, command_entry = optionfiles.lookup(command_options, resolved)
-        persisted_value = persisted.get(resolved)
-        if persisted_value is not None:
-            startup = Startup(persisted_value, 'performance_schema.persisted_variables (mysqld-auto.cnf)')
-        elif command_entry is not None:
-            startup = Startup(command_value, 'the server command line (%s)' % command_entry.text)
-        elif configured_entry is not None:
-            startup = Startup(configured_value, '%s:%d [%s]' % (configured_entry.file, configured_entry.line,
-                                                                configured_entry.group))
-        else:
-            startup = Startup(None, None, startup_state, startup_reason)
-        startup.default = variable.default
-        if startup.state == 'known' and startup_state != 'known' and persisted_value is None \
-                and command_entry is None:
-            startup.state, startup.reason = startup_state, startup_reason
-        if configured_entry is not None and startup_state == 'error':
-            # A later, unreadable file could override what we found.
-            startup.state, startup.reason = 'error', startup_reason
-        cache_note = None
-        if startup.state == 'unavailable' and startup_cache:
-            cached, cache_note = cached_startup(startup_cache, resolved, now, startup_cache_max_age)
-            if cached is not None:
-                cached.default = startup.default
-                startup = cached
-        origin = table_row.get('origin') if table_row else None
-        exists = resolved in server_names
-        rounding_here = rounding if resolved == 'innodb_buffer_pool_size' else None
-        status, notes = decide(desired, kind, runtime, startup, dynamic, choices, origin, rounding_here,
-                               exists, (variable.settable, variable.reason or ''), variable.limits)
-        if not exists:
-            notes = [found_reason[key]]
-        elif cache_note:
-            notes.append(cache_note)
-        item = _item(desired, resolved, status, notes)
-        item.update(
-            runtime=runtime,
-            kind=kind,
-            dynamic=dynamic,
-            origin=origin,
-            origin_path=table_row.get('path') if table_row else None,
-            default=values.as_text(startup.default),
-            persisted=persisted_value,
-            configured=None if configured_entry is None else dict(
-                value=configured_value, file=configured_entry.file, line=configured_entry.line,
-                group=configured_entry.group, text=configured_entry.text),
-            command_line=None if command_entry is None else dict(value=command_value,
-                                                                 text=command_entry.text),
-            startup=dict(value=startup.value, source=startup.source, state=startup.state),
-        )
-        if startup.read_at:
-            item['startup'].update(read_at=startup.read_at, age_seconds=startup.age)
-        if startup.state == 'known' and not startup.read_at and not masking.is_secret_variable(resolved):
-            read_state['variables'][resolved] = dict(value=startup.value, source=startup.source, state='known')
-        try:
-            item['desired_normalized'] = values.as_text(values.normalize(desired, kind, choices))
-        except values.ValueError_:
-            item['desired_normalized'] = None
-        # A secret variable's values (and the command-line or option-file text that holds them) never reach the
-        # result, as in the report (masking.mask_item()).
-        results[key] = masking.mask_item(resolved, item)
+        results[key], kept = _audit_variable(resolved, desired, found_reason[key], evidence)
+        if kept is not None:
+            read_state['variables'][resolved] = kept
 
     blockers, engine_notes, upgrade_result = [], [], None
     if target is not None:

@@ -32,6 +32,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files import describe_target, is_loopback
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.tls import identity_note, identity_refusal
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_text
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import fleet_wire
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
@@ -70,7 +73,7 @@ STORAGE_NOTE = ('flush_neighbors: the desired value follows the storage under th
                 'it here, or use the per-host mode)')
 
 
-_is_loopback = connection.is_loopback
+_is_loopback = is_loopback
 
 
 def controller_login(params, host_vars, host_name):
@@ -119,7 +122,7 @@ def controller_login(params, host_vars, host_name):
         params['login_host'] = '127.0.0.1' if local else (host_vars.get('ansible_host') or host_name)
     # No option file on the controller stands in for the host's (resolve_login reads config_file).
     params['config_file'] = None
-    identity = connection.identity_note(params)
+    identity = identity_note(params)
     if identity:
         notes.append(identity)
     return params, notes
@@ -311,12 +314,12 @@ def open_connection(params, timeout, deadline=None):
     if connection.pymysql is None:
         raise connection.ConnectError('the PyMySQL library is not installed for the controller\'s Python')
     try:
-        refusal = connection.identity_refusal(params)
+        refusal = identity_refusal(params)
         # The TCP connect happens before there is a socket to shut down: it gets no longer than the deadline.
         connect_timeout = timeout if deadline is None else max(1, min(timeout, int(deadline.seconds)))
         kwargs = connection.connection_kwargs(dict(params, connect_timeout=connect_timeout))
     except ValueError as e:
-        raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params), e))
+        raise connection.ConnectError('cannot connect to %s: %s' % (describe_target(params), e))
     if refusal:
         raise connection.ConnectError(refusal)
     kwargs.update(read_timeout=timeout, write_timeout=timeout)
@@ -329,14 +332,14 @@ def open_connection(params, timeout, deadline=None):
         return conn
     except connection.pymysql.err.MySQLError as e:
         if deadline is not None and deadline.expired:
-            raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params), deadline.message()))
+            raise connection.ConnectError('cannot connect to %s: %s' % (describe_target(params), deadline.message()))
         raise connection.ConnectError('cannot connect to %s: %s'
-                                      % (connection.describe_target(params), connection.error_text(e)))
+                                      % (describe_target(params), error_text(e)))
     except (OSError, ValueError) as e:
-        raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params), e))
+        raise connection.ConnectError('cannot connect to %s: %s' % (describe_target(params), e))
     except Exception as e:  # pylint: disable=broad-except  # a socket shut down mid-handshake (TLS) fails oddly
         if deadline is not None and deadline.expired:
-            raise connection.ConnectError('cannot connect to %s: %s' % (connection.describe_target(params), deadline.message()))
+            raise connection.ConnectError('cannot connect to %s: %s' % (describe_target(params), deadline.message()))
         raise
 
 
@@ -403,7 +406,7 @@ def audit_host(params, settings, roles=(), role_variables=None, notes=(), timeou
     never raised. deadline: seconds for the whole exchange with the host (Deadline), however slowly it answers.
     startup_cache, startup_cache_max_age: the option-file state of the host's last per-host run (verify.audit())."""
     start = time.monotonic()
-    target = connection.describe_target(params)
+    target = describe_target(params)
     watch = Deadline(deadline).start()
     try:
         return _audit_host(params, settings, roles, role_variables, notes, timeout, connect or open_connection,
@@ -428,7 +431,7 @@ def _audit_host(params, settings, roles, role_variables, notes, timeout, connect
         return dict(failed=True, msg='invalid role input, nothing audited: %s' % '; '.join(e.messages),
                     connected_to=target, seconds=round(time.monotonic() - start, 3))
     except Exception as e:  # pylint: disable=broad-except  # one host's failure is that host's error item
-        text = connection.error_text(e) if isinstance(e, _DB_ERRORS) else '%s: %s' % (type(e).__name__, e)
+        text = error_text(e) if isinstance(e, _DB_ERRORS) else '%s: %s' % (type(e).__name__, e)
         if watch.expired:
             text = watch.message()
         return dict(failed=True, msg='auditing %s failed: %s' % (target, text), connected_to=target,

@@ -32,9 +32,9 @@ CHECKSUM TABLE).
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import engine_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import (
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
     error_text, execute, global_variables, query, query_one)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.engine import GuardedChange
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import (
@@ -48,7 +48,7 @@ except ImportError:  # pragma: no cover - reported by the module
     pymysql = None
 
 # What converts to what (STORAGE_ENGINES keys): the successors of engines that upgrades drop
-# (flavors.ENGINE_SUCCESSORS), and InnoDB to MyRocks where MyRocks is loaded.
+# (engine_facts.ENGINE_SUCCESSORS), and InnoDB to MyRocks where MyRocks is loaded.
 CONVERSIONS = {
     'INNODB': ('TOKUDB', 'MYISAM', 'ARIA', 'ROCKSDB'),
     'ROCKSDB': ('INNODB', 'TOKUDB'),
@@ -85,14 +85,14 @@ def target_engine(name):
     """The STORAGE_ENGINES key of the target engine; ConvertError naming the input otherwise."""
     if not isinstance(name, str) or not name.strip():
         raise ConvertError('engine %r: give an engine name such as InnoDB or ROCKSDB' % (name,))
-    key = flavors.engine_key(name.strip())
+    key = engine_facts.engine_key(name.strip())
     key = ENGINE_ALIASES.get(key, key)
-    if not flavors.known_engine(key):
+    if not engine_facts.known_engine(key):
         raise ConvertError('engine %r is not an engine the collection knows (%s)'
-                           % (name, ', '.join(sorted(flavors.STORAGE_ENGINES))))
+                           % (name, ', '.join(sorted(engine_facts.STORAGE_ENGINES))))
     if key not in CONVERSIONS:
         raise ConvertError('engine %r: tables are converted to %s only' % (
-            name, ' or '.join(flavors.engine_display_name(k) for k in sorted(CONVERSIONS))))
+            name, ' or '.join(engine_facts.engine_display_name(k) for k in sorted(CONVERSIONS))))
     return key
 
 
@@ -106,8 +106,8 @@ def parse_tables(names):
 
 def decide(table, target):
     """(action, reason) for one table found on the server: convert, already (nothing to do) or refuse."""
-    engine = flavors.engine_key(table.get('engine') or '')
-    target_name = flavors.engine_display_name(target)
+    engine = engine_facts.engine_key(table.get('engine') or '')
+    target_name = engine_facts.engine_display_name(target)
     if not engine:
         return 'refuse', ('%s: the server reports no engine for it (its engine is not loaded here or the table is '
                           'damaged); convert it on a server that still loads its engine' % table['name'])
@@ -115,9 +115,9 @@ def decide(table, target):
         return 'already', '%s is already %s' % (table['name'], target_name)
     if engine not in CONVERSIONS[target]:
         return 'refuse', ('%s is %s; conversions to %s start from %s' % (
-            table['name'], flavors.engine_display_name(engine), target_name,
-            ', '.join(flavors.engine_display_name(e) for e in CONVERSIONS[target])))
-    return 'convert', '%s -> %s' % (flavors.engine_display_name(engine), target_name)
+            table['name'], engine_facts.engine_display_name(engine), target_name,
+            ', '.join(engine_facts.engine_display_name(e) for e in CONVERSIONS[target])))
+    return 'convert', '%s -> %s' % (engine_facts.engine_display_name(engine), target_name)
 
 
 def content_checksum_sql(db, table, columns):
@@ -157,7 +157,7 @@ def compare(name, before, after):
 
 def loaded_engines(rows):
     """STORAGE_ENGINES keys of the engines information_schema.ENGINES says are usable."""
-    return sorted(flavors.engine_key(r['ENGINE']) for r in rows
+    return sorted(engine_facts.engine_key(r['ENGINE']) for r in rows
                   if str(r.get('SUPPORT') or '').upper() in LOADED_SUPPORT)
 
 
@@ -166,7 +166,7 @@ def describe_plan_entry(t):
     server's estimates (InnoDB's statistics lag behind a bulk load; its tablespace file size does not)."""
     size = t['size'] if not t.get('file_size') else '%s, file %s' % (t['size'], t['file_size'])
     return '%s: %s -> %s (%s, ~%d rows)' % (
-        t['name'], flavors.engine_display_name(t['engine'] or '?'), flavors.engine_display_name(t['to_engine']),
+        t['name'], engine_facts.engine_display_name(t['engine'] or '?'), engine_facts.engine_display_name(t['to_engine']),
         size, t['rows_estimate'])
 
 
@@ -190,7 +190,7 @@ class Conversion(GuardedChange):
     def report(self):
         result = GuardedChange.report(self)
         result.update(
-            engine=flavors.engine_display_name(self.target) if self.target else None,
+            engine=engine_facts.engine_display_name(self.target) if self.target else None,
             converted=[t['name'] for t in self.tables if t.get('result') == 'converted'],
             engines_loaded=self.engines,
             role=self.role,
@@ -248,7 +248,7 @@ class Conversion(GuardedChange):
                      '(UNIQUE_CONSTRAINT_SCHEMA = %s AND REFERENCED_TABLE_NAME = %s)', (db, table, db, table))
         return ['%s.%s has foreign key %s (%s.%s -> %s.%s), which %s does not support' % (
             db, table, r['CONSTRAINT_NAME'], r['CONSTRAINT_SCHEMA'], r['TABLE_NAME'], r['UNIQUE_CONSTRAINT_SCHEMA'],
-            r['REFERENCED_TABLE_NAME'], flavors.engine_display_name(self.target)) for r in rows]
+            r['REFERENCED_TABLE_NAME'], engine_facts.engine_display_name(self.target)) for r in rows]
 
     def columns(self, db, table):
         rows = query(self.conn, 'SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND '
@@ -417,7 +417,7 @@ class Conversion(GuardedChange):
             return failed
         t['engine_after'] = self.current_engine(t['schema'], t['table'])
         problem = compare(t['name'], t['before'], t['after'])
-        if flavors.engine_key(t['engine_after'] or '') != self.target:
+        if engine_facts.engine_key(t['engine_after'] or '') != self.target:
             problem = problem or '%s is %s after the ALTER, not %s' % (t['name'], t['engine_after'], t['to_engine'])
         if problem:
             t['result'] = 'mismatch'
@@ -474,7 +474,7 @@ class Conversion(GuardedChange):
         for t in self.tables:
             if t.get('result') == 'interrupted':
                 t['engine_after'] = self.current_engine(t['schema'], t['table'])
-                if flavors.engine_key(t['engine_after'] or '') == self.target:
+                if engine_facts.engine_key(t['engine_after'] or '') == self.target:
                     self.changed = True
                 where.append('%s is %s' % (t['name'], t['engine_after']))
             elif t.get('result') == 'pending':
@@ -501,7 +501,7 @@ class Conversion(GuardedChange):
                 entry['result'] = 'absent'
                 problems.append('%s does not exist here' % name)
                 continue
-            if flavors.engine_key(engine or '') != self.target:
+            if engine_facts.engine_key(engine or '') != self.target:
                 entry['result'] = 'not_converted'
                 problems.append('%s is %s here, not %s' % (name, engine, entry['to_engine']))
                 continue

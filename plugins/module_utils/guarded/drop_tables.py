@@ -27,8 +27,7 @@ import hashlib
 import os
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import (
-    execute, is_plain_identifier, query, query_one)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import execute, is_plain_identifier, query, query_one
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.engine import AHI, GuardedChange
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import (
     PROTECTED_SCHEMAS, GuardedError, now_stamp, onoff, parse_table_names as _names, plan_size, qualified_name, quote_name)

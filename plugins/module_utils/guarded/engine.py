@@ -37,8 +37,10 @@ import time
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import (
-    ConnectError, error_text, execute, global_variables, open_connection, query, query_one, unverified_warning)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import ConnectError, open_connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.tls import unverified_warning
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
+    error_text, execute, global_variables, query, query_one)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError, human_size, now_stamp, onoff
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.marker import (
     MARKER_VERSION, Marker, ahi_verdict, cancel_file_problem, marker_key, process_alive, process_start, read_identity,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import is_plain_identifier
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import is_plain_identifier
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import WindowError
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import status as window_status
 

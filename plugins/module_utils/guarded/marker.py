@@ -18,7 +18,7 @@ import json
 import os
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import global_variables, query_one
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import global_variables, query_one
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host.private_paths import open_private_file, private_dir_problem
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import traceback
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import error_text
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_text
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError, window_gate
 from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges, option_spec
 

@@ -34,7 +34,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.host import os_fact
 
 TCP_TABLES = ('/proc/net/tcp', '/proc/net/tcp6')
 LISTEN = 0x0A
-# The programs a server unit's main process runs (server_facts.SERVER_PROGRAMS names the same).
+# The programs a server unit's main process runs (host/process.SERVER_PROGRAMS names the same).
 SERVER_PROGRAMS = ('mysqld', 'mariadbd', 'mysqld-debug', 'mariadbd-debug')
 
 

@@ -6,7 +6,7 @@
 Pure functions (unit-tested without a server): parsing the server's
 innodb_memcached_config.sql, validating container definitions against column/index
 metadata read from information_schema, building and reading daemon_memcached_option.
-Option files are read with module_utils/host/optionfiles.py, the server process with server_facts.py.
+Option files are read with module_utils/host/optionfiles.py, the server process with host/process.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 import re
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import is_plain_identifier
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import is_plain_identifier
 
 CONFIG_SCHEMA = 'innodb_memcache'
 CONFIG_TABLES = ('cache_policies', 'containers', 'config_options')

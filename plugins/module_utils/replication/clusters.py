@@ -31,6 +31,8 @@ from __future__ import annotations
 import time
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import cluster_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.values import as_int, onoff
 
 GALERA = 'galera'
 GROUP_REPLICATION = 'group_replication'
@@ -49,17 +51,6 @@ GALERA_MEMBERS_SQL = ('SELECT node_uuid, cluster_uuid, node_name, node_incoming_
                       'FROM mysql.wsrep_cluster_members')
 
 
-def _onoff(value):
-    return str(value if value is not None else '').strip().upper() in ('ON', '1', 'TRUE', 'YES')
-
-
-def _int(value, default=None):
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
-
-
 def _lower(row):
     return dict((str(k).lower(), v) for k, v in (row or {}).items())
 
@@ -67,7 +58,7 @@ def _lower(row):
 def galera_enabled(variables):
     """Whether the server runs as a Galera node (wsrep_on and a provider loaded)."""
     provider = str(variables.get('wsrep_provider') or '').strip().lower()
-    return _onoff(variables.get('wsrep_on')) and provider not in ('', 'none')
+    return bool(onoff(variables.get('wsrep_on'))) and provider not in ('', 'none')
 
 
 def galera_from(variables, status, member_rows=None, error=None):
@@ -80,8 +71,8 @@ def galera_from(variables, status, member_rows=None, error=None):
         return None
     state = status.get('wsrep_local_state_comment') or None
     cluster_status = status.get('wsrep_cluster_status') or None
-    connected = _onoff(status.get('wsrep_connected'))
-    wsrep_ready = _onoff(status.get('wsrep_ready'))
+    connected = bool(onoff(status.get('wsrep_connected')))
+    wsrep_ready = bool(onoff(status.get('wsrep_ready')))
     quorum = connected and cluster_status == GALERA_PRIMARY
     own_id = status.get('wsrep_gcomm_uuid') or None
     members = []
@@ -102,7 +93,7 @@ def galera_from(variables, status, member_rows=None, error=None):
         kind=GALERA,
         name=status.get('wsrep_cluster_state_uuid') or None,
         label=variables.get('wsrep_cluster_name') or None,
-        size=_int(status.get('wsrep_cluster_size'), 0),
+        size=as_int(status.get('wsrep_cluster_size'), 0),
         state=state,
         ready=bool(quorum and wsrep_ready and state == GALERA_SYNCED),
         quorum=bool(quorum),
@@ -110,13 +101,13 @@ def galera_from(variables, status, member_rows=None, error=None):
         connected=connected,
         wsrep_ready=wsrep_ready,
         role=None,
-        queue=_int(status.get('wsrep_local_recv_queue'), 0),
+        queue=as_int(status.get('wsrep_local_recv_queue'), 0),
         # Client connections besides the one reading this (Threads_connected); None when not read.
-        clients=max(_int(status.get('threads_connected'), 1) - 1, 0) if 'threads_connected' in status else None,
-        desync=_onoff(variables.get('wsrep_desync')) or _int(status.get('wsrep_desync_count'), 0) > 0,
+        clients=max(as_int(status.get('threads_connected'), 1) - 1, 0) if 'threads_connected' in status else None,
+        desync=bool(onoff(variables.get('wsrep_desync'))) or as_int(status.get('wsrep_desync_count'), 0) > 0,
         # Client queries refused (a drain, restart_cluster_drain reject_queries): 'ALL' / 'ALL_KILL'; None when not read.
         reject_queries=str(variables['wsrep_reject_queries']).upper() if variables.get('wsrep_reject_queries') else None,
-        conf_id=_int(status.get('wsrep_cluster_conf_id')),
+        conf_id=as_int(status.get('wsrep_cluster_conf_id')),
         member=member,
         members=members,
         error=error,
@@ -127,7 +118,7 @@ def read_galera(conn, query, global_variables, global_status):
     """The Galera cluster dict of the server behind conn, or None when it is not a Galera node.
 
     query(conn, sql) -> rows; global_variables / global_status(conn, names) -> {lower-case name: value}."""
-    variables = global_variables(conn, flavors.GALERA_VARIABLES)
+    variables = global_variables(conn, cluster_facts.GALERA_VARIABLES)
     if not galera_enabled(variables):
         return None
     status = global_status(conn, GALERA_STATUS)
@@ -195,7 +186,7 @@ def group_replication_from(variables, member_rows, stats_rows=None, error=None):
         row = _lower(row)
         if not row.get('member_id'):
             continue
-        host, port = row.get('member_host') or None, _int(row.get('member_port'))
+        host, port = row.get('member_host') or None, as_int(row.get('member_port'))
         members.append(dict(id=row['member_id'], name=None,
                             address='%s:%s' % (host, port) if host and port else host,
                             host=host, port=port, state=row.get('member_state') or None,
@@ -212,10 +203,10 @@ def group_replication_from(variables, member_rows, stats_rows=None, error=None):
         if row.get('member_id'):
             stats[row['member_id']] = row
     mine = stats.get(own_id) or {}
-    certification = _int(mine.get('count_transactions_in_queue'), 0)
-    applier = _int(mine.get('count_transactions_remote_in_applier_queue'), 0)
+    certification = as_int(mine.get('count_transactions_in_queue'), 0)
+    applier = as_int(mine.get('count_transactions_remote_in_applier_queue'), 0)
     primary = next((m for m in members if m['role'] == GR_PRIMARY and m['state'] in GR_REACHABLE), None)
-    single_primary = _onoff(variables.get('group_replication_single_primary_mode'))
+    single_primary = bool(onoff(variables.get('group_replication_single_primary_mode')))
     return dict(
         kind=GROUP_REPLICATION,
         name=variables.get('group_replication_group_name'),
@@ -243,7 +234,7 @@ def read_group_replication(conn, query, global_variables):
 
     query(conn, sql) -> rows (dicts); global_variables(conn, names) -> {lower-case name: value}. A failure to
     read the performance_schema tables is kept in ``error`` (the member then has no quorum and is not ready)."""
-    variables = global_variables(conn, flavors.GR_VARIABLES)
+    variables = global_variables(conn, cluster_facts.GR_VARIABLES)
     if not group_replication_enabled(variables):
         return None
     try:
@@ -439,7 +430,7 @@ def stop_problems(clusters, host, max_queue=None):
 
 
 # ---------------------------------------------------------------- members that disagree
-# The settings every member of a cluster must share: flavors.CLUSTER_MUST_MATCH (data, with its sources).
+# The settings every member of a cluster must share: cluster_facts.CLUSTER_MUST_MATCH (data, with its sources).
 # Settings that stay each member's own (AHI, its partitions, flush_neighbors, the memcached plugin): reported per
 # member where they differ, never flagged.
 PER_MEMBER = ('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts', 'innodb_adaptive_hash_index_partitions',
@@ -451,7 +442,7 @@ def member_disagreements(members):
 
     members: {host: dict(cluster=<the host's cluster dict or summary: kind, name, label>, values={name: value})}
     (values: what the host runs, any case of the names; hosts without a cluster are ignored).
-    Returns [dict(cluster, kind, setting, must_match, values={host: value}, text)], sorted: the settings of flavors.CLUSTER_MUST_MATCH
+    Returns [dict(cluster, kind, setting, must_match, values={host: value}, text)], sorted: the settings of cluster_facts.CLUSTER_MUST_MATCH
     whose values differ between members that report them (must_match True), then the PER_MEMBER ones that
     differ (must_match False: each member's own)."""
     groups = {}
@@ -466,7 +457,7 @@ def member_disagreements(members):
     for (kind, _name), group in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), str(kv[1]['label']))):
         if len(group['hosts']) < 2:
             continue
-        for must, names in ((True, flavors.CLUSTER_MUST_MATCH.get(kind, ())), (False, PER_MEMBER)):
+        for must, names in ((True, cluster_facts.CLUSTER_MUST_MATCH.get(kind, ())), (False, PER_MEMBER)):
             for setting in names:
                 values = dict((h, v[setting]) for h, v in group['hosts'].items() if v.get(setting) is not None)
                 if len(set(str(v).upper() for v in values.values())) > 1:
@@ -506,7 +497,7 @@ def drain_problems(method, identity, variables):
     """Why `method` cannot drain this server (empty list: it can). Pure.
 
     identity: flavors.Identity of the server; variables: its GLOBAL variables ({lower-case name: value}), at least
-    the method's variable and flavors.GALERA_VARIABLES."""
+    the method's variable and cluster_facts.GALERA_VARIABLES."""
     spec = DRAIN_METHODS.get(method)
     if spec is None:
         return ['unknown drain method %r (one of: %s)' % (method, ', '.join(sorted(DRAIN_METHODS)))]
@@ -539,7 +530,7 @@ def run_drain(conn, query, execute, global_variables, global_status, method, sta
     if state not in DRAIN_STATES:
         result.update(failed=True, msg='state must be one of %s, got %r; nothing was changed' % (', '.join(DRAIN_STATES), state))
         return result
-    names = tuple(flavors.DETECT_VARIABLES) + flavors.GALERA_VARIABLES + flavors.GR_VARIABLES + ((spec['variable'],) if spec else ())
+    names = tuple(flavors.DETECT_VARIABLES) + cluster_facts.GALERA_VARIABLES + cluster_facts.GR_VARIABLES + ((spec['variable'],) if spec else ())
     variables = global_variables(conn, names)
     identity = flavors.identity_from_variables(variables)
     problems = drain_problems(method, identity, variables)
@@ -588,5 +579,5 @@ def run_drain(conn, query, execute, global_variables, global_status, method, sta
 
 def _clients(conn, global_status):
     """Client connections besides this one (Threads_connected - 1)."""
-    value = _int(global_status(conn, ('threads_connected',)).get('threads_connected'))
+    value = as_int(global_status(conn, ('threads_connected',)).get('threads_connected'))
     return None if value is None else max(value - 1, 0)

@@ -28,6 +28,7 @@ import time
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils.values import onoff
 
 ENDPOINT_METHODS = ('haproxy', 'tasks', 'none')
 SESSION_MODES = ('kill', 'wait')
@@ -435,7 +436,7 @@ def restore(conn, execute, global_variables, before, check_mode=False):
                if now.get(n) != v]
     if not check_mode:
         for name, value in changes:
-            execute(conn, 'SET GLOBAL %s = %s' % (name, 'ON' if topology._onoff(value) else 'OFF'))  # pylint: disable=protected-access
+            execute(conn, 'SET GLOBAL %s = %s' % (name, 'ON' if onoff(value) else 'OFF'))
     return dict(changed=bool(changes), msg=('%s %s' % ('would set' if check_mode else 'set', ', '.join(
         '%s = %s' % kv for kv in changes))) if changes else 'read_only already as it was')
 

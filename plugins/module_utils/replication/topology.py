@@ -22,6 +22,8 @@ from __future__ import annotations
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters as cluster_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication.channels import channel_from_row, gtid_text
+from ansible_collections.dbfleet.innodb.plugins.module_utils.values import as_int, onoff
 
 PRIMARY = 'primary'
 REPLICA = 'replica'
@@ -32,70 +34,6 @@ DEFAULT_MAX_LAG = 60
 
 
 # ---------------------------------------------------------------- reading one server
-def _onoff(value):
-    if value is None:
-        return None
-    return str(value).strip().upper() in ('ON', '1', 'TRUE', 'YES')
-
-
-def _pick(row, *names):
-    for name in names:
-        if name in row and row[name] not in (None, ''):
-            return row[name]
-    return None
-
-
-def _int_or_none(value):
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _gtid_text(value):
-    """GTID sets come with newlines after each comma; make them one line."""
-    if value is None:
-        return None
-    return ''.join(str(value).split()) or None
-
-
-def channel_from_row(row):
-    """One replication channel from a SHOW REPLICA/SLAVE/ALL SLAVES STATUS row (any spelling)."""
-    io_state = _pick(row, 'Replica_IO_Running', 'Slave_IO_Running')
-    sql_state = _pick(row, 'Replica_SQL_Running', 'Slave_SQL_Running')
-    return dict(
-        name=_pick(row, 'Channel_Name', 'Channel_name', 'Connection_name') or '',
-        source_host=_pick(row, 'Source_Host', 'Master_Host'),
-        source_port=_int_or_none(_pick(row, 'Source_Port', 'Master_Port')),
-        source_uuid=_pick(row, 'Source_UUID', 'Master_UUID'),
-        source_server_id=_int_or_none(_pick(row, 'Source_Server_Id', 'Master_Server_Id')),
-        io_running=str(io_state) == 'Yes',
-        io_state=io_state,
-        sql_running=str(sql_state) == 'Yes',
-        sql_state=sql_state,
-        seconds_behind=_int_or_none(_pick(row, 'Seconds_Behind_Source', 'Seconds_Behind_Master')),
-        last_io_errno=_int_or_none(_pick(row, 'Last_IO_Errno')) or 0,
-        last_io_error=_pick(row, 'Last_IO_Error') or '',
-        last_sql_errno=_int_or_none(_pick(row, 'Last_SQL_Errno')) or 0,
-        last_sql_error=_pick(row, 'Last_SQL_Error') or '',
-        retrieved_gtid_set=_gtid_text(_pick(row, 'Retrieved_Gtid_Set')),
-        executed_gtid_set=_gtid_text(_pick(row, 'Executed_Gtid_Set')),
-        gtid_io_pos=_gtid_text(_pick(row, 'Gtid_IO_Pos')),
-        using_gtid=_pick(row, 'Using_Gtid', 'Auto_Position'),
-        # What a switchover checks of a candidate and of the replicas it repoints (switchover.py).
-        sql_delay=_int_or_none(_pick(row, 'SQL_Delay')) or 0,
-        filters=dict((name, row[name]) for name in REPLICATION_FILTERS if row.get(name) not in (None, '')),
-        source_user=_pick(row, 'Source_User', 'Master_User'),
-        source_ssl=str(_pick(row, 'Source_SSL_Allowed', 'Master_SSL_Allowed') or '').lower() == 'yes',
-    )
-
-
-# The replication filter columns of SHOW REPLICA / SLAVE STATUS (the same names on MySQL and MariaDB).
-REPLICATION_FILTERS = ('Replicate_Do_DB', 'Replicate_Ignore_DB', 'Replicate_Do_Table', 'Replicate_Ignore_Table',
-                       'Replicate_Wild_Do_Table', 'Replicate_Wild_Ignore_Table', 'Replicate_Rewrite_DB',
-                       'Replicate_Do_Domain_Ids', 'Replicate_Ignore_Domain_Ids', 'Replicate_Ignore_Server_Ids')
-
-
 def channel_problems(channel, max_lag=None):
     """Why a replication channel is not healthy (empty list: IO and SQL run, lag under max_lag)."""
     problems = []
@@ -134,12 +72,12 @@ def facts_from(identity, variables, rows, statement, error=None, cluster=None):
         error=error,
         server=identity.to_dict(),
         server_uuid=variables.get('server_uuid') or None,
-        server_id=_int_or_none(variables.get('server_id')),
-        read_only=_onoff(variables.get('read_only')),
-        super_read_only=_onoff(variables.get('super_read_only')) if has_sro else None,
-        log_bin=_onoff(variables.get('log_bin')),
-        log_replica_updates=_onoff(variables.get(flavors.capability('log_replica_updates_variable', identity.flavor,
-                                                                    identity.version))),
+        server_id=as_int(variables.get('server_id')),
+        read_only=onoff(variables.get('read_only')),
+        super_read_only=onoff(variables.get('super_read_only')) if has_sro else None,
+        log_bin=onoff(variables.get('log_bin')),
+        log_replica_updates=onoff(variables.get(flavors.capability('log_replica_updates_variable', identity.flavor,
+                                                                   identity.version))),
         gtid=dict(model=gtid_model, mode=None, executed=None, binlog_pos=None, slave_pos=None,
                   current_pos=None, domain_id=None),
         statement=statement,
@@ -149,12 +87,12 @@ def facts_from(identity, variables, rows, statement, error=None, cluster=None):
         cluster=cluster,
     )
     if gtid_model == 'mysql':
-        facts['gtid'].update(mode=variables.get('gtid_mode'), executed=_gtid_text(variables.get('gtid_executed')))
+        facts['gtid'].update(mode=variables.get('gtid_mode'), executed=gtid_text(variables.get('gtid_executed')))
     elif gtid_model == 'mariadb':
-        facts['gtid'].update(binlog_pos=_gtid_text(variables.get('gtid_binlog_pos')),
-                             slave_pos=_gtid_text(variables.get('gtid_slave_pos')),
-                             current_pos=_gtid_text(variables.get('gtid_current_pos')),
-                             domain_id=_int_or_none(variables.get('gtid_domain_id')))
+        facts['gtid'].update(binlog_pos=gtid_text(variables.get('gtid_binlog_pos')),
+                             slave_pos=gtid_text(variables.get('gtid_slave_pos')),
+                             current_pos=gtid_text(variables.get('gtid_current_pos')),
+                             domain_id=as_int(variables.get('gtid_domain_id')))
     facts['gtid']['position'] = source_position(facts)
     if error:
         return facts
@@ -204,7 +142,7 @@ def _entry(name, raw):
     if name not in addresses:
         addresses.append(name)
     return dict(name=name, facts=raw.get('facts'), error=raw.get('error'), outside=bool(raw.get('outside')),
-                addresses=addresses, port=_int_or_none(raw.get('port')) or 3306,
+                addresses=addresses, port=as_int(raw.get('port')) or 3306,
                 inventory_role=raw.get('inventory_role'), inventory_role_source=raw.get('inventory_role_source'),
                 inventory_source=raw.get('inventory_source'))
 
@@ -353,37 +291,10 @@ def group_primary_refusals(topologies, hosts, pending, switchover):
     return out
 
 
-def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG, order=None, cluster_switchover=False,
-               restarts=True):
-    """The replication topologies of the hosts and the order in which to act on them.
-
-    raw_entries: {host: dict(facts=<topology facts or None>, error=<why they could not be read>,
-      addresses=[names/addresses of the host], port=<MySQL port>, inventory_role='primary'|'replica'|None,
-      inventory_role_source=<where the inventory says it>, inventory_source=<inventory host or None>)}.
-    pending: hosts that need the action (default: every host). reached: hosts whose part of the play
-    has already run (default: every host); a pending host waits while a deeper host of its topology
-    has not been reached yet (play batches with serial). order: inventory order of the hosts.
-    max_lag: the lag limit a replica must be under before anything in its topology restarts.
-    cluster_switchover: whether the primary of a single-primary Group Replication group may restart after
-    handing its role to another member (else a pending group primary is refused, naming it).
-    restarts: whether the action restarts the pending hosts; a change that restarts nothing (the guarded drop
-    and conversion) refuses no group primary for want of a switchover.
-
-    Returns dict(ok, message, hosts, topologies, order, now, deferred, unknown, disagreements, unhealthy).
-    """
-    names = list(order or sorted(raw_entries))
-    names += [n for n in sorted(raw_entries) if n not in names]
-    entries = dict((n, _entry(n, raw_entries[n])) for n in names)
-    # Hosts outside the play (outside=True) are not read: they only give replicas a source to map to.
-    outside = [n for n in names if entries[n]['outside']]
-    names = [n for n in names if not entries[n]['outside']]
-    pending = list(names if pending is None else [p for p in names if p in set(pending)])
-    reached = set(names if reached is None else reached)
-
-    hosts = {}
-    unknown = []
-    disagreements = []
-    sources = {}
+def _read_hosts(names, entries, pending):
+    """Step 1 of build_plan(): each host's topology facts as build_plan() reports them, its channels located in the
+    inventory. Returns (hosts, unknown, sources): sources[name] the inventory hosts name replicates from."""
+    hosts, unknown, sources = {}, [], {}
     for name in names:
         e = entries[name]
         facts = e['facts'] or {}
@@ -415,8 +326,13 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
             located.append(channel)
         info['channels'] = located
         sources[name] = list(info['sources'])
+    return hosts, unknown, sources
 
-    # Two hosts that report the same server: their logins reach one server (or ids were cloned).
+
+def _same_server_disagreements(names, hosts):
+    """Step 2 of build_plan(): two hosts that report the same server (their logins reach one server, or the ids were
+    cloned), by server_uuid then server_id."""
+    disagreements = []
     for key in ('server_uuid', 'server_id'):
         seen = {}
         for name in names:
@@ -430,8 +346,14 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
                                               server='%s %s is also reported by %s: the logins reach one '
                                                      'server, or the ids were cloned'
                                                      % (key, value, ', '.join(x for x in same if x != name))))
+    return disagreements
 
-    # Compare with the inventory.
+
+def _inventory_disagreements(names, hosts, entries, known=()):
+    """Step 3 of build_plan(): where the inventory's role or source of a host differs from what its server says.
+    known: the disagreements found already (a primary the inventory calls a replica of a named source is reported
+    only when nothing else is said of it)."""
+    disagreements = []
     for name in names:
         info, e = hosts[name], entries[name]
         if info['role'] == UNKNOWN:
@@ -450,10 +372,15 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
             disagreements.append(dict(host=name, inventory='replica of %s (dbfleet_replication_source)' % wanted,
                                       server='replica of %s' % (', '.join(info['sources']) or 'a host outside the inventory')))
         elif wanted and info['role'] == PRIMARY:
-            if not any(d['host'] == name for d in disagreements):
+            if not any(d['host'] == name for d in list(known) + disagreements):
                 disagreements.append(dict(host=name, inventory='replica of %s (dbfleet_replication_source)' % wanted,
                                           server='primary: the server replicates from no one'))
+    return disagreements
 
+
+def _add_outside(names, outside, hosts, entries, sources):
+    """Step 4 of build_plan(): the hosts outside the play (not read) enter hosts and sources; those a host of the play
+    replicates from join the names the topologies are made of (returned)."""
     for name in outside:
         hosts[name] = dict(role=None, error=None, sources=[], external_sources=[], topology=None, depth=None,
                            read_only=None, super_read_only=None, server_uuid=None, server_id=None, gtid=None,
@@ -461,9 +388,12 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
                            outside_play=True, cluster=None)
         sources[name] = []
     linked = set(s for n in names for s in sources[n])
-    names = names + [n for n in outside if n in linked]
+    return names + [n for n in outside if n in linked]
 
-    # Topologies: connected components over replication links.
+
+def _topologies(names, hosts, entries, outside, sources):
+    """Step 5 of build_plan(): the topologies (connected components over replication links, a cluster's members one
+    topology), each host's topology and depth set in hosts. Returns (topologies, depths)."""
     parent = dict((n, n) for n in names)
 
     def find(n):
@@ -506,8 +436,12 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
         topologies.append(dict(name=label, primaries=roots, members=ordered, cluster=cluster,
                                external_sources=sorted(set(
                                    x['reason'] for m in members for x in hosts[m]['external_sources']))))
+    return topologies, depths
 
-    # Health before anything starts: every replica of a topology with pending hosts must replicate.
+
+def _unhealthy(names, hosts, topologies, pending, max_lag, restarts):
+    """Step 6 of build_plan(): health before anything starts. Every replica of a topology with pending hosts must
+    replicate; in a cluster every member is in the play, serving, with a majority left while one is stopped."""
     unhealthy = []
     touched = set(hosts[p]['topology'] for p in pending)
     for name in names:
@@ -519,12 +453,16 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
             problems += channel_problems(channel, max_lag)
         if problems:
             unhealthy.append(dict(host=name, reason='; '.join(problems)))
-    # Clusters: every member in the play, every member serving, a majority left while one is stopped.
     for topo in topologies:
         if topo['cluster'] and topo['name'] in touched:
             unhealthy += cluster_health(topo['cluster'], hosts, restarts)
+    return unhealthy
 
-    full_order = [m for t in topologies for m in t['members'] if m in pending]
+
+def _wait_for_deeper(full_order, topologies, hosts, depths, reached):
+    """Step 7 of build_plan(): of the pending hosts in order, those to act on now and those that wait (dicts of host
+    and reason): a host whose part of the play has not run, or below which a host has not been reached, waits; once
+    one host of a topology waits, the hosts above it wait too."""
     now, deferred = [], []
     for name in full_order:
         topo = next(t for t in topologies if t['name'] == hosts[name]['topology'])
@@ -535,7 +473,6 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
                 % ', '.join(below)) if below else 'its part of the play has not run yet'))
         else:
             now.append(name)
-    # Once one host of a topology waits, the hosts above it wait too.
     waiting_topos = set(hosts[d['host']]['topology'] for d in deferred)
     still = []
     for name in now:
@@ -546,11 +483,15 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
             deferred.append(dict(host=name, reason='waits for %s' % ', '.join(blocked)))
         else:
             still.append(name)
-    now = still
-    # The primary of a single-primary Group Replication group restarts after every other member of its group,
-    # also across play batches (serial): it waits while one of them has not been reached (its part of the play,
-    # which says whether it needs the action, has not run yet) or waits itself.
-    still = []
+    return still, deferred
+
+
+def _group_primary_last(now, deferred, names, hosts, reached):
+    """Step 8 of build_plan(): the primary of a single-primary Group Replication group restarts after every other
+    member of its group, also across play batches (serial): it waits while one of them has not been reached (its
+    part of the play, which says whether it needs the action, has not run yet) or waits itself.
+    Returns (now, deferred) with such a primary moved to deferred."""
+    still, deferred = [], list(deferred)
     waiting = set(d['host'] for d in deferred)
     for name in now:
         mine = hosts[name].get('cluster') or {}
@@ -563,8 +504,11 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
             deferred.append(dict(host=name, reason='the primary of its group restarts last: waits for %s' % ', '.join(others)))
         else:
             still.append(name)
-    now = still
+    return still, deferred
 
+
+def _plan_verdict(full_order, unknown, disagreements, unhealthy, refused):
+    """Step 9 of build_plan(): (ok, message): the order, or why nothing starts, naming every problem."""
     problems = []
     if unknown:
         problems.append('the replication role of %s cannot be read: %s' % (
@@ -575,15 +519,54 @@ def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG,
     if unhealthy:
         problems.append('replication or a cluster is not healthy in a topology with pending hosts: %s' % '; '.join(
             '%s: %s' % (u['host'], u['reason']) for u in unhealthy))
-    refused = group_primary_refusals(topologies, hosts, pending, cluster_switchover or not restarts)
     if refused:
         problems.append('refused: %s' % '; '.join('%s: %s' % (r['host'], r['reason']) for r in refused))
-    ok = not problems
-    if ok:
-        message = 'order: %s' % (', '.join(full_order) or 'nothing pending')
-    else:
-        message = 'stopped before any change: %s. Untouched: %s.' % (
-            ' / '.join(problems), ', '.join(full_order) or 'nothing was pending')
+    if not problems:
+        return True, 'order: %s' % (', '.join(full_order) or 'nothing pending')
+    return False, 'stopped before any change: %s. Untouched: %s.' % (
+        ' / '.join(problems), ', '.join(full_order) or 'nothing was pending')
+
+
+def build_plan(raw_entries, pending=None, reached=None, max_lag=DEFAULT_MAX_LAG, order=None, cluster_switchover=False,
+               restarts=True):
+    """The replication topologies of the hosts and the order in which to act on them.
+
+    raw_entries: {host: dict(facts=<topology facts or None>, error=<why they could not be read>,
+      addresses=[names/addresses of the host], port=<MySQL port>, inventory_role='primary'|'replica'|None,
+      inventory_role_source=<where the inventory says it>, inventory_source=<inventory host or None>)}.
+    pending: hosts that need the action (default: every host). reached: hosts whose part of the play
+    has already run (default: every host); a pending host waits while a deeper host of its topology
+    has not been reached yet (play batches with serial). order: inventory order of the hosts.
+    max_lag: the lag limit a replica must be under before anything in its topology restarts.
+    cluster_switchover: whether the primary of a single-primary Group Replication group may restart after
+    handing its role to another member (else a pending group primary is refused, naming it).
+    restarts: whether the action restarts the pending hosts; a change that restarts nothing (the guarded drop
+    and conversion) refuses no group primary for want of a switchover.
+
+    Returns dict(ok, message, hosts, topologies, order, now, deferred, unknown, disagreements, unhealthy).
+    """
+    names = list(order or sorted(raw_entries))
+    names += [n for n in sorted(raw_entries) if n not in names]
+    entries = dict((n, _entry(n, raw_entries[n])) for n in names)
+    # Hosts outside the play (outside=True) are not read: they only give replicas a source to map to.
+    outside = [n for n in names if entries[n]['outside']]
+    names = [n for n in names if not entries[n]['outside']]
+    pending = list(names if pending is None else [p for p in names if p in set(pending)])
+    reached = set(names if reached is None else reached)
+
+    hosts, unknown, sources = _read_hosts(names, entries, pending)
+    disagreements = _same_server_disagreements(names, hosts)
+    disagreements += _inventory_disagreements(names, hosts, entries, disagreements)
+    names = _add_outside(names, outside, hosts, entries, sources)
+    topologies, depths = _topologies(names, hosts, entries, outside, sources)
+    unhealthy = _unhealthy(names, hosts, topologies, pending, max_lag, restarts)
+
+    full_order = [m for t in topologies for m in t['members'] if m in pending]
+    now, deferred = _wait_for_deeper(full_order, topologies, hosts, depths, reached)
+    now, deferred = _group_primary_last(now, deferred, names, hosts, reached)
+
+    refused = group_primary_refusals(topologies, hosts, pending, cluster_switchover or not restarts)
+    ok, message = _plan_verdict(full_order, unknown, disagreements, unhealthy, refused)
     return dict(ok=ok, message=message, hosts=hosts, topologies=topologies, order=full_order, now=now,
                 deferred=deferred, unknown=unknown, disagreements=disagreements, unhealthy=unhealthy,
                 refused=refused, max_lag=max_lag)

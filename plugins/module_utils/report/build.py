@@ -147,7 +147,7 @@ def verify_report(outcomes, hostvars=None, key='__verify_result', generated=None
     )
     # Clusters: settings every member must share that differ (flagged), and per-member ones that differ (shown).
     # The values compared: what verify checked (runtime) and the settings every member must share, which the host's
-    # cluster entry carries (server_facts.cluster_info: settings).
+    # cluster entry carries (replication/membership.cluster_info: settings).
     disagree = clusters.member_disagreements(dict(
         (h, dict(cluster=(e.get('server') or {}).get('cluster'),
                  values=dict(dict((n, i.get('runtime')) for n, i in (e.get('variables') or {}).items() if isinstance(i, dict)),

@@ -42,12 +42,13 @@ def process_start(pid, proc_root='/proc', now=None, boottime=None, ticks=None):
 def uptime(params):
     """The server's Uptime over SQL (login options params), or (None, why it does not answer)."""
     from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import query_one
     try:
         conn = connection.open_connection(params)
     except Exception as e:  # pylint: disable=broad-except
         return None, str(e)
     try:
-        return int(connection.query_one(conn, "SHOW GLOBAL STATUS LIKE 'Uptime'")['Value']), ''
+        return int(query_one(conn, "SHOW GLOBAL STATUS LIKE 'Uptime'")['Value']), ''
     except Exception as e:  # pylint: disable=broad-except
         return None, str(e)
     finally:

@@ -546,12 +546,13 @@ def server_before(module):
     """What the running server says before its restart: dict(option_files, groups, log_error, datadir,
     pid, uid, gids, note). Asked over SQL (login options) when the server is up; else what can be read."""
     from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.login.tls import warn_unverified
     from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
     info = dict(option_files=[], groups=list(FALLBACK_GROUPS), log_error=None, datadir=None, pid=None, uid=None,
                 gids=[], note='')
     try:
         connection.require_pymysql(module)
-        connection.warn_unverified(module)
+        warn_unverified(module)
         conn = connection.open_connection(module.params)
     except (connection.ConnectError, Exception) as e:  # pylint: disable=broad-except
         info['note'] = 'the server was not asked before the restart (%s)' % e

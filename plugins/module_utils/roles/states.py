@@ -17,6 +17,7 @@ import re
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import engine_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import option_writer
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
@@ -404,9 +405,9 @@ def myrocks(variables, facts):
     role_input.restart_inputs(check, 'myrocks')
     check.done()
 
-    status, reason, engine = flavors.engine_status('ROCKSDB', *role_input.identity(facts))
+    status, reason, engine = engine_facts.engine_status('ROCKSDB', *role_input.identity(facts))
     plugin = engine.plugin if engine is not None else None
-    supported = status in (flavors.ENGINE_AVAILABLE, flavors.ENGINE_DEPRECATED) and bool(plugin)
+    supported = status in (engine_facts.ENGINE_AVAILABLE, engine_facts.ENGINE_DEPRECATED) and bool(plugin)
     rocksdb = ((facts.get('engines') or {}).get('ROCKSDB')) or {}
     loaded = bool(rocksdb.get('loaded'))
     tables = int(rocksdb.get('tables') or 0)

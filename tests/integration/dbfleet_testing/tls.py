@@ -16,6 +16,8 @@ import threading
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files import is_loopback
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import query_one
 from dbfleet_testing.runs import ansible
 
 INVENTORY = os.path.join('inventories', 'lab')
@@ -45,7 +47,7 @@ def login(lab, host, **extra):
 
 
 def ssl_version(conn):
-    return connection.query_one(conn, "SHOW SESSION STATUS LIKE 'Ssl_version'")['Value']
+    return query_one(conn, "SHOW SESSION STATUS LIKE 'Ssl_version'")['Value']
 
 
 def negotiated(lab, host, **options):
@@ -199,7 +201,7 @@ def address_of_this_machine():
         address = None
     finally:
         probe.close()
-    if not address or connection.is_loopback(address):
+    if not address or is_loopback(address):
         pytest.fail('this machine has no network address besides loopback (the test needs one to stand in for a '
                     'remote host): bring an interface up', pytrace=False)
     return address

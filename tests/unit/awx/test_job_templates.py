@@ -225,7 +225,7 @@ def test_validation_catches_a_wrong_argument():
 
 
 def test_credential_type_injects_the_collections_login_variables():
-    from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import LOGIN_HOST_VARIABLES
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import LOGIN_HOST_VARIABLES
     tasks, _variables = _controller_tasks()
     (ct,) = [t["awx.awx.credential_type"] for t in tasks if "awx.awx.credential_type" in t]
     fields = {f["id"]: f for f in ct["inputs"]["fields"]}

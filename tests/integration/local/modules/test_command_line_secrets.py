@@ -11,6 +11,7 @@ import os
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import global_variables
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
 
 SECRETS = ('S3cret-report-pw', 'S3cret-sst', 'S3cret-filekey', 'S3cret-provider', 'S3cret-apart', 'S3cret-short')
@@ -35,7 +36,7 @@ def test_the_command_line_is_masked_in_server_facts_and_verify(lab, tmp_path):
                   config_file='')
     conn = connection.open_connection(params)
     try:
-        pid_file = connection.global_variables(conn, ['pid_file', 'datadir'])
+        pid_file = global_variables(conn, ['pid_file', 'datadir'])
         path = os.path.join(pid_file['datadir'], pid_file['pid_file'])     # an absolute pid_file stays as it is
         with open(path, encoding='utf-8') as handle:
             proc = fake_proc(tmp_path, int(handle.read().split()[0]))

@@ -15,6 +15,7 @@ import json
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import query_one
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet
 from dbfleet_testing.runs import playbook_proc
 from dbfleet_testing.tls import MARKER, NOBODY, Forwarder, NobodyAuthServer, address_of_this_machine
@@ -148,6 +149,6 @@ def test_the_lab_servers_still_log_in_over_loopback_tcp(lab):
                                            login_ssl_mode='disabled', config_file=''))
     try:
         assert conn.dbfleet_peer()['trusted'] and conn.dbfleet_peer()['uid'] == 0, conn.dbfleet_peer()
-        assert connection.query_one(conn, 'SELECT CURRENT_USER() AS u')['u'].startswith(lab.admin_user + '@')
+        assert query_one(conn, 'SELECT CURRENT_USER() AS u')['u'].startswith(lab.admin_user + '@')
     finally:
         conn.close()

@@ -1,12 +1,12 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """dbfleet.innodb.storage_engines against the real lab servers: tables by engine, engines loaded,
-upgrade blockers, and the engine facts of flavors.STORAGE_ENGINES checked against every server."""
+upgrade blockers, and the engine facts of engine_facts.STORAGE_ENGINES checked against every server."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import engine_facts
 from dbfleet_testing.runs import adhoc_result, ansible
 from dbfleet_testing.servers import LAB_HOSTS, engines, host_vars, login, run_module, sql
 
@@ -29,20 +29,20 @@ def test_loaded_engines_agree_with_the_version_table(host):
     version = tuple(int(x) for x in hv['dbfleet_lab_expected_version'].split('.'))
     assert got['server'] == dict(flavor=flavor, version=hv['dbfleet_lab_expected_version'])
     assert 'InnoDB' in got['engines_loaded'] and got['default_engine'] == 'InnoDB'
-    known = [e for e in got['engines_loaded'] if flavors.known_engine(e)]
+    known = [e for e in got['engines_loaded'] if engine_facts.known_engine(e)]
     assert len(known) >= 4, got['engines_loaded']
     for name in known:
-        assert flavors.engine_available(name, flavor, version), (
-            '%s has %s loaded, but flavors.STORAGE_ENGINES says: %s'
-            % (host, name, flavors.engine_status(name, flavor, version)[1]))
+        assert engine_facts.engine_available(name, flavor, version), (
+            '%s has %s loaded, but engine_facts.STORAGE_ENGINES says: %s'
+            % (host, name, engine_facts.engine_status(name, flavor, version)[1]))
     server_rows = sql(host, "SELECT ENGINE FROM information_schema.ENGINES WHERE SUPPORT IN ('YES', 'DEFAULT')")
     assert sorted(got['engines_loaded']) == sorted(r['ENGINE'] for r in server_rows)
     # The other way round: an engine the table says is built into this version (no plugin) is one the
     # server knows (ENGINES lists it, loaded or not).
-    known_here = set(flavors.engine_key(e['engine']) for e in got['engines'])
-    for key in flavors.STORAGE_ENGINES:
-        status, reason, facts = flavors.engine_status(key, flavor, version)
-        if facts is not None and not facts.plugin and status in (flavors.ENGINE_AVAILABLE, flavors.ENGINE_DEPRECATED):
+    known_here = set(engine_facts.engine_key(e['engine']) for e in got['engines'])
+    for key in engine_facts.STORAGE_ENGINES:
+        status, reason, facts = engine_facts.engine_status(key, flavor, version)
+        if facts is not None and not facts.plugin and status in (engine_facts.ENGINE_AVAILABLE, engine_facts.ENGINE_DEPRECATED):
             assert key in known_here, '%s: the table says %s; the server does not list it' % (host, reason)
 
 

@@ -17,6 +17,7 @@ import pymysql
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import query_one
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet
 from dbfleet_testing.runs import playbook_proc
 from dbfleet_testing.tls import (CAPABILITIES, CLIENT_SSL, MARKER, AuthServer, FakeServer, Forwarder, FullAuthServer,
@@ -186,7 +187,7 @@ def test_without_loopback_trust_the_socket_of_the_same_server_is_preferred(lab, 
         try:
             # mariadb1011's socket reaches another server: not used, the login goes over TCP as named.
             assert conn.host_info == expected, (socket_of, conn.host_info)
-            assert str(connection.query_one(conn, 'SELECT @@port AS p')['p']) == str(hosts['mysql80']['port'])
+            assert str(query_one(conn, 'SELECT @@port AS p')['p']) == str(hosts['mysql80']['port'])
         finally:
             conn.close()
 

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 from ansible_collections.dbfleet.innodb.plugins.filter.verify_report import verify_report, verify_report_html, verify_report_junit
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
-from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import membership
 
 from fake_sql import Conn
 
@@ -37,10 +37,10 @@ def test_server_facts_cluster_info_of_a_galera_node_and_of_a_standalone_server()
     conn = Conn(dict(wsrep_on='ON', wsrep_provider='/usr/lib/galera/libgalera_smm.so', wsrep_cluster_name='dbfleet_galera'),
                 dict(wsrep_cluster_state_uuid=CLUSTER['name'], wsrep_cluster_size='3', wsrep_cluster_status='Primary',
                      wsrep_local_state_comment='Synced', wsrep_ready='ON', wsrep_connected='ON', wsrep_local_recv_queue='0'))
-    info = server_facts.cluster_info(conn, identity)
+    info = membership.cluster_info(conn, identity)
     # the settings every Galera member must share that the server reports (here only the cluster name)
     assert info == dict(CLUSTER, state='Synced', ready=True, settings=dict(wsrep_cluster_name='dbfleet_galera'))
-    assert server_facts.cluster_info(Conn(dict(wsrep_on='OFF'), {}), identity) is None
+    assert membership.cluster_info(Conn(dict(wsrep_on='OFF'), {}), identity) is None
 
 
 def member(name, osu, ahi='ON'):

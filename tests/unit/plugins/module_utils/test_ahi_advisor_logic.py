@@ -198,3 +198,63 @@ def test_advice_table_one_line_per_host_in_order():
         'mariadb1011  mariadb  10.11.19 OFF insufficient_data      -         -       -',
         'gone         ?        ?        ?   failed                 -         -       -',
     ]
+
+
+# ---------------------------------------------------------------- analyse()'s steps, each on its own
+TH = dict(ahi_advisor.DEFAULT_THRESHOLDS)
+
+
+def test_step_counters_fill_from_status_and_handlers():
+    c = ahi_advisor._sample_counters(  # pylint: disable=protected-access
+        {}, dict(innodb_adaptive_hash_hash_searches=7, innodb_adaptive_hash_non_hash_searches=3,
+                 handler_read_key=40, handler_write=5), True)
+    assert (c['hash_searches'], c['btree_searches'], c['rows_source']) == (7, 3, 'Handler_*')
+    assert (c['rows_read'], c['rows_changed'], c['handler_read_key']) == (40, 5, 40)
+    assert ahi_advisor._sample_counters({}, dict(innodb_adaptive_hash_hash_searches=7), False)['hash_searches'] is None  # pylint: disable=protected-access
+    c = ahi_advisor._sample_counters({}, dict(innodb_rows_read=90, innodb_rows_updated=10), False)  # pylint: disable=protected-access
+    assert (c['rows_read'], c['rows_changed'], c['rows_source']) == (90, 10, 'Innodb_rows_*')
+
+
+def test_step_figures_ratios_and_the_lookups_that_stand_in():
+    c = ahi_advisor._sample_counters(HOT, dict(READS, innodb_rows_read=90, innodb_rows_updated=10), False)  # pylint: disable=protected-access
+    f = ahi_advisor._sample_figures(c, True, True)  # pylint: disable=protected-access
+    assert f['searches'] == 1000000 and f['hit_ratio'] == 0.99 and f['write_share'] == 0.1 and f['miss_ratio'] == 0.0
+    off = ahi_advisor._sample_figures(dict(c, hash_searches=0, btree_searches=0, handler_read_key=500), False, True)  # pylint: disable=protected-access
+    assert (off['hit_ratio'], off['maintenance_per_hit'], off['lookups']) == (None, None, 500)
+    assert off['lookups_source'] == 'Handler_read_key (index lookups)'
+
+
+def test_step_precondition_refuses_what_cannot_be_judged():
+    reasons = []
+    f = dict(lookups=10, lookups_source='x')
+    assert ahi_advisor._precondition(f, TH, reasons, 60.0, False, (False, 'Aurora readers')) == ahi_advisor.NOT_SETTABLE  # pylint: disable=protected-access
+    assert reasons[0] == 'Aurora readers'
+    assert ahi_advisor._precondition(f, TH, [], 60.0, True, (True, '')) == ahi_advisor.INSUFFICIENT  # pylint: disable=protected-access
+    assert ahi_advisor._precondition(dict(f, lookups=TH['min_lookups']), TH, [], 60.0, True, (True, '')) is None  # pylint: disable=protected-access
+
+
+def test_step_judges_on_and_off():
+    c = dict(hash_searches=100)
+    on = dict(searches=1000, hit_ratio=0.1, maintenance=0, maintenance_per_hit=0.0, miss_ratio=0.0)
+    reasons = []
+    assert ahi_advisor._judge_on(c, on, TH, reasons) == ahi_advisor.TURN_OFF and 'only 10.0% of 1000' in reasons[0]  # pylint: disable=protected-access
+    assert ahi_advisor._judge_on(c, dict(on, hit_ratio=None), TH, []) == ahi_advisor.INSUFFICIENT  # pylint: disable=protected-access
+    off = dict(lookups=100000, lookups_source='x', miss_ratio=0.0, write_share=0.01)
+    reasons = []
+    assert ahi_advisor._judge_off(off, TH, reasons, 60.0, 1666.7) == ahi_advisor.TRY_ON and 'try it ON' in reasons[-1]  # pylint: disable=protected-access
+    assert ahi_advisor._judge_off(dict(off, miss_ratio=None), TH, [], 60.0, 1.0) == ahi_advisor.INSUFFICIENT  # pylint: disable=protected-access
+    reasons = []
+    assert ahi_advisor._judge_off(dict(off, write_share=0.9), TH, reasons, 60.0, 1.0) == ahi_advisor.TURN_OFF  # pylint: disable=protected-access
+    assert reasons[-1] == 'leave the adaptive hash index OFF'
+
+
+def test_advise_a_sample_and_a_setting_that_changed_during_it():
+    sample = dict(ahi_before=True, ahi_after=True, elapsed=60.0, maintenance_measured=True, search_off=[],
+                  counts_before=dict.fromkeys(HOT, 0), counts_after=HOT, status_before=dict.fromkeys(READS, 0),
+                  status_after=READS)
+    assert ahi_advisor.advise(sample, {}, (True, ''), False)['recommendation'] == ahi_advisor.KEEP_ON
+    changed = ahi_advisor.advise(dict(sample, ahi_after=False), {}, (True, ''), False)
+    assert changed['recommendation'] == ahi_advisor.INSUFFICIENT
+    assert changed['reasons'] == ['innodb_adaptive_hash_index changed during the sample (True -> False): sample again']
+    blind = ahi_advisor.advise(dict(sample, search_off=['adaptive_hash_searches']), {}, (True, ''), False)
+    assert blind['recommendation'] == ahi_advisor.INSUFFICIENT and blind['counters']['hash_searches'] is None

@@ -1,69 +1,23 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""server_facts: finding the server process and its option files, with a fake /proc tree."""
+"""server_facts: the option files of the server process found in a fake /proc tree, and the facts it reports."""
 
 from __future__ import annotations
-
-import os
 
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts as si
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host.process import local_process
+from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils.host.proc_trees import SOCKET, fake_proc
 
 MYSQL80 = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
 MARIADB = flavors.ServerIdentity('mariadb', (10, 11, 19), '10.11.19-MariaDB', None)
 
 
-def fake_proc(tmp_path, pid, argv, uid=0, home='/root', program='mysqld'):
-    base = tmp_path / 'proc' / str(pid)
-    base.mkdir(parents=True)
-    (base / 'cmdline').write_bytes(('\0'.join(argv) + '\0').encode())
-    (base / 'status').write_text('Name:\t%s\nUid:\t%d\t%d\t%d\t%d\n' % (program, uid, uid, uid, uid))
-    (base / 'environ').write_bytes(('PATH=/usr/bin\0HOME=%s\0' % home).encode())
-    os.symlink(str(tmp_path), str(base / 'cwd'))
-    pid_file = tmp_path / 'mysqld.pid'
-    pid_file.write_text('%d\n' % pid)
-    return str(tmp_path / 'proc'), dict(pid_file=str(pid_file), datadir=str(tmp_path))
-
-
-SOCKET = {'login_unix_socket': '/run/mysqld/mysqld.sock'}
-
-
-def test_local_process_from_pid_file(tmp_path):
-    proc, variables = fake_proc(tmp_path, 4242, ['/usr/sbin/mysqld', '--defaults-file=/srv/db/my.cnf'], uid=0)
-    process, reason = si.local_process(variables, SOCKET, proc)
-    assert reason == ''
-    assert process['pid'] == 4242 and process['uid'] == 0 and process['home'] == '/root'
-    assert process['argv'] == ['/usr/sbin/mysqld', '--defaults-file=/srv/db/my.cnf']
-
-
-def test_a_pid_file_pointing_at_another_program_is_refused(tmp_path):
-    proc, variables = fake_proc(tmp_path, 4243, ['/usr/bin/python3', 'x.py'])
-    process, reason = si.local_process(variables, SOCKET, proc)
-    assert process is None and 'is not a server' in reason
-
-
-def test_unreadable_pid_file(tmp_path):
-    process, reason = si.local_process({'pid_file': str(tmp_path / 'nope.pid')}, SOCKET, str(tmp_path))
-    assert process is None and 'cannot read pid file' in reason
-
-
-def test_remote_server_is_not_looked_for_locally(tmp_path):
-    proc, variables = fake_proc(tmp_path, 4244, ['/usr/sbin/mysqld'])
-    process, reason = si.local_process(variables, {'login_host': '192.0.2.10'}, proc)
-    assert process is None and 'not on this host' in reason
-
-
-@pytest.mark.parametrize('host, local', [('localhost', True), ('127.0.0.1', True), (None, True),
-                                         ('192.0.2.10', False), ('no-such-host.invalid', False)])
-def test_is_local_address(host, local):
-    assert si.is_local_address(host) is local
-
-
 def test_plan_default_search_order_with_extra_file_and_suffix(tmp_path):
     proc, variables = fake_proc(tmp_path, 4245, ['/usr/sbin/mariadbd', '--defaults-extra-file=/srv/x.cnf',
                                                  '--defaults-group-suffix=_b'], uid=105, home='/var/lib/mysql')
-    process = si.local_process(variables, SOCKET, proc)[0]
+    process = local_process(variables, SOCKET, proc)[0]
     plan = si.option_file_plan(MARIADB, process, '')
     assert plan['files'] == ['/etc/my.cnf', '/etc/mysql/my.cnf', '/srv/x.cnf', '/var/lib/mysql/.my.cnf']
     assert 'mariadbd-10.11' in plan['groups'] and 'mysqld_b' in plan['groups']
@@ -82,7 +36,7 @@ def test_plan_fallback_when_not_local():
 
 def test_plan_explicit_option_files_win(tmp_path):
     proc, variables = fake_proc(tmp_path, 4246, ['/usr/sbin/mysqld', '--defaults-file=/srv/db/my.cnf'])
-    process = si.local_process(variables, SOCKET, proc)[0]
+    process = local_process(variables, SOCKET, proc)[0]
     plan = si.option_file_plan(MYSQL80, process, '', option_files=['/tmp/a.cnf'])
     assert plan['files'] == ['/tmp/a.cnf'] and plan['source'] == 'option_files parameter'
 

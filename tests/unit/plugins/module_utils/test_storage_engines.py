@@ -1,11 +1,12 @@
 # -*- coding: utf-8 -*-
-"""Unit tests for the storage engine facts (flavors.STORAGE_ENGINES) and module_utils/storage_engines.py."""
+"""Unit tests for the storage engine facts (engine_facts.STORAGE_ENGINES) and module_utils/storage_engines.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import engine_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines as se
 
 MARIADB118 = flavors.ServerIdentity('mariadb', (11, 8, 3), '11.8.3-MariaDB-0+deb13u1', None)
@@ -20,45 +21,45 @@ def table(schema, name, engine, rows=10, data=16384, index=0, comment=''):
 
 # ---------------------------------------------------------------- the facts
 @pytest.mark.parametrize('engine, flavor, version, status', [
-    ('TokuDB', 'percona', (5, 7, 30), flavors.ENGINE_AVAILABLE),
-    ('TokuDB', 'percona', (8, 0, 13), flavors.ENGINE_DEPRECATED),
-    ('TokuDB', 'percona', (8, 0, 27), flavors.ENGINE_DEPRECATED),
-    ('TokuDB', 'percona', (8, 0, 28), flavors.ENGINE_REMOVED),
-    ('TokuDB', 'mariadb', (10, 4, 30), flavors.ENGINE_AVAILABLE),
-    ('TokuDB', 'mariadb', (10, 5, 0), flavors.ENGINE_REMOVED),
-    ('TokuDB', 'mariadb', (11, 8, 3), flavors.ENGINE_REMOVED),
-    ('TokuDB', 'mysql', (8, 0, 33), flavors.ENGINE_NEVER),
-    ('Aria', 'mariadb', (11, 8, 3), flavors.ENGINE_AVAILABLE),
-    ('Aria', 'mysql', (8, 4, 0), flavors.ENGINE_NEVER),
-    ('ROCKSDB', 'mariadb', (10, 2, 4), flavors.ENGINE_NOT_YET),
-    ('rocksdb', 'mariadb', (11, 8, 3), flavors.ENGINE_AVAILABLE),
-    ('ROCKSDB', 'percona', (8, 0, 40), flavors.ENGINE_AVAILABLE),
-    ('ROCKSDB', 'mysql', (8, 4, 0), flavors.ENGINE_NEVER),
-    ('InnoDB', 'aurora-mysql', (8, 0, 32), flavors.ENGINE_AVAILABLE),
-    ('NoSuchEngine', 'mysql', (8, 4, 0), flavors.ENGINE_UNKNOWN),
+    ('TokuDB', 'percona', (5, 7, 30), engine_facts.ENGINE_AVAILABLE),
+    ('TokuDB', 'percona', (8, 0, 13), engine_facts.ENGINE_DEPRECATED),
+    ('TokuDB', 'percona', (8, 0, 27), engine_facts.ENGINE_DEPRECATED),
+    ('TokuDB', 'percona', (8, 0, 28), engine_facts.ENGINE_REMOVED),
+    ('TokuDB', 'mariadb', (10, 4, 30), engine_facts.ENGINE_AVAILABLE),
+    ('TokuDB', 'mariadb', (10, 5, 0), engine_facts.ENGINE_REMOVED),
+    ('TokuDB', 'mariadb', (11, 8, 3), engine_facts.ENGINE_REMOVED),
+    ('TokuDB', 'mysql', (8, 0, 33), engine_facts.ENGINE_NEVER),
+    ('Aria', 'mariadb', (11, 8, 3), engine_facts.ENGINE_AVAILABLE),
+    ('Aria', 'mysql', (8, 4, 0), engine_facts.ENGINE_NEVER),
+    ('ROCKSDB', 'mariadb', (10, 2, 4), engine_facts.ENGINE_NOT_YET),
+    ('rocksdb', 'mariadb', (11, 8, 3), engine_facts.ENGINE_AVAILABLE),
+    ('ROCKSDB', 'percona', (8, 0, 40), engine_facts.ENGINE_AVAILABLE),
+    ('ROCKSDB', 'mysql', (8, 4, 0), engine_facts.ENGINE_NEVER),
+    ('InnoDB', 'aurora-mysql', (8, 0, 32), engine_facts.ENGINE_AVAILABLE),
+    ('NoSuchEngine', 'mysql', (8, 4, 0), engine_facts.ENGINE_UNKNOWN),
 ])
 def test_engine_status(engine, flavor, version, status):
-    got, reason, _facts = flavors.engine_status(engine, flavor, version)
+    got, reason, _facts = engine_facts.engine_status(engine, flavor, version)
     assert got == status, reason
     assert reason
 
 
 def test_engine_status_reasons_name_versions():
-    _status, reason, _facts = flavors.engine_status('TokuDB', 'percona', (8, 0, 30))
+    _status, reason, _facts = engine_facts.engine_status('TokuDB', 'percona', (8, 0, 30))
     assert '8.0.28' in reason and '8.0.13' in reason and 'TokuDB' in reason
-    _status, reason, _facts = flavors.engine_status('TokuDB', 'mariadb', (10, 6, 0))
+    _status, reason, _facts = engine_facts.engine_status('TokuDB', 'mariadb', (10, 6, 0))
     assert '10.5.0' in reason and 'MDEV-19780' in reason
 
 
 def test_engine_available():
-    assert flavors.engine_available('InnoDB', 'mysql', (9, 7, 4)) is True
-    assert flavors.engine_available('TokuDB', 'percona', (8, 0, 20)) is True    # deprecated, still there
-    assert flavors.engine_available('Aria', 'mysql', (8, 4, 0)) is False
-    assert flavors.engine_available('FANCY', 'mysql', (8, 4, 0)) is None
+    assert engine_facts.engine_available('InnoDB', 'mysql', (9, 7, 4)) is True
+    assert engine_facts.engine_available('TokuDB', 'percona', (8, 0, 20)) is True    # deprecated, still there
+    assert engine_facts.engine_available('Aria', 'mysql', (8, 4, 0)) is False
+    assert engine_facts.engine_available('FANCY', 'mysql', (8, 4, 0)) is None
 
 
 def test_every_engine_span_is_well_formed():
-    for key, spans in flavors.STORAGE_ENGINES.items():
+    for key, spans in engine_facts.STORAGE_ENGINES.items():
         assert key == key.upper()
         for span in spans:
             assert set(span.flavors) <= set(flavors.FLAVORS), key
@@ -117,15 +118,15 @@ def test_blockers_for_mysql_target():
     assert 'shop.sessions uses Aria' in found['sessions']['reason']
     assert 'mysql 8.4.0' in found['sessions']['reason']
     assert 'ENGINE=InnoDB' in found['sessions']['reason']
-    assert found['events']['status'] == flavors.ENGINE_NEVER
-    assert found['broken']['status'] == flavors.ENGINE_UNKNOWN
+    assert found['events']['status'] == engine_facts.ENGINE_NEVER
+    assert found['broken']['status'] == engine_facts.ENGINE_UNKNOWN
     assert "Unknown storage engine" in found['broken']['reason']
 
 
 def test_tokudb_blocker_suggests_myrocks_where_the_target_has_it():
     tables = se.table_rows([table('logs', 'hits', 'TokuDB')])
     (blocker,) = se.blockers(tables, 'percona', (8, 0, 28))
-    assert blocker['status'] == flavors.ENGINE_REMOVED
+    assert blocker['status'] == engine_facts.ENGINE_REMOVED
     assert 'ROCKSDB (MyRocks) or InnoDB' in blocker['reason']
     assert se.blockers(tables, 'percona', (8, 0, 27)) == []     # deprecated is no blocker
 
@@ -142,7 +143,7 @@ def test_engine_report_with_and_without_target():
     assert report['engines_loaded'] == ['Aria', 'InnoDB']
     assert report['default_engine'] == 'InnoDB'
     assert report['engines_in_use'] == ['Aria', 'InnoDB']
-    assert report['lifecycle']['Aria']['status'] == flavors.ENGINE_AVAILABLE
+    assert report['lifecycle']['Aria']['status'] == engine_facts.ENGINE_AVAILABLE
     assert 'tables' not in report
     report = se.engine_report(MARIADB118, ENGINES, tables, ('mysql', (8, 4, 0)), list_tables=True)
     assert report['target'] == dict(flavor='mysql', version='8.4.0')
@@ -159,12 +160,12 @@ def test_notes_deprecated_engine_and_plugin_on_target():
 
 def test_asked_engines_get_a_lifecycle_and_unknown_names_are_refused():
     report = se.engine_report(MARIADB118, ENGINES, [], asked=se.check_engine_names(['rocksdb']))
-    assert report['lifecycle']['ROCKSDB']['status'] == flavors.ENGINE_AVAILABLE
+    assert report['lifecycle']['ROCKSDB']['status'] == engine_facts.ENGINE_AVAILABLE
     assert report['lifecycle']['ROCKSDB']['plugin'] == 'ha_rocksdb'
     assert report['lifecycle']['InnoDB']['plugin'] is None
     mysql = flavors.ServerIdentity('mysql', (8, 4, 0), '8.4.0', None)
     report = se.engine_report(mysql, ENGINES, [], asked=['ROCKSDB'])
-    assert report['lifecycle']['ROCKSDB']['status'] == flavors.ENGINE_NEVER
+    assert report['lifecycle']['ROCKSDB']['status'] == engine_facts.ENGINE_NEVER
     with pytest.raises(ValueError, match="'Toku'"):
         se.check_engine_names(['ROCKSDB', 'Toku'])
 
@@ -196,7 +197,7 @@ def test_upgrade_blockers_on_current_and_target_version():
     assert sorted(found) == ['hits', 'sessions']
     assert found['sessions']['where'] == ['target'] and found['sessions']['gone_in'] is None
     assert found['sessions']['rows_estimate'] == 300 and found['sessions']['total_bytes'] == 49152
-    assert found['sessions']['source'] == flavors.ENGINE_SOURCES['ARIA']
+    assert found['sessions']['source'] == engine_facts.ENGINE_SOURCES['ARIA']
     # TokuDB: gone on MariaDB 11.8 itself, and never in MySQL: one finding, both reasons.
     assert found['hits']['where'] == ['current', 'target']
     assert found['hits']['gone_in'] == 'mariadb 10.5.0' and 'MDEV-19780' in found['hits']['source']
@@ -211,7 +212,7 @@ def test_upgrade_blockers_none_and_without_target():
 
 
 def test_every_engine_that_can_block_has_a_source():
-    assert set(flavors.ENGINE_SOURCES) == set(flavors.STORAGE_ENGINES) - {'INNODB', 'PERFORMANCE_SCHEMA'}
+    assert set(engine_facts.ENGINE_SOURCES) == set(engine_facts.STORAGE_ENGINES) - {'INNODB', 'PERFORMANCE_SCHEMA'}
 
 
 @pytest.mark.parametrize('text', ['mysql-8.4', 'aurora-mysql-3.0', 'mysql-8', 'MySQL-8.4', 'mysql-8.4.1.2',

@@ -281,3 +281,17 @@ def test_bound_problems_names_the_option_and_the_value_in_the_order_given():
         'timeout must be between 1 and 86400 seconds, got 0', 'max_lag must be 0 or more, got -1',
         'ratio must be between 0 and 1, got nan', 'size must be 1 or more, got 0']
     assert v.bound_problems(dict(timeout=86401), bounds) == ['timeout must be between 1 and 86400 seconds, got 86401']
+
+
+# ---------------------------------------------------------------- the shared readers of server values
+@pytest.mark.parametrize('value, expected', [('ON', True), (' yes ', True), (1, True), ('TRUE', True), ('OFF', False),
+                                             ('0', False), ('', False), (None, None)])
+def test_onoff(value, expected):
+    assert v.onoff(value) is expected
+
+
+def test_as_int_and_pick():
+    assert v.as_int('12') == 12 and v.as_int(None) is None and v.as_int('x', 0) == 0 and v.as_int('', 5) == 5
+    row = dict(Source_Host='', Master_Host='db1', Channel_Name=None)
+    assert v.pick(row, 'Source_Host', 'Master_Host') == 'db1'
+    assert v.pick(row, 'Channel_Name', 'Connection_name') is None

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
@@ -37,7 +36,7 @@ class FakeModule(object):
 
 @pytest.fixture
 def server(monkeypatch):
-    monkeypatch.setattr(connection, 'global_variables', lambda conn, names=None: dict(RUNNING))
+    monkeypatch.setattr(global_variables, 'global_variables', lambda conn, names=None: dict(RUNNING))
     monkeypatch.setattr(server_facts, 'variable_table', lambda conn, identity, names: ({}, None))
 
 

@@ -11,10 +11,11 @@ import time
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files import describe_target, resolve_login
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import fleet_wire
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet as fa
-from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host.process import local_process
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
 
 
@@ -62,7 +63,7 @@ def test_no_login_host_on_a_remote_host_uses_ansible_host():
     params, _notes = fa.controller_login({}, dict(ansible_host='10.0.0.7'), 'db4')
     assert params['login_host'] == '10.0.0.7'
     # resolve_login() then reads no option file of the controller
-    assert connection.resolve_login(params)['host'] == '10.0.0.7'
+    assert resolve_login(params)['host'] == '10.0.0.7'
 
 
 # ---------------------------------------------------------------- the pool
@@ -107,7 +108,7 @@ class FakeConn(object):
 
 def test_unreachable_host_is_an_error_item_with_the_target_and_no_password():
     def refuse(params, timeout, deadline=None):
-        raise connection.ConnectError('cannot connect to %s: (2003) refused' % connection.describe_target(params))
+        raise connection.ConnectError('cannot connect to %s: (2003) refused' % describe_target(params))
 
     out = fa.audit_host(dict(login_host='10.0.0.9', login_port=3306, login_user='u', login_password='secret'),
                         {}, connect=refuse)
@@ -348,8 +349,8 @@ def test_startup_notes_say_what_sql_tells_and_what_it_does_not(item, fragment):
 def test_local_process_is_never_read_from_the_controller(tmp_path):
     pid_file = tmp_path / 'mysqld.pid'
     pid_file.write_text('1\n')
-    process, reason = server_facts.local_process(dict(pid_file=str(pid_file)), dict(login_host='127.0.0.1'),
-                                                 proc_root=None)
+    process, reason = local_process(dict(pid_file=str(pid_file)), dict(login_host='127.0.0.1'),
+                                    proc_root=None)
     assert process is None and 'controller' in reason
 
 

@@ -11,7 +11,8 @@ import re
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
-from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import membership
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import NamedGlobalVariables
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
 
 MYSQL84 = {
@@ -73,7 +74,7 @@ def _reads(server):
 
 def test_named_variables_answer_from_one_statement_and_absence_is_the_truth():
     server = FakeServer(MYSQL84)
-    variables = server_facts.NamedGlobalVariables(server, ['VERSION', 'innodb_redo_log_capacity', 'no_such_one'])
+    variables = NamedGlobalVariables(server, ['VERSION', 'innodb_redo_log_capacity', 'no_such_one'])
     assert variables.get('version') == '8.4.3'
     assert variables['innodb_redo_log_capacity'] == '104857600'
     assert 'no_such_one' not in variables and variables.get('no_such_one') is None
@@ -83,7 +84,7 @@ def test_named_variables_answer_from_one_statement_and_absence_is_the_truth():
 
 def test_a_name_not_asked_for_or_iterating_reads_every_variable_once():
     server = FakeServer(MYSQL84)
-    variables = server_facts.NamedGlobalVariables(server, ['version'])
+    variables = NamedGlobalVariables(server, ['version'])
     assert variables.get('max_connections') == '151'
     assert variables.complete
     assert sorted(variables) == sorted(MYSQL84) and len(variables) == len(MYSQL84)
@@ -93,7 +94,7 @@ def test_a_name_not_asked_for_or_iterating_reads_every_variable_once():
 
 def test_named_variables_need_a_name():
     with pytest.raises(ValueError):
-        server_facts.NamedGlobalVariables(FakeServer(MYSQL84), [])
+        NamedGlobalVariables(FakeServer(MYSQL84), [])
 
 
 def test_audit_variable_names_hold_every_spelling_the_roles_and_what_the_audit_reads():
@@ -106,7 +107,7 @@ def test_audit_variable_names_hold_every_spelling_the_roles_and_what_the_audit_r
     assert {'innodb_log_file_size', 'max_connections', 'innodb_adaptive_hash_index', 'innodb_io_capacity_max',
             'rocksdb_block_cache_size', 'rocksdb_default_cf_options'} <= set(names)
     assert set(flavors.ALIASES[alias]) <= set(names)
-    assert set(server_facts.CLUSTER_VARIABLES) <= set(names)
+    assert set(membership.CLUSTER_VARIABLES) <= set(names)
 
 
 SETTINGS = [
@@ -172,3 +173,12 @@ def test_pending_restart_holds_the_settings_that_wait_for_a_restart_with_their_d
                           option_files=[str(cnf)], proc_root=None, now=_NOW)
     assert result['variables']['max_connections']['status'] == 'drift_runtime'
     assert result['pending_restart'] == {'innodb_adaptive_hash_index_parts': 16}
+
+
+def test_step_read_variables_reads_only_the_named_ones_when_asked():
+    server = FakeServer(MYSQL84)
+    named, server_names = verify._read_variables(server, {'sort_buffer_size': '1M'}, (), True)  # pylint: disable=protected-access
+    assert named is server_names and isinstance(named, NamedGlobalVariables) and not named.complete
+    assert named['sort_buffer_size'] == '262144' and len(_reads(server)) == 1
+    every, server_names = verify._read_variables(server, {}, (), False)  # pylint: disable=protected-access
+    assert every == MYSQL84 and server_names == frozenset(MYSQL84)

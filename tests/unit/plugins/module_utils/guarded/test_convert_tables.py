@@ -64,10 +64,10 @@ def test_decide(engine, target, action):
 
 
 def test_conversions_only_between_known_engines():
-    from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import engine_facts
     for target, sources in CONVERSIONS.items():
-        assert flavors.known_engine(target)
-        assert all(flavors.known_engine(s) for s in sources)
+        assert engine_facts.known_engine(target)
+        assert all(engine_facts.known_engine(s) for s in sources)
 
 
 def test_checksum_sql_hashes_values_with_null_flags_and_sums_two_lanes():

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files import resolve_login
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import discovery
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import os_facts
@@ -104,16 +104,16 @@ def test_unit_of_process_from_cgroup(tmp_path):
 
 def test_login_without_a_named_server_uses_the_discovered_socket(monkeypatch):
     monkeypatch.setattr(discovery, 'local_socket', lambda: dict(path='/run/mysqld/mysqld.sock', source='found'))
-    login = connection.resolve_login({'config_file': None})
+    login = resolve_login({'config_file': None})
     assert login['unix_socket'] == '/run/mysqld/mysqld.sock' and login['socket_source'] == 'found'
     # A named host or port is never replaced by a socket.
-    assert connection.resolve_login({'login_host': '10.0.0.5'})['unix_socket'] is None
-    assert connection.resolve_login({'login_port': 3307})['unix_socket'] is None
+    assert resolve_login({'login_host': '10.0.0.5'})['unix_socket'] is None
+    assert resolve_login({'login_port': 3307})['unix_socket'] is None
 
 
 def test_login_falls_back_to_tcp_when_no_socket_is_found(monkeypatch):
     monkeypatch.setattr(discovery, 'local_socket', lambda: dict(path=None, source='none'))
-    login = connection.resolve_login({})
+    login = resolve_login({})
     assert login['unix_socket'] is None and (login['host'], login['port']) == ('localhost', 3306)
 
 

@@ -305,3 +305,83 @@ def test_group_primary_waits_for_the_secondaries_of_later_batches():
     assert plan['now'] == ['gr2', 'gr1'] and plan['deferred'] == []
     plan = topology.build_plan(entries, order=['gr1', 'gr2', 'gr3'], cluster_switchover=True)
     assert plan['now'] == ['gr2', 'gr3', 'gr1'] and plan['deferred'] == []
+
+
+# ---------------------------------------------------------------- build_plan's steps, each on its own
+def entries_of(raw):
+    return dict((n, topology._entry(n, e)) for n, e in raw.items())  # pylint: disable=protected-access
+
+
+def test_step_read_hosts_locates_sources_and_fails_closed():
+    raw = fleet(db3=dict(facts=None, error='SHOW REPLICA STATUS failed'))
+    names = ['db1', 'db2', 'db3', 'db4']
+    hosts, unknown, sources = topology._read_hosts(names, entries_of(raw), ['db2'])  # pylint: disable=protected-access
+    assert sources == dict(db1=[], db2=['db1'], db3=[], db4=['db3'])
+    assert hosts['db2']['pending'] and not hosts['db1']['pending'] and hosts['db3']['role'] == 'unknown'
+    assert unknown == [dict(host='db3', reason='SHOW REPLICA STATUS failed')] and sources['db3'] == []
+    # db3 could not be read: db4's source is found by its address, not by the server_id db3 would report
+    assert hosts['db4']['channels'][0]['source_match'] == 'address 10.0.0.13:3306'
+
+
+def test_step_disagreements_same_server_then_inventory():
+    raw = fleet(db3=dict(facts=mysql_facts('u1', 3)), db1=dict(inventory_source='db3'),
+                db2=dict(inventory_role='primary', inventory_role_source='group primaries'))
+    names = ['db1', 'db2', 'db3', 'db4']
+    entries = entries_of(raw)
+    hosts = topology._read_hosts(names, entries, names)[0]  # pylint: disable=protected-access
+    same = topology._same_server_disagreements(names, hosts)  # pylint: disable=protected-access
+    assert [d['host'] for d in same] == ['db1', 'db3'] and 'server_uuid u1 is also reported by db3' in same[0]['server']
+    found = topology._inventory_disagreements(names, hosts, entries, same)  # pylint: disable=protected-access
+    assert found == [dict(host='db2', inventory='primary (group primaries)',
+                          server='replica: the server replicates from db1')]
+    # with nothing said of db1 before, the source the inventory names for the primary db1 is reported too
+    alone = topology._inventory_disagreements(names, hosts, entries)  # pylint: disable=protected-access
+    assert alone[0] == dict(host='db1', inventory='replica of db3 (dbfleet_replication_source)',
+                            server='primary: the server replicates from no one') and alone[1:] == found
+
+
+def test_step_outside_hosts_join_only_when_a_host_replicates_from_them():
+    raw = fleet(db1=dict(outside=True), db3=dict(outside=True))
+    entries = entries_of(raw)
+    hosts, _unknown, sources = topology._read_hosts(['db2', 'db4'], entries, [])  # pylint: disable=protected-access
+    names = topology._add_outside(['db2'], ['db1', 'db3'], hosts, entries, sources)  # pylint: disable=protected-access
+    assert names == ['db2', 'db1'] and hosts['db3']['outside_play'] and sources['db3'] == []
+
+
+def test_step_topologies_depths_and_health():
+    names = ['db1', 'db2', 'db3', 'db4']
+    raw = fleet(db4=dict(facts=mysql_facts(None, 4, [channel('10.0.0.13', sid=3, sql=False)], read_only=True)))
+    entries = entries_of(raw)
+    hosts, _unknown, sources = topology._read_hosts(names, entries, names)  # pylint: disable=protected-access
+    topologies, depths = topology._topologies(names, hosts, entries, [], sources)  # pylint: disable=protected-access
+    assert [(t['name'], t['members']) for t in topologies] == [('db1', ['db2', 'db1']), ('db3', ['db4', 'db3'])]
+    assert depths == dict(db1=0, db2=1, db3=0, db4=1) and hosts['db4']['topology'] == 'db3'
+    unhealthy = topology._unhealthy(names, hosts, topologies, ['db1'], 60, True)  # pylint: disable=protected-access
+    assert unhealthy == []          # db4's broken channel is in a topology with nothing pending
+    unhealthy = topology._unhealthy(names, hosts, topologies, ['db3'], 60, True)  # pylint: disable=protected-access
+    assert [u['host'] for u in unhealthy] == ['db4'] and 'SQL thread No' in unhealthy[0]['reason']
+
+
+def test_step_waiting_for_deeper_hosts_and_the_group_primary():
+    names = ['db1', 'db2']
+    entries = entries_of(fleet())
+    hosts, _unknown, sources = topology._read_hosts(names, entries, names)  # pylint: disable=protected-access
+    topologies, depths = topology._topologies(names, hosts, entries, [], sources)  # pylint: disable=protected-access
+    now, deferred = topology._wait_for_deeper(['db2', 'db1'], topologies, hosts, depths, {'db1'})  # pylint: disable=protected-access
+    assert now == [] and [d['host'] for d in deferred] == ['db2', 'db1']
+    assert deferred[1]['reason'] == 'waits for db2, deeper in its topology, whose part of the play has not run yet'
+    hosts['db1']['cluster'] = dict(kind=clusters.GROUP_REPLICATION, single_primary=True, role=clusters.GR_PRIMARY, name='g')
+    hosts['db2']['cluster'] = dict(kind=clusters.GROUP_REPLICATION, name='g')
+    now, deferred = topology._group_primary_last(['db1'], [dict(host='db2', reason='x')], names, hosts,  # pylint: disable=protected-access
+                                                 {'db1', 'db2'})
+    assert now == [] and deferred[-1] == dict(host='db1', reason='the primary of its group restarts last: waits for db2')
+
+
+def test_step_verdict_names_every_problem_or_the_order():
+    assert topology._plan_verdict(['db2', 'db1'], [], [], [], []) == (True, 'order: db2, db1')  # pylint: disable=protected-access
+    ok, message = topology._plan_verdict(  # pylint: disable=protected-access
+        ['db2'], [dict(host='db3', reason='no facts')], [], [dict(host='db4', reason='lag 90')],
+        [dict(host='db1', reason='no switchover')])
+    assert not ok and message == ('stopped before any change: the replication role of db3 cannot be read: db3: no facts'
+                                  ' / replication or a cluster is not healthy in a topology with pending hosts: db4: lag'
+                                  ' 90 / refused: db1: no switchover. Untouched: db2.')

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import engine_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import option_writer
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import states as role_states
@@ -179,4 +179,4 @@ def test_dropin_file_per_os_family_and_inventory():
 def test_myrocks_versions_come_from_the_version_table():
     refused = role_states.myrocks(dict(myrocks_enabled=True), dict(facts(), engines={}))
     assert refused['refusals'] == ['unsupported'] and refused['option_file'] == []
-    assert refused['reason'] == flavors.engine_status('ROCKSDB', 'mysql', (8, 0, 33))[1]
+    assert refused['reason'] == engine_facts.engine_status('ROCKSDB', 'mysql', (8, 0, 33))[1]
