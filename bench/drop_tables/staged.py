@@ -183,7 +183,7 @@ def main(argv=None):
     ap.add_argument('--inventory', default=os.path.join(base.REPO, 'inventories', 'lab', 'hosts.yml'))
     ap.add_argument('--host', default='mysql80')
     ap.add_argument('--gib', type=float, default=2, help='size of the dropped table in GiB')
-    ap.add_argument('--rounds', type=int, default=4, help='drops per arm, alternated (AB, BA, AB, BA, ...)')
+    ap.add_argument('--rounds', type=int, default=3, help='drops per arm, alternated (AB, BA, AB, ...)')
     ap.add_argument('--workers', type=int, default=3)
     ap.add_argument('--hot-rows', type=int, default=100000)
     ap.add_argument('--step-mb', type=int, default=256, help='shrink_step_mb of B (the module\'s default)')
@@ -192,7 +192,7 @@ def main(argv=None):
                     help='shrink_step_seconds of B (the per-step time bound; default: the module\'s)')
     ap.add_argument('--bound', type=int, default=120, help='shrink_max_seconds of B')
     ap.add_argument('--rest', type=float, default=4.0, help='seconds of rest after each copy')
-    ap.add_argument('--window', type=float, default=20.0,
+    ap.add_argument('--window', type=float, default=35.0,
                     help='seconds from the drop\'s start in which the workers are measured, for A and B alike '
                          '(longer when the space takes longer to come back)')
     ap.add_argument('--state', default='/tmp/dbfleet-bench-staged', help='the module\'s state directory')

@@ -193,6 +193,17 @@ class ScriptedClock(Clock):
         return self.t
 
 
+def test_step_pacer_starts_small_and_grows_to_shrink_step_mb():
+    clock = ScriptedClock([0.001] * 10)
+    pf = s.StepPacer(256 * MIB, 0, 0.05, float('inf'), clock.sleep, clock)
+    assert pf.step == 16 * MIB
+    steps = []
+    for _n in range(6):
+        steps.append(pf.step)
+        pf.step = s.next_step_bytes(pf.step, 0.001, pf.max_step, pf.step_bound)
+    assert steps == [16 * MIB, 32 * MIB, 64 * MIB, 128 * MIB, 256 * MIB, 256 * MIB]
+
+
 def test_step_pacer_adapts_the_step_to_what_each_truncate_took(tmp_path):
     f = tmp_path / 'big'
     ident = _write(str(f), 10 * MIB)
