@@ -213,7 +213,7 @@ class StepPacer(object):
         self.truncate_seconds = 0.0
         self.max_seconds = 0.0
         self.over_bound = 0
-        self.smallest = self.max_step
+        self.smallest = self.step
 
     def truncate(self, fd, target):
         """ftruncate fd to target, timed; the next step's size adapted to what this one took."""
