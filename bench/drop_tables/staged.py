@@ -192,7 +192,7 @@ def main(argv=None):
                     help='shrink_step_seconds of B (the per-step time bound; default: the module\'s)')
     ap.add_argument('--bound', type=int, default=120, help='shrink_max_seconds of B')
     ap.add_argument('--rest', type=float, default=4.0, help='seconds of rest after each copy')
-    ap.add_argument('--window', type=float, default=35.0,
+    ap.add_argument('--window', type=float, default=20.0,
                     help='seconds from the drop\'s start in which the workers are measured, for A and B alike '
                          '(longer when the space takes longer to come back)')
     ap.add_argument('--state', default='/tmp/dbfleet-bench-staged', help='the module\'s state directory')
@@ -233,7 +233,7 @@ def main(argv=None):
                 t0 = time.monotonic()
                 info = drop_plain(login, name) if arm == 'A' else drop_staged(login, name, args)
                 t1 = time.monotonic()
-                back = wait_space(datadir, before + int(size * 0.95), t0 + args.bound + 60)
+                back = wait_space(datadir, before + int(size * 0.95), t1 + 20)   # None: other writers took the space
                 t2 = max(time.monotonic() + 1, t0 + args.window)   # the same window for A and B (when it suffices)
                 time.sleep(max(t2 - time.monotonic(), 0))
                 ev = dict(round=r, arm=arm, table=name, table_bytes=size, prepare_seconds=round(prep, 1),

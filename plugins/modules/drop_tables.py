@@ -178,7 +178,10 @@ options:
     type: int
     default: 256
   shrink_pause:
-    description: With O(file_removal=staged), seconds between two truncate steps (0-3600).
+    description:
+      - With O(file_removal=staged), seconds between two truncate steps of O(shrink_step_mb) (0-3600); after a
+        smaller step (see O(shrink_step_seconds)) the pause is in proportion to what the step freed, so the pace
+        (and the schedule's estimate) stays O(shrink_step_mb) per O(shrink_pause).
     type: float
     default: 0.5
   shrink_step_seconds:
@@ -186,7 +189,8 @@ options:
       - With O(file_removal=staged), the time one truncate step may take (0.001-60 s). Each step is timed (the
         filesystem freeing its extents, and trimming them when mounted with C(discard)); a step that took longer
         halves the next one (down to 1 MiB), one that took under a quarter of it doubles the next one (up to
-        O(shrink_step_mb)). C(shrink_steps) of RV(file_removal) says what the steps took.
+        O(shrink_step_mb)); the first step is 16 MiB (or O(shrink_step_mb) when smaller). C(shrink_steps) of
+        RV(file_removal) says what the steps took.
     type: float
     default: 0.05
   shrink_max_seconds:

@@ -198,8 +198,8 @@ def next_step_bytes(step, seconds, max_step, step_bound):
 
 
 class StepPacer(object):
-    """The shrinking's pace: the step size (adapted to the per-step time bound), the pause, the deadline, and
-    what each step took (report())."""
+    """The shrinking's pace: the step size (adapted to the per-step time bound), the pause after each step (in
+    proportion to what it freed), the deadline, and what the steps took (report())."""
 
     def __init__(self, max_step, pause, step_bound, deadline, sleep, clock):
         self.max_step = max(int(max_step), 1)
@@ -227,6 +227,12 @@ class StepPacer(object):
             self.over_bound += 1
         self.step = next_step_bytes(self.step, took, self.max_step, self.step_bound)
         self.smallest = min(self.smallest, self.step)
+
+    def pause_after(self, freed):
+        """The pause after a step that freed bytes: shrink_pause for a full step of shrink_step_mb, in proportion for
+        a smaller one, so smaller steps keep the schedule's pace (shrink_step_mb per shrink_pause) and its estimate
+        against shrink_max_seconds: the same work in shorter bursts."""
+        return self.pause * min(float(freed) / self.max_step, 1.0)
 
     def report(self):
         return dict(steps=self.steps, truncate_seconds=round(self.truncate_seconds, 3),
@@ -555,7 +561,7 @@ class StagedRemoval(object):
 
 def shrink_file(link, identity, pacer, on_step=None):
     """Truncate the file behind link in steps (pacer: StepPacer, each step's size adapted to its time bound, a
-    pause between steps) and remove it: 'removed'. Only while it has no other name (st_nlink 1) and is the file
+    pause in proportion to what the step freed) and remove it: 'removed'. Only while it has no other name (st_nlink 1) and is the file
     the manifest recorded (identity (dev, ino)); when it has another name (the table's own) only the link is
     removed: 'released'. When the pacer's deadline passes, the rest goes at once."""
     try:
@@ -574,13 +580,14 @@ def shrink_file(link, identity, pacer, on_step=None):
             if os.fstat(fd).st_nlink > 1:   # someone gave it a name again: stop, keep the data
                 os.unlink(link)
                 return 'released'
+            before = size
             size = 0 if pacer.clock() >= pacer.deadline else max(size - pacer.step, 0)
             pacer.truncate(fd, size)
             if size == 0:
                 break
             if on_step:
                 on_step()
-            pacer.sleep(pacer.pause)
+            pacer.sleep(pacer.pause_after(before - size))
         os.unlink(link)
         return 'removed'
     finally:

@@ -181,14 +181,15 @@ def test_next_step_bytes_keeps_each_truncate_within_the_step_bound():
 class ScriptedClock(Clock):
     """A clock whose every truncate (two readings) takes the next of the scripted durations."""
 
-    def __init__(self, durations):
+    def __init__(self, durations, reads_per_step=2):
         super().__init__()
         self.durations = list(durations)
         self.reads = 0
+        self.per = reads_per_step
 
     def __call__(self):
         self.reads += 1
-        if self.reads % 2 == 0 and self.durations:
+        if self.reads % self.per == 0 and self.durations:
             self.t += self.durations.pop(0)
         return self.t
 
@@ -202,6 +203,20 @@ def test_step_pacer_starts_small_and_grows_to_shrink_step_mb():
         steps.append(pf.step)
         pf.step = s.next_step_bytes(pf.step, 0.001, pf.max_step, pf.step_bound)
     assert steps == [16 * MIB, 32 * MIB, 64 * MIB, 128 * MIB, 256 * MIB, 256 * MIB]
+
+
+def test_smaller_steps_pause_in_proportion_keeping_the_schedules_pace(tmp_path):
+    pf = s.StepPacer(256 * MIB, 0.5, 0.05, float('inf'), Clock().sleep, Clock())
+    assert pf.pause_after(256 * MIB) == 0.5 and pf.pause_after(16 * MIB) == 0.5 / 16 and pf.pause_after(0) == 0
+    assert pf.pause_after(512 * MIB) == 0.5
+    # a 10 MiB file shrunk by at most 4 MiB with 1 s a full step: the pauses add up to what the steps freed before
+    # the last one (6 MiB of 4 MiB a second: 1.5 s), whatever sizes the bound made the steps
+    clock = ScriptedClock([0.3, 0.001, 0.001], reads_per_step=3)   # shrink_file reads the deadline, then times
+    f = tmp_path / 'paced'
+    ident = _write(str(f), 10 * MIB)
+    assert s.shrink_file(str(f), ident, s.StepPacer(4 * MIB, 1.0, 0.1, float('inf'), clock.sleep, clock)) == 'removed'
+    # steps: 4 MiB (0.3 s, over the bound: the next is 2 MiB), 2 MiB (pause 0.5 s), the last 4 MiB (no pause)
+    assert abs(clock.t - 0.302 - 1.5) < 1e-9, clock.t
 
 
 def test_step_pacer_adapts_the_step_to_what_each_truncate_took(tmp_path):
