@@ -266,8 +266,8 @@ def main(argv=None):
     buckets = merge(parts)
     print('\nworst latency of the workers in ms per phase: base (3 s before), stmt (the DROP statement), shrink '
           '(B: statement end .. return), window (%.0f s from the start)' % args.window)
-    print('%-5s %-3s %9s %9s %9s %9s %9s %9s %9s' % ('round', 'arm', 'DROP s', 'space s', 'min1s', 'base ms',
-                                                       'stmt ms', 'shrink ms', 'window ms'))
+    print('%-5s %-3s %9s %9s %9s %9s %9s %9s %9s' % (
+        'round', 'arm', 'DROP s', 'space s', 'min1s', 'base ms', 'stmt ms', 'shrink ms', 'window ms'))
     for ev in events:
         b = window_stats(buckets, *ev['base'])
         w = window_stats(buckets, *ev['window'])
