@@ -401,7 +401,7 @@ file_removal:
       C(margin_bytes)), C(schedule) (C(steps), C(seconds), C(bound), C(fits), C(text)), C(leftovers) (what
       earlier runs left and what was done about it), C(removed), C(released), C(shrink_seconds) and
       C(shrink_steps) (C(steps), C(truncate_seconds), C(max_step_seconds), C(step_bound_seconds), C(over_bound),
-      C(smallest_step_bytes): what the truncate steps took, see O(shrink_step_seconds)).
+      C(smallest_step_bytes), what the truncate steps took; see O(shrink_step_seconds)).
   returned: always
   type: dict
   sample:
