@@ -170,13 +170,14 @@ def drop_plain(login, name):
         c.close()
 
 
-def run_drop(login, name, **options):
-    """The module's guarded drop of SCHEMA.name (Drop, the code the module runs) with options; its report."""
+def run_drop(login, name, drop_class=Drop, **options):
+    """The module's guarded drop of SCHEMA.name (Drop, the code the module runs, or a subclass that times it)
+    with options; its report."""
     params = dict(login, tables=['%s.%s' % (SCHEMA, name)], confirm=True, ahi_strategy='auto',
                   lock_wait_timeout=2, retries=3, retry_delay=1.0, rename_first=False, disable_binlog=False,
                   lift_super_read_only=False, follow=False, restore_timeout=60, connect_timeout=10)
     params.update(options)
-    seq = Drop(params)
+    seq = drop_class(params)
     try:
         seq.run()
     finally:

@@ -148,8 +148,8 @@ options:
       - V(immediate) lets C(DROP TABLE) remove the tables' files inside the statement (the server's own way).
       - V(staged) gives every file a table owns (its C(.ibd), each partition's) a second name (a hard link) in
         O(staging_dir) just before its C(DROP TABLE), so the statement removes one name only; after the drops
-        the files are truncated by O(shrink_step_mb) with O(shrink_pause) between steps, within
-        O(shrink_max_seconds), and removed. The files are read from the server's InnoDB catalog; a table in the
+        the files are truncated in steps of at most O(shrink_step_mb), each kept within O(shrink_step_seconds),
+        with O(shrink_pause) between steps, within O(shrink_max_seconds), and removed. The files are read from the server's InnoDB catalog; a table in the
         system or a general tablespace, or not InnoDB, is dropped as it is and the result says so (C(left_alone)
         of RV(file_removal)). Nothing is linked for a drop that is refused or not attempted; the links of a table
         whose DROP failed are removed at once (a file is only ever truncated when the link is its last name).
@@ -178,9 +178,21 @@ options:
     type: int
     default: 256
   shrink_pause:
-    description: With O(file_removal=staged), seconds between two truncate steps (0-3600).
+    description:
+      - With O(file_removal=staged), seconds between two truncate steps of O(shrink_step_mb) (0-3600); after a
+        smaller step (see O(shrink_step_seconds)) the pause is in proportion to what the step freed, so the pace
+        (and the schedule's estimate) stays O(shrink_step_mb) per O(shrink_pause).
     type: float
     default: 0.5
+  shrink_step_seconds:
+    description:
+      - With O(file_removal=staged), the time one truncate step may take (0.001-60 s). Each step is timed (the
+        filesystem freeing its extents, and trimming them when mounted with C(discard)); a step that took longer
+        halves the next one (down to 1 MiB), one that took under a quarter of it doubles the next one (up to
+        O(shrink_step_mb)); the first step is 16 MiB (or O(shrink_step_mb) when smaller). C(shrink_steps) of
+        RV(file_removal) says what the steps took.
+    type: float
+    default: 0.05
   shrink_max_seconds:
     description:
       - With O(file_removal=staged), the upper bound of the whole shrinking in seconds (1-604800). A schedule
@@ -387,7 +399,9 @@ file_removal:
       C(bytes), C(state) (planned, linked, dropped, removed or released)), C(left_alone) (tables with no file of
       their own, and why), C(space) (C(free_bytes), and C(held_bytes), what the links hold until they are gone,
       C(margin_bytes)), C(schedule) (C(steps), C(seconds), C(bound), C(fits), C(text)), C(leftovers) (what
-      earlier runs left and what was done about it), C(removed), C(released) and C(shrink_seconds).
+      earlier runs left and what was done about it), C(removed), C(released), C(shrink_seconds) and
+      C(shrink_steps) (C(steps), C(truncate_seconds), C(max_step_seconds), C(step_bound_seconds), C(over_bound),
+      C(smallest_step_bytes), what the truncate steps took; see O(shrink_step_seconds)).
   returned: always
   type: dict
   sample:
@@ -396,6 +410,7 @@ file_removal:
     space: {free_bytes: 53687091200, held_bytes: 2147483648, held: 2.0 GiB, margin_bytes: 1073741824}
     schedule: {steps: 8, seconds: 3.5, bound: 3600, fits: true}
     removed: [/var/lib/dbfleet-staged-drop/20261128070000-4242-000-orders_2019.ibd]
+    shrink_steps: {steps: 8, truncate_seconds: 0.21, max_step_seconds: 0.041, step_bound_seconds: 0.05, over_bound: 0}
 server:
   description: Flavor and version of the server.
   returned: when connected

@@ -150,6 +150,7 @@ PLAYBOOKS = dict((p.name, p) for p in (
         staging_dir=DROP_OPTIONS['staging_dir'],
         shrink_step_mb=DROP_OPTIONS['shrink_step_mb'],
         shrink_pause=DROP_OPTIONS['shrink_pause'],
+        shrink_step_seconds=DROP_OPTIONS['shrink_step_seconds'],
         shrink_max_seconds=DROP_OPTIONS['shrink_max_seconds'],
         free_space_margin_mb=DROP_OPTIONS['free_space_margin_mb'],
         # Seconds each replica may take to switch AHI off before the primaries drop.
@@ -162,6 +163,7 @@ PLAYBOOKS = dict((p.name, p) for p in (
         staging_dir=DROP_OPTIONS['staging_dir'],
         shrink_step_mb=DROP_OPTIONS['shrink_step_mb'],
         shrink_pause=DROP_OPTIONS['shrink_pause'],
+        shrink_step_seconds=DROP_OPTIONS['shrink_step_seconds'],
         shrink_max_seconds=DROP_OPTIONS['shrink_max_seconds'],
     )),
     Playbook('convert_tables', 'convert_tables', dict(

@@ -39,6 +39,11 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.marker impo
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host.private_paths import NOFOLLOW, open_private_file
 
 MIB = 1024 * 1024
+# The smallest step the per-step time bound lowers a step to, and the first step of a shrinking (it grows to
+# shrink_step_mb while the steps stay well inside the bound: on the lab's ext4 with discard, a first step of
+# 256 MiB took 0.2-0.7 s under load, 16 MiB 0.02-0.05 s).
+MIN_STEP_BYTES = MIB
+START_STEP_BYTES = 16 * MIB
 MANIFEST_VERSION = 1
 MANIFEST_PREFIX = 'dbfleet-staged-'
 # The staging directory's name beside the datadir when the run gives none (a directory inside the datadir would
@@ -53,6 +58,7 @@ STAGED_OPTIONS = dict(
     server_root=dict(type='path', default='/'),
     shrink_step_mb=dict(type='int', default=256, range=(1, 1048576)),
     shrink_pause=dict(type='float', default=0.5, range=(0, 3600)),
+    shrink_step_seconds=dict(type='float', default=0.05, range=(0.001, 60)),
     shrink_max_seconds=dict(type='int', default=3600, range=(1, 604800)),
     free_space_margin_mb=dict(type='int', default=1024, range=(0, None)),
     finish_staged_only=dict(type='bool', default=False),
@@ -177,6 +183,64 @@ def shrink_targets(size, step):
     return out
 
 
+def next_step_bytes(step, seconds, max_step, step_bound):
+    """The next truncate's size after one of step bytes took seconds: halved (not below MIN_STEP_BYTES) when it
+    took longer than step_bound, doubled back (not above max_step, the run's shrink_step_mb) when it took less
+    than a quarter of it, else kept. A step's time is the filesystem freeing its extents (and trimming them with
+    `discard`): a slow disk or a busy journal gets smaller steps, each one short."""
+    max_step = max(int(max_step), 1)
+    low = min(MIN_STEP_BYTES, max_step)
+    if step_bound and seconds > step_bound:
+        return max(int(step) // 2, low)
+    if not step_bound or seconds < step_bound / 4.0:
+        return min(int(step) * 2, max_step)
+    return min(max(int(step), low), max_step)
+
+
+class StepPacer(object):
+    """The shrinking's pace: the step size (adapted to the per-step time bound), the pause after each step (in
+    proportion to what it freed), the deadline, and what the steps took (report())."""
+
+    def __init__(self, max_step, pause, step_bound, deadline, sleep, clock):
+        self.max_step = max(int(max_step), 1)
+        self.step = min(self.max_step, START_STEP_BYTES)
+        self.pause = float(pause)
+        self.step_bound = float(step_bound) if step_bound else None
+        self.deadline = deadline
+        self.sleep = sleep
+        self.clock = clock
+        self.steps = 0
+        self.truncate_seconds = 0.0
+        self.max_seconds = 0.0
+        self.over_bound = 0
+        self.smallest = self.step
+
+    def truncate(self, fd, target):
+        """ftruncate fd to target, timed; the next step's size adapted to what this one took."""
+        started = self.clock()
+        os.ftruncate(fd, target)
+        took = self.clock() - started
+        self.steps += 1
+        self.truncate_seconds += took
+        self.max_seconds = max(self.max_seconds, took)
+        if self.step_bound and took > self.step_bound:
+            self.over_bound += 1
+        self.step = next_step_bytes(self.step, took, self.max_step, self.step_bound)
+        self.smallest = min(self.smallest, self.step)
+
+    def pause_after(self, freed):
+        """The pause after a step that freed bytes: shrink_pause for a full step of shrink_step_mb, in proportion for
+        a smaller one, so smaller steps keep the schedule's pace (shrink_step_mb per shrink_pause) and its estimate
+        against shrink_max_seconds: the same work in shorter bursts."""
+        return self.pause * min(float(freed) / self.max_step, 1.0)
+
+    def report(self):
+        return dict(steps=self.steps, truncate_seconds=round(self.truncate_seconds, 3),
+                    max_step_seconds=round(self.max_seconds, 4), step_bound_seconds=self.step_bound,
+                    over_bound=self.over_bound, smallest_step_bytes=self.smallest,
+                    smallest_step=human_size(self.smallest), max_step_bytes=self.max_step)
+
+
 def shrink_schedule(sizes, step_bytes, pause, bound):
     """How shrinking files of sizes (bytes) goes: steps (one truncate each), the pauses between them, the
     estimated seconds (pauses only: a truncate of step_bytes is short) against the bound, and whether it fits.
@@ -235,6 +299,7 @@ class StagedRemoval(object):
         self.staging = params.get('staging_dir') or default_staging_dir(self.datadir)
         self.step_bytes = int(params.get('shrink_step_mb') or 256) * MIB
         self.pause = float(params.get('shrink_pause') if params.get('shrink_pause') is not None else 0.5)
+        self.step_bound = float(params.get('shrink_step_seconds') or STAGED_OPTIONS['shrink_step_seconds']['default'])
         self.bound = int(params.get('shrink_max_seconds') or 3600)
         self.margin = int(params.get('free_space_margin_mb') or 0) * MIB
         self.run_stamp = '%s-%d-%s' % (now_stamp(), os.getpid(), os.urandom(3).hex())
@@ -248,6 +313,7 @@ class StagedRemoval(object):
         self.removed = []
         self.released = []
         self.shrink_seconds = None
+        self.shrink_steps = None
         self.changed = False
         self._manifest = None
         self._leftover_inodes = set()
@@ -255,7 +321,8 @@ class StagedRemoval(object):
     def report(self):
         return dict(mode='staged', staging_dir=self.staging, files=self.files, left_alone=self.left_alone,
                     schedule=self.schedule, space=self.space, leftovers=self.leftovers,
-                    removed=self.removed, released=self.released, shrink_seconds=self.shrink_seconds)
+                    removed=self.removed, released=self.released, shrink_seconds=self.shrink_seconds,
+                    shrink_steps=self.shrink_steps)
 
     # ------------------------------------------------------------ before anything changes
     def plan_tables(self, conn_query, catalog, tables):
@@ -425,18 +492,21 @@ class StagedRemoval(object):
         """Shrink and remove every link whose table is gone, within the bound (what is left when it runs out
         is removed at once). Links whose file still has its table's name are released instead."""
         started = self.clock()
-        deadline = started + self.bound
+        pacer = self.pacer(started + self.bound)
         for f in self.files:
             if not f.get('link') or f['state'] not in ('dropped', 'linked'):
                 continue
-            outcome = shrink_file(f['link'], (f['dev'], f['ino']), self.step_bytes, self.pause, deadline,
-                                  self.sleep, self.clock, on_step=self._write_manifest)
+            outcome = shrink_file(f['link'], (f['dev'], f['ino']), pacer, on_step=self._write_manifest)
             f['state'] = outcome
             (self.removed if outcome == 'removed' else self.released).append(f['link'])
             self.changed = True
             self._write_manifest()
         self.shrink_seconds = round(self.clock() - started, 3)
+        self.shrink_steps = pacer.report()
         self._manifest_done()
+
+    def pacer(self, deadline):
+        return StepPacer(self.step_bytes, self.pause, self.step_bound, deadline, self.sleep, self.clock)
 
     def finish_leftovers(self):
         """Finish what earlier runs' manifests in the staging directory list (an interrupted run's links):
@@ -481,8 +551,7 @@ class StagedRemoval(object):
                 if self.check_mode:
                     self.changed = True
                     continue
-                outcome = shrink_file(link, (entry['dev'], entry['ino']), self.step_bytes, self.pause,
-                                      self.clock() + self.bound, self.sleep, self.clock)
+                outcome = shrink_file(link, (entry['dev'], entry['ino']), self.pacer(self.clock() + self.bound))
                 (self.removed if outcome == 'removed' else self.released).append(link)
                 self.changed = True
             if not self.check_mode and not open_links and not alive:
@@ -490,10 +559,11 @@ class StagedRemoval(object):
         return self.leftovers
 
 
-def shrink_file(link, identity, step_bytes, pause, deadline, sleep, clock, on_step=None):
-    """Truncate the file behind link in steps and remove it: 'removed'. Only while it has no other name
-    (st_nlink 1) and is the file the manifest recorded (identity (dev, ino)); when it has another name (the
-    table's own) only the link is removed: 'released'. When the deadline passes, the rest goes at once."""
+def shrink_file(link, identity, pacer, on_step=None):
+    """Truncate the file behind link in steps (pacer: StepPacer, each step's size adapted to its time bound, a
+    pause in proportion to what the step freed) and remove it: 'removed'. Only while it has no other name (st_nlink 1) and is the file
+    the manifest recorded (identity (dev, ino)); when it has another name (the table's own) only the link is
+    removed: 'released'. When the pacer's deadline passes, the rest goes at once."""
     try:
         fd = os.open(link, os.O_WRONLY | NOFOLLOW)
     except FileNotFoundError:
@@ -505,18 +575,19 @@ def shrink_file(link, identity, step_bytes, pause, deadline, sleep, clock, on_st
         if st.st_nlink > 1:
             os.unlink(link)
             return 'released'
-        for target in shrink_targets(st.st_size, step_bytes):
+        size = st.st_size
+        while size > 0:
             if os.fstat(fd).st_nlink > 1:   # someone gave it a name again: stop, keep the data
                 os.unlink(link)
                 return 'released'
-            if clock() >= deadline:
-                target = 0
-            os.ftruncate(fd, target)
-            if target == 0:
+            before = size
+            size = 0 if pacer.clock() >= pacer.deadline else max(size - pacer.step, 0)
+            pacer.truncate(fd, size)
+            if size == 0:
                 break
             if on_step:
                 on_step()
-            sleep(pause)
+            pacer.sleep(pacer.pause_after(before - size))
         os.unlink(link)
         return 'removed'
     finally:

@@ -116,6 +116,11 @@ def test_staged_drop_links_shrinks_and_leaves_nothing(staged):
     assert not any(server.exists(schema, t) for t in ('p', 't$1', 's'))
     assert len(fr['removed']) == 4 and fr['released'] == [] and {f['state'] for f in fr['files']} == {'removed'}
     assert fr['shrink_seconds'] < 60 and took < 60
+    # every step timed: 1 MiB steps (shrink_step_mb=1 is also the smallest), one per started MiB of each file
+    steps = fr['shrink_steps']
+    assert steps['steps'] == sum(-(-f['bytes'] // (1 << 20)) for f in fr['files']), (steps, fr['files'])
+    assert steps['step_bound_seconds'] == 0.05 and steps['smallest_step_bytes'] == 1 << 20
+    assert 0 < steps['max_step_seconds'] <= steps['truncate_seconds'] < fr['shrink_seconds'], steps
     assert os.listdir(staging) == []                        # no link and no manifest left
     assert stat_mode(staging) == 0o700 and os.stat(staging).st_uid == os.stat(datadir).st_uid
     assert 'shrink and remove the staged files' in [s['step'] for s in res['steps']]

@@ -39,7 +39,7 @@ def test_the_defaults_are_the_engines():
                         ahi_strategy='auto', lock_wait_timeout=2, retries=3, retry_delay=1.0,
                         lift_super_read_only=False, follow_timeout=600, replica_ready_timeout=30, max_lag=60,
                         hosts='all', file_removal='immediate', staging_dir=None, shrink_step_mb=256, shrink_pause=0.5,
-                        shrink_max_seconds=3600, free_space_margin_mb=1024)
+                        shrink_step_seconds=0.05, shrink_max_seconds=3600, free_space_margin_mb=1024)
     convert = pi.check('convert_tables', CONVERT)
     assert convert['engine'] == CONVERT_OPTIONS['engine']['default'] == 'InnoDB'
     assert convert['whole_topology'] is False and convert['replica_timeout'] == 600 and convert['max_lag'] == 60
@@ -56,13 +56,15 @@ def test_the_staged_file_removal_inputs():
     drop = pi.check('drop_tables', dict(DROP, drop_file_removal='staged', drop_shrink_step_mb='64'))
     assert drop['file_removal'] == 'staged' and drop['shrink_step_mb'] == 64
     text = problems('drop_tables', dict(DROP, drop_file_removal='later', drop_shrink_step_mb=0,
-                                        drop_shrink_max_seconds=604801))
+                                        drop_shrink_max_seconds=604801, drop_shrink_step_seconds=0))
     assert "drop_file_removal must be one of: immediate, staged, got: later" in text
     assert 'drop_shrink_step_mb=0 is out of range 1-1048576' in text
     assert 'drop_shrink_max_seconds=604801 is out of range 1-604800' in text
+    assert 'drop_shrink_step_seconds=0 is out of range 0.001-60' in text, text
     assert 'does not go with rename_first' in problems('drop_tables', dict(DROP, drop_file_removal='staged',
                                                                            drop_rename_first=True))
     assert pi.check('drop_tables_finish_staged', {})['shrink_pause'] == 0.5
+    assert pi.check('drop_tables_finish_staged', {})['shrink_step_seconds'] == 0.05
 
 
 def test_values_given_as_text_are_converted_as_validate_argument_spec_does():
