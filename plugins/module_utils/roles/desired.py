@@ -28,17 +28,6 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import specs 
 # source of a role's defaults (module_utils/roles/specs.py; `make role-specs`, checked by test_role_specs.py).
 INPUTS = role_specs.INPUTS
 
-# The settings of the myrocks role: role variable -> (server variable, kind, minimum, maximum, dynamic).
-# Ranges and dynamic from the MariaDB MyRocks system variables reference (docs/storage_engines.md);
-# a server that reports whether a variable is dynamic (information_schema.SYSTEM_VARIABLES) is believed first.
-MYROCKS_SETTINGS = (
-    ('myrocks_block_cache_size', 'rocksdb_block_cache_size', 'int', 1024, None, True),
-    ('myrocks_flush_log_at_trx_commit', 'rocksdb_flush_log_at_trx_commit', 'int', 0, 2, True),
-    ('myrocks_max_background_jobs', 'rocksdb_max_background_jobs', 'int', -1, 64, True),
-    ('myrocks_default_cf_options', 'rocksdb_default_cf_options', 'text', None, None, False),
-)
-
-
 class InputError(Exception):
     """Bad role input; .messages names each variable and the value as the user wrote it."""
 
@@ -90,25 +79,34 @@ class Role(object):
                     holds it by name (module, function) and imports it on first use (Role.function)
     outputs         facts the role sets under its prefix: not inputs, never reported as unknown
     server_variables  server variables its function reads (server_facts `variables`)
-    setting_variables server variables its states may name in `settings` (what verify compares; the
-                    controller-side audit reads only these)
+    owns            the server variables its states may name in `settings`, in order, each with the input that
+                    pins it: a name (that input's value is the setting's: upgrade.pin() offers it), a tuple of
+                    names (the role works the value out of them), or None (the role sets it without owning it:
+                    the settings role may set it too). Every one has a range in flavors.VARIABLES
+                    (test_desired.py). setting_variables is its names (what verify compares; the controller-side
+                    audit reads only these)
+    owns_prefixes   {name prefix: the inputs to name}: the server variables of that prefix the role owns although
+                    its states never name them (the settings role refuses them: settings.owner())
     engines         storage engines whose state its function reads (server_facts `engines`)
     site            whether playbooks/site.yml and verify.yml apply/audit it by default (false: opt-in
                     through site_roles / verify_desired_from, e.g. a role that loads a storage engine)
     hosts           None: every host of the play; else the group of hosts it applies to by default
                     (site.yml's site_<name>_hosts, verify.yml's verify_<name>_hosts override it)
-    detects_storage its function also takes what storage_facts finds under the datadir
+    detects_storage its function also takes what storage_facts finds under the datadir (its <name>_probe input
+                    says how hard to look); its <name>_storage_class input, when set, stands for what is found
+                    (the controller-side audit works its state out only then: verify_fleet.controller_roles())
     catalog         its function reads the server's catalog of variables and its memory
                     (server_facts.report(catalog=True)): a role that takes any setting by name
     """
 
-    def __init__(self, name, source, outputs, server_variables=(), setting_variables=(), engines=(),
+    def __init__(self, name, source, outputs, server_variables=(), owns=(), owns_prefixes=(), engines=(),
                  site=True, hosts=None, detects_storage=False, catalog=False):
         self.name = name
         self.source = source
         self.outputs = tuple(outputs)
         self.server_variables = tuple(server_variables)
-        self.setting_variables = tuple(setting_variables)
+        self.owns = tuple(owns)
+        self.owns_prefixes = tuple(owns_prefixes)
         self.engines = tuple(engines)
         self.site = site
         self.hosts = hosts
@@ -127,6 +125,21 @@ class Role(object):
         else:
             raise ValueError('role %s: no desired-state module %r' % (self.name, module))
         return getattr(loaded, function)
+
+    @property
+    def setting_variables(self):
+        """The server variables its states may name in `settings` (owns' names)."""
+        return tuple(name for name, _inputs in self.owns)
+
+    def pinning_input(self, name):
+        """The one input whose value pins server variable name, or None (not owned, or worked out of several)."""
+        inputs = dict(self.owns).get(name)
+        return inputs if isinstance(inputs, str) else None
+
+    @property
+    def storage_class_input(self):
+        """The input that stands for the storage detected (a role that detects storage), else None."""
+        return self.name + '_storage_class' if self.detects_storage else None
 
     @property
     def inputs(self):
@@ -149,24 +162,41 @@ REGISTRY = (
     Role('flush_neighbors', ('role_states', 'flush_neighbors'),
          outputs=('flush_neighbors_desired_settings', 'flush_neighbors_storage', 'flush_neighbors_report'),
          server_variables=('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
-         setting_variables=('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
+         # innodb_io_capacity / innodb_io_capacity_max are the settings role's too: flush_neighbors sets them only
+         # with flush_neighbors_io_profile: true (do not use both for one host).
+         owns=(('innodb_flush_neighbors', ('flush_neighbors_storage_class', 'flush_neighbors_map')),
+               ('innodb_io_capacity', None), ('innodb_io_capacity_max', None)),
          detects_storage=True),
     Role('adaptive_hash', ('role_states', 'adaptive_hash'),
          outputs=('adaptive_hash_desired_settings', 'adaptive_hash_report', 'adaptive_hash_pending_restart',
                   'adaptive_hash_restarted'),
          server_variables=('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts'),
-         setting_variables=('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts',
-                            'innodb_adaptive_hash_index_partitions')),
+         owns=(('innodb_adaptive_hash_index', 'adaptive_hash_enabled'),
+               ('innodb_adaptive_hash_index_parts', 'adaptive_hash_parts'),
+               ('innodb_adaptive_hash_index_partitions', 'adaptive_hash_parts')),
+         owns_prefixes=(('innodb_adaptive_hash_index', ('adaptive_hash_enabled',)),)),
     Role('memcached', ('role_states', 'memcached'),
          outputs=('memcached_desired_settings', 'memcached_report', 'memcached_restarted'),
-         setting_variables=('daemon_memcached_option', 'daemon_memcached_r_batch_size',
-                            'daemon_memcached_w_batch_size', 'innodb_api_enable_binlog', 'innodb_api_enable_mdl',
-                            'innodb_api_trx_level'),
+         owns=(('daemon_memcached_option',
+                ('memcached_port', 'memcached_bind_address', 'memcached_daemon_extra_options')),
+               ('daemon_memcached_r_batch_size', 'memcached_r_batch_size'),
+               ('daemon_memcached_w_batch_size', 'memcached_w_batch_size'),
+               ('innodb_api_enable_binlog', 'memcached_api_enable_binlog'),
+               ('innodb_api_enable_mdl', 'memcached_api_enable_mdl'),
+               ('innodb_api_trx_level', 'memcached_api_trx_level')),
+         owns_prefixes=(('daemon_memcached', ('memcached_port', 'memcached_bind_address',
+                                              'memcached_daemon_extra_options')),),
          hosts='memcached'),
     Role('myrocks', ('role_states', 'myrocks'),
          outputs=('myrocks_desired_settings', 'myrocks_report', 'myrocks_pending_restart', 'myrocks_restarted'),
-         server_variables=tuple(row[1] for row in MYROCKS_SETTINGS),
-         setting_variables=tuple(row[1] for row in MYROCKS_SETTINGS),
+         server_variables=('rocksdb_block_cache_size', 'rocksdb_flush_log_at_trx_commit',
+                           'rocksdb_max_background_jobs', 'rocksdb_default_cf_options'),
+         # Kinds, ranges and whether each is dynamic: flavors.VARIABLES (the MariaDB MyRocks reference).
+         owns=(('rocksdb_block_cache_size', 'myrocks_block_cache_size'),
+               ('rocksdb_flush_log_at_trx_commit', 'myrocks_flush_log_at_trx_commit'),
+               ('rocksdb_max_background_jobs', 'myrocks_max_background_jobs'),
+               ('rocksdb_default_cf_options', 'myrocks_default_cf_options')),
+         owns_prefixes=(('rocksdb', ('myrocks_* (myrocks_enabled, myrocks_block_cache_size, ...)',)),),
          engines=('ROCKSDB',),
          # MyRocks loads a storage engine and restarts for it: applied only where asked for.
          site=False),
@@ -236,6 +266,22 @@ def setting_owner(name):
         if name in record.setting_variables:
             return record.name
     return None
+
+
+def owning_role(name):
+    """(role, its inputs) of the role that owns server variable name, or None: a role's own setting with the inputs
+    that pin it (its record's owns), else the longest of the roles' owns_prefixes that name starts with. A setting
+    a role sets without owning it (owns: None) has no owner."""
+    for record in REGISTRY:
+        inputs = dict(record.owns).get(name)
+        if inputs is not None:
+            return record.name, (inputs,) if isinstance(inputs, str) else tuple(inputs)
+    prefixes = [(prefix, record.name, tuple(inputs)) for record in REGISTRY for prefix, inputs in record.owns_prefixes
+                if name.startswith(prefix)]
+    if not prefixes:
+        return None
+    _prefix, role, inputs = max(prefixes, key=lambda item: len(item[0]))
+    return role, inputs
 
 
 def server_engine_names(roles):

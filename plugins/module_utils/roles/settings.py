@@ -42,23 +42,6 @@ COMMENTS = (
     'Values as the server runs them (rounded by the server, percentages of memory resolved on this host).',
 )
 
-# Settings another role owns: name prefix -> (role, the role's input variable). One owner per setting.
-# innodb_io_capacity / innodb_io_capacity_max are this role's: flush_neighbors sets them only with
-# flush_neighbors_io_profile: true (do not use both for one host).
-OWNED = (
-    ('innodb_adaptive_hash_index_parts', 'adaptive_hash', 'adaptive_hash_parts'),
-    ('innodb_adaptive_hash_index_partitions', 'adaptive_hash', 'adaptive_hash_parts'),
-    ('innodb_adaptive_hash_index', 'adaptive_hash', 'adaptive_hash_enabled'),
-    ('innodb_flush_neighbors', 'flush_neighbors', 'flush_neighbors_storage_class / flush_neighbors_map'),
-    ('daemon_memcached_r_batch_size', 'memcached', 'memcached_r_batch_size'),
-    ('daemon_memcached_w_batch_size', 'memcached', 'memcached_w_batch_size'),
-    ('daemon_memcached', 'memcached', 'memcached_port / memcached_bind_address / memcached_daemon_extra_options'),
-    ('innodb_api_enable_binlog', 'memcached', 'memcached_api_enable_binlog'),
-    ('innodb_api_enable_mdl', 'memcached', 'memcached_api_enable_mdl'),
-    ('innodb_api_trx_level', 'memcached', 'memcached_api_trx_level'),
-    ('rocksdb', 'myrocks', 'myrocks_* (myrocks_enabled, myrocks_block_cache_size, ...)'),
-)
-SHARED = ('innodb_io_capacity', 'innodb_io_capacity_max')
 BUFFER_POOL = 'innodb_buffer_pool_size'
 _NAME_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_-]{0,63}$')
 # The writer's kind for each value kind (option_writer.option_file()).
@@ -66,15 +49,12 @@ LINE_KINDS = dict(bool='bool', int='int', size='int', float='word', enum='word',
 
 
 def owner(name):
-    """(role, role variable) of the role that owns server variable name, or None (the prefixes of OWNED, then the
-    setting variables of the roles' records: desired.setting_owner())."""
-    for prefix, role, variable in OWNED:
-        if name.startswith(prefix):
-            return role, variable
-    role = desired.setting_owner(name)
-    if role and role != ROLE and name not in SHARED:
-        return role, '%s_*' % role
-    return None
+    """(role, its inputs as a message names them) of the role that owns server variable name, or None: one owner per
+    setting, from the roles' records (desired.owning_role(): each role's owns and owns_prefixes)."""
+    owned = desired.owning_role(name)
+    if owned is None or owned[0] == ROLE:
+        return None
+    return owned[0], ' / '.join(owned[1])
 
 
 def _server(facts):
@@ -301,9 +281,7 @@ def settings(variables, facts):
     check = role_input.Checker(variables, desired.INPUTS[ROLE], facts)
     wanted_raw = security_inputs(check, check.mapping('settings_values'))
     persist = check.boolean('settings_persist', allow_none=False)
-    check.choice('settings_restart', ('never', 'allowed'))
-    check.integer('settings_restart_timeout', 1)
-    check.integer('settings_restart_max_lag', 0)
+    role_input.restart_inputs(check, ROLE)
     resize_timeout = check.integer('settings_resize_timeout', 0)
     floor_raw = check.raw('settings_buffer_pool_floor')
     floor = None

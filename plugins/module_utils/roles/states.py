@@ -376,6 +376,19 @@ MYROCKS_COMMENTS = (
 )
 
 
+def myrocks_settings(facts):
+    """(input, server variable, kind, minimum, maximum, dynamic) of each setting the myrocks role owns (its record),
+    kind as the option-file writer takes it (int or text), the range and whether it is dynamic from the version
+    table (flavors.VARIABLES: this server's span, else the newest one)."""
+    rows = []
+    for name, role_name in desired.RECORDS['myrocks'].owns:
+        spans = flavors.VARIABLES[name]
+        vf = flavors.variable_facts(name, *role_input.identity(facts)) or flavors.VarFacts(name=name, **spans[-1].value)
+        kind = 'int' if vf.kind in ('int', 'size') else 'text'
+        rows.append((role_name, name, kind, vf.minimum, vf.maximum, vf.dynamic))
+    return rows
+
+
 def myrocks(variables, facts):
     """Desired state of the myrocks role.
 
@@ -389,7 +402,7 @@ def myrocks(variables, facts):
     check = role_input.Checker(variables, desired.INPUTS['myrocks'], facts)
     enabled = check.boolean('myrocks_enabled')
     wanted = []
-    for role_name, name, kind, low, high, dynamic in desired.MYROCKS_SETTINGS:
+    for role_name, name, kind, low, high, dynamic in myrocks_settings(facts):
         if kind == 'int':
             value = check.integer(role_name, low, high)
         else:

@@ -235,6 +235,25 @@ VARIABLES = {
     'innodb_api_trx_level': [
         _span((MYSQL, PERCONA), (5, 6, 6), None, _v('int', True, 0, 0, 3)),
     ],
+    # MyRocks (the myrocks role): variables of the ROCKSDB plugin (MariaDB 10.2.5+, Percona Server 5.7+). Ranges and
+    # whether each is dynamic from the MariaDB KB "MyRocks System Variables" (docs/storage_engines.md); a server
+    # that reports whether a variable is dynamic (information_schema.SYSTEM_VARIABLES) is believed first.
+    'rocksdb_block_cache_size': [
+        _span((MARIADB,), (10, 2, 5), None, _v('int', True, None, 1024, plugin='ROCKSDB')),
+        _span((PERCONA,), (5, 7, 0), None, _v('int', True, None, 1024, plugin='ROCKSDB')),
+    ],
+    'rocksdb_flush_log_at_trx_commit': [
+        _span((MARIADB,), (10, 2, 5), None, _v('int', True, None, 0, 2, plugin='ROCKSDB')),
+        _span((PERCONA,), (5, 7, 0), None, _v('int', True, None, 0, 2, plugin='ROCKSDB')),
+    ],
+    'rocksdb_max_background_jobs': [
+        _span((MARIADB,), (10, 2, 5), None, _v('int', True, None, -1, 64, plugin='ROCKSDB')),
+        _span((PERCONA,), (5, 7, 0), None, _v('int', True, None, -1, 64, plugin='ROCKSDB')),
+    ],
+    'rocksdb_default_cf_options': [
+        _span((MARIADB,), (10, 2, 5), None, _v('str', False, plugin='ROCKSDB')),
+        _span((PERCONA,), (5, 7, 0), None, _v('str', False, plugin='ROCKSDB')),
+    ],
 }
 
 # Names that mean the same setting on different flavors/versions. The first name

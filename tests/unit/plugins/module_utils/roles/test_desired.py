@@ -11,6 +11,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desire
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import option_writer
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import states as role_states
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))))
 
@@ -485,3 +486,68 @@ def test_every_table_by_role_derives_from_the_registry():
         desired.check_roles(['adaptive_hash', 'myrock'], 'roles')
     assert "roles: 'myrock' is not a role with a desired state (adaptive_hash, flush_neighbors, memcached, myrocks, settings)" \
         == str(info.value)
+
+
+# ---------------------------------------------------------------- the record: each setting a role owns
+@pytest.mark.parametrize('role, name', [(r.name, name) for r in desired.REGISTRY for name in r.setting_variables])
+def test_every_setting_a_role_owns_has_its_range_in_the_version_table(role, name):
+    """A role checks its input against the server's range (role_input.variable_range()): a setting of a record
+    without spans in flavors.VARIABLES would have no check at all. A number has a bound in every span."""
+    spans = flavors.VARIABLES.get(name)
+    assert spans, '%s: %s has no entry in flavors.VARIABLES (add its spans, with their source)' % (role, name)
+    for span in spans:
+        if span.value['kind'] in ('int', 'size'):
+            assert span.value['minimum'] is not None or span.value['maximum'] is not None, (role, name, span)
+
+
+def test_a_variable_without_spans_has_no_range_and_says_so():
+    with pytest.raises(ValueError) as info:
+        role_input.variable_range('innodb_purge_no_such_setting', facts('mysql', (8, 0, 33)))
+    assert 'innodb_purge_no_such_setting' in str(info.value) and 'flavors.VARIABLES' in str(info.value)
+
+
+@pytest.mark.parametrize('name, owned', [
+    ('innodb_adaptive_hash_index', ('adaptive_hash', ('adaptive_hash_enabled',))),
+    ('innodb_adaptive_hash_index_parts', ('adaptive_hash', ('adaptive_hash_parts',))),
+    ('innodb_adaptive_hash_index_partitions', ('adaptive_hash', ('adaptive_hash_parts',))),
+    # not a setting of the role's: its prefix is
+    ('innodb_adaptive_hash_index_cells', ('adaptive_hash', ('adaptive_hash_enabled',))),
+    ('innodb_flush_neighbors', ('flush_neighbors', ('flush_neighbors_storage_class', 'flush_neighbors_map'))),
+    ('daemon_memcached_enable_binlog',
+     ('memcached', ('memcached_port', 'memcached_bind_address', 'memcached_daemon_extra_options'))),
+    ('innodb_api_trx_level', ('memcached', ('memcached_api_trx_level',))),
+    ('rocksdb_max_background_jobs', ('myrocks', ('myrocks_max_background_jobs',))),
+    ('rocksdb_wal_dir', ('myrocks', ('myrocks_* (myrocks_enabled, myrocks_block_cache_size, ...)',))),
+    # set by flush_neighbors with flush_neighbors_io_profile, owned by no role
+    ('innodb_io_capacity', None),
+    ('innodb_buffer_pool_size', None),
+])
+def test_the_owner_of_a_setting_and_its_inputs_come_from_the_records(name, owned):
+    assert desired.owning_role(name) == owned
+
+
+def test_the_input_that_pins_a_setting_is_named_by_the_record_only_when_one_input_holds_its_value():
+    ahi, fn, myrocks = desired.RECORDS['adaptive_hash'], desired.RECORDS['flush_neighbors'], desired.RECORDS['myrocks']
+    assert ahi.pinning_input('innodb_adaptive_hash_index_partitions') == 'adaptive_hash_parts'
+    assert myrocks.pinning_input('rocksdb_block_cache_size') == 'myrocks_block_cache_size'
+    assert fn.pinning_input('innodb_flush_neighbors') is None and fn.pinning_input('innodb_io_capacity') is None
+    assert desired.RECORDS['memcached'].pinning_input('daemon_memcached_option') is None
+
+
+@pytest.mark.parametrize('role', [r.name for r in desired.REGISTRY])
+def test_every_input_a_record_names_is_an_input_of_the_roles_specs(role):
+    record = desired.RECORDS[role]
+    named = [i for _name, inputs in record.owns if inputs for i in ((inputs,) if isinstance(inputs, str) else inputs)]
+    named += [i for _prefix, inputs in record.owns_prefixes for i in inputs if ' ' not in i]
+    if record.detects_storage:
+        named += [record.storage_class_input, role + '_probe']
+    assert [i for i in named if i not in desired.INPUTS[role]] == []
+
+
+def test_the_myrocks_settings_take_their_kinds_and_ranges_from_the_version_table():
+    rows = role_states.myrocks_settings(rocks())
+    assert [row[1::-1] for row in rows] == list(desired.RECORDS['myrocks'].owns)
+    assert rows[2] == ('myrocks_max_background_jobs', 'rocksdb_max_background_jobs', 'int', -1, 64, True)
+    assert rows[3] == ('myrocks_default_cf_options', 'rocksdb_default_cf_options', 'text', None, None, False)
+    # MySQL has no MyRocks: the newest span checks the input all the same.
+    assert role_states.myrocks_settings(facts('mysql', (8, 0, 33)))[1][2:5] == ('int', 0, 2)
