@@ -97,10 +97,14 @@ class Role(object):
                     (the controller-side audit works its state out only then: verify_fleet.controller_roles())
     catalog         its function reads the server's catalog of variables and its memory
                     (server_facts.report(catalog=True)): a role that takes any setting by name
+    restarts        it may restart its server: its specs get the inputs <name>_restart (never | allowed),
+                    <name>_restart_timeout and <name>_restart_max_lag, written by `make role-specs` from the
+                    restart role's own (tests/unit/plugins/module_utils/roles/test_specs.py), checked by
+                    role_input.restart_inputs() and handed to the restart role by the scaffold
     """
 
     def __init__(self, name, source, outputs, server_variables=(), owns=(), owns_prefixes=(), engines=(),
-                 site=True, hosts=None, detects_storage=False, catalog=False):
+                 site=True, hosts=None, detects_storage=False, catalog=False, restarts=False):
         self.name = name
         self.source = source
         self.outputs = tuple(outputs)
@@ -112,6 +116,7 @@ class Role(object):
         self.hosts = hosts
         self.detects_storage = detects_storage
         self.catalog = catalog
+        self.restarts = restarts
 
     @property
     def function(self):
@@ -151,11 +156,6 @@ class Role(object):
         """The file name of the role's drop-in (in dbfleet_option_dropin_dir)."""
         return '60-dbfleet-%s.cnf' % self.name
 
-    @property
-    def restarts(self):
-        """Whether the role may restart its server (it has a <name>_restart input)."""
-        return (self.name + '_restart') in self.inputs
-
 
 # In the order site.yml applies them and verify.yml audits them.
 REGISTRY = (
@@ -174,7 +174,8 @@ REGISTRY = (
          owns=(('innodb_adaptive_hash_index', 'adaptive_hash_enabled'),
                ('innodb_adaptive_hash_index_parts', 'adaptive_hash_parts'),
                ('innodb_adaptive_hash_index_partitions', 'adaptive_hash_parts')),
-         owns_prefixes=(('innodb_adaptive_hash_index', ('adaptive_hash_enabled',)),)),
+         owns_prefixes=(('innodb_adaptive_hash_index', ('adaptive_hash_enabled',)),),
+         restarts=True),
     Role('memcached', ('role_states', 'memcached'),
          outputs=('memcached_desired_settings', 'memcached_report', 'memcached_restarted'),
          owns=(('daemon_memcached_option',
@@ -186,7 +187,7 @@ REGISTRY = (
                ('innodb_api_trx_level', 'memcached_api_trx_level')),
          owns_prefixes=(('daemon_memcached', ('memcached_port', 'memcached_bind_address',
                                               'memcached_daemon_extra_options')),),
-         hosts='memcached'),
+         hosts='memcached', restarts=True),
     Role('myrocks', ('role_states', 'myrocks'),
          outputs=('myrocks_desired_settings', 'myrocks_report', 'myrocks_pending_restart', 'myrocks_restarted'),
          server_variables=('rocksdb_block_cache_size', 'rocksdb_flush_log_at_trx_commit',
@@ -199,14 +200,14 @@ REGISTRY = (
          owns_prefixes=(('rocksdb', ('myrocks_* (myrocks_enabled, myrocks_block_cache_size, ...)',)),),
          engines=('ROCKSDB',),
          # MyRocks loads a storage engine and restarts for it: applied only where asked for.
-         site=False),
+         site=False, restarts=True),
     Role('settings', ('settings', 'settings'),
          outputs=('settings_desired_settings', 'settings_report', 'settings_pending_restart', 'settings_restarted'),
          # Any setting by name (settings_values): checked against the server's own catalog, which it reads instead
          # of named variables; the settings other roles own are refused by name (settings.owner()).
          catalog=True,
          # Applied where asked for (site_roles, or the role on its own): a map of settings is the user's.
-         site=False),
+         site=False, restarts=True),
 )
 RECORDS = dict((r.name, r) for r in REGISTRY)
 # The role names, sorted (module choices, messages).
@@ -295,7 +296,7 @@ def server_catalog(roles):
 
 
 def restart_roles(roles):
-    """The roles of roles that may restart a server (they have a <role>_restart input)."""
+    """The roles of roles that may restart a server (their records say so: Role restarts)."""
     return [r for r in roles if RECORDS[r].restarts]
 
 
