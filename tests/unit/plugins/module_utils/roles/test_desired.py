@@ -472,20 +472,23 @@ def test_for_roles_names_every_bad_role():
     assert any(m.startswith('myrocks: myrocks_flush_log_at_trx_commit must be 0-2') for m in info.value.messages)
 
 
+# The roles of the first release: a role added later changes no line of the tests below.
+KNOWN = ('adaptive_hash', 'flush_neighbors', 'memcached', 'myrocks', 'settings')
+
+
 def test_every_table_by_role_derives_from_the_registry():
     assert desired.ROLES == tuple(sorted(r.name for r in desired.REGISTRY))
     assert sorted(desired.INPUTS) == sorted(desired.ROLES)
-    assert desired.restart_roles(desired.ROLES) == ['adaptive_hash', 'memcached', 'myrocks', 'settings']
+    assert desired.restart_roles(KNOWN) == ['adaptive_hash', 'memcached', 'myrocks', 'settings']
     assert desired.server_catalog(['adaptive_hash', 'myrocks']) is False and desired.server_catalog(['settings'])
     assert desired.setting_owner('innodb_flush_neighbors') == 'flush_neighbors' and desired.setting_owner('x') is None
     assert desired.server_engine_names(desired.ROLES) == ['ROCKSDB']
     assert desired.dropin_file('myrocks', '/etc/x') == ('/etc/x/60-dbfleet-myrocks.cnf', None)
-    assert desired.site_roles() == ['flush_neighbors', 'adaptive_hash']
-    assert desired.site_roles(hosts=True) == ['memcached']
+    assert [r for r in desired.site_roles() if r in KNOWN] == ['flush_neighbors', 'adaptive_hash']
+    assert [r for r in desired.site_roles(hosts=True) if r in KNOWN] == ['memcached']
     with pytest.raises(ValueError) as info:
         desired.check_roles(['adaptive_hash', 'myrock'], 'roles')
-    assert "roles: 'myrock' is not a role with a desired state (adaptive_hash, flush_neighbors, memcached, myrocks, settings)" \
-        == str(info.value)
+    assert "roles: 'myrock' is not a role with a desired state (%s)" % ', '.join(desired.ROLES) == str(info.value)
 
 
 # ---------------------------------------------------------------- the record: each setting a role owns

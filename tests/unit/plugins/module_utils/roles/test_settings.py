@@ -157,19 +157,21 @@ def test_a_setting_other_versions_have_is_left_alone_with_a_reason():
 
 
 def test_a_variable_the_version_table_does_not_know_is_taken_from_the_catalog():
+    # Names no role owns (a role's settings are in the version table: test_desired.py).
+    assert not {'innodb_stats_auto_recalc', 'innodb_autoinc_lock_mode'} & set(flavors.VARIABLES)
     extra = dict(innodb_monitor_disable=dict(value='', type='VARCHAR', read_only=False),
                  innodb_stats_auto_recalc=dict(value='ON', type='BOOLEAN', read_only=False))
     out = state(dict(innodb_stats_auto_recalc='off'), server('mariadb', (10, 11, 19), extra=extra))
     assert out['runtime'] == [{'innodb_stats_auto_recalc': 'OFF'}]
     # MySQL's catalog does not say whether it is dynamic: a fresh lab server of the version answered SET GLOBAL
     # (runtime_flags.py, from flavor_data), so it is set at runtime and nothing waits for a restart.
-    mysql_extra = dict(innodb_stats_auto_recalc=dict(value='ON'), innodb_purge_threads=dict(value='4'))
+    mysql_extra = dict(innodb_stats_auto_recalc=dict(value='ON'), innodb_autoinc_lock_mode=dict(value='2'))
     out = state(dict(innodb_stats_auto_recalc='off'), server(extra=mysql_extra))
     assert out['runtime'] == [{'innodb_stats_auto_recalc': 'OFF'}] and out['restart_settings'] == {}
     assert not [n for n in out['notes'] if 'nearest' in n]
     # A read-only one waits for a restart and says who said so.
-    out = state(dict(innodb_purge_threads=2), server(extra=mysql_extra))
-    assert out['runtime'] == [] and out['restart_settings'] == dict(innodb_purge_threads=2)
+    out = state(dict(innodb_autoinc_lock_mode=1), server(extra=mysql_extra))
+    assert out['runtime'] == [] and out['restart_settings'] == dict(innodb_autoinc_lock_mode=1)
     assert 'read-only at runtime on MySQL 8.0.33 (as on a fresh MySQL 8.0.33 server)' in out['issues'][0]['reason']
     # A version between two lab versions takes the nearer one's flag and says so.
     out = state(dict(innodb_stats_auto_recalc='off'), server(version=(8, 4, 3), extra=mysql_extra))
