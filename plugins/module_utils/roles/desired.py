@@ -21,6 +21,8 @@ the host, where the role files are not. Unit tests: test_desired.py, test_option
 
 from __future__ import annotations
 
+import functools
+
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import os_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import specs as role_specs
 
@@ -76,7 +78,9 @@ class Role(object):
                     INPUTS[name], generated from roles/<name>/meta/argument_specs.yml
     function        its desired-state function: function(variables, facts) -> state (with detects_storage:
                     function(variables, facts, detected)); see for_role() for what a state holds. The record
-                    holds it by name (module, function) and imports it on first use (Role.function)
+                    holds it by name (module, function) and imports it on first use (Role.function);
+                    ('role_states', 'from_record') for a role whose record says all of it (each owned setting
+                    from the one input that pins it: states.from_record())
     outputs         facts the role sets under its prefix: not inputs, never reported as unknown
     server_variables  server variables its function reads (server_facts `variables`)
     owns            the server variables its states may name in `settings`, in order, each with the input that
@@ -129,6 +133,9 @@ class Role(object):
             from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import settings as loaded
         else:
             raise ValueError('role %s: no desired-state module %r' % (self.name, module))
+        if function == 'from_record':
+            # The function of a role whose record says all of it takes the record (states.from_record()).
+            return functools.partial(loaded.from_record, self)
         return getattr(loaded, function)
 
     @property

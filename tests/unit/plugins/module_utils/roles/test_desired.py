@@ -554,3 +554,49 @@ def test_the_myrocks_settings_take_their_kinds_and_ranges_from_the_version_table
     assert rows[3] == ('myrocks_default_cf_options', 'rocksdb_default_cf_options', 'text', None, None, False)
     # MySQL has no MyRocks: the newest span checks the input all the same.
     assert role_states.myrocks_settings(facts('mysql', (8, 0, 33)))[1][2:5] == ('int', 0, 2)
+
+
+# ---------------------------------------------------------------- a role whose record says all of it
+@pytest.fixture
+def recorded_role(monkeypatch):
+    """A role that exists only as a record (states.from_record()): a read-only and a dynamic setting, restarts."""
+    record = desired.Role('lru', ('role_states', 'from_record'), outputs=('lru_report',),
+                          server_variables=('innodb_read_io_threads', 'innodb_lru_scan_depth'),
+                          owns=(('innodb_read_io_threads', 'lru_read_threads'), ('innodb_lru_scan_depth', 'lru_depth')),
+                          restarts=True)
+    monkeypatch.setitem(desired.INPUTS, 'lru', dict(lru_read_threads=None, lru_depth=None, lru_restart='never',
+                                                    lru_restart_timeout=300, lru_restart_max_lag=60))
+    return record
+
+
+def server_with(**running):
+    out = facts('mysql', (8, 0, 33))
+    out['variables'] = dict((name, dict(exists=True, runtime=str(value), settable=True,
+                                        dynamic=flavors.variable_facts(name, 'mysql', (8, 0, 33)).dynamic))
+                            for name, value in running.items())
+    return out
+
+
+def test_a_record_alone_gives_the_desired_state(recorded_role):
+    state = recorded_role.function(dict(lru_read_threads=8, lru_depth=2048),
+                                   server_with(innodb_read_io_threads=4, innodb_lru_scan_depth=1024))
+    assert state['settings'] == dict(innodb_read_io_threads=8, innodb_lru_scan_depth=2048)
+    assert state['runtime'] == dict(innodb_lru_scan_depth=2048)
+    assert state['restart_settings'] == dict(innodb_read_io_threads=8) and state['pending_restart'] is True
+    assert state['option_file_text'].splitlines()[-2:] == ['innodb_read_io_threads = 8', 'innodb_lru_scan_depth = 2048']
+    assert 'Managed by the dbfleet.innodb.lru role' in state['option_file_text']
+    same = recorded_role.function(dict(lru_read_threads=4), server_with(innodb_read_io_threads=4))
+    assert same['pending_restart'] is False and same['runtime'] == {} and same['settings'] == dict(innodb_read_io_threads=4)
+
+
+def test_a_record_alone_checks_the_ranges_of_the_version_table_and_its_restart_inputs(recorded_role):
+    with pytest.raises(desired.InputError) as info:
+        recorded_role.function(dict(lru_read_threads=65, lru_depth='deep', lru_restart='yes'), server_with())
+    assert info.value.messages == ['lru_read_threads must be 1-64 on MySQL 8.0; got 65',
+                                   "lru_depth must be a whole number; got 'deep'",
+                                   "lru_restart must be one of never, allowed; got 'yes'"]
+
+
+def test_a_record_alone_leaves_what_the_server_lacks_unsupported(recorded_role):
+    state = recorded_role.function(dict(lru_depth=2048), facts('mysql', (8, 0, 33)))
+    assert state['unsupported'][0]['name'] == 'innodb_lru_scan_depth' and state['option_file'] == []
