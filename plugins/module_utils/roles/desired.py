@@ -101,6 +101,9 @@ class Role(object):
                     (the controller-side audit works its state out only then: verify_fleet.controller_roles())
     catalog         its function reads the server's catalog of variables and its memory
                     (server_facts.report(catalog=True)): a role that takes any setting by name
+    persists_with   the inputs ('<input>=<value>') with which its states SET PERSIST the desired values (a value
+                    persisted on the server is then persisted over, not reset: persisted.py); every role has the
+                    input <name>_persisted, written into its specs by `make role-specs` like the restart inputs
     restarts        it may restart its server: its specs get the inputs <name>_restart (never | allowed),
                     <name>_restart_timeout and <name>_restart_max_lag, written by `make role-specs` from the
                     restart role's own (tests/unit/plugins/module_utils/roles/test_specs.py), checked by
@@ -108,7 +111,7 @@ class Role(object):
     """
 
     def __init__(self, name, source, outputs, server_variables=(), owns=(), owns_prefixes=(), engines=(),
-                 site=True, hosts=None, detects_storage=False, catalog=False, restarts=False):
+                 site=True, hosts=None, detects_storage=False, catalog=False, restarts=False, persists_with=()):
         self.name = name
         self.source = source
         self.outputs = tuple(outputs)
@@ -121,6 +124,7 @@ class Role(object):
         self.detects_storage = detects_storage
         self.catalog = catalog
         self.restarts = restarts
+        self.persists_with = tuple(persists_with)
 
     @property
     def function(self):
@@ -173,7 +177,7 @@ REGISTRY = (
          # with flush_neighbors_io_profile: true (do not use both for one host).
          owns=(('innodb_flush_neighbors', ('flush_neighbors_storage_class', 'flush_neighbors_map')),
                ('innodb_io_capacity', None), ('innodb_io_capacity_max', None)),
-         detects_storage=True),
+         detects_storage=True, persists_with=('flush_neighbors_persist=set_persist', 'flush_neighbors_persist=both')),
     Role('adaptive_hash', ('role_states', 'adaptive_hash'),
          outputs=('adaptive_hash_desired_settings', 'adaptive_hash_report', 'adaptive_hash_pending_restart',
                   'adaptive_hash_restarted'),
@@ -214,7 +218,7 @@ REGISTRY = (
          # of named variables; the settings other roles own are refused by name (settings.owner()).
          catalog=True,
          # Applied where asked for (site_roles, or the role on its own): a map of settings is the user's.
-         site=False, restarts=True),
+         site=False, restarts=True, persists_with=('settings_persist=true',)),
 )
 RECORDS = dict((r.name, r) for r in REGISTRY)
 # The role names, sorted (module choices, messages).

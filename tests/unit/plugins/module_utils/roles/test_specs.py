@@ -2,7 +2,8 @@
 
 - the roles' inputs as module_utils/roles/specs.py holds them, from the one source of a role's defaults,
   roles/<role>/meta/argument_specs.yml;
-- the restart inputs of each role whose record may restart (desired.Role restarts): <role>_restart,
+- every role's <role>_persisted input (desired.Role persists_with says how it persists); the restart inputs of
+  each role whose record may restart (desired.Role restarts): <role>_restart,
   <role>_restart_timeout and <role>_restart_max_lag in its argument specs, from the restart role's own specs
   (restart_timeout, restart_max_lag: their description and default) and RESTART_OPTION below;
 - the restart role's defaults/main.yml, from its argument specs (a role included by other roles and playbooks
@@ -90,7 +91,7 @@ def restart_role_options():
 def _description(lines):
     out = ['        description:\n']
     for line in lines:
-        wrapped = textwrap.wrap(line, 106)
+        wrapped = textwrap.wrap(line, 106, break_on_hyphens=False, break_long_words=False)
         out.append('          - %s\n' % wrapped[0])
         out.extend('            %s\n' % more for more in wrapped[1:])
     return out
@@ -114,10 +115,48 @@ def restart_options_text(role):
     return ''.join(lines)
 
 
+def persisted_option_text(role):
+    """The YAML of the role's <role>_persisted option (every role of the registry; module_utils/roles/persisted.py)."""
+    record = desired.RECORDS[role]
+    how = 'C(RESET PERSIST) removes it'
+    if record.persists_with:
+        how = ('With %s the desired value is persisted over it (C(SET PERSIST) / C(SET PERSIST_ONLY)); otherwise '
+               'C(RESET PERSIST) removes it' % ' or '.join('C(%s)' % w for w in record.persists_with))
+    lines = ['      %s_persisted:\n' % role]
+    lines += _description([
+        'What the role does with a value persisted on the server (C(performance_schema.persisted_variables), the file '
+        'C(mysqld-auto.cnf) that MySQL and Percona Server 8.0+ read after every option file) that differs from the '
+        'desired value of a setting of this role; a restart would bring the persisted one back.',
+        'V(reset) (default) changes it before the role reports done. %s, so the drop-in decides at the next start; '
+        'named in the diff and in check mode as a change.' % how,
+        'V(refuse) stops the role on that host before anything changes, naming each such setting and its persisted '
+        'value (for runs that must not touch what a DBA persisted).',
+        'Servers without persisted settings (MariaDB, MySQL before 8.0) have nothing to do here.'])
+    lines += ['        type: str\n', '        default: reset\n', '        choices: [reset, refuse]\n']
+    return ''.join(lines)
+
+
 def with_restart_options(role, text):
     """The argument specs' text with the role's restart options replaced by (or, when missing, added as) the
     generated ones: where <role>_restart starts, up to the next option of another name."""
     names = ['%s_restart' % role] + ['%s_%s' % (role, name) for name in PASSED_ON]
+    return with_options(names, restart_options_text(role), text)
+
+
+def with_persisted_option(role, text):
+    return with_options(['%s_persisted' % role], persisted_option_text(role), text)
+
+
+def with_generated_options(role, text):
+    """The role's specs with every option `make role-specs` writes: <role>_persisted, and the restart inputs of a
+    role that may restart."""
+    text = with_persisted_option(role, text)
+    return with_restart_options(role, text) if desired.RECORDS[role].restarts else text
+
+
+def with_options(names, generated, text):
+    """text with the options names (one block, in that order) replaced by generated, or generated added at the end
+    when the first is missing."""
     lines = text.splitlines(True)
     starts = [i for i, line in enumerate(lines) if line.rstrip() == '      %s:' % names[0]]
     if starts:
@@ -128,7 +167,7 @@ def with_restart_options(role, text):
             end += 1
     else:
         start = end = len(lines)
-    return ''.join(lines[:start]) + restart_options_text(role) + ''.join(lines[end:])
+    return ''.join(lines[:start]) + generated + ''.join(lines[end:])
 
 
 def restarting_roles():
@@ -155,20 +194,27 @@ def _read(path):
 
 def generate():
     """Write every generated file (make role-specs)."""
-    for role in restarting_roles():
+    for role in desired.ROLES:
         text = _read(_specs_path(role))
         with open(_specs_path(role), 'w') as out:
-            out.write(with_restart_options(role, text))
+            out.write(with_generated_options(role, text))
     with open(RESTART_DEFAULTS, 'w') as out:
         out.write(restart_defaults_text())
     with open(TARGET, 'w') as out:
         out.write(generated_text())
 
 
-def test_the_restart_inputs_of_every_restarting_role_are_generated():
-    for role in restarting_roles():
+def test_the_persisted_and_restart_inputs_of_every_role_are_generated():
+    for role in desired.ROLES:
         text = _read(_specs_path(role))
-        assert with_restart_options(role, text) == text, '%s: restart options stale: run make role-specs' % role
+        assert with_generated_options(role, text) == text, '%s: generated options stale: run make role-specs' % role
+        assert spec_inputs(role)['%s_persisted' % role] == 'reset'
+
+
+def test_a_role_that_persists_says_with_which_input():
+    assert 'With C(settings_persist=true) the desired value is persisted over it' in ' '.join(
+        persisted_option_text('settings').split())
+    assert 'With' not in persisted_option_text('adaptive_hash')
 
 
 def test_a_role_that_does_not_restart_has_no_restart_inputs():
@@ -217,5 +263,5 @@ def test_the_restart_roles_defaults_are_generated_from_its_argument_specs():
 
 if __name__ == '__main__':
     generate()
-    sys.stdout.write('wrote %s, roles/restart/defaults/main.yml, the restart options of %s\n'
-                     % (TARGET, ', '.join(restarting_roles())))
+    sys.stdout.write('wrote %s, roles/restart/defaults/main.yml, the persisted option of %s, the restart options of '
+                     '%s\n' % (TARGET, ', '.join(desired.ROLES), ', '.join(restarting_roles())))
