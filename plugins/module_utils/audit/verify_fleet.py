@@ -65,6 +65,7 @@ HOST_FILE_OPTIONS = ('ca_cert', 'client_cert', 'client_key')
 # Host variables the controller reads besides the login ones (connection.LOGIN_HOST_VARIABLES).
 TARGET_VARIABLES = ('ansible_host', 'ansible_connection')
 
+
 def storage_note(role):
     """Why the controller does not audit a role that detects storage (its record's detects_storage)."""
     return ('%s: the desired value follows the storage under the datadir, which only the host can tell; not audited '

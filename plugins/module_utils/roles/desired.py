@@ -30,6 +30,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import specs 
 # source of a role's defaults (module_utils/roles/specs.py; `make role-specs`, checked by test_role_specs.py).
 INPUTS = role_specs.INPUTS
 
+
 class InputError(Exception):
     """Bad role input; .messages names each variable and the value as the user wrote it."""
 

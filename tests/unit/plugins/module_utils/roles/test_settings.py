@@ -416,8 +416,8 @@ def test_cross_checks_the_io_capacity_under_its_maximum_and_the_floor():
 
 def test_plan_sets_dynamic_ones_at_runtime_and_leaves_read_only_ones_to_a_restart():
     rows = [row('innodb_lock_wait_timeout', 120, '50'), row('innodb_lru_scan_depth', 1024, '1024'),
-            row('innodb_read_io_threads', 6, '4', dynamic=False), row('innodb_sort_buffer_size', 65536, '65536',
-                                                                       dynamic=False)]
+            row('innodb_read_io_threads', 6, '4', dynamic=False),
+            row('innodb_sort_buffer_size', 65536, '65536', dynamic=False)]
     planned = settings.plan(rows, False, 'MySQL 8.0.33', {})
     assert planned['runtime'] == [dict(innodb_lock_wait_timeout=120)]
     assert planned['restart_settings'] == dict(innodb_read_io_threads=6) and planned['persist_only'] == {}

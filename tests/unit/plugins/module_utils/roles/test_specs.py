@@ -109,8 +109,8 @@ def restart_options_text(role):
     for name in PASSED_ON:
         spec = options[name]
         lines.append('      %s_%s:\n' % (role, name))
-        lines += _description(list(spec['description']) + ['The restart role\'s O(dbfleet.innodb.restart#role:main:%s).'
-                                                             % name])
+        own = 'The restart role\'s O(dbfleet.innodb.restart#role:main:%s).' % name
+        lines += _description(list(spec['description']) + [own])
         lines += ['        type: %s\n' % spec['type'], '        default: %s\n' % spec['default']]
     return ''.join(lines)
 
