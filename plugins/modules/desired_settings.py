@@ -20,7 +20,7 @@ description:
   - Bad input fails with one message per variable that names the variable and the value as written. Every
     value bound for an option file is checked (one line, no control characters, the form its variable takes).
   - Without O(variables), the action plugin passes every variable of the play whose name starts with the
-    role's prefix (C(adaptive_hash_), C(flush_neighbors_), C(memcached_), C(myrocks_), C(settings_)); a name the role does not
+    role's prefix (C(<role>_), e.g. C(adaptive_hash_)); a name the role does not
     know gets a warning, whatever else the role has to do.
   - With O(roles), it works out several roles at once, in one run over one connection (RV(desired_states), and
     their settings merged in RV(settings)); C(playbooks/site.yml) and C(playbooks/rolling_restart.yml) do so for
@@ -30,7 +30,7 @@ description:
     (C(information_schema.SYSTEM_VARIABLES) on MariaDB, C(performance_schema.variables_info) on MySQL 8.0+ - types,
     ranges, choices, block sizes, read-only flags) and the memory the server process may use (C(MemTotal), or the
     memory limit of its cgroup), so that every name and value of C(settings_values) is checked before anything changes.
-  - For a role that may restart its server (C(adaptive_hash), C(memcached), C(myrocks), C(settings)) it checks the restart
+  - For a role that may restart its server (its record in the role registry says so) it checks the restart
     method (O(restart_method), O(restart_command)) every time, whether or not a restart is pending.
   - Each role's state says where its drop-in file goes (C(dropin_file)) - in O(option_dropin_dir), else in the
     last directory the server's own option files include (C(!includedir), found from the running server's

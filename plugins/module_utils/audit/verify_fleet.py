@@ -68,9 +68,12 @@ HOST_FILE_OPTIONS = ('ca_cert', 'client_cert', 'client_key')
 # Host variables the controller reads besides the login ones (connection.LOGIN_HOST_VARIABLES).
 TARGET_VARIABLES = ('ansible_host', 'ansible_connection')
 
-STORAGE_NOTE = ('flush_neighbors: the desired value follows the storage under the datadir, which only the '
-                'host can tell; not audited from the controller (set flush_neighbors_storage_class to audit '
-                'it here, or use the per-host mode)')
+
+def storage_note(role):
+    """Why the controller does not audit a role that detects storage (its record's detects_storage)."""
+    return ('%s: the desired value follows the storage under the datadir, which only the host can tell; not audited '
+            'from the controller (set %s to audit it here, or use the per-host mode)'
+            % (role, desired.RECORDS[role].storage_class_input))
 
 
 _is_loopback = is_loopback
@@ -347,12 +350,14 @@ def open_connection(params, timeout, deadline=None):
 def controller_roles(roles, role_inputs):
     """(roles, notes): the roles whose desired state the controller can work out for a host.
 
-    flush_neighbors follows the storage under the datadir, which only the host can tell: only with
-    flush_neighbors_storage_class set (the override) is it worked out here; otherwise a note says so."""
+    A role that detects storage (flush_neighbors) follows the storage under the datadir, which only the host can
+    tell: only with its <role>_storage_class input set (the override) is it worked out here; otherwise a note says
+    so."""
     out, notes = [], []
     for role in roles:
-        if role == 'flush_neighbors' and (role_inputs or {}).get('flush_neighbors_storage_class') is None:
-            notes.append(STORAGE_NOTE)
+        record = desired.RECORDS[role]
+        if record.detects_storage and (role_inputs or {}).get(record.storage_class_input) is None:
+            notes.append(storage_note(role))
             continue
         out.append(role)
     return out, notes

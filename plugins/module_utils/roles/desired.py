@@ -21,22 +21,14 @@ the host, where the role files are not. Unit tests: test_desired.py, test_option
 
 from __future__ import annotations
 
+import functools
+
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import os_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import specs as role_specs
 
 # The inputs of each role and their defaults: generated from roles/<role>/meta/argument_specs.yml, the one
 # source of a role's defaults (module_utils/roles/specs.py; `make role-specs`, checked by test_role_specs.py).
 INPUTS = role_specs.INPUTS
-
-# The settings of the myrocks role: role variable -> (server variable, kind, minimum, maximum, dynamic).
-# Ranges and dynamic from the MariaDB MyRocks system variables reference (docs/storage_engines.md);
-# a server that reports whether a variable is dynamic (information_schema.SYSTEM_VARIABLES) is believed first.
-MYROCKS_SETTINGS = (
-    ('myrocks_block_cache_size', 'rocksdb_block_cache_size', 'int', 1024, None, True),
-    ('myrocks_flush_log_at_trx_commit', 'rocksdb_flush_log_at_trx_commit', 'int', 0, 2, True),
-    ('myrocks_max_background_jobs', 'rocksdb_max_background_jobs', 'int', -1, 64, True),
-    ('myrocks_default_cf_options', 'rocksdb_default_cf_options', 'text', None, None, False),
-)
 
 
 class InputError(Exception):
@@ -87,33 +79,53 @@ class Role(object):
                     INPUTS[name], generated from roles/<name>/meta/argument_specs.yml
     function        its desired-state function: function(variables, facts) -> state (with detects_storage:
                     function(variables, facts, detected)); see for_role() for what a state holds. The record
-                    holds it by name (module, function) and imports it on first use (Role.function)
+                    holds it by name (module, function) and imports it on first use (Role.function);
+                    ('role_states', 'from_record') for a role whose record says all of it (each owned setting
+                    from the one input that pins it: states.from_record())
     outputs         facts the role sets under its prefix: not inputs, never reported as unknown
     server_variables  server variables its function reads (server_facts `variables`)
-    setting_variables server variables its states may name in `settings` (what verify compares; the
-                    controller-side audit reads only these)
+    owns            the server variables its states may name in `settings`, in order, each with the input that
+                    pins it: a name (that input's value is the setting's: upgrade.pin() offers it), a tuple of
+                    names (the role works the value out of them), or None (the role sets it without owning it:
+                    the settings role may set it too). Every one has a range in flavors.VARIABLES
+                    (test_desired.py). setting_variables is its names (what verify compares; the controller-side
+                    audit reads only these)
+    owns_prefixes   {name prefix: the inputs to name}: the server variables of that prefix the role owns although
+                    its states never name them (the settings role refuses them: settings.owner())
     engines         storage engines whose state its function reads (server_facts `engines`)
     site            whether playbooks/site.yml and verify.yml apply/audit it by default (false: opt-in
                     through site_roles / verify_desired_from, e.g. a role that loads a storage engine)
     hosts           None: every host of the play; else the group of hosts it applies to by default
                     (site.yml's site_<name>_hosts, verify.yml's verify_<name>_hosts override it)
-    detects_storage its function also takes what storage_facts finds under the datadir
+    detects_storage its function also takes what storage_facts finds under the datadir (its <name>_probe input
+                    says how hard to look); its <name>_storage_class input, when set, stands for what is found
+                    (the controller-side audit works its state out only then: verify_fleet.controller_roles())
     catalog         its function reads the server's catalog of variables and its memory
                     (server_facts.report(catalog=True)): a role that takes any setting by name
+    persists_with   the inputs ('<input>=<value>') with which its states SET PERSIST the desired values (a value
+                    persisted on the server is then persisted over, not reset: persisted.py); every role has the
+                    input <name>_persisted, written into its specs by `make role-specs` like the restart inputs
+    restarts        it may restart its server: its specs get the inputs <name>_restart (never | allowed),
+                    <name>_restart_timeout and <name>_restart_max_lag, written by `make role-specs` from the
+                    restart role's own (tests/unit/plugins/module_utils/roles/test_specs.py), checked by
+                    role_input.restart_inputs() and handed to the restart role by the scaffold
     """
 
-    def __init__(self, name, source, outputs, server_variables=(), setting_variables=(), engines=(),
-                 site=True, hosts=None, detects_storage=False, catalog=False):
+    def __init__(self, name, source, outputs, server_variables=(), owns=(), owns_prefixes=(), engines=(),
+                 site=True, hosts=None, detects_storage=False, catalog=False, restarts=False, persists_with=()):
         self.name = name
         self.source = source
         self.outputs = tuple(outputs)
         self.server_variables = tuple(server_variables)
-        self.setting_variables = tuple(setting_variables)
+        self.owns = tuple(owns)
+        self.owns_prefixes = tuple(owns_prefixes)
         self.engines = tuple(engines)
         self.site = site
         self.hosts = hosts
         self.detects_storage = detects_storage
         self.catalog = catalog
+        self.restarts = restarts
+        self.persists_with = tuple(persists_with)
 
     @property
     def function(self):
@@ -126,7 +138,25 @@ class Role(object):
             from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import settings as loaded
         else:
             raise ValueError('role %s: no desired-state module %r' % (self.name, module))
+        if function == 'from_record':
+            # The function of a role whose record says all of it takes the record (states.from_record()).
+            return functools.partial(loaded.from_record, self)
         return getattr(loaded, function)
+
+    @property
+    def setting_variables(self):
+        """The server variables its states may name in `settings` (owns' names)."""
+        return tuple(name for name, _inputs in self.owns)
+
+    def pinning_input(self, name):
+        """The one input whose value pins server variable name, or None (not owned, or worked out of several)."""
+        inputs = dict(self.owns).get(name)
+        return inputs if isinstance(inputs, str) else None
+
+    @property
+    def storage_class_input(self):
+        """The input that stands for the storage detected (a role that detects storage), else None."""
+        return self.name + '_storage_class' if self.detects_storage else None
 
     @property
     def inputs(self):
@@ -138,45 +168,58 @@ class Role(object):
         """The file name of the role's drop-in (in dbfleet_option_dropin_dir)."""
         return '60-dbfleet-%s.cnf' % self.name
 
-    @property
-    def restarts(self):
-        """Whether the role may restart its server (it has a <name>_restart input)."""
-        return (self.name + '_restart') in self.inputs
-
 
 # In the order site.yml applies them and verify.yml audits them.
 REGISTRY = (
     Role('flush_neighbors', ('role_states', 'flush_neighbors'),
          outputs=('flush_neighbors_desired_settings', 'flush_neighbors_storage', 'flush_neighbors_report'),
          server_variables=('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
-         setting_variables=('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
-         detects_storage=True),
+         # innodb_io_capacity / innodb_io_capacity_max are the settings role's too: flush_neighbors sets them only
+         # with flush_neighbors_io_profile: true (do not use both for one host).
+         owns=(('innodb_flush_neighbors', ('flush_neighbors_storage_class', 'flush_neighbors_map')),
+               ('innodb_io_capacity', None), ('innodb_io_capacity_max', None)),
+         detects_storage=True, persists_with=('flush_neighbors_persist=set_persist', 'flush_neighbors_persist=both')),
     Role('adaptive_hash', ('role_states', 'adaptive_hash'),
          outputs=('adaptive_hash_desired_settings', 'adaptive_hash_report', 'adaptive_hash_pending_restart',
                   'adaptive_hash_restarted'),
          server_variables=('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts'),
-         setting_variables=('innodb_adaptive_hash_index', 'innodb_adaptive_hash_index_parts',
-                            'innodb_adaptive_hash_index_partitions')),
+         owns=(('innodb_adaptive_hash_index', 'adaptive_hash_enabled'),
+               ('innodb_adaptive_hash_index_parts', 'adaptive_hash_parts'),
+               ('innodb_adaptive_hash_index_partitions', 'adaptive_hash_parts')),
+         owns_prefixes=(('innodb_adaptive_hash_index', ('adaptive_hash_enabled',)),),
+         restarts=True),
     Role('memcached', ('role_states', 'memcached'),
          outputs=('memcached_desired_settings', 'memcached_report', 'memcached_restarted'),
-         setting_variables=('daemon_memcached_option', 'daemon_memcached_r_batch_size',
-                            'daemon_memcached_w_batch_size', 'innodb_api_enable_binlog', 'innodb_api_enable_mdl',
-                            'innodb_api_trx_level'),
-         hosts='memcached'),
+         owns=(('daemon_memcached_option',
+                ('memcached_port', 'memcached_bind_address', 'memcached_daemon_extra_options')),
+               ('daemon_memcached_r_batch_size', 'memcached_r_batch_size'),
+               ('daemon_memcached_w_batch_size', 'memcached_w_batch_size'),
+               ('innodb_api_enable_binlog', 'memcached_api_enable_binlog'),
+               ('innodb_api_enable_mdl', 'memcached_api_enable_mdl'),
+               ('innodb_api_trx_level', 'memcached_api_trx_level')),
+         owns_prefixes=(('daemon_memcached', ('memcached_port', 'memcached_bind_address',
+                                              'memcached_daemon_extra_options')),),
+         hosts='memcached', restarts=True),
     Role('myrocks', ('role_states', 'myrocks'),
          outputs=('myrocks_desired_settings', 'myrocks_report', 'myrocks_pending_restart', 'myrocks_restarted'),
-         server_variables=tuple(row[1] for row in MYROCKS_SETTINGS),
-         setting_variables=tuple(row[1] for row in MYROCKS_SETTINGS),
+         server_variables=('rocksdb_block_cache_size', 'rocksdb_flush_log_at_trx_commit',
+                           'rocksdb_max_background_jobs', 'rocksdb_default_cf_options'),
+         # Kinds, ranges and whether each is dynamic: flavors.VARIABLES (the MariaDB MyRocks reference).
+         owns=(('rocksdb_block_cache_size', 'myrocks_block_cache_size'),
+               ('rocksdb_flush_log_at_trx_commit', 'myrocks_flush_log_at_trx_commit'),
+               ('rocksdb_max_background_jobs', 'myrocks_max_background_jobs'),
+               ('rocksdb_default_cf_options', 'myrocks_default_cf_options')),
+         owns_prefixes=(('rocksdb', ('myrocks_* (myrocks_enabled, myrocks_block_cache_size, ...)',)),),
          engines=('ROCKSDB',),
          # MyRocks loads a storage engine and restarts for it: applied only where asked for.
-         site=False),
+         site=False, restarts=True),
     Role('settings', ('settings', 'settings'),
          outputs=('settings_desired_settings', 'settings_report', 'settings_pending_restart', 'settings_restarted'),
          # Any setting by name (settings_values): checked against the server's own catalog, which it reads instead
          # of named variables; the settings other roles own are refused by name (settings.owner()).
          catalog=True,
          # Applied where asked for (site_roles, or the role on its own): a map of settings is the user's.
-         site=False),
+         site=False, restarts=True, persists_with=('settings_persist=true',)),
 )
 RECORDS = dict((r.name, r) for r in REGISTRY)
 # The role names, sorted (module choices, messages).
@@ -238,6 +281,22 @@ def setting_owner(name):
     return None
 
 
+def owning_role(name):
+    """(role, its inputs) of the role that owns server variable name, or None: a role's own setting with the inputs
+    that pin it (its record's owns), else the longest of the roles' owns_prefixes that name starts with. A setting
+    a role sets without owning it (owns: None) has no owner."""
+    for record in REGISTRY:
+        inputs = dict(record.owns).get(name)
+        if inputs is not None:
+            return record.name, (inputs,) if isinstance(inputs, str) else tuple(inputs)
+    prefixes = [(prefix, record.name, tuple(inputs)) for record in REGISTRY for prefix, inputs in record.owns_prefixes
+                if name.startswith(prefix)]
+    if not prefixes:
+        return None
+    _prefix, role, inputs = max(prefixes, key=lambda item: len(item[0]))
+    return role, inputs
+
+
 def server_engine_names(roles):
     """The storage engines whose state the roles read (server facts `engines`)."""
     return _names(roles, 'engines')
@@ -249,7 +308,7 @@ def server_catalog(roles):
 
 
 def restart_roles(roles):
-    """The roles of roles that may restart a server (they have a <role>_restart input)."""
+    """The roles of roles that may restart a server (their records say so: Role restarts)."""
     return [r for r in roles if RECORDS[r].restarts]
 
 

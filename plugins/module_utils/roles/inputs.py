@@ -33,13 +33,16 @@ def variable_range(name, facts):
     """(minimum, maximum) of server variable name on this server, from flavors.VARIABLES.
 
     When the server has no such variable, the range of its newest span anywhere (so input is still
-    checked on a host the role will skip)."""
+    checked on a host the role will skip). ValueError for a name the table has no spans of: a role's setting
+    without a range is a gap in the table, not an input without checks (test_desired.py holds every record's
+    settings to it)."""
     flavor, version = identity(facts)
     vf = flavors.variable_facts(name, flavor, version)
     if vf is None:
         spans = flavors.VARIABLES.get(name) or []
         if not spans:
-            return None, None
+            raise ValueError('%s has no spans in flavors.VARIABLES: add them (with their source) before a role '
+                             'checks its input against the server\'s range' % name)
         value = spans[-1].value
         return value.get('minimum'), value.get('maximum')
     return vf.minimum, vf.maximum

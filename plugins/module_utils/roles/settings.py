@@ -42,23 +42,6 @@ COMMENTS = (
     'Values as the server runs them (rounded by the server, percentages of memory resolved on this host).',
 )
 
-# Settings another role owns: name prefix -> (role, the role's input variable). One owner per setting.
-# innodb_io_capacity / innodb_io_capacity_max are this role's: flush_neighbors sets them only with
-# flush_neighbors_io_profile: true (do not use both for one host).
-OWNED = (
-    ('innodb_adaptive_hash_index_parts', 'adaptive_hash', 'adaptive_hash_parts'),
-    ('innodb_adaptive_hash_index_partitions', 'adaptive_hash', 'adaptive_hash_parts'),
-    ('innodb_adaptive_hash_index', 'adaptive_hash', 'adaptive_hash_enabled'),
-    ('innodb_flush_neighbors', 'flush_neighbors', 'flush_neighbors_storage_class / flush_neighbors_map'),
-    ('daemon_memcached_r_batch_size', 'memcached', 'memcached_r_batch_size'),
-    ('daemon_memcached_w_batch_size', 'memcached', 'memcached_w_batch_size'),
-    ('daemon_memcached', 'memcached', 'memcached_port / memcached_bind_address / memcached_daemon_extra_options'),
-    ('innodb_api_enable_binlog', 'memcached', 'memcached_api_enable_binlog'),
-    ('innodb_api_enable_mdl', 'memcached', 'memcached_api_enable_mdl'),
-    ('innodb_api_trx_level', 'memcached', 'memcached_api_trx_level'),
-    ('rocksdb', 'myrocks', 'myrocks_* (myrocks_enabled, myrocks_block_cache_size, ...)'),
-)
-SHARED = ('innodb_io_capacity', 'innodb_io_capacity_max')
 BUFFER_POOL = 'innodb_buffer_pool_size'
 _NAME_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_-]{0,63}$')
 # The writer's kind for each value kind (option_writer.option_file()).
@@ -66,15 +49,12 @@ LINE_KINDS = dict(bool='bool', int='int', size='int', float='word', enum='word',
 
 
 def owner(name):
-    """(role, role variable) of the role that owns server variable name, or None (the prefixes of OWNED, then the
-    setting variables of the roles' records: desired.setting_owner())."""
-    for prefix, role, variable in OWNED:
-        if name.startswith(prefix):
-            return role, variable
-    role = desired.setting_owner(name)
-    if role and role != ROLE and name not in SHARED:
-        return role, '%s_*' % role
-    return None
+    """(role, its inputs as a message names them) of the role that owns server variable name, or None: one owner per
+    setting, from the roles' records (desired.owning_role(): each role's owns and owns_prefixes)."""
+    owned = desired.owning_role(name)
+    if owned is None or owned[0] == ROLE:
+        return None
+    return owned[0], ' / '.join(owned[1])
 
 
 def _server(facts):
@@ -297,13 +277,53 @@ def settings(variables, facts):
     PERSIST_ONLY, with settings_persist), pending_restart, restart_settings, restart_reason, translated, predicted
     (what the server does to each value), memory (what a percentage was taken of), resize (the buffer pool's online
     resize), unsupported, unresolved, left_alone, issues, notes.
+
+    The steps, each a function of its own: the inputs (role_inputs), the names (wanted_names, translate_redo), each
+    setting against this server (setting_rows), the checks across settings (cross_checks), then what happens to
+    each (plan) and the notes (plan_notes).
     """
     check = role_input.Checker(variables, desired.INPUTS[ROLE], facts)
-    wanted_raw = security_inputs(check, check.mapping('settings_values'))
+    where = _server(facts)
+    catalog = facts.get('catalog') or {}
+    memory = facts.get('memory') or {}
+    wanted_raw, persist, resize_timeout, floor = role_inputs(check, facts, where)
+    wanted, left_alone = wanted_names(check, wanted_raw)
+    wanted, translated, errors = translate_redo(wanted, catalog, where)
+    for message in errors:
+        check.error(message)
+    found = setting_rows(check, wanted, facts, where, translated)
+    cross_checks(check, found['rows'], catalog, floor, found['memory'])
+    check.done()
+
+    planned = plan(found['rows'], persist, where, found['predicted'])
+    runtime = _safe_order(planned['runtime'], catalog)
+    restart_settings = planned['restart_settings']
+    pending = bool(restart_settings)
+    reason = ''
+    if pending:
+        reason = 'read-only settings: %s' % ', '.join('%s=%s' % kv for kv in sorted(restart_settings.items()))
+    notes = planned['notes'] + plan_notes(translated, found, restart_settings)
+    return option_writer.with_option_file(
+        COMMENTS, planned['lines'],
+        settings=planned['settings'], runtime=runtime, persist=bool(persist), runtime_persist=bool(persist),
+        persist_only=planned['persist_only'], resize_timeout=resize_timeout,
+        translated=translated, predicted=found['predicted'], memory=found['memory'], memory_facts=memory,
+        resize=resize_plan(runtime, catalog, resize_timeout),
+        unsupported=found['unsupported'], unresolved=found['unresolved'], left_alone=left_alone,
+        issues=planned['issues'] + found['unsupported'] + found['unresolved'], notes=notes,
+        catalog_source=facts.get('catalog_source'),
+        **role_input.restart_state(pending, restart_settings, reason)
+    )
+
+
+def role_inputs(check, facts, where):
+    """(wanted, persist, resize_timeout, floor): settings_values without the refused security settings
+    (security_inputs()), settings_persist (refused where the server has no SET PERSIST), settings_resize_timeout and
+    settings_buffer_pool_floor in bytes; the restart inputs are checked (role_input.restart_inputs()). Bad ones go
+    to check."""
+    wanted = security_inputs(check, check.mapping('settings_values'))
     persist = check.boolean('settings_persist', allow_none=False)
-    check.choice('settings_restart', ('never', 'allowed'))
-    check.integer('settings_restart_timeout', 1)
-    check.integer('settings_restart_max_lag', 0)
+    role_input.restart_inputs(check, ROLE)
     resize_timeout = check.integer('settings_resize_timeout', 0)
     floor_raw = check.raw('settings_buffer_pool_floor')
     floor = None
@@ -312,15 +332,17 @@ def settings(variables, facts):
         if floor is None or isinstance(floor_raw, bool):
             check.error('settings_buffer_pool_floor must be a size (bytes, or digits with K, M, G, T); got %s'
                         % desired.shown(floor_raw))
-    where = _server(facts)
     if persist and not (facts.get('capabilities') or {}).get('set_persist'):
         check.error('settings_persist: true needs SET PERSIST / SET PERSIST_ONLY, which %s does not have (MySQL and '
                     'Percona Server 8.0+ only; MariaDB has no persisted settings): use settings_persist: false, the '
                     'drop-in file alone, for this host' % where)
-    catalog = facts.get('catalog') or {}
-    memory = facts.get('memory') or {}
+    return wanted, persist, resize_timeout, floor
 
-    # Names: plain, lower case, no other role's, not fixed at initialization.
+
+def wanted_names(check, wanted_raw):
+    """(wanted, left_alone): the map by plain lower-case server name (null values left alone), refusing through
+    check what is not a name, a value that is a map or list, another role's setting (owner()), a setting fixed at
+    initialization (flavors.INIT_ONLY_VARIABLES) and two spellings of one name."""
     wanted, left_alone = {}, []
     for key, value in sorted(wanted_raw.items(), key=lambda kv: str(kv[0])):
         label = 'settings_values.%s' % key
@@ -347,11 +369,17 @@ def settings(variables, facts):
             check.error('%s is written twice (spellings of one name)' % label)
             continue
         wanted[name] = value
-    wanted, translated, errors = translate_redo(wanted, catalog, where)
-    for message in errors:
-        check.error(message)
+    return wanted, left_alone
 
-    rows, unsupported, unresolved, predicted, relative = [], [], [], {}, {}
+
+def setting_rows(check, wanted, facts, where, translated):
+    """Each wanted setting against this server: dict(rows, unsupported, unresolved, predicted, memory). A row:
+    dict(name, label, kind, choices, limits, dynamic, flag_source, runs, running, restart_only) - the server's name
+    (translated gets a line for a respelt one), what it is (describe()), the value it will run. A setting this
+    server lacks but others have, or ignores (ignored_while()), is unsupported; a percentage without the memory,
+    unresolved; a bad value or an unknown name goes to check."""
+    catalog = facts.get('catalog') or {}
+    found = dict(rows=[], unsupported=[], unresolved=[], predicted={}, memory={})
     chunk, instances = buffer_pool_unit(wanted, catalog)
     rounding = flavors.capability('buffer_pool_chunk_rounding', *_identity(facts))
     for name, value in sorted(wanted.items()):
@@ -363,9 +391,9 @@ def settings(variables, facts):
         cat = catalog.get(server_name)
         if cat is None:
             if flavors.exists_anywhere(server_name) or server_name in flavors.REDO_LOG.values():
-                unsupported.append(dict(name=name, status='unsupported',
-                                        reason='%s has no %s (other flavors or versions have it): left alone here'
-                                        % (where, server_name)))
+                found['unsupported'].append(dict(name=name, status='unsupported',
+                                                 reason='%s has no %s (other flavors or versions have it): left alone '
+                                                 'here' % (where, server_name)))
                 continue
             close = close_names(name, catalog)
             check.error('%s: %s has no such variable%s' % (
@@ -374,65 +402,86 @@ def settings(variables, facts):
         kind, choices, limits, dynamic, flag_source = describe(server_name, facts, cat)
         ignored = ignored_while(server_name, wanted, catalog)
         if ignored:
-            unsupported.append(dict(name=server_name, status='ignored', reason='%s ignores %s: %s; left alone here'
-                                    % (where, server_name, ignored)))
+            found['unsupported'].append(dict(name=server_name, status='ignored', reason='%s ignores %s: %s; left '
+                                             'alone here' % (where, server_name, ignored)))
             continue
-        pct = percentage(value)
-        if pct is not None:
-            if kind != 'size':
-                check.error('%s: a percentage of memory is for sizes; %s is %s' % (label, server_name,
-                                                                                   rule(kind, choices, limits)))
-                continue
-            if not 0 < pct <= 100:
-                check.error('%s must be a percentage above 0 and at most 100 of the memory; got %s'
-                            % (label, desired.shown(value)))
-                continue
-            if not memory.get('bytes'):
-                unresolved.append(dict(name=server_name, status='unresolved', reason='%s of memory: %s' % (
-                    value, memory.get('reason') or 'the memory of the server is not known here')))
-                continue
-            number = int(memory['bytes'] * pct / 100)
-            relative[server_name] = dict(written=value, bytes=number, memory=memory['bytes'], source=memory.get('source'))
-            value_to_check = number
-        else:
-            value_to_check = value
+        value_to_check = of_memory(check, label, server_name, value, kind, (choices, limits), facts.get('memory') or {},
+                                   found)
+        if value_to_check is None:
+            continue
         try:
             canonical = values.check(value_to_check, kind, choices, limits)
         except values.ValueError_ as e:
             check.error('%s must be %s on %s; got %s (%s)'
                         % (label, rule(kind, choices, limits), where, desired.shown(value), e))
             continue
-        notes_here = []
-        runs = canonical
-        restart_only = False
-        if kind in ('int', 'size'):
-            runs, note = values.effective(canonical, limits)
-            if note:
-                notes_here.append(note)
-            if server_name == BUFFER_POOL and rounding and chunk:
-                unit = chunk * instances
-                if runs < unit:
-                    restart_only = True
-                    notes_here.append('below innodb_buffer_pool_chunk_size x innodb_buffer_pool_instances (%d): a running '
-                                      'server rounds it up, a restart shrinks the chunk and runs %d' % (unit, runs))
-                else:
-                    rounded = values.buffer_pool_effective(runs, chunk, instances)
-                    if rounded != runs:
-                        notes_here.append('the server rounds %d up to %d (a multiple of innodb_buffer_pool_chunk_size '
-                                          '%d x innodb_buffer_pool_instances %d)' % (runs, rounded, chunk, instances))
-                    runs = rounded
+        runs, notes_here, restart_only = running_value(server_name, canonical, kind, limits,
+                                                       (chunk, instances) if rounding else None)
         _text, problem = option_writer.option_value(label, line_value(runs, kind), LINE_KINDS[kind])
         if problem:
             check.error(problem)
             continue
         if runs != canonical or notes_here:
-            predicted[server_name] = dict(written=value, runs=runs, notes=notes_here)
-        rows.append(dict(name=server_name, label=label, kind=kind, choices=choices, limits=limits, dynamic=dynamic,
-                         flag_source=flag_source, runs=runs, running=cat.get('value'), restart_only=restart_only))
+            found['predicted'][server_name] = dict(written=value, runs=runs, notes=notes_here)
+        found['rows'].append(dict(name=server_name, label=label, kind=kind, choices=choices, limits=limits,
+                                  dynamic=dynamic, flag_source=flag_source, runs=runs, running=cat.get('value'),
+                                  restart_only=restart_only))
+    return found
 
+
+def of_memory(check, label, server_name, value, kind, rules, memory, found):
+    """The value to check: value itself, or the bytes a percentage of the server's memory ('70%') means (recorded in
+    found['memory']). None when there is nothing to check: a bad percentage (to check) or memory not known here
+    (found['unresolved']). rules: (choices, limits) for messages."""
+    pct = percentage(value)
+    if pct is None:
+        return value
+    if kind != 'size':
+        check.error('%s: a percentage of memory is for sizes; %s is %s' % (label, server_name, rule(kind, *rules)))
+        return None
+    if not 0 < pct <= 100:
+        check.error('%s must be a percentage above 0 and at most 100 of the memory; got %s'
+                    % (label, desired.shown(value)))
+        return None
+    if not memory.get('bytes'):
+        found['unresolved'].append(dict(name=server_name, status='unresolved', reason='%s of memory: %s' % (
+            value, memory.get('reason') or 'the memory of the server is not known here')))
+        return None
+    number = int(memory['bytes'] * pct / 100)
+    found['memory'][server_name] = dict(written=value, bytes=number, memory=memory['bytes'], source=memory.get('source'))
+    return number
+
+
+def running_value(server_name, canonical, kind, limits, pool_unit):
+    """(runs, notes, restart_only): the value the server runs for a checked one - a number rounded to its block
+    size (values.effective()), the buffer pool rounded up to chunk x instances (pool_unit: (chunk, instances) where
+    the server rounds so, else None); restart_only when only a restart gets it there (a buffer pool below one unit)."""
+    if kind not in ('int', 'size'):
+        return canonical, [], False
+    notes = []
+    runs, note = values.effective(canonical, limits)
+    if note:
+        notes.append(note)
+    if server_name != BUFFER_POOL or not pool_unit or not pool_unit[0]:
+        return runs, notes, False
+    chunk, instances = pool_unit
+    unit = chunk * instances
+    if runs < unit:
+        notes.append('below innodb_buffer_pool_chunk_size x innodb_buffer_pool_instances (%d): a running '
+                     'server rounds it up, a restart shrinks the chunk and runs %d' % (unit, runs))
+        return runs, notes, True
+    rounded = values.buffer_pool_effective(runs, chunk, instances)
+    if rounded != runs:
+        notes.append('the server rounds %d up to %d (a multiple of innodb_buffer_pool_chunk_size '
+                     '%d x innodb_buffer_pool_instances %d)' % (runs, rounded, chunk, instances))
+    return rounded, notes, False
+
+
+def cross_checks(check, rows, catalog, floor, relative):
+    """What no setting says alone, to check: innodb_io_capacity above innodb_io_capacity_max (the map's or the
+    server's: the server clamps it; MySQL 8.0.33: SET GLOBAL innodb_io_capacity=3000 with a maximum of 2000 runs 2000
+    with a warning), the buffer pool below settings_buffer_pool_floor."""
     by_name = dict((r['name'], r) for r in rows)
-    # innodb_io_capacity may not exceed innodb_io_capacity_max: the server clamps it (MySQL 8.0.33: SET GLOBAL
-    # innodb_io_capacity=3000 with a maximum of 2000 runs 2000 with a warning).
     cap, cap_max = by_name.get('innodb_io_capacity'), by_name.get('innodb_io_capacity_max')
     if cap is not None:
         top = cap_max['runs'] if cap_max else _size((catalog.get('innodb_io_capacity_max') or {}).get('value'))
@@ -447,60 +496,63 @@ def settings(variables, facts):
                     'settings_buffer_pool_floor (%d): refused' % (
                         pool['runs'], (' (%s of %d bytes, %s)' % (base['written'], base['memory'], base['source']))
                         if base else '', floor))
-    check.done()
 
-    settings_out, lines, runtime, restart_settings, persist_only, issues, notes = {}, [], [], {}, {}, [], []
+
+def plan(rows, persist, where, predicted):
+    """What happens to each checked setting: dict(settings, lines, runtime, restart_settings, persist_only, issues,
+    notes). A dynamic one that differs (or every dynamic one with persist) is set at runtime; a read-only one (or one
+    only a restart brings) that differs waits for a restart, with an issue saying why; with persist the read-only
+    ones go to SET PERSIST_ONLY. Every one is a line of the drop-in."""
+    out = dict(settings={}, lines=[], runtime=[], restart_settings={}, persist_only={}, issues=[], notes=[])
     for row in rows:
         name, kind = row['name'], row['kind']
         value = row['runs']
-        settings_out[name] = value
-        lines.append((name, line_value(value, kind), LINE_KINDS[kind]))
+        out['settings'][name] = value
+        out['lines'].append((name, line_value(value, kind), LINE_KINDS[kind]))
         same = values.equal(value, row['running'], kind, row['choices'], limits=row['limits'])
         if row['flag_source'] and 'nearest' in row['flag_source'] and not same:
-            notes.append('%s: %s at runtime as on %s' % (name, 'set' if row['dynamic'] else 'read-only',
-                                                         row['flag_source']))
+            out['notes'].append('%s: %s at runtime as on %s' % (name, 'set' if row['dynamic'] else 'read-only',
+                                                                row['flag_source']))
         if row['dynamic'] and not row['restart_only']:
             if not same or persist:
-                runtime.append({name: value})
+                out['runtime'].append({name: value})
             continue
         if persist:
-            persist_only[name] = value
+            out['persist_only'][name] = value
         if same:
             continue
-        restart_settings[name] = value
+        out['restart_settings'][name] = value
         why = ('read-only at runtime on %s%s' % (where, (' (as on %s)' % row['flag_source']) if row['flag_source']
                                                  and row['flag_source'] != 'the version table' else '')
                if row['dynamic'] is False else
                'whether %s can change at runtime is not known on %s (not in the version table): a restart applies it'
                % (name, where) if row['dynamic'] is None else predicted[name]['notes'][-1])
-        issues.append(dict(status='pending_restart', name=name,
-                           reason='the server runs %s, the drop-in says %s: %s' % (row['running'], value, why)))
-    runtime = _safe_order(runtime, catalog)
+        out['issues'].append(dict(status='pending_restart', name=name,
+                                  reason='the server runs %s, the drop-in says %s: %s' % (row['running'], value, why)))
+    return out
+
+
+def resize_plan(runtime, catalog, resize_timeout):
+    """The buffer pool's online resize the runtime steps start (dict(from, to, timeout)), or None."""
     resize = None
     for item in runtime:
         if BUFFER_POOL in item and not values.equal(item[BUFFER_POOL], (catalog.get(BUFFER_POOL) or {}).get('value'),
                                                     'size'):
             resize = {'from': values.parse_size(catalog[BUFFER_POOL]['value']), 'to': item[BUFFER_POOL],
                       'timeout': resize_timeout}
-    pending = bool(restart_settings)
-    reason = ''
-    if pending:
-        reason = 'read-only settings: %s' % ', '.join('%s=%s' % kv for kv in sorted(restart_settings.items()))
-    notes.extend(item['reason'] for item in translated)
-    notes.extend('%s left out: %s' % (item['name'], item['reason']) for item in unresolved)
+    return resize
+
+
+def plan_notes(translated, found, restart_settings):
+    """The notes of what was translated, left out, taken of memory and what the server does to a value (not for
+    those waiting for a restart: their issue says it)."""
+    notes = [item['reason'] for item in translated]
+    notes.extend('%s left out: %s' % (item['name'], item['reason']) for item in found['unresolved'])
     notes.extend('%s: %s of %d bytes (%s) = %d' % (name, item['written'], item['memory'], item['source'], item['bytes'])
-                 for name, item in sorted(relative.items()))
-    notes.extend('%s: %s' % (name, note) for name, item in sorted(predicted.items()) for note in item['notes']
+                 for name, item in sorted(found['memory'].items()))
+    notes.extend('%s: %s' % (name, note) for name, item in sorted(found['predicted'].items()) for note in item['notes']
                  if name not in restart_settings)
-    return option_writer.with_option_file(
-        COMMENTS, lines,
-        settings=settings_out, runtime=runtime, persist=bool(persist), runtime_persist=bool(persist),
-        persist_only=persist_only, resize_timeout=resize_timeout,
-        translated=translated, predicted=predicted, memory=relative, memory_facts=memory, resize=resize,
-        unsupported=unsupported, unresolved=unresolved, left_alone=left_alone,
-        issues=issues + unsupported + unresolved, notes=notes, catalog_source=facts.get('catalog_source'),
-        **role_input.restart_state(pending, restart_settings, reason)
-    )
+    return notes
 
 
 def _safe_order(runtime, catalog):

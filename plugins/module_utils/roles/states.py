@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The desired state of the InnoDB roles adaptive_hash, flush_neighbors, memcached and myrocks, from the role's
+"""The desired state of the InnoDB roles (every role of the registry but settings), from the role's
 variables and the server's facts: one pure function per role, the function of its record in module_utils/roles/desired.py's registry
 (the settings role's is module_utils/roles/settings.py). Each checks the role's variables as the user wrote them (role_input.Checker,
 the ranges of the version table, versions/flavors.py) and returns what the role manages on this server: the settings (as
@@ -31,6 +31,64 @@ IO_CAPACITY_MAX = dict(ssd=4000, hdd=2000, mixed=2000)
 # memcached command-line options: letters, digits, spaces and the punctuation options use.
 _DAEMON_OPTIONS_RE = re.compile(r'^[A-Za-z0-9 ._,:=/+-]*$')
 _ADDRESS_RE = re.compile(r'^[A-Za-z0-9.:_%-]+$')
+
+
+# ---------------------------------------------------------------- a role that sets what its record owns
+# The option-file writer's kind for each kind of the version table.
+_LINE_KINDS = dict(bool='bool', int='int', size='int', enum='word', str='text')
+
+
+def from_record(record, variables, facts):
+    """Desired state of a role whose record says all of it: each setting it owns (record.owns) takes the value of the
+    one input that pins it, checked against the version table's kind and range for this server (flavors.VARIABLES;
+    a null input leaves the setting alone); a setting this server lacks is unsupported; a dynamic one is set at
+    runtime, a read-only one that differs waits for a restart (a record that may restart: record.restarts, whose
+    restart inputs are checked here). desired.Role.function hands the record over (source
+    ('role_states', 'from_record')). Returns a dict: settings, option_file, runtime, unsupported, issues, notes,
+    pending_restart, restart_settings, restart_reason."""
+    check = role_input.Checker(variables, desired.INPUTS[record.name], facts)
+    where = role_input.server_text(facts)
+    wanted = []
+    for name, input_name in record.owns:
+        vf = flavors.variable_facts(name, *role_input.identity(facts)) or flavors.VarFacts(
+            name=name, **flavors.VARIABLES[name][-1].value)
+        if vf.kind == 'bool':
+            value = check.boolean(input_name)
+        elif vf.kind in ('int', 'size'):
+            value = check.integer(input_name, vf.minimum, vf.maximum, where='on ' + where)
+        elif vf.kind == 'enum':
+            value = check.choice(input_name, vf.choices, allow_none=True)
+        else:
+            value = check.text(input_name)
+        if value is not None:
+            wanted.append((name, value, vf.kind))
+    if record.restarts:
+        role_input.restart_inputs(check, record.name)
+    check.done()
+
+    settings, lines, runtime, restart_settings, unsupported, issues = {}, [], {}, {}, [], []
+    for name, value, kind in wanted:
+        settings[name] = value
+        server = role_input.server_variable(facts, name)
+        if not server.get('exists'):
+            unsupported.append(dict(name=name, status='unsupported',
+                                    reason=server.get('reason') or '%s has no %s' % (where, name)))
+            continue
+        lines.append((name, value, _LINE_KINDS[kind]))
+        if server.get('dynamic') and server.get('settable', True):
+            runtime[name] = value
+        elif not values.equal(value, server.get('runtime'), 'int' if kind == 'size' else kind):
+            restart_settings[name] = value
+            issues.append(dict(status='pending_restart', name=name, reason='the server runs %s, the drop-in says %s: '
+                               'read-only at runtime on %s' % (server.get('runtime'), value, where)))
+    reason = ', '.join('%s=%s' % kv for kv in sorted(restart_settings.items()))
+    return option_writer.with_option_file(
+        ('Managed by the dbfleet.innodb.%s role: local changes are overwritten.' % record.name,
+         'Set its %s_* inputs in the inventory instead.' % record.name),
+        lines, settings=settings, runtime=runtime, unsupported=unsupported, issues=issues + unsupported,
+        notes=['%s waits for a restart' % reason] if reason else [],
+        **role_input.restart_state(bool(restart_settings), restart_settings, reason)
+    )
 
 
 # ---------------------------------------------------------------- adaptive_hash
@@ -377,6 +435,19 @@ MYROCKS_COMMENTS = (
 )
 
 
+def myrocks_settings(facts):
+    """(input, server variable, kind, minimum, maximum, dynamic) of each setting the myrocks role owns (its record),
+    kind as the option-file writer takes it (int or text), the range and whether it is dynamic from the version
+    table (flavors.VARIABLES: this server's span, else the newest one)."""
+    rows = []
+    for name, role_name in desired.RECORDS['myrocks'].owns:
+        spans = flavors.VARIABLES[name]
+        vf = flavors.variable_facts(name, *role_input.identity(facts)) or flavors.VarFacts(name=name, **spans[-1].value)
+        kind = 'int' if vf.kind in ('int', 'size') else 'text'
+        rows.append((role_name, name, kind, vf.minimum, vf.maximum, vf.dynamic))
+    return rows
+
+
 def myrocks(variables, facts):
     """Desired state of the myrocks role.
 
@@ -390,7 +461,7 @@ def myrocks(variables, facts):
     check = role_input.Checker(variables, desired.INPUTS['myrocks'], facts)
     enabled = check.boolean('myrocks_enabled')
     wanted = []
-    for role_name, name, kind, low, high, dynamic in desired.MYROCKS_SETTINGS:
+    for role_name, name, kind, low, high, dynamic in myrocks_settings(facts):
         if kind == 'int':
             value = check.integer(role_name, low, high)
         else:

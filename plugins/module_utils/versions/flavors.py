@@ -235,6 +235,25 @@ VARIABLES = {
     'innodb_api_trx_level': [
         _span((MYSQL, PERCONA), (5, 6, 6), None, _v('int', True, 0, 0, 3)),
     ],
+    # MyRocks (the myrocks role): variables of the ROCKSDB plugin (MariaDB 10.2.5+, Percona Server 5.7+). Ranges and
+    # whether each is dynamic from the MariaDB KB "MyRocks System Variables" (docs/storage_engines.md); a server
+    # that reports whether a variable is dynamic (information_schema.SYSTEM_VARIABLES) is believed first.
+    'rocksdb_block_cache_size': [
+        _span((MARIADB,), (10, 2, 5), None, _v('int', True, None, 1024, plugin='rocksdb')),
+        _span((PERCONA,), (5, 7, 0), None, _v('int', True, None, 1024, plugin='rocksdb')),
+    ],
+    'rocksdb_flush_log_at_trx_commit': [
+        _span((MARIADB,), (10, 2, 5), None, _v('int', True, None, 0, 2, plugin='rocksdb')),
+        _span((PERCONA,), (5, 7, 0), None, _v('int', True, None, 0, 2, plugin='rocksdb')),
+    ],
+    'rocksdb_max_background_jobs': [
+        _span((MARIADB,), (10, 2, 5), None, _v('int', True, None, -1, 64, plugin='rocksdb')),
+        _span((PERCONA,), (5, 7, 0), None, _v('int', True, None, -1, 64, plugin='rocksdb')),
+    ],
+    'rocksdb_default_cf_options': [
+        _span((MARIADB,), (10, 2, 5), None, _v('str', False, plugin='rocksdb')),
+        _span((PERCONA,), (5, 7, 0), None, _v('str', False, plugin='rocksdb')),
+    ],
 }
 
 # Names that mean the same setting on different flavors/versions. The first name
@@ -254,6 +273,14 @@ ALIASES = {
 # innodb-system-variables (innodb_log_file_size, innodb_log_files_in_group).
 REDO_LOG = dict(capacity='innodb_redo_log_capacity', file_size='innodb_log_file_size',
                 files='innodb_log_files_in_group')
+
+
+def _gone_since(name, flavor):
+    """The version from which flavor has no variable name: where its last span of VARIABLES ends (the one statement
+    of a cut-over, which RENAMED_VARIABLES takes from here)."""
+    return [span for span in VARIABLES[name] if flavor in span.flavors][-1].until
+
+
 # Why MySQL 9 has no per-file redo log settings (RENAMED_VARIABLES: both names point at the capacity).
 _REDO_LOG_GONE = ('deprecated in MySQL 8.0.30, absent from 9.7.4: the redo log is sized by %(capacity)s '
                   '(%(file_size)s x %(files)s)' % REDO_LOG)
@@ -271,8 +298,11 @@ RENAMED_VARIABLES = {
     'expire_logs_days': [_span((MYSQL, PERCONA), (8, 4, 0), None, (
         'binlog_expire_logs_seconds', 'removed in MySQL 8.4 (deprecated 8.0.3): binlog_expire_logs_seconds, in seconds'))],
     # The redo log's names: REDO_LOG (one statement of them, also read by module_utils/roles/settings.py).
-    REDO_LOG['file_size']: [_span((MYSQL, PERCONA), (9, 0, 0), None, (REDO_LOG['capacity'], _REDO_LOG_GONE))],
-    REDO_LOG['files']: [_span((MYSQL, PERCONA), (9, 0, 0), None, (REDO_LOG['capacity'], _REDO_LOG_GONE))],
+    # The version that removed them: VARIABLES' spans (_gone_since()).
+    REDO_LOG['file_size']: [_span((MYSQL, PERCONA), _gone_since(REDO_LOG['file_size'], MYSQL), None,
+                                  (REDO_LOG['capacity'], _REDO_LOG_GONE))],
+    REDO_LOG['files']: [_span((MYSQL, PERCONA), _gone_since(REDO_LOG['files'], MYSQL), None,
+                              (REDO_LOG['capacity'], _REDO_LOG_GONE))],
     'master_info_repository': [_span((MYSQL, PERCONA), (9, 0, 0), None, (
         None, 'removed in MySQL 9.0: replication metadata is always kept in tables (TABLE)'))],
     'relay_log_info_repository': [_span((MYSQL, PERCONA), (9, 0, 0), None, (

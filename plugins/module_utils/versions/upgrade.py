@@ -47,18 +47,6 @@ SILENT = (DEFAULT_CHANGES, NOT_READ, VALUE_ADJUSTED, IGNORED)
 
 # The general settings role (dbfleet.innodb.settings) pins any variable: settings_values {name: value}.
 SETTINGS_ROLE = 'dbfleet.innodb.settings'
-# Role inputs that pin one variable (the role that owns it: desired.setting_owner()).
-ROLE_INPUTS = dict([
-    ('innodb_adaptive_hash_index', 'adaptive_hash_enabled'),
-    ('innodb_adaptive_hash_index_parts', 'adaptive_hash_parts'),
-    ('innodb_adaptive_hash_index_partitions', 'adaptive_hash_parts'),
-    ('daemon_memcached_r_batch_size', 'memcached_r_batch_size'),
-    ('daemon_memcached_w_batch_size', 'memcached_w_batch_size'),
-    ('innodb_api_enable_binlog', 'memcached_api_enable_binlog'),
-    ('innodb_api_enable_mdl', 'memcached_api_enable_mdl'),
-    ('innodb_api_trx_level', 'memcached_api_trx_level'),
-] + [(row[1], row[0]) for row in desired_utils.MYROCKS_SETTINGS])
-
 # Defaults a server sizes for what it has built in (instrument classes, error messages): a new version's own number
 # is right for it, so these changes are reported and never pinned.
 SIZED_BY_SERVER = ('performance_schema_max_*_classes', 'performance_schema_error_size')
@@ -279,8 +267,9 @@ def _role_value(value, kind):
 def pin(name, value, kind):
     """How to keep value for variable name across the upgrade: the owning role's input, else the settings role."""
     role = desired_utils.setting_owner(name)
-    if role and name in ROLE_INPUTS:
-        return dict(role='dbfleet.innodb.%s' % role, variable=ROLE_INPUTS[name], value=_role_value(value, kind))
+    variable = role and desired_utils.RECORDS[role].pinning_input(name)
+    if variable:
+        return dict(role='dbfleet.innodb.%s' % role, variable=variable, value=_role_value(value, kind))
     if role:
         return dict(role='dbfleet.innodb.%s' % role, variable=None, value=value,
                     note='the %s role decides %s: pin it through its inputs' % (role, name))

@@ -16,6 +16,7 @@ import subprocess
 
 import pytest
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from dbfleet_testing.lab import require_lab_hosts
 from dbfleet_testing.servers import INVENTORY, ROOT
 from dbfleet_testing.runs import BIN, env, flat, playbook_proc, recap
@@ -30,8 +31,7 @@ from dbfleet_testing.runs import BIN, env, flat, playbook_proc, recap
      'max_write_share=1.5 is out of range 0-1'),
     ('advise_ahi.yml', {'advise_ahi_thresholds': {'min_hit_ratio': 'high'}}, 'min_hit_ratio'),
     ('rolling_restart.yml', {'rolling_restart_roles': ['adaptive_hash', 'myrock']},
-     'rolling_restart_roles must be one or more of: adaptive_hash, flush_neighbors, memcached, myrocks, settings. '
-     'Got no match for: myrock'),
+     'rolling_restart_roles must be one or more of: %s. Got no match for: myrock' % ', '.join(desired.ROLES)),
     ('rolling_restart.yml', {'rolling_restart_all': 'perhaps'}, "argument 'rolling_restart_all' is of type str"),
     ('rolling_restart.yml', {'rolling_restart_timeout': 0}, 'rolling_restart_timeout=0 is out of range 1 or more'),
     ('rolling_restart.yml', {'rolling_restart_max_lag': -1, 'rolling_restart_timeout': '0'},

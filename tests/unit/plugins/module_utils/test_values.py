@@ -240,7 +240,7 @@ def test_describe_prefers_the_tables_then_the_server():
     # MySQL: the kind from the running value, dynamic as a fresh lab server of the version answered (runtime_flags).
     guessed = v.describe('innodb_max_dirty_pages_pct', MYSQL80, '90.000000')
     assert guessed.kind == 'float' and guessed.dynamic is True
-    assert v.describe('innodb_purge_threads', MYSQL80, '4').dynamic is False
+    assert v.describe('innodb_autoinc_lock_mode', MYSQL80, '2').dynamic is False
     assert v.describe('no_such_variable_here', MYSQL80, '4').dynamic is None
     aurora = flavors.ServerIdentity(flavors.AURORA, (8, 0, 32), '8.0.32', True)
     assert v.describe('innodb_adaptive_hash_index', aurora, 'OFF').settable is False

@@ -317,7 +317,8 @@ def test_host_file_paths_are_never_used_from_the_controller():
 # ---------------------------------------------------------------- desired state and notes
 def test_flush_neighbors_only_with_a_storage_class_and_storage_is_never_inspected():
     roles, notes = fa.controller_roles(['adaptive_hash', 'flush_neighbors'], dict(adaptive_hash_enabled=False))
-    assert roles == ['adaptive_hash'] and notes == [fa.STORAGE_NOTE]
+    assert roles == ['adaptive_hash'] and notes == [fa.storage_note("flush_neighbors")]
+    assert notes[0].startswith("flush_neighbors: ") and "set flush_neighbors_storage_class to audit" in notes[0]
     roles, notes = fa.controller_roles(['flush_neighbors'], dict(flush_neighbors_storage_class='hdd'))
     assert roles == ['flush_neighbors'] and notes == []
     found = fa.storage_not_inspected('/var/lib/mysql', True)

@@ -157,19 +157,21 @@ def test_a_setting_other_versions_have_is_left_alone_with_a_reason():
 
 
 def test_a_variable_the_version_table_does_not_know_is_taken_from_the_catalog():
+    # Names no role owns (a role's settings are in the version table: test_desired.py).
+    assert not {'innodb_stats_auto_recalc', 'innodb_autoinc_lock_mode'} & set(flavors.VARIABLES)
     extra = dict(innodb_monitor_disable=dict(value='', type='VARCHAR', read_only=False),
                  innodb_stats_auto_recalc=dict(value='ON', type='BOOLEAN', read_only=False))
     out = state(dict(innodb_stats_auto_recalc='off'), server('mariadb', (10, 11, 19), extra=extra))
     assert out['runtime'] == [{'innodb_stats_auto_recalc': 'OFF'}]
     # MySQL's catalog does not say whether it is dynamic: a fresh lab server of the version answered SET GLOBAL
     # (runtime_flags.py, from flavor_data), so it is set at runtime and nothing waits for a restart.
-    mysql_extra = dict(innodb_stats_auto_recalc=dict(value='ON'), innodb_purge_threads=dict(value='4'))
+    mysql_extra = dict(innodb_stats_auto_recalc=dict(value='ON'), innodb_autoinc_lock_mode=dict(value='2'))
     out = state(dict(innodb_stats_auto_recalc='off'), server(extra=mysql_extra))
     assert out['runtime'] == [{'innodb_stats_auto_recalc': 'OFF'}] and out['restart_settings'] == {}
     assert not [n for n in out['notes'] if 'nearest' in n]
     # A read-only one waits for a restart and says who said so.
-    out = state(dict(innodb_purge_threads=2), server(extra=mysql_extra))
-    assert out['runtime'] == [] and out['restart_settings'] == dict(innodb_purge_threads=2)
+    out = state(dict(innodb_autoinc_lock_mode=1), server(extra=mysql_extra))
+    assert out['runtime'] == [] and out['restart_settings'] == dict(innodb_autoinc_lock_mode=1)
     assert 'read-only at runtime on MySQL 8.0.33 (as on a fresh MySQL 8.0.33 server)' in out['issues'][0]['reason']
     # A version between two lab versions takes the nearer one's flag and says so.
     out = state(dict(innodb_stats_auto_recalc='off'), server(version=(8, 4, 3), extra=mysql_extra))
@@ -334,3 +336,104 @@ def test_the_catalog_is_read_in_one_bounded_statement(monkeypatch):
     old = flavors.ServerIdentity('mysql', (5, 7, 44), '5.7.44', None)
     assert server_facts.variable_catalog(None, old)[0] == {} and 'has no table of its variables' in \
         server_facts.variable_catalog(None, old)[2]
+
+
+# ---------------------------------------------------------------- the steps of settings(), each on its own
+def checker(facts=None, **inputs):
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
+    return role_input.Checker(inputs, desired.INPUTS['settings'], facts or server())
+
+
+def test_role_inputs_reads_the_inputs_and_names_each_bad_one():
+    check = checker(settings_values=dict(innodb_lock_wait_timeout=5), settings_buffer_pool_floor='1G',
+                    settings_resize_timeout=30)
+    assert settings.role_inputs(check, server(), 'MySQL 8.0.33') == (dict(innodb_lock_wait_timeout=5), False, 30, GIB)
+    assert check.errors == []
+    check = checker(server('mariadb', (10, 11, 19)), settings_persist=True, settings_restart='always',
+                    settings_restart_timeout=0, settings_buffer_pool_floor=True)
+    settings.role_inputs(check, server('mariadb', (10, 11, 19)), 'MariaDB 10.11.19')
+    assert [m.split(' ')[0] for m in check.errors] == ['settings_restart', 'settings_restart_timeout',
+                                                       'settings_buffer_pool_floor', 'settings_persist:']
+
+
+def test_wanted_names_are_plain_and_owned_by_no_other_role():
+    check = checker()
+    wanted, left_alone = settings.wanted_names(check, {'Innodb-Lock-Wait-Timeout': 5, 'innodb_io_capacity': None,
+                                                       'innodb_flush_neighbors': 0, 'innodb_lock_wait_timeout': 6})
+    assert (wanted, left_alone) == (dict(innodb_lock_wait_timeout=5), ['innodb_io_capacity'])
+    assert check.errors == [
+        'settings_values.innodb_flush_neighbors belongs to the flush_neighbors role: set it with '
+        'flush_neighbors_storage_class / flush_neighbors_map (one role owns each setting)',
+        'settings_values.innodb_lock_wait_timeout is written twice (spellings of one name)']
+
+
+def test_of_memory_resolves_a_percentage_of_a_size_only():
+    found = dict(memory={}, unresolved=[])
+    check = checker()
+    memory = dict(bytes=8 * GIB, source='MemTotal')
+    assert settings.of_memory(check, 'l', BP, '25%', 'size', (None, values.Limits(None, None, None)), memory,
+                              found) == 2 * GIB
+    assert found['memory'][BP] == dict(written='25%', bytes=2 * GIB, memory=8 * GIB, source='MemTotal')
+    assert settings.of_memory(check, 'l', BP, 4096, 'size', (None, None), memory, found) == 4096
+    assert settings.of_memory(check, 'l', BP, '25%', 'size', (None, None), dict(reason='not here'), found) is None
+    assert found['unresolved'] == [dict(name=BP, status='unresolved', reason='25% of memory: not here')]
+    assert settings.of_memory(check, 'l', 'x', '5%', 'int', (None, values.Limits(None, None, None)), memory,
+                              found) is None
+    assert check.errors == ['l: a percentage of memory is for sizes; x is a whole number']
+
+
+BP = 'innodb_buffer_pool_size'
+
+
+def test_running_value_rounds_the_buffer_pool_to_whole_units():
+    no_limits = values.Limits(None, None, None)
+    assert settings.running_value(BP, 300 * MIB, 'size', no_limits, (128 * MIB, 1)) == (
+        384 * MIB, ['the server rounds 314572800 up to 402653184 (a multiple of innodb_buffer_pool_chunk_size '
+                    '134217728 x innodb_buffer_pool_instances 1)'], False)
+    runs, notes, restart_only = settings.running_value(BP, 64 * MIB, 'size', no_limits, (128 * MIB, 1))
+    assert (runs, restart_only) == (64 * MIB, True) and 'a restart shrinks the chunk' in notes[0]
+    assert settings.running_value(BP, 300 * MIB, 'size', no_limits, None) == (300 * MIB, [], False)
+    assert settings.running_value('innodb_flush_method', 'O_DIRECT', 'enum', no_limits, None) == ('O_DIRECT', [], False)
+
+
+def row(name, runs, running, dynamic=True, kind='int', restart_only=False, flag_source='the version table'):
+    return dict(name=name, label='settings_values.' + name, kind=kind, choices=None, limits=values.Limits(None, None, None),
+                dynamic=dynamic, flag_source=flag_source, runs=runs, running=running, restart_only=restart_only)
+
+
+def test_cross_checks_the_io_capacity_under_its_maximum_and_the_floor():
+    check = checker()
+    settings.cross_checks(check, [row('innodb_io_capacity', 3000, '200')], dict(innodb_io_capacity_max=dict(value='2000')),
+                          None, {})
+    assert check.errors == ['settings_values.innodb_io_capacity (3000) exceeds innodb_io_capacity_max (2000, what the '
+                            'server runs): the server would run 2000; raise innodb_io_capacity_max in the map too']
+    check = checker()
+    settings.cross_checks(check, [row('innodb_io_capacity', 3000, '200'), row('innodb_io_capacity_max', 4000, '2000'),
+                                  row(BP, GIB, str(GIB), kind='size')], {}, 2 * GIB, {})
+    assert check.errors == ['settings_values.innodb_buffer_pool_size would be %d bytes on this server, below '
+                            'settings_buffer_pool_floor (%d): refused' % (GIB, 2 * GIB)]
+
+
+def test_plan_sets_dynamic_ones_at_runtime_and_leaves_read_only_ones_to_a_restart():
+    rows = [row('innodb_lock_wait_timeout', 120, '50'), row('innodb_lru_scan_depth', 1024, '1024'),
+            row('innodb_read_io_threads', 6, '4', dynamic=False),
+            row('innodb_sort_buffer_size', 65536, '65536', dynamic=False)]
+    planned = settings.plan(rows, False, 'MySQL 8.0.33', {})
+    assert planned['runtime'] == [dict(innodb_lock_wait_timeout=120)]
+    assert planned['restart_settings'] == dict(innodb_read_io_threads=6) and planned['persist_only'] == {}
+    assert planned['issues'] == [dict(status='pending_restart', name='innodb_read_io_threads', reason='the server runs '
+                                      '4, the drop-in says 6: read-only at runtime on MySQL 8.0.33')]
+    assert [line[0] for line in planned['lines']] == [r['name'] for r in rows] == list(planned['settings'])
+    persisted = settings.plan(rows, True, 'MySQL 8.0.33', {})
+    assert persisted['runtime'] == [dict(innodb_lock_wait_timeout=120), dict(innodb_lru_scan_depth=1024)]
+    assert persisted['persist_only'] == dict(innodb_read_io_threads=6, innodb_sort_buffer_size=65536)
+
+
+def test_resize_plan_and_notes():
+    catalog = {BP: dict(value=str(GIB))}
+    assert settings.resize_plan([{BP: 2 * GIB}], catalog, 60) == {'from': GIB, 'to': 2 * GIB, 'timeout': 60}
+    assert settings.resize_plan([{BP: GIB}, dict(x=1)], catalog, 60) is None
+    found = dict(unresolved=[dict(name=BP, reason='50% of memory: unknown')], memory={},
+                 predicted=dict(a=dict(notes=['rounded']), b=dict(notes=['shrinks'])))
+    assert settings.plan_notes([dict(reason='spelt')], found, dict(b=1)) == [
+        'spelt', 'innodb_buffer_pool_size left out: 50% of memory: unknown', 'a: rounded']

@@ -1,16 +1,30 @@
-"""The roles' inputs as module_utils/roles/specs.py holds them are generated from the one source of a role's
-defaults, roles/<role>/meta/argument_specs.yml, and are not stale.
+"""What `make role-specs` generates (this file run as a script), and that none of it is stale:
 
-Regenerate after changing a role's argument specs: `make role-specs` (runs this file as a script)."""
+- the roles' inputs as module_utils/roles/specs.py holds them, from the one source of a role's defaults,
+  roles/<role>/meta/argument_specs.yml;
+- every role's <role>_persisted input (desired.Role persists_with says how it persists); the restart inputs of
+  each role whose record may restart (desired.Role restarts): <role>_restart,
+  <role>_restart_timeout and <role>_restart_max_lag in its argument specs, from the restart role's own specs
+  (restart_timeout, restart_max_lag: their description and default) and RESTART_OPTION below;
+- the restart role's defaults/main.yml, from its argument specs (a role included by other roles and playbooks
+  needs its defaults as variables; an argument spec's default is not one).
+
+Regenerate after changing a role's argument specs or a record's restarts: `make role-specs`."""
 
 from __future__ import annotations
 
 import os
 import sys
+import textwrap
 
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))))
+try:
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
+except ImportError:     # run as a script (make role-specs): the collection through the checkout's .collections
+    sys.path.insert(0, os.path.join(ROOT, '.collections'))
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 TARGET = os.path.join(ROOT, 'plugins', 'module_utils', 'roles', 'specs.py')
 HEADER = '''# -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
@@ -56,6 +70,177 @@ def generated_text():
     return ''.join(lines)
 
 
+# ---------------------------------------------------------------- the restart inputs of a role that may restart
+RESTART_ROLE_SPECS = os.path.join(ROOT, 'roles', 'restart', 'meta', 'argument_specs.yml')
+RESTART_DEFAULTS = os.path.join(ROOT, 'roles', 'restart', 'defaults', 'main.yml')
+# <role>_restart; %(pending)s: where the role reports a pending restart (its record's outputs).
+RESTART_OPTION = ('V(never) only reports a pending restart (%(pending)s); V(allowed) restarts the hosts that need it '
+                  'through the role C(dbfleet.innodb.restart), one server of a replication topology at a time, '
+                  'replicas first, whatever the forks or serial, each behind a gate (server up, replication running '
+                  'and caught up, lag under O(%(role)s_restart_max_lag), the new settings in effect). Every host of '
+                  'the play must include the role with the same value.')
+# The restart role's inputs a restarting role passes on as <role>_<input> (roles/scaffold/tasks/restart.yml).
+PASSED_ON = ('restart_timeout', 'restart_max_lag')
+
+
+def restart_role_options():
+    with open(RESTART_ROLE_SPECS) as handle:
+        return yaml.safe_load(handle)['argument_specs']['main']['options']
+
+
+def _description(lines):
+    out = ['        description:\n']
+    for line in lines:
+        wrapped = textwrap.wrap(line, 106, break_on_hyphens=False, break_long_words=False)
+        out.append('          - %s\n' % wrapped[0])
+        out.extend('            %s\n' % more for more in wrapped[1:])
+    return out
+
+
+def restart_options_text(role):
+    """The YAML of the role's three restart options, as its argument specs hold them (6 spaces deep)."""
+    record = desired.RECORDS[role]
+    pending = ('fact C(%s_pending_restart)' % role if '%s_pending_restart' % role in record.outputs
+               else 'C(%s_report.pending_restart)' % role)
+    lines = ['      %s_restart:\n' % role]
+    lines += _description([RESTART_OPTION % dict(role=role, pending=pending)])
+    lines += ['        type: str\n', '        default: never\n', '        choices: [never, allowed]\n']
+    options = restart_role_options()
+    for name in PASSED_ON:
+        spec = options[name]
+        lines.append('      %s_%s:\n' % (role, name))
+        own = 'The restart role\'s O(dbfleet.innodb.restart#role:main:%s).' % name
+        lines += _description(list(spec['description']) + [own])
+        lines += ['        type: %s\n' % spec['type'], '        default: %s\n' % spec['default']]
+    return ''.join(lines)
+
+
+def persisted_option_text(role):
+    """The YAML of the role's <role>_persisted option (every role of the registry; module_utils/roles/persisted.py)."""
+    record = desired.RECORDS[role]
+    how = 'C(RESET PERSIST) removes it'
+    if record.persists_with:
+        how = ('With %s the desired value is persisted over it (C(SET PERSIST) / C(SET PERSIST_ONLY)); otherwise '
+               'C(RESET PERSIST) removes it' % ' or '.join('C(%s)' % w for w in record.persists_with))
+    lines = ['      %s_persisted:\n' % role]
+    lines += _description([
+        'What the role does with a value persisted on the server (C(performance_schema.persisted_variables), the file '
+        'C(mysqld-auto.cnf) that MySQL and Percona Server 8.0+ read after every option file) that differs from the '
+        'desired value of a setting of this role; a restart would bring the persisted one back.',
+        'V(reset) (default) changes it before the role reports done. %s, so the drop-in decides at the next start; '
+        'named in the diff and in check mode as a change.' % how,
+        'V(refuse) stops the role on that host before anything changes, naming each such setting and its persisted '
+        'value (for runs that must not touch what a DBA persisted).',
+        'Servers without persisted settings (MariaDB, MySQL before 8.0) have nothing to do here.'])
+    lines += ['        type: str\n', '        default: reset\n', '        choices: [reset, refuse]\n']
+    return ''.join(lines)
+
+
+def with_restart_options(role, text):
+    """The argument specs' text with the role's restart options replaced by (or, when missing, added as) the
+    generated ones: where <role>_restart starts, up to the next option of another name."""
+    names = ['%s_restart' % role] + ['%s_%s' % (role, name) for name in PASSED_ON]
+    return with_options(names, restart_options_text(role), text)
+
+
+def with_persisted_option(role, text):
+    return with_options(['%s_persisted' % role], persisted_option_text(role), text)
+
+
+def with_generated_options(role, text):
+    """The role's specs with every option `make role-specs` writes: <role>_persisted, and the restart inputs of a
+    role that may restart."""
+    text = with_persisted_option(role, text)
+    return with_restart_options(role, text) if desired.RECORDS[role].restarts else text
+
+
+def with_options(names, generated, text):
+    """text with the options names (one block, in that order) replaced by generated, or generated added at the end
+    when the first is missing."""
+    lines = text.splitlines(True)
+    starts = [i for i, line in enumerate(lines) if line.rstrip() == '      %s:' % names[0]]
+    if starts:
+        start = end = starts[0]
+        end += 1
+        while end < len(lines) and (lines[end].startswith('       ') or not lines[end].strip()
+                                    or lines[end].rstrip().rstrip(':').strip() in names):
+            end += 1
+    else:
+        start = end = len(lines)
+    return ''.join(lines[:start]) + generated + ''.join(lines[end:])
+
+
+def restarting_roles():
+    return [r.name for r in desired.REGISTRY if r.restarts]
+
+
+def restart_defaults_text():
+    """defaults/main.yml of the restart role: every option of its argument specs with its default."""
+    lines = ['---\n', '# GENERATED by `make role-specs` from meta/argument_specs.yml (what each input means is there): the\n',
+             '# defaults of the inputs, as variables for the roles and playbooks that include this role.\n']
+    for name, spec in restart_role_options().items():
+        lines.append(yaml.safe_dump({name: spec.get('default')}, default_flow_style=True, width=1000)[1:-2] + '\n')
+    return ''.join(lines)
+
+
+def _specs_path(role):
+    return os.path.join(ROOT, 'roles', role, 'meta', 'argument_specs.yml')
+
+
+def _read(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+def generate():
+    """Write every generated file (make role-specs)."""
+    for role in desired.ROLES:
+        text = _read(_specs_path(role))
+        with open(_specs_path(role), 'w') as out:
+            out.write(with_generated_options(role, text))
+    with open(RESTART_DEFAULTS, 'w') as out:
+        out.write(restart_defaults_text())
+    with open(TARGET, 'w') as out:
+        out.write(generated_text())
+
+
+def test_the_persisted_and_restart_inputs_of_every_role_are_generated():
+    for role in desired.ROLES:
+        text = _read(_specs_path(role))
+        assert with_generated_options(role, text) == text, '%s: generated options stale: run make role-specs' % role
+        assert spec_inputs(role)['%s_persisted' % role] == 'reset'
+
+
+def test_a_role_that_persists_says_with_which_input():
+    assert 'With C(settings_persist=true) the desired value is persisted over it' in ' '.join(
+        persisted_option_text('settings').split())
+    assert 'With' not in persisted_option_text('adaptive_hash')
+
+
+def test_a_role_that_does_not_restart_has_no_restart_inputs():
+    for role in spec_roles():
+        if role not in restarting_roles():
+            assert not [n for n in spec_inputs(role) if n.startswith(role + '_restart')], role
+
+
+def test_a_restarting_roles_inputs_carry_the_restart_roles_defaults():
+    options = restart_role_options()
+    for role in restarting_roles():
+        inputs = spec_inputs(role)
+        assert inputs[role + '_restart'] == 'never'
+        assert [inputs['%s_%s' % (role, name)] for name in PASSED_ON] == [options[n]['default'] for n in PASSED_ON]
+
+
+def test_the_restart_options_block_is_replaced_whole():
+    role = 'myrocks'
+    text = 'x:\n      myrocks_restart:\n        type: str\n      myrocks_restart_timeout:\n        type: int\n' \
+           '      myrocks_other:\n        type: int\n'
+    out = with_restart_options(role, text)
+    assert out.startswith('x:\n      myrocks_restart:\n        description:\n') and out.endswith(
+        '      myrocks_other:\n        type: int\n')
+    assert out.count('myrocks_restart_timeout:') == 1 and out.count('myrocks_restart_max_lag:') == 1
+
+
 def test_role_specs_are_generated_from_the_argument_specs():
     with open(TARGET) as handle:
         assert handle.read() == generated_text(), 'plugins/module_utils/roles/specs.py is stale: run make role-specs'
@@ -67,18 +252,16 @@ def test_no_role_restates_its_defaults():
         assert not os.path.exists(os.path.join(ROOT, 'roles', role, 'defaults')), role
 
 
-def test_the_restart_roles_defaults_are_its_argument_specs_defaults():
+def test_the_restart_roles_defaults_are_generated_from_its_argument_specs():
     """The restart role (included by other roles and playbooks, so its variables need role defaults) states every
     option of its argument specs in defaults/main.yml with the spec's default: an input missing there is undefined
     for every caller that does not pass it."""
-    with open(os.path.join(ROOT, 'roles', 'restart', 'meta', 'argument_specs.yml')) as handle:
-        options = yaml.safe_load(handle)['argument_specs']['main']['options']
-    with open(os.path.join(ROOT, 'roles', 'restart', 'defaults', 'main.yml')) as handle:
-        defaults = yaml.safe_load(handle)
-    assert dict((name, spec.get('default')) for name, spec in options.items()) == defaults
+    assert _read(RESTART_DEFAULTS) == restart_defaults_text(), 'roles/restart/defaults/main.yml: run make role-specs'
+    options = restart_role_options()
+    assert yaml.safe_load(_read(RESTART_DEFAULTS)) == dict((name, spec.get('default')) for name, spec in options.items())
 
 
 if __name__ == '__main__':
-    with open(TARGET, 'w') as out:
-        out.write(generated_text())
-    sys.stdout.write('wrote %s\n' % TARGET)
+    generate()
+    sys.stdout.write('wrote %s, roles/restart/defaults/main.yml, the persisted option of %s, the restart options of '
+                     '%s\n' % (TARGET, ', '.join(desired.ROLES), ', '.join(restarting_roles())))

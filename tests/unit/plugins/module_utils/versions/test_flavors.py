@@ -1,6 +1,8 @@
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors as f
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
 
 
 @pytest.mark.parametrize('text, expected', [
@@ -230,3 +232,61 @@ def test_the_memcached_plugin_brings_its_three_variables():
     assert f.plugin_variables('no_such_plugin') == ()
     # The InnoDB API variables are InnoDB's own: they outlived the plugin (MySQL 9.7.4 has them).
     assert f.variable_facts('innodb_api_trx_level', 'mysql', (9, 7, 4)).plugin is None
+
+
+# ---------------------------------------------------------------- the hand-checked spans against the servers' own data
+def _span_disagreements(label, name, table, data):
+    """What the table's VarFacts says of name on a version that the version's own data (flavor_data: read from a
+    fresh server of it) contradicts: existence (a plugin's variable excepted: the data's server loaded no plugin),
+    dynamic, minimum, maximum, choices, a compiled default that does not depend on the machine, the kind."""
+    if table is None or data is None:
+        if table is not None and table.plugin:
+            return []
+        return [] if (table is None) == (data is None) else [
+            '%s %s: the table says it %s, the server %s' % (
+                label, name, 'exists' if table else 'does not exist', 'has it' if data else 'has no such variable')]
+    out = []
+    for field in ('dynamic', 'minimum', 'maximum'):
+        ours, theirs = getattr(table, field), getattr(data, field)
+        if ours is not None and theirs is not None and ours != theirs:
+            out.append('%s %s: %s %r in the table, %r on the server' % (label, name, field, ours, theirs))
+    if table.choices and data.choices and {c.upper() for c in table.choices} != {c.upper() for c in data.choices}:
+        out.append('%s %s: choices %s in the table, %s on the server' % (label, name, table.choices, data.choices))
+    if table.default is not None and data.machine is None and str(table.default).upper() != str(data.default).upper():
+        out.append('%s %s: default %r in the table, %r on the server' % (label, name, table.default, data.default))
+    kind = {'size': 'int'}.get(table.kind, table.kind)
+    # MySQL's catalog has no enumerations of its own: an enum of the table is a str there.
+    if kind != data.kind and not (kind == 'enum' and data.kind == 'str' and not data.choices):
+        out.append('%s %s: kind %s in the table, %s on the server' % (label, name, table.kind, data.kind))
+    return out
+
+
+@pytest.mark.parametrize('version_facts', sorted(flavor_data.FACTS.values(), key=lambda f: f.label), ids=str)
+def test_every_span_of_the_version_table_agrees_with_the_servers_own_data(version_facts):
+    """flavors.VARIABLES (hand-written, with its sources) and flavor_data (generated from the lab's real servers by
+    lab/read_flavor_data.py) are two sources: where the data covers a variable of the table, they agree."""
+    problems = []
+    for name in sorted(flavors.VARIABLES):
+        problems.extend(_span_disagreements(
+            version_facts.label, name, flavors.variable_facts(name, version_facts.flavor, version_facts.version),
+            version_facts.variable(name)))
+    assert problems == []
+
+
+def test_a_span_that_the_data_contradicts_is_named():
+    data = flavor_data.facts_for('mysql', (8, 0))
+    table = flavors.variable_facts('innodb_flush_neighbors', 'mysql', (8, 0, 33))
+    assert _span_disagreements('mysql 8.0.33', 'innodb_flush_neighbors', table._replace(maximum=3),
+                               data.variable('innodb_flush_neighbors')) == [
+        'mysql 8.0.33 innodb_flush_neighbors: maximum 3 in the table, 2 on the server']
+    assert _span_disagreements('mysql 8.0.33', 'innodb_io_capacity', None, data.variable('innodb_io_capacity'))
+
+
+@pytest.mark.parametrize('name', sorted(n for n in flavors.RENAMED_VARIABLES if n in flavors.VARIABLES))
+def test_a_renamed_variable_is_gone_where_its_spans_end(name):
+    """A name both tables hold: RENAMED_VARIABLES' span of a flavor starts where its last VARIABLES span ends (the
+    redo log's names: the cut-over is stated once, in VARIABLES)."""
+    for span in flavors.RENAMED_VARIABLES[name]:
+        for flavor in span.flavors:
+            ends = [s.until for s in flavors.VARIABLES[name] if flavor in s.flavors]
+            assert ends and ends[-1] == span.since, (name, flavor, ends, span.since)

@@ -64,7 +64,7 @@ def test_a_version_between_two_lab_versions_takes_the_nearer_one(version, expect
 
 def test_the_version_table_comes_first_and_read_only_is_read_only():
     assert flavors.runtime_flag('innodb_io_capacity', flavors.MYSQL, (8, 0, 33)) == (True, 'the version table')
-    assert flavors.runtime_flag('innodb_purge_threads', flavors.MYSQL, (9, 7, 4)) == (
+    assert flavors.runtime_flag('innodb_autoinc_lock_mode', flavors.MYSQL, (9, 7, 4)) == (
         False, 'a fresh MySQL 9.7.4 server')
     assert flavors.runtime_flag('no_such_variable', flavors.MYSQL, (9, 7, 4)) == (None, None)
     # MariaDB's catalog says it on the server itself (READ_ONLY): no copy here.
