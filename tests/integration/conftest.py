@@ -18,11 +18,13 @@ import os
 
 import pytest
 
+from dbfleet_testing import cpu_profile
 from dbfleet_testing.lab import BOOTED_HOSTS, DEFAULT_HOSTS, LabHandle, default_lab_dir, lab_py, used_lab
 from dbfleet_testing.layout import INTEGRATION, marker_mismatch
 
 
 def pytest_configure(config):
+    cpu_profile.register(config, default_lab_dir())   # DBFLEET_CPU_PROFILE=<path>: CPU per test (cpu_profile.py)
     config.addinivalue_line("markers", "fleet: needs the SSH fleet (lab.py --mode ssh up; root, network namespaces)")
     config.addinivalue_line("markers", "extended: a scenario `make test` already runs (a fault again on another flavor, "
                                        "or on the local lab what the SSH fleet's tests run); run by `make "
