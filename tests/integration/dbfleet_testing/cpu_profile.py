@@ -223,8 +223,8 @@ def summary(path, top=20):
 
     def table(title, rows, name_width=70):
         lines.append(title)
-        lines.append("%-*s %7s %7s %7s %7s %7s %5s %5s" % (name_width, "", "cpu", "self", "child", "server", "wall",
-                                                         "rest.", "runs"))
+        lines.append("%-*s %7s %7s %7s %7s %7s %5s %5s"
+                     % (name_width, "", "cpu", "self", "child", "server", "wall", "rest.", "runs"))
         for name, row in rows:
             lines.append("%-*s %7.1f %7.1f %7.1f %7.1f %7.1f %5d %5d"
                          % (name_width, name[-name_width:], row["cpu"], row["cpu_self"], row["cpu_children"],
