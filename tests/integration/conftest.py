@@ -5,8 +5,8 @@
   of any session with local tests, ``used_lab_first``). ``lab.hosts`` maps host -> status row (``port``,
   ``socket``, ``version``, ``expected_flavor``, ``option_file``, ``dropin_dir``...), ``lab.connect(host)``
   opens a PyMySQL connection as the admin user, ``lab.run(...)`` runs lab.py for this lab.
-- ``fleet`` (session): the SSH fleet (tests marked ``fleet``, all under fleet/); brought up when it is down, and
-  then stopped again at the end of the session. Deselect with ``-m "not fleet"`` (or run local/ alone).
+- ``fleet`` (session): the SSH fleet (the tests under fleet/, each marked ``fleet`` by its place); brought up when it
+  is down, and then stopped again at the end of the session. Deselect with ``-m "not fleet"`` (or run local/ alone).
 - ``booted_machines`` (session): the SSH fleet's booted hosts pkg1-pkg5.
 
 The tests are laid out by subject, local/<subject>/ and fleet/<subject>/ (docs/development.md); what they share is the
@@ -18,12 +18,15 @@ import os
 
 import pytest
 
+from dbfleet_testing import cpu_profile
 from dbfleet_testing.lab import BOOTED_HOSTS, DEFAULT_HOSTS, LabHandle, default_lab_dir, lab_py, used_lab
-from dbfleet_testing.layout import INTEGRATION, marker_mismatch
+from dbfleet_testing.layout import INTEGRATION, fleet_by_place, marker_mismatch
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "fleet: needs the SSH fleet (lab.py --mode ssh up; root, network namespaces)")
+    cpu_profile.register(config, default_lab_dir())   # DBFLEET_CPU_PROFILE=<path>: CPU per test (cpu_profile.py)
+    config.addinivalue_line("markers", "fleet: needs the SSH fleet (lab.py --mode ssh up; root, network "
+                                       "namespaces); every test under fleet/ has it, by its place")
     config.addinivalue_line("markers", "extended: a scenario `make test` already runs (a fault again on another flavor, "
                                        "or on the local lab what the SSH fleet's tests run); run by `make "
                                        "test-extended`, not by `make test` (its 35-minute budget)")
@@ -34,8 +37,12 @@ def pytest_configure(config):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """Local vs fleet by directory as well as by marker: a test under fleet/ is marked fleet, one under local/ is not
-    (tests/run-all.sh and the Makefile select by marker); a mismatch stops the collection, naming the tests."""
+    """Local vs fleet by directory: every test under fleet/ is marked fleet here, by its place (before `-m` selects:
+    tests/run-all.sh and the Makefile select by marker), none of local/ may be; a mismatch stops the collection,
+    naming the tests."""
+    for item in items:
+        if fleet_by_place(os.path.relpath(str(item.fspath), INTEGRATION)) and not item.get_closest_marker("fleet"):
+            item.add_marker(pytest.mark.fleet)
     wrong = sorted(set(filter(None, (marker_mismatch(os.path.relpath(str(item.fspath), INTEGRATION),
                                                      item.get_closest_marker("fleet") is not None)
                                      for item in items))))

@@ -43,6 +43,8 @@ def test_the_checks_find_what_they_look_for():
     assert len(layout.misplaced([os.path.join('local', 'misc', 'test_a.py')])) == 1
     twice = layout.misplaced([os.path.join('local', 'modules', 'test_a.py'), os.path.join('fleet', 'modules', 'test_a.py')])
     assert len(twice) == 1 and 'same file name' in twice[0]
+    assert layout.fleet_by_place(os.path.join('fleet', 'faults', 'test_b.py'))
+    assert not layout.fleet_by_place(os.path.join('local', 'fleet', 'test_b.py'))
     assert layout.marker_mismatch(os.path.join('fleet', 'faults', 'test_b.py'), True) is None
     assert layout.marker_mismatch(os.path.join('local', 'roles', 'test_c.py'), False) is None
     assert 'not marked fleet' in layout.marker_mismatch(os.path.join('fleet', 'faults', 'test_b.py'), False)

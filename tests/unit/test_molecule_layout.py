@@ -10,15 +10,75 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CHECKS = os.path.join(ROOT, 'tests', 'molecule')
 
 
+# Molecule's base config: every scenario's molecule.yml is merged over it.
+BASE_CONFIG = os.path.join(ROOT, '.config', 'molecule', 'config.yml')
+
+
+def load_yaml(path):
+    with open(path, encoding='utf-8') as handle:
+        return yaml.safe_load(handle) or {}
+
+
+def merged(base, scenario):
+    """scenario merged over base as Molecule merges its config files (molecule.util.merge_dicts: a mapping key by
+    key, any other value replaced whole)."""
+    result = dict(base)
+    for key, value in scenario.items():
+        if isinstance(result.get(key), dict) and isinstance(value, dict):
+            result[key] = merged(result[key], value)
+        else:
+            result[key] = value
+    return result
+
+
+def scenario_files():
+    """{scenario: its molecule.yml as written}."""
+    return {os.path.basename(os.path.dirname(path)): load_yaml(path)
+            for path in sorted(glob.glob(os.path.join(ROOT, 'molecule', '*', 'molecule.yml')))}
+
+
 def scenario_verifiers():
-    """{scenario: its verifier} of every scenario whose verifier is testinfra."""
+    """{scenario: its verifier, as Molecule reads it over the base config} of every scenario whose verifier is
+    testinfra."""
+    base = load_yaml(BASE_CONFIG)
     found = {}
-    for path in sorted(glob.glob(os.path.join(ROOT, 'molecule', '*', 'molecule.yml'))):
-        with open(path, encoding='utf-8') as handle:
-            verifier = (yaml.safe_load(handle) or {}).get('verifier') or {}
+    for scenario, config in scenario_files().items():
+        verifier = merged(base, config).get('verifier') or {}
         if verifier.get('name') == 'testinfra':
-            found[os.path.basename(os.path.dirname(path))] = verifier
+            found[scenario] = verifier
     return found
+
+
+def repeated(base, scenario, where=''):
+    """The settings of scenario that say again what base says (key paths)."""
+    found = []
+    for key, value in scenario.items():
+        path = '%s/%s' % (where, key)
+        if key not in base:
+            continue
+        if isinstance(value, dict) and isinstance(base[key], dict):
+            found += repeated(base[key], value, path)
+        elif value == base[key]:
+            found.append(path)
+    return found
+
+
+def test_every_scenario_extends_the_base_config_and_repeats_nothing_of_it():
+    base = load_yaml(BASE_CONFIG)
+    assert base['verifier']['name'] == 'testinfra' and base['provisioner']['playbooks']['create'], base
+    scenarios = scenario_files()
+    assert len(scenarios) >= 9, sorted(scenarios)
+    found = {scenario: repeated(base, config) for scenario, config in scenarios.items()}
+    assert {scenario: paths for scenario, paths in found.items() if paths} == {}
+    for scenario, config in scenarios.items():
+        assert config.get('platforms'), '%s names no host (platforms)' % scenario
+
+
+def test_the_repeat_finder_finds_repeats():
+    base = {'prerun': False, 'provisioner': {'env': {'A': '1', 'B': '2'}}, 'scenario': {'test_sequence': ['x']}}
+    assert repeated(base, {'prerun': False, 'provisioner': {'env': {'A': '1', 'B': '3'}},
+                           'scenario': {'test_sequence': ['x', 'y']}}) == ['/prerun', '/provisioner/env/A']
+    assert merged(base, {'provisioner': {'env': {'B': '3'}}})['provisioner']['env'] == {'A': '1', 'B': '3'}
 
 
 def named_checks(scenario, verifier):

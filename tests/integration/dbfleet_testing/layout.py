@@ -1,7 +1,8 @@
 """Where an integration test lives, checked: tests/integration/{local,fleet}/<subject>/test_*.py, each test of fleet/
-marked `fleet` and none of local/, no test module importing another (what they share is this package), and test file
-names unique across the tree (pytest imports them by their names). The conftest.py of tests/integration checks the
-markers at collection; tests/unit/test_integration_layout.py checks the files (make test runs both)."""
+marked `fleet` by its place (the conftest.py of tests/integration adds the marker at collection: `fleet_by_place`) and
+none of local/ marked so, no test module importing another (what they share is this package), and test file names
+unique across the tree (pytest imports them by their names). The conftest.py of tests/integration checks the markers at
+collection; tests/unit/test_integration_layout.py checks the files (make test runs both)."""
 import ast
 import os
 
@@ -66,8 +67,14 @@ def imports_of_tests(source, path='<source>'):
     return found
 
 
+def fleet_by_place(relpath):
+    """Whether a test at relpath (below tests/integration) is one of the SSH fleet's: it is under fleet/."""
+    return relpath.split(os.sep)[0] == 'fleet'
+
+
 def marker_mismatch(relpath, fleet_marked):
-    """Why a test at relpath (below tests/integration) with or without the fleet marker is in the wrong place, or None."""
+    """Why a test at relpath (below tests/integration) with or without the fleet marker is in the wrong place, or None.
+    (The collection marks every test under fleet/ fleet: one unmarked there is a collection that skipped that step.)"""
     place = relpath.split(os.sep)[0]
     if place == 'fleet' and not fleet_marked:
         return '%s is under fleet/ but not marked fleet' % relpath

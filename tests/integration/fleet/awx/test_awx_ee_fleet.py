@@ -2,15 +2,12 @@
 environment image (make ee) (the local lab's jobs are local/awx/)."""
 import os
 
-import pytest
-
 from dbfleet_testing import awx_runner
 from dbfleet_testing.awx_runner import RESTART, assert_ran_inside_without_password, survey_defaults
 
 ROOT = awx_runner.ROOT
 
 
-@pytest.mark.fleet
 def test_rolling_restart_inside_the_image_on_the_ssh_fleet(container_job, fleet):
     inventory, login, _gv = awx_runner.controller_inventory(os.path.join(ROOT, "inventories", "fleet", "hosts.yml"))
     login = awx_runner.fleet_login(login, fleet)

@@ -2,8 +2,6 @@
 execution environment image (the local lab's jobs are local/awx/)."""
 import os
 
-import pytest
-
 from dbfleet_testing import awx_runner
 from dbfleet_testing.awx_runner import RESTART, survey_defaults
 
@@ -11,7 +9,6 @@ ROOT = awx_runner.ROOT
 
 
 # ------------------------------------------------------------------ rolling restart, on the SSH fleet
-@pytest.mark.fleet
 def test_rolling_restart_job_on_the_ssh_fleet(project, fleet, jobs):
     inventory, login, _gv = awx_runner.controller_inventory(os.path.join(ROOT, "inventories", "fleet", "hosts.yml"))
     login = awx_runner.fleet_login(login, fleet)

@@ -23,8 +23,6 @@ sys.path.insert(0, os.path.join(ROOT, "lab"))
 from dbfleet_testing.lab import BOOTED_HOSTS, inside  # noqa: E402  pylint: disable=wrong-import-position
 from dbfleet_testing.runs import env, playbook, recap  # noqa: E402  pylint: disable=wrong-import-position
 
-pytestmark = pytest.mark.fleet
-
 # The distributions' packages; pkg5 (a tarball under a vendor-style unit, also booted) has test_vendor_unit.py.
 HOSTS = tuple(h for h in BOOTED_HOSTS if h != "pkg5")
 # What each package has: flavor, unit, the directory its option files include last, the client file with its socket.

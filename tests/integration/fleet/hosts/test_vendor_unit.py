@@ -24,8 +24,6 @@ from dbfleet_testing.lab import LabHandle, default_lab_dir, lab_py  # noqa: E402
 from dbfleet_testing.lab import inside as inside_host  # noqa: E402  pylint: disable=wrong-import-position
 from dbfleet_testing.runs import env, playbook, recap  # noqa: E402  pylint: disable=wrong-import-position
 
-pytestmark = pytest.mark.fleet
-
 HOST = "pkg5"
 TOLD_PREFIXES = ("dbfleet_login_", "dbfleet_option_", "dbfleet_restart_", "dbfleet_service_name", "dbfleet_config_file")
 DROPIN = "/etc/mysql/mysql.conf.d/60-dbfleet-adaptive_hash.cnf"

@@ -5,7 +5,6 @@ import subprocess
 import sys
 import time
 
-import pytest
 import yaml
 
 from dbfleet_lab.inventory import hosts_in
@@ -13,7 +12,6 @@ from dbfleet_testing.lab import REPO
 from dbfleet_testing.runs import env
 
 
-@pytest.mark.fleet
 def test_fleet_is_reachable_over_ssh(fleet):
     proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible"), "-i", fleet.inventory, "all",
                            "-m", "ansible.builtin.setup", "-a", "filter=ansible_default_ipv4"],
@@ -36,7 +34,6 @@ NOT_IN_A_USERS_INVENTORY = ("dbfleet_login_password", "dbfleet_login_user", "dbf
                             "dbfleet_restart_method", "dbfleet_service_name")
 
 
-@pytest.mark.fleet
 def test_fleet_inventory_of_db1_to_db4(fleet):
     """Booted (DBFLEET_FLEET_BOOTED=1 at up): reached as deploy with become, and nothing a user's inventory would
     not say; as tarball servers in namespaces: root, and lab.py restarts them (dbfleet_restart_command)."""
@@ -54,7 +51,6 @@ def test_fleet_inventory_of_db1_to_db4(fleet):
             assert values["ansible_user"] == "root" and values["dbfleet_restart_command"][-2:] == ["restart", host]
 
 
-@pytest.mark.fleet
 def test_fleet_replicates(fleet):
     for replica, primary in (("db2", "db1"), ("db4", "db3")):
         assert fleet.hosts[replica]["replication"] == "IO Yes, SQL Yes", fleet.hosts[replica]

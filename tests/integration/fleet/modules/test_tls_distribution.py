@@ -17,9 +17,6 @@ from dbfleet_testing.runs import ansible
 from dbfleet_testing.tls import MARKER, WAYS, AuthServer, adhoc_results, assert_refused, lab_network_address, self_signed
 
 
-pytestmark = pytest.mark.fleet
-
-
 def booted_pkg1():
     """(inventory vars of pkg1, the booted inventory's top-level vars) or fail saying how to start it."""
     status = json.loads(lab_py('--mode', 'ssh', '--lab-dir', default_lab_dir(), 'status', '--json').stdout)

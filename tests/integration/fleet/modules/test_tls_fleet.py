@@ -16,7 +16,6 @@ from dbfleet_testing.runs import PYTHON, ansible
 from dbfleet_testing.tls import Forwarder, MARKER, adhoc_results, assert_refused, fake_login, module, rsa_key, tls_hosts
 
 
-@pytest.mark.fleet
 def test_the_fake_servers_learn_the_password_from_plain_pymysql(auth_servers):
     # The hazard itself, for each way: PyMySQL hands over the password (so each fake server works).
     for way, server in auth_servers.items():
@@ -27,7 +26,6 @@ def test_the_fake_servers_learn_the_password_from_plain_pymysql(auth_servers):
         assert server.learned(MARKER), way
 
 
-@pytest.mark.fleet
 @pytest.mark.parametrize('chosen', [{}, {'login_ssl_mode': 'preferred'}], ids=['default', 'preferred'])
 def test_no_way_of_asking_gets_the_password_from_a_connection(auth_servers, chosen):
     for way, server in auth_servers.items():
@@ -47,7 +45,6 @@ def test_no_way_of_asking_gets_the_password_from_a_connection(auth_servers, chos
             assert plugin in message, message
 
 
-@pytest.mark.fleet
 def test_the_key_exchange_is_made_only_with_the_users_key_or_when_chosen(auth_servers, tmp_path):
     # The real server's key, given by the user: the fake server's own key is never used, it decrypts nothing.
     _other, real_pem = rsa_key()
@@ -66,7 +63,6 @@ def test_the_key_exchange_is_made_only_with_the_users_key_or_when_chosen(auth_se
     assert server.learned(MARKER)
 
 
-@pytest.mark.fleet
 @pytest.mark.parametrize('route', ['module_task', 'inventory_login'])
 def test_no_way_of_asking_gets_the_password_from_a_module(auth_servers, tmp_path, route):
     """server_facts run by Ansible, its login in the task or from the inventory, by default and with preferred."""
@@ -99,7 +95,6 @@ def test_no_way_of_asking_gets_the_password_from_a_module(auth_servers, tmp_path
         assert_refused(auth_servers[way], results[host]['msg'], host)
 
 
-@pytest.mark.fleet
 @pytest.mark.parametrize('chosen', [{}, {'login_ssl_mode': 'preferred'}], ids=['default', 'preferred'])
 def test_no_way_of_asking_gets_the_password_from_the_controller_audit(auth_servers, chosen):
     for way, server in auth_servers.items():
@@ -114,7 +109,6 @@ def test_no_way_of_asking_gets_the_password_from_the_controller_audit(auth_serve
             assert 'its identity cannot be verified' in result['msg'] and server.connections == 0, (way, result)
 
 
-@pytest.mark.fleet
 def test_the_restart_gate_shuts_at_once_on_a_refused_login(auth_servers):
     """The gate waits for a server that does not answer, not for one whose login the rules refuse."""
     server = auth_servers['sha256_switch']
@@ -127,7 +121,6 @@ def test_the_restart_gate_shuts_at_once_on_a_refused_login(auth_servers):
     assert server.connections == 1 and not server.learned(MARKER) and MARKER not in out
 
 
-@pytest.mark.fleet
 def test_no_way_of_asking_gets_the_password_from_the_restart_gates_looks(auth_servers):
     from ansible_collections.dbfleet.innodb.plugins.modules import restart_gate  # pylint: disable=import-outside-toplevel
     for way, server in auth_servers.items():
@@ -172,7 +165,6 @@ def _unverified_login_checks(lab, lab_network, ca):  # pylint: disable=redefined
         forwarder.close()
 
 
-@pytest.mark.fleet
 def test_a_remote_login_that_is_not_verified_is_warned_about_and_a_verified_one_is_not(lab, lab_network):  # pylint: disable=redefined-outer-name
     """server_facts reaching mysql80 through an address of the lab's network: a warning in the result names the
     server and how to verify it; with the lab's CA (the chain verified) there is none."""

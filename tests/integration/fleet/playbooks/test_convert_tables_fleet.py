@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import time
 
-import pytest
 import yaml
 
 from dbfleet_testing.conversions import SCHEMA, content, engine, playbook
@@ -28,7 +27,6 @@ def _gtid(fleet, host):
     return ''.join(str(fleet.query(host, 'SELECT @@GLOBAL.%s AS g' % var, tries=20)[0]['g']).split())
 
 
-@pytest.mark.fleet
 def test_fleet_whole_topology_converted_on_primaries_replicas_verified(fleet, tmp_path):
     assert all(row['state'] == 'up' for row in fleet.refresh().values()), fleet.hosts
     pairs = (('db1', 'db2'), ('db3', 'db4'))

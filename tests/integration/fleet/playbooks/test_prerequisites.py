@@ -23,8 +23,6 @@ BIN = os.path.dirname(sys.executable)
 HOST = "db1"
 SYSTEM_PYTHON = "/usr/bin/python3"
 
-pytestmark = pytest.mark.fleet
-
 
 def ansible(fleet, *args, interpreter, check=False):
     cmd = [os.path.join(BIN, args[0]), "-i", fleet.inventory, "-l", HOST,

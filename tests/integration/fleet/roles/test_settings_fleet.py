@@ -31,8 +31,6 @@ from dbfleet_testing.replication import PAIRS, SCHEMA, assert_nothing_lost, one,
 from dbfleet_testing.runs import adhoc_result, ansible, flat
 from dbfleet_testing.settings_role import DROPIN, MAP, changed_by_host, changed_by_task, play
 
-pytestmark = pytest.mark.fleet
-
 HOSTS = tuple(h for pair in PAIRS for h in pair)
 PLAYBOOK = os.path.join(REPO, 'playbooks', 'settings.yml')
 # The lab's map with the fleet's own rounded values: 3% of the machine's memory (MemTotal; the machines set no

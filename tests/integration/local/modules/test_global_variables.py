@@ -4,7 +4,7 @@ import os
 import pytest
 from dbfleet_testing.lab import require_lab_hosts
 from dbfleet_testing.runs import adhoc
-from dbfleet_testing.servers import socket_global_value, socket_login
+from dbfleet_testing.servers import socket_global_value, socket_login, socket_sql
 
 from dbfleet_testing.lab import REPO as ROOT
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
@@ -27,7 +27,9 @@ def lab_host(request):
     hv = HOSTS[name]
     original = socket_global_value(hv, 'innodb_flush_neighbors')
     yield name, hv
-    run_module(name, dict(socket_login(hv), variables={'innodb_flush_neighbors': int(original)}))
+    # Put back over the socket: the module's own run is what the tests check, not a second run to clean up.
+    socket_sql(hv, 'SET GLOBAL innodb_flush_neighbors = %s', (int(original),))
+    assert socket_global_value(hv, 'innodb_flush_neighbors') == original, name
 
 
 def test_check_mode_predicts_and_changes_nothing(lab_host):
@@ -109,5 +111,5 @@ def test_setter_and_verify_agree_on_suffixes_and_ranges(host):
         item = audit['variables']['innodb_io_capacity']
         assert item['status'] == 'error' and '50 is below the minimum 100' in item['notes'][0], item
     finally:
-        run_module(host, dict(socket_login(hv), variables={'innodb_io_capacity': int(original)}))
+        socket_sql(hv, 'SET GLOBAL innodb_io_capacity = %s', (int(original),))     # put back over the socket
     assert socket_global_value(hv, 'innodb_io_capacity') == original

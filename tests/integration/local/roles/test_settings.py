@@ -55,14 +55,13 @@ def not_ok(result):
     return dict((k, v['status']) for k, v in result['variables'].items() if v['status'] != 'ok')
 
 
-@pytest.fixture()
-def lab_as_found(lab):
-    """Every lab server without the role's drop-in and without persisted values while the test runs (the lab restarts
-    the server, which also drops what SET GLOBAL changed); afterwards the values the server had persisted (a used
-    server's own) are persisted again and in effect."""
+def as_found(lab, hosts):
+    """The hosts without the role's drop-in and without persisted values while the test runs (the lab restarts the
+    server, which also drops what SET GLOBAL changed); afterwards the values the server had persisted (a used
+    server's own) are persisted again and in effect. Yields {host: values before}."""
     def clean(put_back):
         found = {}
-        for host in LAB_HOSTS:
+        for host in hosts:
             found[host] = dict((r['VARIABLE_NAME'], r['VARIABLE_VALUE']) for r in sql(
                 host, 'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables')) \
                 if host.startswith('mysql') else {}
@@ -76,11 +75,10 @@ def lab_as_found(lab):
                 lab.run('restart', host)
         return found
     found = clean({})
-    kept = ('innodb_io_capacity', 'innodb_buffer_pool_size', 'innodb_sort_buffer_size')
-    before = dict((h, dict((n, global_value(h, n)) for n in kept)) for h in LAB_HOSTS)
+    before = kept_values(hosts)
     yield before
     clean(found)
-    for host in LAB_HOSTS:
+    for host in hosts:
         # What the server had persisted is in effect again; the rest as the test found it.
         was = dict((n, v) for n, v in before[host].items() if n not in found[host])
         if any(global_value(host, n) != v for n, v in was.items()):
@@ -92,14 +90,42 @@ def lab_as_found(lab):
         assert now == found[host], host
 
 
-def test_bad_names_values_and_owners_fail_before_any_change(lab_as_found, tmp_path):
+def kept_values(hosts):
+    """{host: {name: running value}} of the settings the tests compare before and after."""
+    kept = ('innodb_io_capacity', 'innodb_buffer_pool_size', 'innodb_sort_buffer_size')
+    return dict((h, dict((n, global_value(h, n)) for n in kept)) for h in hosts)
+
+
+@pytest.fixture()
+def lab_as_found(lab):
+    """Every lab server as found (as_found): for the tests whose runs change them."""
+    yield from as_found(lab, LAB_HOSTS)
+
+
+@pytest.fixture()
+def mysql80_as_found(lab):
+    """mysql80 alone as found (as_found): the persisted-settings test changes no other server."""
+    yield from as_found(lab, ('mysql80',))
+
+
+@pytest.fixture()
+def lab_unchanged(lab):
+    """The running values of every lab server, for a test whose run must change nothing: it needs no clean server
+    (no restart), only none of the role's drop-ins there before it runs."""
+    assert lab.hosts, 'the lab is not up: start it with `make lab-up`'
+    left = [h for h in LAB_HOSTS if os.path.exists(dropin(h))]
+    assert left == [], 'a drop-in of the settings role is left on %s (%s)' % (left, DROPIN)
+    return kept_values(LAB_HOSTS)
+
+
+def test_bad_names_values_and_owners_fail_before_any_change(lab_unchanged, tmp_path):
     bad = dict(innodb_bufer_pool_size='1G', innodb_io_capacity=50, innodb_flush_neighbors=0,
                innodb_flush_method='direct', innodb_page_size=32768)
     rc, out, _results = play(tmp_path, dict(settings_values=dict(MAP, **bad)))
     assert rc != 0, out
     for host in LAB_HOSTS:
         assert not os.path.exists(dropin(host)), host
-        assert global_value(host, 'innodb_io_capacity') == lab_as_found[host]['innodb_io_capacity'], host
+        assert global_value(host, 'innodb_io_capacity') == lab_unchanged[host]['innodb_io_capacity'], host
     flat = ' '.join(out.split())
     assert 'settings: invalid input, nothing changed' in flat
     assert 'settings_values.innodb_bufer_pool_size: MySQL 8.0.33 has no such variable (closest: innodb_buffer_pool_size' in flat
@@ -116,7 +142,7 @@ def test_bad_names_values_and_owners_fail_before_any_change(lab_as_found, tmp_pa
     assert not any(os.path.exists(dropin(h)) for h in mariadb)
 
 
-def test_persisted_settings_on_mysql(lab_as_found, tmp_path):
+def test_persisted_settings_on_mysql(mysql80_as_found, tmp_path):
     rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_persist=True), hosts=('mysql80',))
     assert rc == 0, out
     persisted = dict((r['VARIABLE_NAME'], r['VARIABLE_VALUE']) for r in sql(
