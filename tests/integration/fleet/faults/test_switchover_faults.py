@@ -26,7 +26,7 @@ FIGURES = dict(faults_injected=0, runs_stopped_safely=0, rows_committed=0, rows_
 
 
 @pytest.fixture(scope='module')
-def pairs(fleet, request):
+def pairs(fleet):
     """db1 -> db2 and db3 -> db4, replicating, writers sent to their primaries by HAProxy; figures at the end."""
     out = dict((p, Pair(fleet, p, r)) for p, r in (('db1', 'db2'), ('db3', 'db4')))
     for pair in out.values():
@@ -35,13 +35,7 @@ def pairs(fleet, request):
             'the fleet\'s HAProxy does not send writers to %s: `lab.py --mode ssh up` starts it' % primary
         wait_replicating(fleet, replica)
     yield out
-    line = ('switchover fault figures: %(faults_injected)d faults injected, %(runs_stopped_safely)d runs stopped '
-            'safely, %(rows_committed)d commits acknowledged through HAProxy, %(rows_lost)d lost, %(writer_errors)d '
-            'writer errors, %(checksums_compared)d table contents compared' % FIGURES)
-    reporter = request.config.pluginmanager.get_plugin('terminalreporter')
-    if reporter:
-        reporter.write_line(line)
-    print(line)
+    clusterfaults.print_figures('switchover', FIGURES)
 
 
 @pytest.fixture(autouse=True)
@@ -191,10 +185,11 @@ def test_the_candidate_killed_while_it_waits_for_the_gtid_set(fleet, pairs):
             with holder.cursor() as cur:
                 cur.execute('LOCK TABLES %s.held READ' % clusterfaults.SCHEMA)
             fleet.query('db1', 'INSERT INTO %s.held VALUES (1)' % clusterfaults.SCHEMA)
-            while one(fleet, 'db1', 'SELECT @@GLOBAL.super_read_only') != 1:
-                assert time.monotonic() < deadline, 'db1 was never made read-only'
+            while not fleet.query('db2', "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE "
+                                         "'SELECT WAIT_FOR_EXECUTED_GTID_SET(%'"):
+                assert time.monotonic() < deadline, 'db2 never waited for the GTID set'
                 time.sleep(0.1)
-            time.sleep(2)                 # the candidate is in its wait
+            done['waiting'] = one(fleet, 'db1', 'SELECT @@GLOBAL.super_read_only') == 1
             done['pid'] = fleet.server_pid('db2')
             os.kill(done['pid'], signal.SIGKILL)
         except Exception as err:  # pylint: disable=broad-except
@@ -220,7 +215,8 @@ def test_the_candidate_killed_while_it_waits_for_the_gtid_set(fleet, pairs):
                 killer.join(200)
         assert 'pid' in done, 'db2 was not killed during its wait (%s):\n%s' % (done.get('error'), out)
         FIGURES['faults_injected'] += 1
-        put_back(fleet, before, rc, out, 'db1', 'db2', 'promote db2')
+        assert done['waiting'], 'db1 was not read-only while db2 waited'
+        put_back(fleet, before, rc, out, 'db1', 'db2', 'promote db2', 'Lost connection to MySQL server during query')
         assert not os.path.exists('/proc/%d' % done['pid']), 'db2 was not killed'
         acked = len(writer.committed)
         time.sleep(1)
