@@ -228,8 +228,8 @@ def test_demote_in_check_mode_changes_nothing_and_wait_fails_after_its_limit():
     assert server.ran == [] and out['position'] == '0-3-50'
     server = FakeServer(MARIADB_VARS, trx=[[7], [7], [7]])
     ticks = iter([0, 0.5, 1.5, 2.5])
-    with pytest.raises(switchover.SwitchoverError, match=r'1 session\(s\) still hold open transactions after 1 s '
-                                                        r'\(ids 7\); set read_only = OFF') as failed:
+    still_open = r'1 session\(s\) still hold open transactions after 1 s \(ids 7\); set read_only = OFF'
+    with pytest.raises(switchover.SwitchoverError, match=still_open) as failed:
         switchover.demote(None, server.query, server.execute, server.global_variables, 'wait', 1,
                           clock=lambda: next(ticks), sleep=lambda s: None)
     assert server.variables['read_only'] == 'OFF'     # put back by the step itself
@@ -246,11 +246,11 @@ def test_demote_bounds_the_read_only_setting_by_its_limit_and_changes_nothing_wh
                 raise OSError(1205, 'Lock wait timeout exceeded; try restarting transaction')
 
     server = Locked(MYSQL_VARS)
-    with pytest.raises(switchover.SwitchoverError, match=r'^super_read_only = ON was refused within 4 s, nothing was '
-                                                        r'changed: \(1205\) Lock wait timeout exceeded') as failed:
+    refused = r'^super_read_only = ON was refused within 4 s, nothing was changed: \(1205\) Lock wait timeout exceeded'
+    with pytest.raises(switchover.SwitchoverError, match=refused) as failed:
         switchover.demote(None, server.query, server.execute, server.global_variables, 'kill', 4)
-    assert [s for s, _args in server.ran if s.startswith('SET')] == ['SET SESSION lock_wait_timeout = 4',
-                                                                      'SET GLOBAL super_read_only = ON']
+    assert [s for s, _args in server.ran if s.startswith('SET')] == [
+        'SET SESSION lock_wait_timeout = 4', 'SET GLOBAL super_read_only = ON']
     assert failed.value.before == dict(read_only='OFF', super_read_only='OFF')
 
 
