@@ -35,7 +35,7 @@ def test_the_switchover_restarts_through_the_put_back_of_every_method():
     assert [f for f, ms in used.items() if any(m in RESTARTS for m in ms)] == ['one_host.yml']
     assert not [m for f in ('switchover.yml', 'switchover_endpoint.yml') for m in used[f] if m in RESTARTS]
     # In one_host.yml the switch comes first, then the host's restart by its method (both methods' put-back).
-    order = [(n, m) for n, m in _modules('one_host.yml')]
+    order = _modules('one_host.yml')
     switch = next(i for i, (n, m) in enumerate(order) if m == 'ansible.builtin.include_tasks'
                   and n.startswith('Hand the primary role away'))
     assert all(i > switch for i, (_n, m) in enumerate(order) if m in RESTARTS)

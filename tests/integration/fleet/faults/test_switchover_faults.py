@@ -81,8 +81,9 @@ def nothing_lost(fleet, pair, writer, primary, replica):
 
 
 def read_only(fleet, host):
-    return one(fleet, host, 'SELECT @@GLOBAL.read_only'), one(fleet, host, 'SELECT @@GLOBAL.super_read_only' if host in (
-        'db1', 'db2') else 'SELECT @@GLOBAL.read_only')
+    """(read_only, super_read_only) of a MySQL host, (read_only, read_only) of a MariaDB one (it has no super_)."""
+    strict = 'super_read_only' if host in ('db1', 'db2') else 'read_only'
+    return one(fleet, host, 'SELECT @@GLOBAL.read_only'), one(fleet, host, 'SELECT @@GLOBAL.%s' % strict)
 
 
 def said(out):
