@@ -18,7 +18,9 @@ description:
   - V(demote) (the old primary) sets C(super_read_only) (MySQL) or C(read_only) (MariaDB), kills the other client
     sessions (O(sessions=kill)) or waits up to O(sessions_timeout) seconds for their open transactions
     (O(sessions=wait)), then returns its whole GTID set (C(gtid_executed) / C(gtid_binlog_pos)) in RV(position)
-    and the values to put back in RV(before).
+    and the values to put back in RV(before). Setting the variable waits at most O(sessions_timeout) seconds for
+    other sessions' table locks (C(lock_wait_timeout)); when it is refused, or the write sessions are not handled in
+    time, the step puts the variable back and fails.
   - V(restore) (the old primary, when the switch failed before the promotion) puts O(restore_value) back.
   - V(promote) (the candidate) waits for O(wait_for) with C(WAIT_FOR_EXECUTED_GTID_SET) / C(MASTER_GTID_WAIT) for at
     most O(timeout) seconds, then stops replication, resets it (C(RESET REPLICA ALL) / C(RESET SLAVE ALL)) and turns
@@ -59,7 +61,8 @@ options:
     default: kill
   sessions_timeout:
     description:
-      - V(demote) with O(sessions=wait) - most seconds to wait for open transactions.
+      - V(demote) - most seconds to wait for other sessions' table locks while the variable is set, and with
+        O(sessions=wait) for their open transactions after.
     type: int
     default: 10
   restore_value:
@@ -174,7 +177,8 @@ msg:
   returned: always
   type: str
 before:
-  description: V(demote) - C(read_only) (and C(super_read_only)) before the step, for V(restore).
+  description: V(demote) - C(read_only) (and C(super_read_only)) before the step, for V(restore); also when the step
+    failed (having put them back itself when it could).
   returned: when step is demote
   type: dict
   sample: {read_only: 'OFF', super_read_only: 'OFF'}
@@ -230,7 +234,10 @@ def run(conn, p, check_mode):
             result = switchover.repoint(conn, q, e, g, p['source_host'], p['source_port'], p['replication_user'],
                                         p['replication_password'], p['replication_ssl'], check_mode)
     except switchover.SwitchoverError as err:
-        return dict(failed=True, changed=False, msg='%s: %s' % (p['step'], err))
+        failed = dict(failed=True, changed=False, msg='%s: %s' % (p['step'], err))
+        if err.before is not None:
+            failed['before'] = err.before       # demote: what the caller's restore puts back (done already when it could)
+        return failed
     result['failed'] = False
     return result
 

@@ -343,7 +343,7 @@ def stopped(switch, stage, failure, restored=None, endpoint_failed=None):
         servers = ', '.join((switch.get('others') or []) + [primary])
         return ('the switchover of %s stopped after %s became the primary (writable, the writer endpoint on it): %s. '
                 'What remains: point the servers that do not replicate from %s yet (of %s) at it with GTID '
-                'auto-positioning; %s was not restarted.' % (primary, candidate, why, candidate, servers, primary))
+                'auto-positioning; %s was not restarted.' % (primary, candidate, why.rstrip('.'), candidate, servers, primary))
     if restored is None or restored.get('skipped'):
         back = '%s was not changed' % primary
     elif restored.get('failed') or restored.get('unreachable'):
@@ -353,13 +353,18 @@ def stopped(switch, stage, failure, restored=None, endpoint_failed=None):
         back = '%s is writable again (%s)' % (primary, restored.get('msg'))
     lb = ('the writer endpoint could NOT be put back on %s (%s)' % (primary, str(endpoint_failed).strip())
           if endpoint_failed else 'the writer endpoint on %s' % primary)
-    return ('the switchover of %s to %s failed at step %s: %s. Put back: %s, %s; %s still replicates from it.'
-            % (primary, candidate, stage, why, back, lb, candidate))
+    return ('the switchover of %s to %s failed at step %s: %s. Put back: %s, %s; %s was not promoted, its replication '
+            'left as it was.' % (primary, candidate, stage, why.rstrip('.'), back, lb, candidate))
 
 
 # ---------------------------------------------------------------- on one server (module replication_switchover)
 class SwitchoverError(Exception):
-    """A step that could not be made; the message says what was done and what was not."""
+    """A step that could not be made; the message says what was done and what was not. before: the demoted server's
+    read_only values to put back (None: nothing of it was read)."""
+
+    def __init__(self, message, before=None):
+        super().__init__(message)
+        self.before = before
 
 
 def _identity(conn, global_variables):
@@ -403,8 +408,42 @@ def demote(conn, query, execute, global_variables, sessions='kill', sessions_tim
         result.update(changed=True, position=position(conn, global_variables, identity),
                       msg='would set %s = ON and %s its write sessions, then read its GTID set' % (variable, sessions))
         return result
-    execute(conn, 'SET GLOBAL %s = ON' % variable)
+    # SET GLOBAL read_only waits for every explicit table lock and open transaction to end, and new writes queue
+    # behind it meanwhile: bounded by lock_wait_timeout, the sessions' limit.
+    execute(conn, 'SET SESSION lock_wait_timeout = %d' % max(1, int(sessions_timeout)))
+    try:
+        execute(conn, 'SET GLOBAL %s = ON' % variable)
+    except Exception as err:  # pylint: disable=broad-except
+        raise SwitchoverError('%s = ON was refused within %d s, nothing was changed: %s'
+                              % (variable, sessions_timeout, _error(err)), before) from err
     result['changed'] = True
+    try:
+        _handle_sessions(conn, query, execute, sessions, sessions_timeout, result, clock, sleep)
+        result['position'] = position(conn, global_variables, identity)
+    except Exception as err:  # pylint: disable=broad-except
+        # A module that changed something to do its job puts it back: the old primary writable again.
+        try:
+            back = restore(conn, execute, global_variables, before)['msg']
+        except Exception as again:  # pylint: disable=broad-except
+            back = 'could NOT put %s back (%s)' % (variable, _error(again))
+        raise SwitchoverError('%s; %s' % (_error(err), back), before) from err
+    result['msg'] = '%s = ON; %s; GTID set %s' % (
+        variable, ('%d session(s) killed' % len(result['killed'])) if sessions == 'kill' else 'no open transaction',
+        result['position'])
+    return result
+
+
+def _error(err):
+    """One line for an error: a server error's (code) text, else the error's own text."""
+    args = getattr(err, 'args', ())
+    if not isinstance(err, SwitchoverError) and len(args) >= 2:
+        return '(%s) %s' % (args[0], args[1])
+    return str(err)
+
+
+def _handle_sessions(conn, query, execute, sessions, sessions_timeout, result, clock, sleep):
+    """The old primary's other client sessions, once it is read-only: killed, or their open transactions waited for
+    at most sessions_timeout seconds (SwitchoverError after)."""
     deadline = clock() + sessions_timeout
     if sessions == 'kill':
         for row in _client_sessions(conn, query):
@@ -422,11 +461,6 @@ def demote(conn, query, execute, global_variables, sessions='kill', sessions_tim
                 raise SwitchoverError('%d session(s) still hold open transactions after %d s (ids %s)'
                                       % (len(open_trx), sessions_timeout, ', '.join(str(i) for i in open_trx)))
             sleep(0.2)
-    result['position'] = position(conn, global_variables, identity)
-    result['msg'] = '%s = ON; %s; GTID set %s' % (
-        variable, ('%d session(s) killed' % len(result['killed'])) if sessions == 'kill' else 'no open transaction',
-        result['position'])
-    return result
 
 
 def restore(conn, execute, global_variables, before, check_mode=False):

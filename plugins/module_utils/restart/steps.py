@@ -149,7 +149,7 @@ def stopped(host, step, failure, undrain=None):
     why = '%s: %s' % (host, failure.get('msg') or 'failed')
     if isinstance(failure.get('results'), list):
         why += ': ' + '; '.join(str(r.get('msg')) for r in failure['results'] if isinstance(r, dict) and r.get('failed'))
-    why += '.'
+    why += '' if why.endswith('.') else '.'
     if undrain and not undrain.get('skipped'):
         if undrain.get('failed') or undrain.get('unreachable'):
             why += ' The drain could NOT be put back: %s.' % str(undrain.get('msg') or 'unreachable').strip()

@@ -24,7 +24,7 @@ def one(fleet, host, statement, args=None):
 
 
 def replica_state(fleet, host):
-    statement = 'SHOW REPLICA STATUS' if host in ('db2',) else 'SHOW ALL SLAVES STATUS'
+    statement = 'SHOW REPLICA STATUS' if host in ('db1', 'db2') else 'SHOW ALL SLAVES STATUS'
     rows = fleet.query(host, statement, tries=30)
     row = rows[0]
     io = row.get('Replica_IO_Running', row.get('Slave_IO_Running'))

@@ -8,94 +8,19 @@
 - A delayed candidate is refused before any change (the `tasks` endpoint method: tests/integration/tasks/switchover_endpoint.yml, a file naming the
   primary, is left alone).
 """
-import json
 import os
 import time
 
-import pymysql
 import pytest
 from dbfleet_testing import clusterfaults
 from dbfleet_testing.replication import one, pids, wait_replicating
 from dbfleet_testing.runs import flat, playbook
+from dbfleet_testing.switchover import Pair, extra, lb_states, no_errant
 from dbfleet_lab import haproxy  # pylint: disable=wrong-import-order
-from dbfleet_lab.netns import GATEWAY  # pylint: disable=wrong-import-order
 
 pytestmark = pytest.mark.fleet
 
 TASKS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'tasks')
-PORTS = dict((p, port) for p, _r, port in haproxy.PAIRS)
-
-
-class Acks(set):
-    """The committed seqs, with the time of each acknowledgement."""
-
-    def __init__(self):
-        super().__init__()
-        self.times = []
-
-    def add(self, seq):
-        self.times.append(time.monotonic())
-        super().add(seq)
-
-    def longest_gap(self):
-        return max((b - a for a, b in zip(self.times, self.times[1:])), default=None)
-
-
-class Pair(clusterfaults.Queries):
-    """A replicated pair as clusterfaults' Writer and compare() see it; 'endpoint' is its HAProxy address."""
-
-    def __init__(self, fleet, primary, replica):
-        self.fleet = fleet
-        self.hosts = self.members = (primary, replica)
-        self.primary = primary
-
-    def connect(self, host, timeout=3, read_timeout=10):
-        if host == 'endpoint':
-            return pymysql.connect(host=GATEWAY, port=PORTS[self.primary], user=self.fleet.admin_user,
-                                   password=self.fleet.admin_password, connect_timeout=timeout,
-                                   read_timeout=read_timeout, autocommit=True)
-        return self.fleet.connect(host, connect_timeout=timeout, read_timeout=read_timeout)
-
-    def writer(self):
-        writer = clusterfaults.Writer(self, ['endpoint'], connect_timeout=1, read_timeout=5, pause=0.01,
-                                      error_pause=0.05)
-        writer.committed = Acks()
-        return writer
-
-
-def lb_states(fleet, primary):
-    return haproxy_states(fleet)['writer_%s' % primary]
-
-
-def haproxy_states(fleet):
-    from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import writer_endpoint  # pylint: disable=import-outside-toplevel
-    path = haproxy.socket_path(os.path.join(fleet.lab_dir, 'fleet'))
-    return dict(('writer_%s' % p, writer_endpoint.server_states(writer_endpoint.command(path, 'show servers state writer_%s' % p)))
-                for p, _r, _port in haproxy.PAIRS)
-
-
-def replication_password(fleet):
-    with open(os.path.join(fleet.lab_dir, 'fleet', 'secrets.json'), encoding='utf-8') as handle:
-        return json.load(handle)['replication_password']
-
-
-def extra(fleet, hosts, endpoint='haproxy', **more):
-    return dict(rolling_restart_hosts=hosts, rolling_restart_all=True, rolling_restart_primary='switchover',
-                rolling_restart_primary_endpoint=endpoint,
-                rolling_restart_primary_replication_password=replication_password(fleet), **more)
-
-
-def no_errant(fleet, primary, replica):
-    """The replica has all the primary has and nothing else (GTID sets equal once it caught up)."""
-    wait_replicating(fleet, replica)
-    if primary == 'db1':
-        source = one(fleet, primary, 'SELECT @@GLOBAL.gtid_executed')
-        assert one(fleet, replica, 'SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, 30)', (source,)) == 0
-        assert one(fleet, replica, 'SELECT GTID_SUBTRACT(@@GLOBAL.gtid_executed, %s)', (source,)) == ''
-    else:
-        source = one(fleet, primary, 'SELECT @@GLOBAL.gtid_binlog_pos')
-        assert one(fleet, replica, 'SELECT MASTER_GTID_WAIT(%s, 30)', (source,)) == 0
-        assert one(fleet, replica, 'SELECT @@GLOBAL.gtid_slave_pos') == source
 
 
 @pytest.fixture(scope='module')

@@ -160,7 +160,7 @@ def test_the_stop_message_says_what_was_put_back_or_what_remains():
                                         dict(changed=True, msg='set super_read_only = OFF, read_only = OFF'))
     assert before == ('the switchover of db1 to db2 failed at step promote db2: promote: did not reach X within 5 s. '
                       'Put back: db1 is writable again (set super_read_only = OFF, read_only = OFF), the writer '
-                      'endpoint on db1; db2 still replicates from it.')
+                      'endpoint on db1; db2 was not promoted, its replication left as it was.')
     after = switchover.stopped(plan, 'promoted', dict(msg='x', results=[dict(__restart_item='db1', failed=True, msg='no')]))
     assert after.startswith('the switchover of db1 stopped after db2 became the primary') and 'db1: no' in after
     assert 'db1 could NOT be made writable again' in switchover.stopped(plan, 'demote db1', {}, dict(failed=True, msg='gone'))
@@ -216,7 +216,8 @@ def test_demote_sets_super_read_only_kills_the_writers_only_and_reads_the_set_af
     out = switchover.demote(None, server.query, server.execute, server.global_variables)
     assert out['before'] == dict(read_only='OFF', super_read_only='OFF')
     assert out['position'] == U1 + ':1-100' and out['changed']
-    assert [s for s, _args in server.ran if not s.startswith('SELECT')] == ['SET GLOBAL super_read_only = ON', 'KILL 11']
+    assert [s for s, _args in server.ran if not s.startswith('SELECT')] == [
+        'SET SESSION lock_wait_timeout = 10', 'SET GLOBAL super_read_only = ON', 'KILL 11']
     assert out['killed'] == [dict(id=11, user='app', host='10.0.0.9:5000')]
 
 
@@ -227,12 +228,30 @@ def test_demote_in_check_mode_changes_nothing_and_wait_fails_after_its_limit():
     assert server.ran == [] and out['position'] == '0-3-50'
     server = FakeServer(MARIADB_VARS, trx=[[7], [7], [7]])
     ticks = iter([0, 0.5, 1.5, 2.5])
-    with pytest.raises(switchover.SwitchoverError, match=r'1 session\(s\) still hold open transactions after 1 s'):
+    still_open = r'1 session\(s\) still hold open transactions after 1 s \(ids 7\); set read_only = OFF'
+    with pytest.raises(switchover.SwitchoverError, match=still_open) as failed:
         switchover.demote(None, server.query, server.execute, server.global_variables, 'wait', 1,
                           clock=lambda: next(ticks), sleep=lambda s: None)
-    assert server.variables['read_only'] == 'ON'      # the caller restores it (restore below)
-    assert switchover.restore(None, server.execute, server.global_variables, dict(read_only='OFF'))['changed']
-    assert server.variables['read_only'] == 'OFF'
+    assert server.variables['read_only'] == 'OFF'     # put back by the step itself
+    assert failed.value.before == dict(read_only='OFF')   # and handed to the caller's restore, which finds it done
+    assert not switchover.restore(None, server.execute, server.global_variables, failed.value.before)['changed']
+
+
+def test_demote_bounds_the_read_only_setting_by_its_limit_and_changes_nothing_when_refused():
+    class Locked(FakeServer):
+        def execute(self, conn, sql, args=None):
+            super().execute(conn, sql, args)
+            if sql == 'SET GLOBAL super_read_only = ON':
+                self.variables['super_read_only'] = 'OFF'
+                raise OSError(1205, 'Lock wait timeout exceeded; try restarting transaction')
+
+    server = Locked(MYSQL_VARS)
+    refused = r'^super_read_only = ON was refused within 4 s, nothing was changed: \(1205\) Lock wait timeout exceeded'
+    with pytest.raises(switchover.SwitchoverError, match=refused) as failed:
+        switchover.demote(None, server.query, server.execute, server.global_variables, 'kill', 4)
+    assert [s for s, _args in server.ran if s.startswith('SET')] == [
+        'SET SESSION lock_wait_timeout = 4', 'SET GLOBAL super_read_only = ON']
+    assert failed.value.before == dict(read_only='OFF', super_read_only='OFF')
 
 
 STATUS = [dict(Replica_IO_Running='Yes', Replica_SQL_Running='Yes', Source_Server_Id=1, Source_Host='10.0.0.11',
