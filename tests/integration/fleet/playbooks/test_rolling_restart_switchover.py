@@ -10,6 +10,7 @@
 """
 import json
 import os
+import re
 import time
 
 import pymysql
@@ -85,6 +86,20 @@ def extra(fleet, hosts, endpoint='haproxy', **more):
                 rolling_restart_primary_replication_password=replication_password(fleet), **more)
 
 
+def logins(fleet, path):
+    """A second inventory giving db1-db4 a login (the lab's admin; TLS required on MySQL 8, whose servers have no
+    certificate a client could verify): with it each switch is one module run reaching both servers over the network
+    (roles/restart/tasks/switchover.yml). The fleet's own inventory gives none (the collection finds the login on
+    each host), so that file stays as a user's would be."""
+    hosts = dict((h, dict(dbfleet_login_user=fleet.admin_user, dbfleet_login_password=fleet.admin_password))
+                 for h in ('db1', 'db2', 'db3', 'db4'))
+    for host in ('db1', 'db2'):
+        hosts[host]['dbfleet_login_ssl_mode'] = 'required'
+    path.write_text(json.dumps({'all': {'hosts': hosts}}))
+    path.chmod(0o600)
+    return str(path)
+
+
 def no_errant(fleet, primary, replica):
     """The replica has all the primary has and nothing else (GTID sets equal once it caught up)."""
     wait_replicating(fleet, replica)
@@ -132,15 +147,15 @@ def test_a_delayed_candidate_is_refused_before_any_change(fleet, pairs, tmp_path
     assert endpoint.read_text() == 'db1'
 
 
-def test_rolling_restart_with_switchover_and_hand_back_under_writes(fleet, pairs):
+def test_rolling_restart_with_switchover_and_hand_back_under_writes(fleet, pairs, tmp_path):
     writers = [pair.writer() for pair in pairs]
     before = pids(fleet)
     for writer in writers:
         writer.start()
     time.sleep(1)
     started = time.monotonic()
-    rc, out = playbook(fleet.inventory, 'rolling_restart.yml', extra(fleet, 'db1:db2:db3:db4',
-                                                                     rolling_restart_primary_hand_back=True))
+    rc, out = playbook([fleet.inventory, logins(fleet, tmp_path / 'logins.yml')], 'rolling_restart.yml',
+                       extra(fleet, 'db1:db2:db3:db4', rolling_restart_primary_hand_back=True), args=['-v'])
     took = time.monotonic() - started
     time.sleep(1)
     for writer in writers:
@@ -151,6 +166,10 @@ def test_rolling_restart_with_switchover_and_hand_back_under_writes(fleet, pairs
     for old, new in (('db1', 'db2'), ('db3', 'db4')):
         assert '%s hands the primary role to %s' % (old, new) in text and \
             '%s hands the primary role to %s' % (new, old) in text, out
+    # Each of the four switches was one module run (step switch), which says how long writes stopped.
+    windows = [float(w) for w in re.findall(r'writes stopped for ([0-9.]+) s', text)]
+    assert len(windows) == 4 and max(windows) < 2, (windows, out)
+    assert fleet.admin_password not in out
     after = pids(fleet)
     assert all(after[h] != before[h] for h in before), (before, after)
     for pair, writer in zip(pairs, writers):
@@ -163,5 +182,5 @@ def test_rolling_restart_with_switchover_and_hand_back_under_writes(fleet, pairs
         print('%s/%s switchover and hand-back under writes through HAProxy: %d commits acknowledged, 0 lost, %d '
               'writer errors, longest gap between two acknowledged commits %.2f s (run %.1f s)'
               % (primary, replica, figures['rows_committed'], figures['writer_errors'], gap, took))
-        # Two switches (there and back) cost less than a restart of the primary in place.
-        assert gap < 8, gap
+        # The issue's bound: writes through the load balancer fail for at most 2 s per switch.
+        assert gap <= 2, gap
