@@ -6,7 +6,12 @@ On the SSH fleet (`DBFLEET_FLEET_NET=N DBFLEET_FLEET_CLUSTERS=0 python lab/lab.p
 writer endpoint, lab/dbfleet_lab/haproxy.py) while playbooks/rolling_restart.yml restarts the pair, once with
 `rolling_restart_primary=in_place` and once with `switchover` (`haproxy` endpoint, hand-back). Printed per arm: the
 run's length, commits acknowledged, writer errors, the longest gap between two acknowledged commits, acknowledged
-commits missing from the primary at the end, errant transactions on the replica, replication running.
+commits missing from the primary at the end, errant transactions on the replica, replication running; then each
+switch's own account (step switch: how long writes stopped, the time of each step).
+
+The pair's hosts get the lab's admin login in a second inventory (a private temporary file), so each switch is one
+module run reaching both servers (roles/restart/tasks/switchover.yml); --no-logins leaves it out (one module run per
+step and server).
 
     DBFLEET_FLEET_NET=21 .venv/bin/python bench/switchover/run.py --pairs db1 db3
 """
@@ -128,6 +133,9 @@ def arm(args, creds, hosts, primary, replica, port, mode):
                               [os.path.join(REPO, 'playbooks', 'rolling_restart.yml'), '-e', '@' + handle.name, '-v'],
                               capture_output=True, text=True, cwd=REPO, check=False)
     took = time.monotonic() - started
+    if args.log:
+        with open(os.path.join(args.log, '%s-%s.log' % (primary, mode)), 'w', encoding='utf-8') as handle:
+            handle.write(proc.stdout)
     time.sleep(2)
     writer.stop.set()
     writer.join(10)
@@ -159,6 +167,7 @@ def main():
     parser.add_argument('--inventory', default=os.path.join(REPO, 'inventories', 'fleet', 'hosts.yml'))
     parser.add_argument('--pairs', nargs='+', default=['db1', 'db3'], choices=['db1', 'db3'])
     parser.add_argument('--modes', nargs='+', default=['in_place', 'switchover'], choices=['in_place', 'switchover'])
+    parser.add_argument('--log', help='a directory to keep each arm\'s ansible-playbook output in (-v)')
     parser.add_argument('--no-logins', dest='logins', action='store_false',
                         help='no dbfleet_login_* for the pair: the switch runs one module per step and server')
     args = parser.parse_args()

@@ -28,7 +28,7 @@ description:
     O(old_server) in maintenance with its sessions shut, V(restored) the other way round (O(endpoint_state)). No
     database login is made for it.
   - V(switch) takes the whole switch in one run, on the host of the writer endpoint (or the candidate), reaching both
-    servers over the network: O(primary_login) and O(candidate_login), which the action plugin fills in from
+    servers over the network with O(primary_login) and O(candidate_login), which the action plugin fills in from
     O(primary_host)'s and O(candidate_host)'s C(dbfleet_login_*) host variables (the collection's one login path;
     their address is their C(ansible_host) when the login names none, or a loopback address). Before any change it
     reads both servers, checks that the candidate replicates from the primary and has applied everything the primary
@@ -121,13 +121,68 @@ options:
     type: str
   primary_login:
     description:
-      - V(switch) - the login options (as the C(login_*) options of this module) of the old primary's server, reached
-        over the network; filled in by the action plugin from O(primary_host) when not given.
+      - V(switch) - the login of the old primary's server, reached over the network; the suboptions are this module's
+        login options of the same names (doc fragment C(dbfleet.innodb.login)). Filled in by the action plugin from
+        O(primary_host)'s host variables when not given.
     type: dict
+    suboptions: &login_suboptions
+      login_user:
+        description: The account.
+        type: str
+        aliases: [login_username]
+      login_password:
+        description: Its password (never shown).
+        type: str
+      login_host:
+        description: The server's address.
+        type: str
+      login_port:
+        description: Its port.
+        type: int
+      login_unix_socket:
+        description: A socket on the host the module runs on.
+        type: str
+      config_file:
+        description: An option file on the host the module runs on (the action plugin gives none).
+        type: path
+        default: '~/.my.cnf'
+      connect_timeout:
+        description: Seconds to connect.
+        type: int
+        default: 30
+      ca_cert:
+        description: The CA file that verifies the server's certificate.
+        type: path
+        aliases: [ssl_ca]
+      client_cert:
+        description: A client certificate.
+        type: path
+        aliases: [ssl_cert]
+      client_key:
+        description: Its key.
+        type: path
+        aliases: [ssl_key]
+      check_hostname:
+        description: Whether the certificate must name the server.
+        type: bool
+      login_ssl_mode:
+        description: TLS as MySQL's C(--ssl-mode) names it.
+        type: str
+        choices: [disabled, preferred, required, verify_ca, verify_identity]
+      login_server_public_key:
+        description: The server's RSA public key file.
+        type: path
+      login_get_server_public_key:
+        description: Whether to ask the server for its RSA public key.
+        type: bool
+      login_trust_loopback:
+        description: Whether a loopback listener is trusted as the server.
+        type: bool
   candidate_login:
     description:
-      - V(switch) - the same for the candidate's server.
+      - V(switch) - the same for the candidate's server (from O(candidate_host)).
     type: dict
+    suboptions: *login_suboptions
   endpoint_state:
     description:
       - V(endpoint) - V(drained), V(moved) or V(restored).

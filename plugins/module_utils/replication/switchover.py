@@ -412,6 +412,17 @@ def demote(conn, query, execute, global_variables, sessions='kill', sessions_tim
                 result['killed'].append(dict(id=int(row['ID']), user=row.get('USER'), host=row.get('HOST')))
             except Exception:  # pylint: disable=broad-except
                 pass            # ended on its own meanwhile
+        # KILL only flags a session: one that was committing may still commit (MariaDB's read_only lets a privileged
+        # user write). The GTID set is read once they are all gone.
+        killed = set(k['id'] for k in result['killed'])
+        while killed:
+            killed &= set(int(r['ID']) for r in _client_sessions(conn, query))
+            if not killed:
+                break
+            if clock() >= deadline:
+                raise SwitchoverError('%d killed session(s) still there after %d s (ids %s)'
+                                      % (len(killed), sessions_timeout, ', '.join(str(i) for i in sorted(killed))))
+            sleep(0.01)
     else:
         while True:
             open_trx = _open_transactions(conn, query)
@@ -574,7 +585,10 @@ def switch(primary, candidate, query, execute, global_variables, sessions='kill'
         planned.append(demoted['msg'])
         mark('demote')
         result['stage'] = 'promote'
-        promoted = promote(candidate, query, execute, global_variables, demoted['position'], timeout, source_id,
+        if not check_mode:
+            result['position'] = _settled(primary, candidate, query, global_variables, demoted['position'], timeout,
+                                          clock)
+        promoted = promote(candidate, query, execute, global_variables, result['position'], timeout, source_id,
                            check_mode)
         result.update(statements=promoted['statements'], waited=promoted.get('waited'), changed=True)
         planned.append(promoted['msg'])
@@ -601,6 +615,28 @@ def switch(primary, candidate, query, execute, global_variables, sessions='kill'
             '; '.join(planned), result['window'],
             ', '.join('%s %.3f' % (s, timings[s]) for s in ('prepare', 'drain', 'demote', 'promote', 'endpoint'))))
     return result
+
+
+def _settled(primary, candidate, query, global_variables, wanted, timeout, clock=time.monotonic):
+    """The old primary's GTID set once the candidate has applied it and it did not grow meanwhile (a late commit of
+    a session that was ending): waits for wanted, reads the set again, and again while it grew, within timeout."""
+    identity = _identity(candidate, global_variables)
+    sql, ok = topology.gtid_wait_sql(flavors.capability('gtid_model', identity.flavor, identity.version))
+    primary_identity = _identity(primary, global_variables)
+    deadline = clock() + timeout
+    while True:
+        left = max(1, int(deadline - clock()))
+        rows = query(candidate, sql, (wanted, left))
+        value = list(rows[0].values())[0] if rows else None
+        if value is None or int(value) != ok:
+            raise SwitchoverError('the candidate did not reach the old primary\'s GTID set %s within %d s' % (wanted, timeout))
+        now = position(primary, global_variables, primary_identity)
+        if now == wanted:
+            return wanted
+        if clock() >= deadline:
+            raise SwitchoverError('the old primary\'s GTID set still grows after it was made read-only (%s, then %s)'
+                                  % (wanted, now))
+        wanted = now
 
 
 def _prepare(primary, candidate, query, global_variables, timeout, expect_source_server_id, endpoint, result):

@@ -126,9 +126,10 @@ class IdentityTemplar(FakeTemplar):
         return value
 
 
-def run_login_action(monkeypatch, task_args, host_vars, action='dbfleet.innodb.server_facts', result=False):
-    """The arguments the module gets from the login action plugin for task_args on a host with host_vars (with
-    result: what the action returns)."""
+def run_login_action(monkeypatch, task_args, host_vars, action='dbfleet.innodb.server_facts', result=False,
+                     plugin_class=login.LoginActionModule, templar_class=IdentityTemplar):
+    """The arguments the module gets from the login action plugin (plugin_class) for task_args on a host with host_vars
+    (with result: what the action returns)."""
     seen = {}
 
     def fake_run(self, tmp=None, task_vars=None):
@@ -136,9 +137,9 @@ def run_login_action(monkeypatch, task_args, host_vars, action='dbfleet.innodb.s
         return {}
 
     monkeypatch.setattr(login._NormalActionModule, 'run', fake_run)
-    plugin = object.__new__(login.LoginActionModule)
+    plugin = object.__new__(plugin_class)
     plugin._task = FakeArgsTask(dict(task_args), action=action)
-    plugin._templar = IdentityTemplar(host_vars)
+    plugin._templar = templar_class(host_vars)
     returned = plugin.run(task_vars=dict(host_vars))
     return returned if result else seen
 
@@ -240,18 +241,9 @@ class HostVars(dict):
 
 
 def run_switch(monkeypatch, task_args):
-    seen = {}
-
-    def fake_run(self, tmp=None, task_vars=None):
-        seen.update(self._task.args)
-        return {}
-
-    monkeypatch.setattr(login._NormalActionModule, 'run', fake_run)
-    plugin = object.__new__(switchover_action.ActionModule)
-    plugin._task = FakeArgsTask(dict(task_args), action='dbfleet.innodb.replication_switchover')
-    plugin._templar = CopyingTemplar({})
-    plugin.run(task_vars=dict(hostvars=HostVars(HOSTVARS)))
-    return seen
+    return run_login_action(monkeypatch, task_args, dict(hostvars=HostVars(HOSTVARS)),
+                            action='dbfleet.innodb.replication_switchover',
+                            plugin_class=switchover_action.ActionModule, templar_class=CopyingTemplar)
 
 
 def test_switch_reaches_each_server_at_its_address_with_its_own_login(monkeypatch):

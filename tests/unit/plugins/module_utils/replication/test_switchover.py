@@ -195,6 +195,8 @@ class FakeServer:
 
     def execute(self, _conn, sql, args=None):
         self.ran.append((sql, args))
+        if sql.startswith('KILL'):               # the session is gone once killed (a lingering one: see below)
+            self.processlist = [r for r in self.processlist if r['ID'] != int(sql.split()[1])]
         if sql.startswith('SET GLOBAL'):
             name, value = sql[len('SET GLOBAL '):].split(' = ')
             if not value.startswith('@@'):
@@ -327,7 +329,7 @@ def test_switch_takes_every_step_back_to_back_after_the_checks_and_times_them():
                             endpoint=endpoint_of(log), clock=lambda: next(ticks) / 10.0)
     assert log == [('db2', 'wait'), ('lb', 'moved', True),                       # prepare: caught up, backend read
                    ('lb', 'drained', False), ('db1', 'SET GLOBAL super_read_only = ON'), ('db1', 'KILL 11'),
-                   ('db2', 'wait'), ('db2', 'STOP REPLICA'), ('db2', 'RESET REPLICA ALL'),
+                   ('db2', 'wait'), ('db2', 'wait'), ('db2', 'STOP REPLICA'), ('db2', 'RESET REPLICA ALL'),
                    ('db2', 'SET GLOBAL super_read_only = OFF'), ('db2', 'SET GLOBAL read_only = OFF'),
                    ('lb', 'moved', False)]
     assert out['stage'] == 'done' and out['changed'] and out['position'] == U1 + ':1-100'
@@ -392,3 +394,28 @@ def test_a_candidate_of_another_source_or_a_replica_as_primary_is_refused_at_pre
     with pytest.raises(switchover.SwitchFailed, match='the old primary: not a primary'):
         switchover.switch('c', 'p', query, execute, variables)
     assert not [e for e in log if e[1] != 'wait']
+
+
+def test_a_late_commit_on_the_old_primary_is_waited_for_before_the_promotion():
+    """A killed session that was committing may still commit after the set was read: the candidate waits again."""
+    log = []
+    by, query, execute, variables = servers(log)
+
+    def late(conn, sql, args=None):
+        rows = query(conn, sql, args)
+        if conn == 'c' and sql.startswith('SELECT WAIT_FOR') and log.count(('db2', 'wait')) == 2:
+            by['p'].variables['gtid_executed'] = U1 + ':1-101'
+        return rows
+    out = switchover.switch('p', 'c', late, execute, variables)
+    waits = [args for sql, args in by['c'].ran if sql.startswith('SELECT WAIT_FOR')]
+    assert [w[0] for w in waits] == [U1 + ':1-100', U1 + ':1-100', U1 + ':1-101', U1 + ':1-101']
+    assert out['position'] == U1 + ':1-101' and out['stage'] == 'done'
+
+
+def test_demote_reads_the_set_only_once_the_killed_sessions_are_gone():
+    server = FakeServer(MARIADB_VARS, processlist=[dict(ID=11, USER='app', HOST='lb:1', COMMAND='Query')])
+    server.execute = lambda _conn, sql, args=None: server.ran.append((sql, args))      # KILL that does not end it
+    ticks = iter([0, 0.5, 1.5])
+    with pytest.raises(switchover.SwitchoverError, match=r'1 killed session\(s\) still there after 1 s \(ids 11\)'):
+        switchover.demote(None, server.query, server.execute, server.global_variables, 'kill', 1,
+                          clock=lambda: next(ticks), sleep=lambda s: None)
