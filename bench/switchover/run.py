@@ -158,7 +158,7 @@ def arm(args, creds, hosts, primary, replica, port, mode):
 
 def switch_windows(output):
     """The one-run switches' own account of each switch (step switch's msg: writes stopped for N s (timings))."""
-    return [' '.join(found.split()) for found in re.findall(r'writes stopped for [0-9.]+ s \([^)]*\)', output)]
+    return [' '.join(found.split()) for found in re.findall(r'writes\s+stopped\s+for\s+[0-9.]+\s+s\s+\([^)]*\)', output)]
 
 
 def main():
