@@ -609,7 +609,7 @@ def switch(primary, candidate, query, execute, global_variables, sessions='kill'
     result['stage'] = 'done'
     result['window'] = round(timings['endpoint'] - timings['prepare'], 3)
     if check_mode:
-        result['msg'] = 'would: ' + '; '.join(planned)
+        result['msg'] = '; '.join(planned)         # each step's own 'would ...'
     else:
         result['msg'] = ('%s; writes stopped for %.2f s (%s)' % (
             '; '.join(planned), result['window'],

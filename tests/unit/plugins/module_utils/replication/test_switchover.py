@@ -347,7 +347,7 @@ def test_switch_in_check_mode_names_every_step_and_changes_nothing():
     out = switchover.switch('p', 'c', query, execute, variables, endpoint=endpoint_of(log), check_mode=True)
     assert [e for e in log if e[0] != 'db2' or e[1] != 'wait'] == [
         ('lb', 'moved', True), ('lb', 'drained', True), ('lb', 'moved', True)]
-    assert out['msg'].startswith('would: ran drained; would set super_read_only = ON and kill its write sessions')
+    assert out['msg'].startswith('ran drained; would set super_read_only = ON and kill its write sessions')
     assert 'STOP REPLICA; RESET REPLICA ALL; SET GLOBAL super_read_only = OFF' in out['msg']
     assert out['msg'].endswith('ran moved')
     assert by['p'].variables['super_read_only'] == 'OFF' and by['c'].variables['super_read_only'] == 'ON'
