@@ -607,12 +607,13 @@ def switch(primary, candidate, query, execute, global_variables, sessions='kill'
         planned.append(moved['msg'])
     mark('endpoint')
     result['stage'] = 'done'
-    result['window'] = round(timings['endpoint'] - timings['prepare'], 3)
+    window = round(timings['endpoint'] - timings['prepare'], 3)
+    result['window'] = window
     if check_mode:
         result['msg'] = '; '.join(planned)         # each step's own 'would ...'
     else:
         result['msg'] = ('%s; writes stopped for %.2f s (%s)' % (
-            '; '.join(planned), result['window'],
+            '; '.join(planned), window,
             ', '.join('%s %.3f' % (s, timings[s]) for s in ('prepare', 'drain', 'demote', 'promote', 'endpoint'))))
     return result
 
