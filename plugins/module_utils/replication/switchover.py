@@ -452,6 +452,17 @@ def _handle_sessions(conn, query, execute, sessions, sessions_timeout, result, c
                 result['killed'].append(dict(id=int(row['ID']), user=row.get('USER'), host=row.get('HOST')))
             except Exception:  # pylint: disable=broad-except
                 pass            # ended on its own meanwhile
+        # KILL only flags a session: one that was committing may still commit (MariaDB's read_only lets a privileged
+        # user write). The GTID set is read once they are all gone.
+        killed = set(k['id'] for k in result['killed'])
+        while killed:
+            killed &= set(int(r['ID']) for r in _client_sessions(conn, query))
+            if not killed:
+                break
+            if clock() >= deadline:
+                raise SwitchoverError('%d killed session(s) still there after %d s (ids %s)'
+                                      % (len(killed), sessions_timeout, ', '.join(str(i) for i in sorted(killed))))
+            sleep(0.01)
     else:
         while True:
             open_trx = _open_transactions(conn, query)
@@ -556,3 +567,172 @@ def repoint(conn, query, execute, global_variables, source_host, source_port, us
     for statement, args in planned:
         execute(conn, statement, args)
     return dict(changed=True, statements=shown, msg='replicates from %s:%s: %s' % (source_host, source_port, '; '.join(shown)))
+
+
+# ---------------------------------------------------------------- the whole switch in one run (step switch)
+SWITCH_STEPS = ('prepare', 'drain', 'demote', 'promote', 'promoted', 'done')
+
+
+def switch(primary, candidate, query, execute, global_variables, sessions='kill', sessions_timeout=10, timeout=30,
+           expect_source_server_id=None, endpoint=None, check_mode=False, clock=time.monotonic):
+    """The switch of the primary role from the server behind the connection primary to the one behind candidate, in
+    one run with both connections open (module replication_switchover, step switch), so the writers' outage is the
+    demotion, the candidate's last wait, its promotion and the endpoint move back to back.
+
+    Before any change (prepare): both servers read, the candidate replicating from the primary and caught up with
+    everything the primary had committed so far (the same GTID wait, timeout seconds), the endpoint's state read.
+    Then drain (endpoint(state, check_mode), when given: writer_endpoint.move), demote, promote, endpoint moved.
+    A failure before the promotion puts the primary's read_only back and the endpoint back on it, then raises
+    SwitchFailed naming the step; after the promotion it raises SwitchFailed with stage promoted (the new primary
+    writable; what remains is the caller's). Returns dict(changed, stage, before, position, killed, statements,
+    commands, timings={step: seconds since the start}, window (seconds from the drain to the endpoint on the
+    candidate), msg)."""
+    started = clock()
+    timings = {}
+    result = dict(changed=False, stage='prepare', before=None, position=None, killed=[], statements=[], commands=[],
+                  timings=timings, window=None)
+
+    def mark(step):
+        timings[step] = round(clock() - started, 3)
+
+    # prepare: nothing is changed before everything that can be checked was.
+    try:
+        source_id = _prepare(primary, candidate, query, global_variables, timeout, expect_source_server_id, endpoint,
+                             result)
+    except SwitchoverError as err:
+        raise SwitchFailed('prepare', result, str(err), 'nothing had been changed')
+    except Exception as err:  # pylint: disable=broad-except  # the server, the socket: nothing changed yet either
+        raise SwitchFailed('prepare', result, _error_text(err), 'nothing had been changed')
+    mark('prepare')
+    planned = []
+    try:
+        result['stage'] = 'drain'
+        if endpoint:
+            drained = endpoint('drained', check_mode)
+            result['commands'] += drained['commands']
+            result['changed'] = result['changed'] or drained['changed']
+            planned.append(drained['msg'])
+        mark('drain')
+        result['stage'] = 'demote'
+        demoted = demote(primary, query, execute, global_variables, sessions, sessions_timeout, check_mode)
+        result.update(before=demoted['before'], position=demoted['position'], killed=demoted['killed'])
+        result['changed'] = result['changed'] or demoted['changed']
+        planned.append(demoted['msg'])
+        mark('demote')
+        result['stage'] = 'promote'
+        if not check_mode:
+            result['position'] = _settled(primary, candidate, query, global_variables, demoted['position'], timeout,
+                                          clock)
+        promoted = promote(candidate, query, execute, global_variables, result['position'], timeout, source_id,
+                           check_mode)
+        result.update(statements=promoted['statements'], waited=promoted.get('waited'), changed=True)
+        planned.append(promoted['msg'])
+        mark('promote')
+    except Exception as err:  # pylint: disable=broad-except  # every failure before the promotion puts things back
+        raise SwitchFailed(result['stage'], result, _error_text(err),
+                           _put_back(primary, execute, global_variables, result, endpoint, check_mode))
+    result['stage'] = 'promoted'
+    if endpoint:
+        try:
+            moved = endpoint('moved', check_mode)
+        except Exception as err:  # pylint: disable=broad-except
+            raise SwitchFailed('promoted', result, 'the writer endpoint could not be put on the new primary: %s'
+                               % _error_text(err))
+        result['commands'] += moved['commands']
+        planned.append(moved['msg'])
+    mark('endpoint')
+    result['stage'] = 'done'
+    window = round(timings['endpoint'] - timings['prepare'], 3)
+    result['window'] = window
+    if check_mode:
+        result['msg'] = '; '.join(planned)         # each step's own 'would ...'
+    else:
+        result['msg'] = ('%s; writes stopped for %.2f s (%s)' % (
+            '; '.join(planned), window,
+            ', '.join('%s %.3f' % (s, timings[s]) for s in ('prepare', 'drain', 'demote', 'promote', 'endpoint'))))
+    return result
+
+
+def _settled(primary, candidate, query, global_variables, wanted, timeout, clock=time.monotonic):
+    """The old primary's GTID set once the candidate has applied it and it did not grow meanwhile (a late commit of
+    a session that was ending): waits for wanted, reads the set again, and again while it grew, within timeout."""
+    identity = _identity(candidate, global_variables)
+    sql, ok = topology.gtid_wait_sql(flavors.capability('gtid_model', identity.flavor, identity.version))
+    primary_identity = _identity(primary, global_variables)
+    deadline = clock() + timeout
+    while True:
+        left = max(1, int(deadline - clock()))
+        rows = query(candidate, sql, (wanted, left))
+        value = list(rows[0].values())[0] if rows else None
+        if value is None or int(value) != ok:
+            raise SwitchoverError('the candidate did not reach the old primary\'s GTID set %s within %d s' % (wanted, timeout))
+        now = position(primary, global_variables, primary_identity)
+        if now == wanted:
+            return wanted
+        if clock() >= deadline:
+            raise SwitchoverError('the old primary\'s GTID set still grows after it was made read-only (%s, then %s)'
+                                  % (wanted, now))
+        wanted = now
+
+
+def _prepare(primary, candidate, query, global_variables, timeout, expect_source_server_id, endpoint, result):
+    """The checks of switch() before any change; fills result['before'] (the primary's read_only values). Returns
+    the server_id the candidate must replicate from."""
+    primary_facts = topology.read_server(primary, query, global_variables)
+    if primary_facts.get('error') or primary_facts.get('role') != topology.PRIMARY:
+        raise SwitchoverError('the old primary: %s' % (primary_facts.get('error') or
+                                                       'not a primary (it replicates from another server)'))
+    source_id = expect_source_server_id if expect_source_server_id is not None else primary_facts.get('server_id')
+    identity = _identity(primary, global_variables)
+    variable = flavors.capability('demote_variable', identity.flavor, identity.version)
+    names = ['read_only'] + (['super_read_only'] if variable == 'super_read_only' else [])
+    result['before'] = dict((n, str(v)) for n, v in global_variables(primary, names).items())
+    facts = topology.read_server(candidate, query, global_variables)
+    if facts.get('error') or facts.get('role') != topology.REPLICA:
+        raise SwitchoverError('the candidate: %s' % (facts.get('error') or 'not a replica'))
+    if source_id is not None and not any(c.get('source_server_id') == int(source_id) for c in facts['channels']):
+        raise SwitchoverError('the candidate does not replicate from server_id %s' % source_id)
+    now = position(primary, global_variables, identity)
+    cand = _identity(candidate, global_variables)
+    sql, ok = topology.gtid_wait_sql(flavors.capability('gtid_model', cand.flavor, cand.version))
+    rows = query(candidate, sql, (now, int(timeout))) if now else [dict(r=ok)]
+    value = list(rows[0].values())[0] if rows else None
+    if value is None or int(value) != ok:
+        raise SwitchoverError('the candidate did not reach the primary\'s GTID set %s within %d s: it is not caught up'
+                              % (now, timeout))
+    if endpoint:
+        endpoint('moved', True)     # reads the backend: refused when it lacks one of the servers
+    return source_id
+
+
+class SwitchFailed(Exception):
+    """The switch stopped at stage (SWITCH_STEPS); result is what was done; put_back what the failure undid."""
+
+    def __init__(self, stage, result, why, put_back=None):
+        super().__init__(why)
+        self.stage, self.result, self.why, self.put_back = stage, result, why, put_back
+
+
+def _error_text(err):
+    args = getattr(err, 'args', None)
+    if args and len(args) == 2 and isinstance(args[0], int):
+        return '(%d) %s' % (args[0], args[1])
+    return str(err)
+
+
+def _put_back(primary, execute, global_variables, result, endpoint, check_mode):
+    """What a failure before the promotion puts back: the old primary's read_only, the endpoint on it; the text."""
+    done = []
+    if result['stage'] in ('demote', 'promote'):
+        try:
+            done.append('the old primary as it was (%s)' % restore(
+                primary, execute, global_variables, result['before'], check_mode)['msg'])
+        except Exception as err:  # pylint: disable=broad-except
+            done.append('the old primary could NOT be made writable again (%s): set read_only (and super_read_only) '
+                        'OFF on it' % _error_text(err))
+    if endpoint:
+        try:
+            done.append('the writer endpoint on the old primary (%s)' % endpoint('restored', check_mode)['msg'])
+        except Exception as err:  # pylint: disable=broad-except
+            done.append('the writer endpoint could NOT be put back on the old primary (%s)' % _error_text(err))
+    return '; '.join(done) or 'nothing had been changed'

@@ -84,6 +84,20 @@ def extra(fleet, hosts, endpoint='haproxy', **more):
                 rolling_restart_primary_endpoint=endpoint, **more)
 
 
+def logins(fleet, path):
+    """A second inventory giving db1-db4 a login (the lab's admin; TLS required on MySQL 8, whose servers have no
+    certificate a client could verify): with it each switch is one module run reaching both servers over the network
+    (roles/restart/tasks/switchover.yml). The fleet's own inventory gives none (the collection finds the login on
+    each host), so that file stays as a user's would be."""
+    hosts = dict((h, dict(dbfleet_login_user=fleet.admin_user, dbfleet_login_password=fleet.admin_password))
+                 for h in ('db1', 'db2', 'db3', 'db4'))
+    for host in ('db1', 'db2'):
+        hosts[host]['dbfleet_login_ssl_mode'] = 'required'
+    path.write_text(json.dumps({'all': {'hosts': hosts}}))
+    path.chmod(0o600)
+    return str(path)
+
+
 def no_errant(fleet, primary, replica):
     """The replica has all the primary has and nothing else (GTID sets equal once it caught up)."""
     wait_replicating(fleet, replica)

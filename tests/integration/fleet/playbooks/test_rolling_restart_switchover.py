@@ -9,13 +9,14 @@
   primary, is left alone).
 """
 import os
+import re
 import time
 
 import pytest
 from dbfleet_testing import clusterfaults
 from dbfleet_testing.replication import one, pids, wait_replicating
 from dbfleet_testing.runs import flat, playbook
-from dbfleet_testing.switchover import Pair, extra, lb_states, no_errant
+from dbfleet_testing.switchover import Pair, extra, lb_states, logins, no_errant
 from dbfleet_lab import haproxy  # pylint: disable=wrong-import-order
 
 pytestmark = pytest.mark.fleet
@@ -57,15 +58,15 @@ def test_a_delayed_candidate_is_refused_before_any_change(fleet, pairs, tmp_path
     assert endpoint.read_text() == 'db1'
 
 
-def test_rolling_restart_with_switchover_and_hand_back_under_writes(fleet, pairs):
+def test_rolling_restart_with_switchover_and_hand_back_under_writes(fleet, pairs, tmp_path):
     writers = [pair.writer() for pair in pairs]
     before = pids(fleet)
     for writer in writers:
         writer.start()
     time.sleep(1)
     started = time.monotonic()
-    rc, out = playbook(fleet.inventory, 'rolling_restart.yml', extra(fleet, 'db1:db2:db3:db4',
-                                                                     rolling_restart_primary_hand_back=True))
+    rc, out = playbook([fleet.inventory, logins(fleet, tmp_path / 'logins.yml')], 'rolling_restart.yml',
+                       extra(fleet, 'db1:db2:db3:db4', rolling_restart_primary_hand_back=True), args=['-v'])
     took = time.monotonic() - started
     time.sleep(1)
     for writer in writers:
@@ -76,6 +77,10 @@ def test_rolling_restart_with_switchover_and_hand_back_under_writes(fleet, pairs
     for old, new in (('db1', 'db2'), ('db3', 'db4')):
         assert '%s hands the primary role to %s' % (old, new) in text and \
             '%s hands the primary role to %s' % (new, old) in text, out
+    # Each of the four switches was one module run (step switch), which says how long writes stopped.
+    windows = [float(w) for w in re.findall(r'writes stopped for ([0-9.]+) s', text)]
+    assert len(windows) == 4 and max(windows) < 2, (windows, out)
+    assert fleet.admin_password not in out
     after = pids(fleet)
     assert all(after[h] != before[h] for h in before), (before, after)
     for pair, writer in zip(pairs, writers):
@@ -88,5 +93,5 @@ def test_rolling_restart_with_switchover_and_hand_back_under_writes(fleet, pairs
         print('%s/%s switchover and hand-back under writes through HAProxy: %d commits acknowledged, 0 lost, %d '
               'writer errors, longest gap between two acknowledged commits %.2f s (run %.1f s)'
               % (primary, replica, figures['rows_committed'], figures['writer_errors'], gap, took))
-        # Two switches (there and back) cost less than a restart of the primary in place.
-        assert gap < 8, gap
+        # The issue's bound: writes through the load balancer fail for at most 2 s per switch.
+        assert gap <= 2, gap

@@ -10,6 +10,9 @@ import os
 import pytest
 import yaml
 
+from ansible.errors import AnsibleActionFail
+
+from ansible_collections.dbfleet.innodb.plugins.action import replication_switchover as switchover_action
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils import login
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
@@ -123,9 +126,10 @@ class IdentityTemplar(FakeTemplar):
         return value
 
 
-def run_login_action(monkeypatch, task_args, host_vars, action='dbfleet.innodb.server_facts', result=False):
-    """The arguments the module gets from the login action plugin for task_args on a host with host_vars (with
-    result: what the action returns)."""
+def run_login_action(monkeypatch, task_args, host_vars, action='dbfleet.innodb.server_facts', result=False,
+                     plugin_class=login.LoginActionModule, templar_class=IdentityTemplar):
+    """The arguments the module gets from the login action plugin (plugin_class) for task_args on a host with host_vars
+    (with result: what the action returns)."""
     seen = {}
 
     def fake_run(self, tmp=None, task_vars=None):
@@ -133,9 +137,9 @@ def run_login_action(monkeypatch, task_args, host_vars, action='dbfleet.innodb.s
         return {}
 
     monkeypatch.setattr(login._NormalActionModule, 'run', fake_run)
-    plugin = object.__new__(login.LoginActionModule)
+    plugin = object.__new__(plugin_class)
     plugin._task = FakeArgsTask(dict(task_args), action=action)
-    plugin._templar = IdentityTemplar(host_vars)
+    plugin._templar = templar_class(host_vars)
     returned = plugin.run(task_vars=dict(host_vars))
     return returned if result else seen
 
@@ -217,3 +221,47 @@ def test_the_login_action_refuses_an_option_file_that_is_not_one_path(monkeypatc
     result = run_login_action(monkeypatch, {}, dict(INVENTORY_LOGIN, dbfleet_option_file=['/a', '/b']),
                               action='verify', result=True)
     assert result['failed'] is True and 'dbfleet_option_file' in result['msg']
+
+
+# ---------------------------------------------------------------- replication_switchover step switch: two servers
+HOSTVARS = dict(
+    db1=dict(ansible_host='10.0.0.11', dbfleet_login_unix_socket='/run/mysqld.sock', dbfleet_login_host='127.0.0.1',
+             dbfleet_login_user='admin', dbfleet_login_password='pw1', dbfleet_login_ssl_mode='required'),
+    db2=dict(ansible_host='10.0.0.12', dbfleet_login_user='admin', dbfleet_login_password='pw2'))
+
+
+class CopyingTemplar(IdentityTemplar):
+    def copy_with_new_env(self, available_variables):
+        return CopyingTemplar(available_variables)
+
+
+class HostVars(dict):
+    def raw_get(self, name):
+        return self[name]
+
+
+def run_switch(monkeypatch, task_args):
+    return run_login_action(monkeypatch, task_args, dict(hostvars=HostVars(HOSTVARS)),
+                            action='dbfleet.innodb.replication_switchover',
+                            plugin_class=switchover_action.ActionModule, templar_class=CopyingTemplar)
+
+
+def test_switch_reaches_each_server_at_its_address_with_its_own_login(monkeypatch):
+    args = run_switch(monkeypatch, dict(step='switch', primary_host='db1', candidate_host='db2'))
+    assert args['primary_login'] == dict(login_host='10.0.0.11', login_user='admin', login_password='pw1',
+                                         login_ssl_mode='required', config_file=None)
+    assert args['candidate_login'] == dict(login_host='10.0.0.12', login_user='admin', login_password='pw2',
+                                           config_file=None)
+
+
+def test_a_login_given_is_kept_and_other_steps_get_none(monkeypatch):
+    mine = dict(login_host='10.9.9.9', login_user='x')
+    args = run_switch(monkeypatch, dict(step='switch', primary_host='db1', candidate_host='db2', primary_login=mine))
+    assert args['primary_login'] == mine and args['candidate_login']['login_host'] == '10.0.0.12'
+    args = run_switch(monkeypatch, dict(step='demote'))
+    assert 'primary_login' not in args and 'candidate_login' not in args
+
+
+def test_a_switch_without_an_inventory_host_is_refused(monkeypatch):
+    with pytest.raises(AnsibleActionFail, match='switch needs candidate_host, an inventory host \\(got db9\\)'):
+        run_switch(monkeypatch, dict(step='switch', primary_host='db1', candidate_host='db9'))
