@@ -20,13 +20,17 @@ description:
     variable and the value as given. The lookup runs on the controller and reaches no host.
 options:
   _terms:
-    description: The playbook, by name (V(drop_tables), V(convert_tables), V(rolling_restart), V(advise_ahi)).
+    description:
+      - The playbook, by name (V(site), V(settings), V(verify), V(prerequisites), V(drop_tables),
+        V(drop_tables_finish_staged), V(convert_tables), V(rolling_restart), V(advise_ahi)).
     type: list
     elements: str
     required: true
 author:
   - dbfleet maintainers (@dbfleet)
 notes:
+  - Used in a play's C(hosts) keyword (its C(hosts) option, as C(site.yml) does), the inputs are checked as Ansible
+    works out the play's hosts, before any host is read and whatever C(--limit) is.
   - A lookup rather than an action, so that the inputs become one non-persistent fact of every host of the run in one
     C(run_once) M(ansible.builtin.set_fact) task, without a module run or a connection; a module's C(ansible_facts)
     would land in the fact cache.

@@ -36,6 +36,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs impo
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.module import GUARDED_OPTIONS
 from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges, option_spec, range_problems
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles.inputs import RESTART_RANGES
+from ansible_collections.dbfleet.innodb.plugins.module_utils.storage_engines import parse_target_spec
+from ansible_collections.dbfleet.innodb.plugins.action.verify_fleet import ARGUMENT_SPEC as VERIFY_FLEET_OPTIONS
 
 # The collection's roles, beside plugins/ (the repository, an installed collection, the execution environment alike).
 ROLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles')
@@ -126,6 +128,33 @@ def role_option(role, option, **change):
     return dict(dict((k, v) for k, v in spec.items() if k in ('type', 'elements', 'choices', 'default')), **change)
 
 
+def _settings_map(text):
+    """settings.yml's map as YAML text: empty (the inventory's settings_values), or a map of settings. The message
+    does not show the text, which may name a secret (wsrep_sst_auth)."""
+    if not text.strip():
+        return
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ValueError('not YAML (%s)' % str(e).splitlines()[0])
+    if not isinstance(value, dict):
+        raise ValueError('must be a YAML map of settings (innodb_io_capacity: 2000, one per line), not a %s'
+                         % type(value).__name__)
+
+
+def _upgrade_target(text):
+    """verify.yml's upgrade target, as the verify modules read it (<flavor>-<version> of the flavors' table)."""
+    parse_target_spec(text, 'value')
+
+
+def _verify_fleet(option, **change):
+    """A verify_fleet option as verify.yml takes it (its default once, in the action's spec)."""
+    return dict(VERIFY_FLEET_OPTIONS[option], **change)
+
+
+# A host pattern, or a list of them (the hosts of a play).
+_HOSTS = dict(type='list', elements='str', default=['all'])
+
 # The topology preflight's lag bound (topology_plan max_lag), before the run and, in the playbooks' gates, after.
 _MAX_LAG = dict(type='int', default=topology.DEFAULT_MAX_LAG, range=(0, None))
 
@@ -201,6 +230,45 @@ PLAYBOOKS = dict((p.name, p) for p in (
         primary_wait_timeout=role_option('restart', 'restart_primary_wait_timeout', range=(1, None)),
         primary_replication_user=role_option('restart', 'restart_primary_replication_user'),
         primary_replication_password=role_option('restart', 'restart_primary_replication_password'),
+    )),
+    Playbook('site', 'site', dict(
+        hosts=_HOSTS,
+        roles=dict(type='list', elements='str', choices=list(desired.ROLES)),
+        # No default here: unset, the role registry's group (lookup dbfleet.innodb.roles reads site_<role>_hosts).
+        memcached_hosts=dict(type='list', elements='str'),
+    )),
+    Playbook('settings', 'dbfleet_settings', dict(
+        hosts=_HOSTS,
+        # The map as YAML text (what a job template survey answers), used instead of settings_values when given.
+        text=dict(type='str', default='', check=_settings_map),
+    )),
+    Playbook('prerequisites', 'prerequisites', dict(
+        hosts=_HOSTS,
+        method=dict(type='str', default='auto', choices=['auto', 'package', 'pip']),
+        cryptography=dict(type='bool', default=True),
+        pip_find_links=dict(type='path'),
+    )),
+    Playbook('verify', 'verify', dict(
+        hosts=_HOSTS,
+        desired_from=dict(type='list', elements='str', choices=list(desired.ROLES)),
+        extra_settings=dict(type='dict', default={}),
+        target_version=dict(type='str', check=_upgrade_target),
+        report_dir=dict(type='path'),
+        report_mode=dict(_verify_fleet('report_mode'), type='str'),
+        fail_on_error=dict(type='bool', default=True),
+        fail_on_drift=dict(type='bool', default=False),
+        pipelining=dict(type='bool'),
+        mode=dict(type='str', default='host', choices=['host', 'controller']),
+        # Controller mode: the verify_fleet action's own options.
+        pool=_verify_fleet('pool'),
+        workers=_verify_fleet('workers'),
+        timeout=_verify_fleet('timeout'),
+        deadline=_verify_fleet('deadline'),
+        controller_ca_cert=_verify_fleet('controller_ca_cert'),
+        controller_client_cert=_verify_fleet('controller_client_cert'),
+        controller_client_key=_verify_fleet('controller_client_key'),
+        startup_cache=_verify_fleet('startup_cache'),
+        startup_cache_max_age=_verify_fleet('startup_cache_max_age'),
     )),
     Playbook('advise_ahi', 'advise_ahi', dict(
         hosts=dict(type='list', elements='str', default=['all']),   # a pattern, or a list of them

@@ -1,9 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""site.yml checks its inputs with validate_argument_spec first, rolling_restart.yml and advise_ahi.yml with the
-lookup dbfleet.innodb.playbook_inputs: a bad value fails naming the variable and the value as written, before any
-lab host is touched (the recap lists localhost only). drop_tables.yml and convert_tables.yml take their inputs from
+"""Every playbook checks its inputs with the lookup dbfleet.innodb.playbook_inputs: verify.yml, rolling_restart.yml
+and advise_ahi.yml in their first play, on localhost: a bad value fails naming the variable and the value as
+written, before any lab host is touched (the recap lists localhost only). site.yml, settings.yml and
+prerequisites.yml in their play's hosts keyword: a bad value fails as Ansible works out the hosts, whatever --limit
+is, before any task runs. drop_tables.yml and convert_tables.yml take their inputs from
 the same lookup in their first task: a bad type, choice, range, table name or engine fails there,
 every problem in one message naming the variable and the value, and no task after it runs on any host. The
 deprecated playbook name drop_table runs drop_tables.yml."""
@@ -36,9 +38,8 @@ from dbfleet_testing.runs import BIN, env, flat, playbook_proc, recap
     ('rolling_restart.yml', {'rolling_restart_timeout': 0}, 'rolling_restart_timeout=0 is out of range 1 or more'),
     ('rolling_restart.yml', {'rolling_restart_max_lag': -1, 'rolling_restart_timeout': '0'},
      'rolling_restart_max_lag=-1 is out of range 0 or more; rolling_restart_timeout=0 is out of range 1 or more'),
-    ('site.yml', {'site_hosts': {'mysql80': 1}}, "argument 'site_hosts' is of type dict"),
-    ('settings.yml', {'dbfleet_settings_text': '- innodb_io_capacity'},
-     'dbfleet_settings_text must be a YAML map of settings'),
+    ('verify.yml', {'verify_target_version': 'oracle-8.4', 'verify_timeout': 'soon'},
+     "verify_target_version=oracle-8.4: value 'oracle-8.4' is not an upgrade target"),
 ])
 def test_a_bad_input_fails_before_any_host_is_touched(playbook, extra, words):
     require_lab_hosts(INVENTORY)
@@ -63,6 +64,25 @@ def test_a_limit_that_leaves_localhost_out_still_checks_the_inputs(playbook, ext
     assert proc.returncode != 0, out
     assert words in flat(out), out
     assert re.findall(r'^TASK \[(.+?)\]', out, re.M) == ['Take the inputs, checked, with their defaults'], out
+
+
+@pytest.mark.parametrize('playbook,extra,limit,words', [
+    ('site.yml', {'site_hosts': {'mysql80': 1}}, 'mysql80', "argument 'site_hosts' is of type dict"),
+    ('settings.yml', {'dbfleet_settings_text': '- innodb_io_capacity'}, 'mysql80',
+     'dbfleet_settings_text=- innodb_io_capacity: must be a YAML map of settings'),
+    ('prerequisites.yml', {'prerequisites_method': 'apt'}, None,
+     'value of prerequisites_method must be one of: auto, package, pip, got: apt'),
+])
+def test_a_bad_input_fails_as_the_hosts_are_worked_out_whatever_the_limit(playbook, extra, limit, words):
+    """The play's hosts keyword takes them from the lookup: with --limit mysql80 (localhost left out) too, the run
+    fails naming the variable and the value before any task runs on any host."""
+    require_lab_hosts(INVENTORY)
+    proc = playbook_proc(INVENTORY, playbook, extra, limit=limit, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "playbooks/%s: bad input, nothing was run: " % playbook in flat(out), out
+    assert words in flat(out), out
+    assert re.findall(r'^TASK \[', out, re.M) == [] and 'PLAY RECAP' not in out, out
 
 
 GOOD = {

@@ -42,6 +42,7 @@ def test_bad_inputs_fail_in_one_error():
 
 
 def test_an_unknown_playbook_is_named():
-    with pytest.raises(AnsibleLookupError, match=r"'site' is not a playbook with inputs \(advise_ahi, convert_tables, "
-                                                 r"drop_tables, drop_tables_finish_staged, rolling_restart\)"):
-        run(['site'], {})
+    with pytest.raises(AnsibleLookupError, match=r"'drop_table' is not a playbook with inputs \(advise_ahi, "
+                                                 r"convert_tables, drop_tables, drop_tables_finish_staged, prerequisites, "
+                                                 r"rolling_restart, settings, site, verify\)"):
+        run(['drop_table'], {})

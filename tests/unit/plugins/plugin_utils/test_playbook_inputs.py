@@ -194,3 +194,37 @@ def test_the_docs_tables_give_the_specs_defaults(doc, name):
             assert len(defaults) == len(names), line
             seen.update(zip(names, defaults))
     assert seen == dict((v, _shown_default(playbook.options[o])) for v, o in playbook.variables.items())
+
+
+def test_verify_states_each_default_once_controller_modes_are_the_verify_fleet_actions():
+    from ansible_collections.dbfleet.innodb.plugins.action.verify_fleet import ARGUMENT_SPEC
+    inputs = pi.check('verify', {})
+    for option in ('timeout', 'deadline', 'pool', 'startup_cache', 'startup_cache_max_age', 'report_mode'):
+        assert inputs[option] == ARGUMENT_SPEC[option]['default'], option
+    assert inputs['hosts'] == ['all'] and inputs['mode'] == 'host' and inputs['fail_on_error'] is True
+    assert pi.check('verify', {'verify_hosts': 'mysql80'})['hosts'] == ['mysql80']
+    assert pi.check('verify', {'verify_target_version': 'mariadb-11.8'})['target_version'] == 'mariadb-11.8'
+
+
+def test_verify_checks_the_upgrade_target_as_the_modules_read_it():
+    text = problems('verify', {'verify_target_version': 'oracle-8.4', 'verify_mode': 'fleet'})
+    assert "verify_target_version=oracle-8.4: value 'oracle-8.4' is not an upgrade target" in text
+    assert 'mysql, percona, mariadb, aurora-mysql' in text
+    assert 'value of verify_mode must be one of: host, controller, got: fleet' in text
+
+
+def test_site_settings_and_prerequisites_inputs():
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
+    assert pi.check('site', {}) == dict(hosts=['all'], roles=None, memcached_hosts=None)
+    assert "value of site_roles must be one or more of: %s" % ', '.join(desired.ROLES) in problems(
+        'site', {'site_roles': ['myrock']})
+    assert pi.check('settings', {'dbfleet_settings_text': 'innodb_io_capacity: 2000'})['text'] == \
+        'innodb_io_capacity: 2000'
+    assert pi.check('settings', {'dbfleet_settings_text': '  '})['text'] == '  '
+    assert 'dbfleet_settings_text=- innodb_io_capacity: must be a YAML map of settings' in problems(
+        'settings', {'dbfleet_settings_text': '- innodb_io_capacity'})
+    assert 'dbfleet_settings_text=a: [: not YAML' in problems('settings', {'dbfleet_settings_text': 'a: ['})
+    assert pi.check('prerequisites', {'prerequisites_cryptography': 'no'}) == dict(
+        hosts=['all'], method='auto', cryptography=False, pip_find_links=None)
+    assert 'value of prerequisites_method must be one of: auto, package, pip, got: apt' in problems(
+        'prerequisites', {'prerequisites_method': 'apt'})
