@@ -50,13 +50,15 @@ class PlaybookInputError(Exception):
 class Playbook(object):
     """One playbook's inputs: its name (playbooks/<name>.yml), the prefix of its variables, its options and its
     rules (functions of the inputs by option name, once each has passed its own checks, that return a message
-    when the inputs do not go together, else None)."""
+    when the inputs do not go together, else None). old_prefix: the prefix its variables had before they took the
+    playbook's name, still read, deprecated (renamed())."""
 
-    def __init__(self, name, prefix, options, rules=()):
+    def __init__(self, name, prefix, options, rules=(), old_prefix=None):
         self.name = name
         self.prefix = prefix
         self.options = options
         self.rules = rules
+        self.old_prefix = old_prefix
 
     def variable(self, option):
         """The play variable of an option: <prefix>_<option>."""
@@ -66,6 +68,35 @@ class Playbook(object):
     def variables(self):
         """{variable: option}, in the order of the options."""
         return dict((self.variable(option), option) for option in self.options)
+
+    @property
+    def old_variables(self):
+        """{deprecated variable: its new name}: <old_prefix>_<option> for each option (none without old_prefix)."""
+        if not self.old_prefix:
+            return {}
+        return dict(('%s_%s' % (self.old_prefix, option), self.variable(option)) for option in self.options)
+
+
+# Removal of the playbook variables' old names (Playbook.old_prefix).
+OLD_NAMES_REMOVED_IN = '2.0.0'
+
+
+def renamed(name, given):
+    """given ({variable: value}, new and deprecated names alike) with each deprecated variable under its new name,
+    and the messages that say so, one per deprecated variable given. A new name given too wins over the old."""
+    playbook = PLAYBOOKS[name]
+    out = dict((k, v) for k, v in given.items() if k not in playbook.old_variables)
+    messages = []
+    for old, new in playbook.old_variables.items():
+        if old not in given:
+            continue
+        if new in given:
+            messages.append('%s is the old name of %s, which is given too and used: remove %s (playbooks/%s.yml)'
+                            % (old, new, old, name))
+        else:
+            out[new] = given[old]
+            messages.append('%s is the old name of %s (playbooks/%s.yml): use %s' % (old, new, name, new))
+    return out, messages
 
 
 def _tables(verb):
@@ -91,7 +122,7 @@ def _engine(name):
 def _lift_in_rolling_mode_only(inputs):
     """drop_tables.yml's form of the drop's LIFT_NEEDS_NO_BINLOG: its rolling mode is the one with the binary log off."""
     if inputs['lift_super_read_only'] and inputs['mode'] != 'rolling':
-        return ('drop_lift_super_read_only is only for drop_mode=rolling, where the binary log is off for the drop '
+        return ('drop_tables_lift_super_read_only is only for drop_tables_mode=rolling, where the binary log is off for the drop '
                 'session: in replicated mode a drop on a replica would be a transaction of its own there (an errant '
                 'GTID) and stop replication with error 1051. Replicas follow the drop of their primary instead.')
     return None
@@ -100,11 +131,11 @@ def _lift_in_rolling_mode_only(inputs):
 def _staged_not_with_rename(inputs):
     """drop_tables.yml's form of the drop's STAGED_NOT_WITH_RENAME."""
     if inputs['file_removal'] == 'staged' and inputs['rename_first']:
-        return 'drop_file_removal=staged: ' + STAGED_NOT_WITH_RENAME
+        return 'drop_tables_file_removal=staged: ' + STAGED_NOT_WITH_RENAME
     return None
 
 
-# The advisor's thresholds, as advise_ahi.yml takes them in one dict (advise_ahi_thresholds).
+# The advisor's thresholds, as ahi_advisor.yml takes them in one dict (ahi_advisor_thresholds).
 _THRESHOLDS = dict((name, ADVISOR_OPTIONS[name]) for name in DEFAULT_THRESHOLDS)
 
 
@@ -159,7 +190,7 @@ _HOSTS = dict(type='list', elements='str', default=['all'])
 _MAX_LAG = dict(type='int', default=topology.DEFAULT_MAX_LAG, range=(0, None))
 
 PLAYBOOKS = dict((p.name, p) for p in (
-    Playbook('drop_tables', 'drop', dict(
+    Playbook('drop_tables', 'drop_tables', dict(
         tables=_guarded('tables', check=_tables('dropped')),
         window=_guarded('window', required=True),
         timezone=_guarded('timezone'),
@@ -185,14 +216,15 @@ PLAYBOOKS = dict((p.name, p) for p in (
         replica_ready_timeout=dict(type='int', default=30, range=(1, None)),
         max_lag=_MAX_LAG,
         hosts=dict(type='str', default='all'),
-    ), rules=(_lift_in_rolling_mode_only, _staged_not_with_rename)),
-    Playbook('drop_tables_finish_staged', 'drop', dict(
+    ), rules=(_lift_in_rolling_mode_only, _staged_not_with_rename), old_prefix='drop'),
+    # The second half of drop_tables.yml's staged file removal: the same variables (one value serves both).
+    Playbook('drop_tables_finish_staged', 'drop_tables', dict(
         hosts=dict(type='str', default='all'),
         staging_dir=DROP_OPTIONS['staging_dir'],
         shrink_step_mb=DROP_OPTIONS['shrink_step_mb'],
         shrink_pause=DROP_OPTIONS['shrink_pause'],
         shrink_max_seconds=DROP_OPTIONS['shrink_max_seconds'],
-    )),
+    ), old_prefix='drop'),
     Playbook('convert_tables', 'convert_tables', dict(
         tables=_guarded('tables', check=_tables('converted')),
         window=_guarded('window', required=True),
@@ -270,11 +302,11 @@ PLAYBOOKS = dict((p.name, p) for p in (
         startup_cache=_verify_fleet('startup_cache'),
         startup_cache_max_age=_verify_fleet('startup_cache_max_age'),
     )),
-    Playbook('advise_ahi', 'advise_ahi', dict(
+    Playbook('ahi_advisor', 'ahi_advisor', dict(
         hosts=dict(type='list', elements='str', default=['all']),   # a pattern, or a list of them
         sample_seconds=ADVISOR_OPTIONS['sample_seconds'],
         thresholds=dict(type='dict', default={}, options=option_spec(_THRESHOLDS), check=_thresholds),
-    )),
+    ), old_prefix='advise_ahi'),
 ))
 
 

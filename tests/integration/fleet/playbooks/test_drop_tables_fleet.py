@@ -27,8 +27,8 @@ def test_fleet_replicated_drop_reaches_the_replica_and_restores_ahi(fleet):
             break
         time.sleep(0.5)
     proc = playbook_proc(fleet.inventory, 'drop_tables.yml', dict(
-        drop_tables=['%s.t1' % schema], drop_window=window_around_now(True), drop_confirm=True, drop_hosts='db1:db2',
-        drop_ahi_strategy='toggle'), env_extra=YAML_RESULTS)
+        drop_tables_tables=['%s.t1' % schema], drop_tables_window=window_around_now(True), drop_tables_confirm=True, drop_tables_hosts='db1:db2',
+        drop_tables_ahi_strategy='toggle'), env_extra=YAML_RESULTS)
     try:
         assert proc.returncode == 0, proc.stdout[-3000:]
         cur_r.execute("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = 't1'",
