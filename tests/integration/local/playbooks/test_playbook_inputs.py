@@ -65,6 +65,8 @@ def test_a_limit_that_leaves_localhost_out_still_checks_the_inputs(playbook, ext
      'dbfleet_settings_text=- innodb_io_capacity: must be a YAML map of settings'),
     ('prerequisites.yml', {'prerequisites_method': 'apt'}, None,
      'value of prerequisites_method must be one of: auto, package, pip, got: apt'),
+    # verify.yml's first play is localhost's: the audit play checks them again in its hosts keyword.
+    ('verify.yml', {'verify_timeout': 'soon'}, 'mysql80', "argument 'verify_timeout' is of type str"),
     ('ahi_advisor.yml', {'ahi_advisor_sample_seconds': 'ten'}, None,
      "argument 'ahi_advisor_sample_seconds' is of type str and we were unable to convert to int: \"'ten'\""),
     ('ahi_advisor.yml', {'ahi_advisor_sample_seconds': 0}, 'mysql80', 'ahi_advisor_sample_seconds=0 is out of range 1-3600'),
