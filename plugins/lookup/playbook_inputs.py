@@ -26,6 +26,12 @@ options:
     type: list
     elements: str
     required: true
+  option:
+    description:
+      - One input only, by option name (V(hosts)), returned as its value, checked, or its default. For a play keyword
+        that needs no other input, such as C(hosts) in a playbook with required inputs (C(ansible-playbook
+        --syntax-check) works the hosts out without them).
+    type: str
 author:
   - dbfleet maintainers (@dbfleet)
 notes:
@@ -89,7 +95,7 @@ class LookupModule(LookupBase):
             for message in messages:
                 display.deprecated(message, version=playbook_inputs.OLD_NAMES_REMOVED_IN, collection_name='dbfleet.innodb')
             try:
-                out.append(playbook_inputs.check(name, given))
+                out.append(playbook_inputs.check(name, given, kwargs.get('option')))
             except playbook_inputs.PlaybookInputError as e:
                 raise AnsibleLookupError(str(e))
         return out

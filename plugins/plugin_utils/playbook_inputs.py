@@ -330,11 +330,20 @@ _CLASS = re.compile(r"<class '([A-Za-z_]+)'>")
 _CONVERTED = dict(list=list, str=str, dict=dict)
 
 
-def check(name, given):
+def check(name, given, option=None):
     """The inputs of playbook name, by option name with their defaults, from given ({variable: value as the play
     holds it, templated}); PlaybookInputError naming every variable that fails its spec, range or check, with the
-    value as given."""
+    value as given. With option, that one input only (its value), for a play keyword that needs no other (a
+    playbook's hosts, as ansible-playbook --syntax-check works them out without the required inputs)."""
     playbook = PLAYBOOKS[name]
+    if option is not None:
+        one = Playbook(name, playbook.prefix, {option: playbook.options[option]})
+        return _check(one, dict((k, v) for k, v in given.items() if k == one.variable(option)))[option]
+    return _check(playbook, given)
+
+
+def _check(playbook, given):
+    name = playbook.name
     spec = argument_spec(playbook)
     given = dict((k, v) for k, v in given.items() if k in spec)
     result = ArgumentSpecValidator(spec).validate(copy.deepcopy(given))

@@ -249,3 +249,10 @@ def test_the_old_drop_names_are_read_as_the_new_with_a_message_naming_both():
     given, messages = pi.renamed('drop_tables_finish_staged', {'drop_staging_dir': '/srv/s'})
     assert given == {'drop_tables_staging_dir': '/srv/s'} and len(messages) == 1
     assert pi.renamed('convert_tables', {'convert_tables_engine': 'InnoDB'}) == ({'convert_tables_engine': 'InnoDB'}, [])
+
+
+def test_one_option_alone_needs_no_other_input():
+    assert pi.check('drop_tables', {}, 'hosts') == 'all'
+    assert pi.check('drop_tables', {'drop_tables_hosts': 'db1:db2', 'drop_tables_retries': 'x'}, 'hosts') == 'db1:db2'
+    with pytest.raises(pi.PlaybookInputError, match="argument 'ahi_advisor_hosts' is of type dict"):
+        pi.check('ahi_advisor', {'ahi_advisor_hosts': {'db1': 1}, 'ahi_advisor_sample_seconds': 0}, 'hosts')
