@@ -158,7 +158,7 @@ def test_ahi_advisor_takes_the_advisors_options():
     assert inputs['sample_seconds'] == ADVISOR_OPTIONS['sample_seconds']['default']
     assert inputs['thresholds'] == dict(DEFAULT_THRESHOLDS, min_hit_ratio=0.7)
     text = problems('ahi_advisor', {'ahi_advisor_sample_seconds': 3601,
-                                   'ahi_advisor_thresholds': {'min_hit_ratio': 2, 'min_lookups': 'x'}})
+                                    'ahi_advisor_thresholds': {'min_hit_ratio': 2, 'min_lookups': 'x'}})
     assert 'ahi_advisor_sample_seconds=3601 is out of range 1-3600' in text
     assert "argument 'min_lookups' is of type str found in 'ahi_advisor_thresholds'" in text
     assert 'ahi_advisor_thresholds={"min_hit_ratio": 2, "min_lookups": "x"}: min_hit_ratio=2.0 is out of range 0-1' in text
