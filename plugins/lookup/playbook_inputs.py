@@ -93,7 +93,7 @@ class LookupModule(LookupBase):
                          for variable in list(playbook.variables) + list(playbook.old_variables) if variable in variables)
             given, messages = playbook_inputs.renamed(name, given)
             for message in messages:
-                display.deprecated(message, version=playbook_inputs.OLD_NAMES_REMOVED_IN, collection_name='dbfleet.innodb')
+                display.deprecated(message, version='2.0.0', collection_name='dbfleet.innodb')
             try:
                 out.append(playbook_inputs.check(name, given, kwargs.get('option')))
             except playbook_inputs.PlaybookInputError as e:

@@ -26,8 +26,8 @@ def action_group():
 
 # Actions that run on the controller only and log in nowhere (they are not in the action group).
 CONTROLLER_ACTIONS = ('topology_plan', 'verify_fleet')
-# The one login action, named for what it is; every module with nothing more than the login routes to it.
-LOGIN_ACTION = 'login'
+# The one login action: the plain one (server_facts needs nothing else); modules with nothing more route to it.
+LOGIN_ACTION = 'server_facts'
 
 
 def action_of(name):
@@ -60,15 +60,7 @@ def test_an_action_plugin_file_is_one_that_does_more_than_the_login():
         action = importlib.import_module('ansible_collections.dbfleet.innodb.plugins.action.%s' % name)
         if name != LOGIN_ACTION:
             assert action.ActionModule is not login.LoginActionModule, name
-    assert sorted(set(action_group()) - set(routing)) == sorted(set(files) - set(CONTROLLER_ACTIONS) - {LOGIN_ACTION})
-
-
-def test_the_login_actions_old_name_is_no_action_redirect():
-    """An action redirect dbfleet.innodb.server_facts -> login would be taken for the module's: Ansible looks the
-    module server_facts's action up by that name (warning on every run with a deprecation), and ansible-lint's fqcn
-    rule would call dbfleet.innodb.login the module's canonical name."""
-    assert 'server_facts' not in runtime()['plugin_routing'].get('action', {})
-    assert runtime()['plugin_routing']['modules']['server_facts'] == {'action_plugin': 'dbfleet.innodb.%s' % LOGIN_ACTION}
+    assert sorted(set(action_group()) - set(routing)) == sorted(set(files) - set(CONTROLLER_ACTIONS))
 
 
 class FakeTask(object):

@@ -54,7 +54,7 @@ def test_an_old_variable_name_works_with_a_deprecation_naming_old_and_new(monkey
     monkeypatch.setattr(lookup_module.display, 'deprecated', lambda msg, **kw: said.append((msg, kw)))
     (inputs,) = run(['drop_tables'], dict(drop_tables=['shop.orders_2019'], drop_window='02:00-05:00'))
     assert inputs['tables'] == ['shop.orders_2019'] and inputs['window'] == '02:00-05:00'
-    assert [m for m, _ in said] == [
+    assert [message for message, _kw in said] == [
         'drop_tables is the old name of drop_tables_tables (playbooks/drop_tables.yml): use drop_tables_tables',
         'drop_window is the old name of drop_tables_window (playbooks/drop_tables.yml): use drop_tables_window']
-    assert all(kw == dict(version='2.0.0', collection_name='dbfleet.innodb') for _, kw in said)
+    assert all(kw == dict(version='2.0.0', collection_name='dbfleet.innodb') for _message, kw in said)
