@@ -77,10 +77,6 @@ class Playbook(object):
         return dict(('%s_%s' % (self.old_prefix, option), self.variable(option)) for option in self.options)
 
 
-# Removal of the playbook variables' old names (Playbook.old_prefix).
-OLD_NAMES_REMOVED_IN = '2.0.0'
-
-
 def renamed(name, given):
     """given ({variable: value}, new and deprecated names alike) with each deprecated variable under its new name,
     and the messages that say so, one per deprecated variable given. A new name given too wins over the old."""
