@@ -6,6 +6,7 @@
 verify_report (documentation: verify_report.yml): per-host outcomes -> the report (JSON-ready dict).
 verify_report_html (verify_report_html.yml): the report -> one self-contained HTML page.
 verify_report_junit (verify_report_junit.yml): the report -> JUnit XML.
+verify_errors (verify_errors.yml): the report -> each host in error with its reason, in one line.
 The work is done by plugins/module_utils/report/build.py, which the verify_fleet action calls too.
 """
 
@@ -34,6 +35,7 @@ def _filter(function):
 verify_report = _filter(report_utils.verify_report)
 verify_report_html = _filter(report_html.verify_report_html)
 verify_report_junit = _filter(report_junit.verify_report_junit)
+verify_errors = _filter(report_utils.error_text)
 
 
 class FilterModule(object):
@@ -43,4 +45,5 @@ class FilterModule(object):
             'verify_report': verify_report,
             'verify_report_html': verify_report_html,
             'verify_report_junit': verify_report_junit,
+            'verify_errors': verify_errors,
         }

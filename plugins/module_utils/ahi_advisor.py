@@ -52,7 +52,7 @@ DEFAULT_THRESHOLDS = dict(
 
 
 # The advisor's options with their defaults and ranges: the one definition the module's argument spec and range check
-# and advise_ahi.yml's inputs (playbook_inputs.py) read. The thresholds' defaults are DEFAULT_THRESHOLDS.
+# and ahi_advisor.yml's inputs (playbook_inputs.py) read. The thresholds' defaults are DEFAULT_THRESHOLDS.
 ADVISOR_OPTIONS = dict(
     sample_seconds=dict(type='int', default=60, range=(1, 3600)),
     enable_monitors=dict(type='bool', default=True),
@@ -379,7 +379,7 @@ def _figure(value, form):
 
 
 def advice_table(results, hosts):
-    """advise_ahi.yml's table: a heading, then one line per host of hosts (in that order) from results (host ->
+    """ahi_advisor.yml's table: a heading, then one line per host of hosts (in that order) from results (host ->
     the module's result; a host without one, or without advice, shows '?' and 'failed')."""
     lines = [_TABLE % _HEADING]
     for h in hosts or []:

@@ -36,6 +36,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs impo
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.module import GUARDED_OPTIONS
 from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges, option_spec, range_problems
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles.inputs import RESTART_RANGES
+from ansible_collections.dbfleet.innodb.plugins.module_utils.storage_engines import parse_target_spec
+from ansible_collections.dbfleet.innodb.plugins.action.verify_fleet import ARGUMENT_SPEC as VERIFY_FLEET_OPTIONS
 
 # The collection's roles, beside plugins/ (the repository, an installed collection, the execution environment alike).
 ROLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles')
@@ -48,13 +50,15 @@ class PlaybookInputError(Exception):
 class Playbook(object):
     """One playbook's inputs: its name (playbooks/<name>.yml), the prefix of its variables, its options and its
     rules (functions of the inputs by option name, once each has passed its own checks, that return a message
-    when the inputs do not go together, else None)."""
+    when the inputs do not go together, else None). old_prefix: the prefix its variables had before they took the
+    playbook's name, still read, deprecated (renamed())."""
 
-    def __init__(self, name, prefix, options, rules=()):
+    def __init__(self, name, prefix, options, rules=(), old_prefix=None):
         self.name = name
         self.prefix = prefix
         self.options = options
         self.rules = rules
+        self.old_prefix = old_prefix
 
     def variable(self, option):
         """The play variable of an option: <prefix>_<option>."""
@@ -64,6 +68,31 @@ class Playbook(object):
     def variables(self):
         """{variable: option}, in the order of the options."""
         return dict((self.variable(option), option) for option in self.options)
+
+    @property
+    def old_variables(self):
+        """{deprecated variable: its new name}: <old_prefix>_<option> for each option (none without old_prefix)."""
+        if not self.old_prefix:
+            return {}
+        return dict(('%s_%s' % (self.old_prefix, option), self.variable(option)) for option in self.options)
+
+
+def renamed(name, given):
+    """given ({variable: value}, new and deprecated names alike) with each deprecated variable under its new name,
+    and the messages that say so, one per deprecated variable given. A new name given too wins over the old."""
+    playbook = PLAYBOOKS[name]
+    out = dict((k, v) for k, v in given.items() if k not in playbook.old_variables)
+    messages = []
+    for old, new in playbook.old_variables.items():
+        if old not in given:
+            continue
+        if new in given:
+            messages.append('%s is the old name of %s, which is given too and used: remove %s (playbooks/%s.yml)'
+                            % (old, new, old, name))
+        else:
+            out[new] = given[old]
+            messages.append('%s is the old name of %s (playbooks/%s.yml): use %s' % (old, new, name, new))
+    return out, messages
 
 
 def _tables(verb):
@@ -89,7 +118,7 @@ def _engine(name):
 def _lift_in_rolling_mode_only(inputs):
     """drop_tables.yml's form of the drop's LIFT_NEEDS_NO_BINLOG: its rolling mode is the one with the binary log off."""
     if inputs['lift_super_read_only'] and inputs['mode'] != 'rolling':
-        return ('drop_lift_super_read_only is only for drop_mode=rolling, where the binary log is off for the drop '
+        return ('drop_tables_lift_super_read_only is only for drop_tables_mode=rolling, where the binary log is off for the drop '
                 'session: in replicated mode a drop on a replica would be a transaction of its own there (an errant '
                 'GTID) and stop replication with error 1051. Replicas follow the drop of their primary instead.')
     return None
@@ -98,11 +127,11 @@ def _lift_in_rolling_mode_only(inputs):
 def _staged_not_with_rename(inputs):
     """drop_tables.yml's form of the drop's STAGED_NOT_WITH_RENAME."""
     if inputs['file_removal'] == 'staged' and inputs['rename_first']:
-        return 'drop_file_removal=staged: ' + STAGED_NOT_WITH_RENAME
+        return 'drop_tables_file_removal=staged: ' + STAGED_NOT_WITH_RENAME
     return None
 
 
-# The advisor's thresholds, as advise_ahi.yml takes them in one dict (advise_ahi_thresholds).
+# The advisor's thresholds, as ahi_advisor.yml takes them in one dict (ahi_advisor_thresholds).
 _THRESHOLDS = dict((name, ADVISOR_OPTIONS[name]) for name in DEFAULT_THRESHOLDS)
 
 
@@ -126,11 +155,38 @@ def role_option(role, option, **change):
     return dict(dict((k, v) for k, v in spec.items() if k in ('type', 'elements', 'choices', 'default')), **change)
 
 
+def _settings_map(text):
+    """settings.yml's map as YAML text: empty (the inventory's settings_values), or a map of settings. The message
+    does not show the text, which may name a secret (wsrep_sst_auth)."""
+    if not text.strip():
+        return
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ValueError('not YAML (%s)' % str(e).splitlines()[0])
+    if not isinstance(value, dict):
+        raise ValueError('must be a YAML map of settings (innodb_io_capacity: 2000, one per line), not a %s'
+                         % type(value).__name__)
+
+
+def _upgrade_target(text):
+    """verify.yml's upgrade target, as the verify modules read it (<flavor>-<version> of the flavors' table)."""
+    parse_target_spec(text, 'value')
+
+
+def _verify_fleet(option, **change):
+    """A verify_fleet option as verify.yml takes it (its default once, in the action's spec)."""
+    return dict(VERIFY_FLEET_OPTIONS[option], **change)
+
+
+# A host pattern, or a list of them (the hosts of a play).
+_HOSTS = dict(type='list', elements='str', default=['all'])
+
 # The topology preflight's lag bound (topology_plan max_lag), before the run and, in the playbooks' gates, after.
 _MAX_LAG = dict(type='int', default=topology.DEFAULT_MAX_LAG, range=(0, None))
 
 PLAYBOOKS = dict((p.name, p) for p in (
-    Playbook('drop_tables', 'drop', dict(
+    Playbook('drop_tables', 'drop_tables', dict(
         tables=_guarded('tables', check=_tables('dropped')),
         window=_guarded('window', required=True),
         timezone=_guarded('timezone'),
@@ -157,15 +213,16 @@ PLAYBOOKS = dict((p.name, p) for p in (
         replica_ready_timeout=dict(type='int', default=30, range=(1, None)),
         max_lag=_MAX_LAG,
         hosts=dict(type='str', default='all'),
-    ), rules=(_lift_in_rolling_mode_only, _staged_not_with_rename)),
-    Playbook('drop_tables_finish_staged', 'drop', dict(
+    ), rules=(_lift_in_rolling_mode_only, _staged_not_with_rename), old_prefix='drop'),
+    # The second half of drop_tables.yml's staged file removal: the same variables (one value serves both).
+    Playbook('drop_tables_finish_staged', 'drop_tables', dict(
         hosts=dict(type='str', default='all'),
         staging_dir=DROP_OPTIONS['staging_dir'],
         shrink_step_mb=DROP_OPTIONS['shrink_step_mb'],
         shrink_pause=DROP_OPTIONS['shrink_pause'],
         shrink_step_seconds=DROP_OPTIONS['shrink_step_seconds'],
         shrink_max_seconds=DROP_OPTIONS['shrink_max_seconds'],
-    )),
+    ), old_prefix='drop'),
     Playbook('convert_tables', 'convert_tables', dict(
         tables=_guarded('tables', check=_tables('converted')),
         window=_guarded('window', required=True),
@@ -204,11 +261,50 @@ PLAYBOOKS = dict((p.name, p) for p in (
         primary_replication_user=role_option('restart', 'restart_primary_replication_user'),
         primary_replication_password=role_option('restart', 'restart_primary_replication_password'),
     )),
-    Playbook('advise_ahi', 'advise_ahi', dict(
+    Playbook('site', 'site', dict(
+        hosts=_HOSTS,
+        roles=dict(type='list', elements='str', choices=list(desired.ROLES)),
+        # No default here: unset, the role registry's group (lookup dbfleet.innodb.roles reads site_<role>_hosts).
+        memcached_hosts=dict(type='list', elements='str'),
+    )),
+    Playbook('settings', 'dbfleet_settings', dict(
+        hosts=_HOSTS,
+        # The map as YAML text (what a job template survey answers), used instead of settings_values when given.
+        text=dict(type='str', default='', check=_settings_map),
+    )),
+    Playbook('prerequisites', 'prerequisites', dict(
+        hosts=_HOSTS,
+        method=dict(type='str', default='auto', choices=['auto', 'package', 'pip']),
+        cryptography=dict(type='bool', default=True),
+        pip_find_links=dict(type='path'),
+    )),
+    Playbook('verify', 'verify', dict(
+        hosts=_HOSTS,
+        desired_from=dict(type='list', elements='str', choices=list(desired.ROLES)),
+        extra_settings=dict(type='dict', default={}),
+        target_version=dict(type='str', check=_upgrade_target),
+        report_dir=dict(type='path'),
+        report_mode=dict(_verify_fleet('report_mode'), type='str'),
+        fail_on_error=dict(type='bool', default=True),
+        fail_on_drift=dict(type='bool', default=False),
+        pipelining=dict(type='bool'),
+        mode=dict(type='str', default='host', choices=['host', 'controller']),
+        # Controller mode: the verify_fleet action's own options.
+        pool=_verify_fleet('pool'),
+        workers=_verify_fleet('workers'),
+        timeout=_verify_fleet('timeout'),
+        deadline=_verify_fleet('deadline'),
+        controller_ca_cert=_verify_fleet('controller_ca_cert'),
+        controller_client_cert=_verify_fleet('controller_client_cert'),
+        controller_client_key=_verify_fleet('controller_client_key'),
+        startup_cache=_verify_fleet('startup_cache'),
+        startup_cache_max_age=_verify_fleet('startup_cache_max_age'),
+    )),
+    Playbook('ahi_advisor', 'ahi_advisor', dict(
         hosts=dict(type='list', elements='str', default=['all']),   # a pattern, or a list of them
         sample_seconds=ADVISOR_OPTIONS['sample_seconds'],
         thresholds=dict(type='dict', default={}, options=option_spec(_THRESHOLDS), check=_thresholds),
-    )),
+    ), old_prefix='advise_ahi'),
 ))
 
 
@@ -232,11 +328,20 @@ _CLASS = re.compile(r"<class '([A-Za-z_]+)'>")
 _CONVERTED = dict(list=list, str=str, dict=dict)
 
 
-def check(name, given):
+def check(name, given, option=None):
     """The inputs of playbook name, by option name with their defaults, from given ({variable: value as the play
     holds it, templated}); PlaybookInputError naming every variable that fails its spec, range or check, with the
-    value as given."""
+    value as given. With option, that one input only (its value), for a play keyword that needs no other (a
+    playbook's hosts, as ansible-playbook --syntax-check works them out without the required inputs)."""
     playbook = PLAYBOOKS[name]
+    if option is not None:
+        one = Playbook(name, playbook.prefix, {option: playbook.options[option]})
+        return _check(one, dict((k, v) for k, v in given.items() if k == one.variable(option)))[option]
+    return _check(playbook, given)
+
+
+def _check(playbook, given):
+    name = playbook.name
     spec = argument_spec(playbook)
     given = dict((k, v) for k, v in given.items() if k in spec)
     result = ArgumentSpecValidator(spec).validate(copy.deepcopy(given))

@@ -8,7 +8,7 @@ starts with a role's name (``adaptive_hash_``), a playbook's (``verify_``, ``dro
 exists when the collection uses it: a role option (``roles/*/meta/argument_specs.yml``, any entry point), a key or
 a Jinja name in the YAML of the roles and playbooks (their tasks, defaults, argument specs: comments do not count),
 a name the plugins use (``dbfleet_login_*`` from the login doc fragment and the login action, module options,
-results and facts), a playbook input (``drop_lock_wait_timeout``: a variable of plugin_utils/playbook_inputs.py,
+results and facts), a playbook input (``drop_tables_lock_wait_timeout``: a variable of plugin_utils/playbook_inputs.py,
 whose prefixes are checked as well), a plugin's own name, a role's host pattern (``verify_memcached_hosts``), or a name of the
 project's tooling (AWX playbooks, the lab, Molecule, tests). The failure names the doc, the line and the unknown name.
 """

@@ -39,6 +39,21 @@ def cluster_parts(plan_hosts, run_hosts):
     return out
 
 
+def topology_replicas(plan_hosts, run_hosts, topology):
+    """The hosts of a run that are replicas in the replication topology named topology (topology_plan's plan.hosts:
+    role, topology), in play order: where a change on that topology's primary is gated and verified."""
+    plan_hosts = plan_hosts or {}
+    return [h for h in run_hosts or []
+            if (plan_hosts.get(h) or {}).get('role') == 'replica' and plan_hosts[h].get('topology') == topology]
+
+
+def cluster_followers(plan_hosts, run_hosts, host):
+    """The other members of host's cluster in a run that follow the statement host runs (cluster_parts' by), in play
+    order: where it is verified after host ran it."""
+    parts = cluster_parts(plan_hosts, run_hosts)
+    return [h for h in run_hosts or [] if h != host and (parts.get(h) or {}).get('by') == host]
+
+
 def cluster_problems(plan_hosts, run_hosts, one_per_host=False):
     """What stops a guarded change over the cluster members of a run before anything changes, one message per member,
     in play order: a Group Replication group whose primary is not in the run (a secondary refuses writes: no member

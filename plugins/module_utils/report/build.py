@@ -161,6 +161,12 @@ def verify_report(outcomes, hostvars=None, key='__verify_result', generated=None
     return dict(format=REPORT_FORMAT, generated=generated, summary=summary, variables=variables, hosts=hosts)
 
 
+def error_text(report):
+    """Each host of a report in error with its reason, "host: reason; ..." in the summary's order ('' for none): the
+    summary line and the failure message of playbooks/verify.yml."""
+    return '; '.join('%s: %s' % (host, report['hosts'][host].get('reason')) for host in report['summary']['error_hosts'])
+
+
 def _hostvar(hostvars, host, key):
     try:
         host_vars = hostvars[host]

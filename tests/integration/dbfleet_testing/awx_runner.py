@@ -310,7 +310,7 @@ AUDIT = TEMPLATES["awx/playbooks/verify.yml"]
 CONVERGE = TEMPLATES["awx/playbooks/site.yml"]
 DROP = TEMPLATES["awx/playbooks/drop_tables.yml"]
 RESTART = TEMPLATES["awx/playbooks/rolling_restart.yml"]
-AHI = TEMPLATES["awx/playbooks/advise_ahi.yml"]
+AHI = TEMPLATES["awx/playbooks/ahi_advisor.yml"]
 SETTINGS = TEMPLATES["awx/playbooks/settings.yml"]
 SCHEMA = "dbfleet_it_awx"
 

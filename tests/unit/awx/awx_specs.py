@@ -52,14 +52,10 @@ def role_spec(role):
 
 
 def playbook_spec(playbook):
-    """The spec a playbook checks its inputs against (a play variable named __<name>_argument_spec)."""
-    with open(os.path.join(ROOT, "playbooks", playbook), encoding="utf-8") as handle:
-        plays = yaml.safe_load(handle)
-    for play in plays:
-        for key, value in (play.get("vars") or {}).items():
-            if key.endswith("_argument_spec"):
-                return value
-    raise AssertionError("playbooks/%s has no *_argument_spec play variable" % playbook)
+    """The spec a playbook checks its inputs against, by variable name (the lookup dbfleet.innodb.playbook_inputs's
+    data, plugins/plugin_utils/playbook_inputs.py)."""
+    from ansible_collections.dbfleet.innodb.plugins.plugin_utils import playbook_inputs
+    return playbook_inputs.argument_spec(playbook_inputs.PLAYBOOKS[os.path.splitext(playbook)[0]])
 
 
 def source_option(source):

@@ -3,7 +3,7 @@
 The fixture starts the fleet's galera1-3 and galera_replica (``lab.py --mode ssh up``, network namespaces, sshd, the
 playbook over real SSH) when they are not up, as the fault tests of test_cluster_faults.py do (clusterfaults.up), and
 takes them down at the end of the module if it started them. Each test makes a fresh table on galera1 (it reaches
-every node and the replica), switches AHI ON everywhere and runs drop_tables.yml with ``drop_ahi_strategy=toggle`` on
+every node and the replica), switches AHI ON everywhere and runs drop_tables.yml with ``drop_tables_ahi_strategy=toggle`` on
 group ``galera``: galera1 drops once, galera2 and galera3 follow it through the cluster, galera_replica through
 replication; each follower switches AHI OFF before the drop reaches it.
 
@@ -12,7 +12,7 @@ AHI OFF on every follower:
 
 - SIGTERM (a CI job cancelled, ``kill``): ansible stops its workers (the module running there gets SIGTERM
   and puts back what it changed); the followers are detached jobs on their hosts and put AHI back by themselves
-  once ``drop_follow_timeout`` has passed without the drop, on this run, without a next run;
+  once ``drop_tables_follow_timeout`` has passed without the drop, on this run, without a next run;
 - SIGKILL of the controller's whole process tree (the controller machine gone, its SSH connections with it): the
   followers outlive it on their hosts with AHI OFF; the next run finds them through their markers (guarded.py),
   cancels them (their finally puts AHI back), then drops.
@@ -83,8 +83,8 @@ def cluster():
 
 
 def drop_cmd(cl, table, **extra):
-    args = dict(drop_tables=['%s.%s' % (SCHEMA, table)], drop_window=window_now(), drop_confirm=True,
-                drop_ahi_strategy='toggle')
+    args = dict(drop_tables_tables=['%s.%s' % (SCHEMA, table)], drop_tables_window=window_now(), drop_tables_confirm=True,
+                drop_tables_ahi_strategy='toggle')
     args.update(extra)
     return [os.path.join(REPO, '.venv', 'bin', 'ansible-playbook'), '-i', cl.fleet.inventory, '--limit', 'galera',
             os.path.join(REPO, 'playbooks', 'drop_tables.yml'), '-e', json.dumps(args)]
@@ -174,7 +174,7 @@ def start_and_kill(cl, table, signame, follow_timeout):
     """drop_tables.yml started, killed once every follower has AHI OFF; returns its output."""
     for n in EVERY:
         cl.query(n, 'SET GLOBAL innodb_adaptive_hash_index = ON')
-    proc = subprocess.Popen(drop_cmd(cl, table, drop_follow_timeout=follow_timeout), env=run_env(), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(drop_cmd(cl, table, drop_tables_follow_timeout=follow_timeout), env=run_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, cwd=REPO, start_new_session=True)
     output = []
     reader = threading.Thread(target=lambda: output.append(proc.stdout.read()), daemon=True)
@@ -224,7 +224,7 @@ def test_sigterm_mid_cluster_drop_followers_put_ahi_back_on_this_run(faults):
     since = binlog_position(cl)
     out = start_and_kill(cl, table, 'SIGTERM', follow_timeout=20)
     # No next run: galera1's module (if it ran) put its AHI back on SIGTERM; each detached follower gives up
-    # after drop_follow_timeout without the drop and puts AHI back itself.
+    # after drop_tables_follow_timeout without the drop and puts AHI back itself.
     wait_for(lambda: all(ahi(cl, n) == 'ON' for n in EVERY), 90, 'AHI back ON on every member without a next run', 0.5)
     FIGURES['ahi_restored_this_run'] += 1
     dropped = drop_events(cl, since, table)

@@ -39,7 +39,7 @@ def window_now():
 
 
 def drop_cmd(fleet, extra, inventory=None):
-    args = dict(drop_window=window_now(), drop_confirm=True, drop_ahi_strategy='toggle')
+    args = dict(drop_tables_window=window_now(), drop_tables_confirm=True, drop_tables_ahi_strategy='toggle')
     args.update(extra)
     return [os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook'), '-i', inventory or fleet.inventory,
             os.path.join(ROOT, 'playbooks', 'drop_tables.yml'), '-e', json.dumps(args)]
@@ -139,7 +139,7 @@ def test_replica_listed_as_primary_refused_before_any_change(drops, tmp_path, ho
     make_dropped_table(fleet, 'fault5')
     replication.write_rows(fleet, 'db1', 20, 'fault5-%s' % how)
     FIGURES['faults_injected'] += 1
-    rc, out = run_drop(fleet, dict(drop_tables=['%s.fault5' % TABLE_SCHEMA], drop_hosts='db1:db2'),
+    rc, out = run_drop(fleet, dict(drop_tables_tables=['%s.fault5' % TABLE_SCHEMA], drop_tables_hosts='db1:db2'),
                        inventory=_inventory(fleet, tmp_path, how))
     assert rc != 0, out
     assert 'stopped before any change' in runs.flat(out) and words in runs.flat(out), out
@@ -152,7 +152,7 @@ def test_replica_left_out_of_the_run_refused_before_any_change(drops):
     make_dropped_table(fleet, 'fault5')
     server_id = replication.one(fleet, 'db2', 'SELECT @@GLOBAL.server_id')
     FIGURES['faults_injected'] += 1
-    rc, out = run_drop(fleet, dict(drop_tables=['%s.fault5' % TABLE_SCHEMA], drop_hosts='db1'))
+    rc, out = run_drop(fleet, dict(drop_tables_tables=['%s.fault5' % TABLE_SCHEMA], drop_tables_hosts='db1'))
     assert rc != 0, out
     assert ('stopped before any change: replicas are missing from the run (or the inventory): db1 has replica '
             'server_id %s' % server_id) in runs.flat(out), out
@@ -170,8 +170,8 @@ def test_controller_killed_mid_drop_ahi_ends_as_it_began(drops, signame):
     # A backup lock makes db1's DROP wait (it blocks DDL only), after AHI went off on db1 and db2.
     blocker = fleet.connect('db1')
     blocker.cursor().execute('LOCK INSTANCE FOR BACKUP')
-    extra = dict(drop_tables=['%s.%s' % (TABLE_SCHEMA, table)], drop_hosts='db1:db2', drop_lock_wait_timeout=4,
-                 drop_retries=0, drop_follow_timeout=300)
+    extra = dict(drop_tables_tables=['%s.%s' % (TABLE_SCHEMA, table)], drop_tables_hosts='db1:db2', drop_tables_lock_wait_timeout=4,
+                 drop_tables_retries=0, drop_tables_follow_timeout=300)
     proc = subprocess.Popen(drop_cmd(fleet, extra), env=runs.env(), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     try:

@@ -172,9 +172,9 @@ def test_drop_table_on_the_replicated_pair(booted):
     while booted.query("pkg2", count, (schema,))[0]["n"] != 1 and time.monotonic() < deadline:
         time.sleep(0.5)
     now = datetime.datetime.now(datetime.timezone.utc)
-    extra = dict(drop_tables=["%s.t1" % schema], drop_hosts="pkg1:pkg2", drop_confirm=True,
-                 drop_window="%s-%s" % ((now - datetime.timedelta(hours=1)).strftime("%H:00"),
-                                        (now + datetime.timedelta(hours=2)).strftime("%H:00")))
+    extra = dict(drop_tables_tables=["%s.t1" % schema], drop_tables_hosts="pkg1:pkg2", drop_tables_confirm=True,
+                 drop_tables_window="%s-%s" % ((now - datetime.timedelta(hours=1)).strftime("%H:00"),
+                                               (now + datetime.timedelta(hours=2)).strftime("%H:00")))
     code, out = playbook(booted.booted_inventory, "drop_table.yml", extra, check=True)
     assert code == 0, out[-3000:]
     assert [booted.query(h, count, (schema,))[0]["n"] for h in ("pkg1", "pkg2")] == [1, 1]

@@ -60,9 +60,10 @@ def replicated_drop(fleet):
         files[host] = os.stat(path)
     started = time.monotonic()
     proc = playbook_proc(fleet.inventory, 'drop_tables.yml', dict(
-        drop_tables=['%s.t1' % SCHEMA], drop_window=window_around_now(True), drop_confirm=True, drop_hosts='db1:db2',
-        drop_ahi_strategy='toggle', drop_file_removal='staged', drop_shrink_step_mb=1, drop_shrink_pause=0.05,
-        drop_free_space_margin_mb=1), env_extra=YAML_RESULTS)
+        drop_tables_tables=['%s.t1' % SCHEMA], drop_tables_window=window_around_now(True), drop_tables_confirm=True,
+        drop_tables_hosts='db1:db2', drop_tables_ahi_strategy='toggle', drop_tables_file_removal='staged',
+        drop_tables_shrink_step_mb=1, drop_tables_shrink_pause=0.05, drop_tables_free_space_margin_mb=1),
+        env_extra=YAML_RESULTS)
     seconds = time.monotonic() - started
     try:
         yield dict(proc=proc, seconds=seconds, machines=machines, files=files, ahi_before=ahi_before,

@@ -162,8 +162,8 @@ def test_drop_tables_inside_the_image(ee_job, lab_inventory, lab):
     make_table(lab, host, "ee_keep")
     # Only the listed table goes.
     job = ee_job("drop-ee", DROP, inventory, group_vars, credential=login, limit=host,
-                 survey=survey_defaults(DROP, drop_tables_text="%s.ee_old" % SCHEMA, drop_window=drop_window_now(),
-                                        drop_timezone="UTC", drop_confirm_answer="true"))
+                 survey=survey_defaults(DROP, drop_tables_text="%s.ee_old" % SCHEMA, drop_tables_window=drop_window_now(),
+                                        drop_tables_timezone="UTC", drop_confirm_answer="true"))
     assert job.status == "successful" and job.rc == 0, job
     assert not has_table(lab, host, "ee_old") and has_table(lab, host, "ee_keep")
     assert_ran_inside_without_password(job, login)
@@ -172,7 +172,7 @@ def test_drop_tables_inside_the_image(ee_job, lab_inventory, lab):
 def test_ahi_advice_inside_the_image(ee_job, lab_inventory):
     inventory, login, group_vars = lab_inventory
     job = ee_job("ahi-ee", AHI, inventory, group_vars, credential=login,
-                 survey=survey_defaults(AHI, advise_ahi_sample_seconds=1))
+                 survey=survey_defaults(AHI, ahi_advisor_sample_seconds=1))
     assert job.status == "successful" and job.rc == 0, job
     advised = {e["event_data"]["host"] for e in job.events if e["event"] == "runner_on_ok"
                and e["event_data"]["task"] == "Sample the counters (all hosts at once)"}

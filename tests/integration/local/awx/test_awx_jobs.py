@@ -234,7 +234,7 @@ def test_drop_tables_job_drops_inside_the_window(project, lab_inventory, jobs, l
     make_table(lab, host, "old_a")
     make_table(lab, host, "old_b")
     survey = survey_defaults(DROP, drop_tables_text="%s.old_a\n  %s.old_b\n" % (SCHEMA, SCHEMA),
-                             drop_window=drop_window_now(), drop_timezone="UTC", drop_confirm_answer="true")
+                             drop_tables_window=drop_window_now(), drop_tables_timezone="UTC", drop_confirm_answer="true")
     job = awx_runner.run_job(project, jobs, "drop", DROP, inventory, group_vars, survey=survey, credential=login,
                              limit=host)
     assert job.status == "successful" and job.rc == 0, job
@@ -244,16 +244,16 @@ def test_drop_tables_job_drops_inside_the_window(project, lab_inventory, jobs, l
 
 
 @pytest.mark.parametrize("answers,named", [
-    ({"drop_window": "25:00-26:00"}, "25:00"),
-    ({"drop_timezone": "Mars/Olympus"}, "Mars/Olympus"),
-    ({"drop_confirm_answer": "false"}, "drop_confirm"),
+    ({"drop_tables_window": "25:00-26:00"}, "25:00"),
+    ({"drop_tables_timezone": "Mars/Olympus"}, "Mars/Olympus"),
+    ({"drop_confirm_answer": "false"}, "drop_tables_confirm"),
 ], ids=["window", "timezone", "confirmation"])
 def test_drop_tables_bad_answer_is_named_and_nothing_dropped(project, lab_inventory, jobs, lab, answers, named):
     inventory, login, group_vars = lab_inventory
     host = "mysql80"
     make_table(lab, host, "keep_me")
-    survey = survey_defaults(DROP, drop_tables_text="%s.keep_me" % SCHEMA, drop_window=drop_window_now(),
-                             drop_timezone="UTC", drop_confirm_answer="true")
+    survey = survey_defaults(DROP, drop_tables_text="%s.keep_me" % SCHEMA, drop_tables_window=drop_window_now(),
+                             drop_tables_timezone="UTC", drop_confirm_answer="true")
     survey.update(answers)
     job = awx_runner.run_job(project, jobs, "drop-bad", DROP, inventory, group_vars, survey=survey,
                              credential=login, limit=host)
@@ -267,7 +267,7 @@ def test_drop_tables_bad_answer_is_named_and_nothing_dropped(project, lab_invent
 def test_ahi_advice_job(project, lab_inventory, jobs):
     inventory, login, group_vars = lab_inventory
     job = awx_runner.run_job(project, jobs, "ahi", AHI, inventory, group_vars,
-                             survey=survey_defaults(AHI, advise_ahi_sample_seconds=1), credential=login)
+                             survey=survey_defaults(AHI, ahi_advisor_sample_seconds=1), credential=login)
     assert job.status == "successful" and job.rc == 0, job
     advised = {e["event_data"]["host"]: e["event_data"]["res"]["advice"]["recommendation"] for e in job.events
                if e["event"] == "runner_on_ok" and e["event_data"]["task"] == "Sample the counters (all hosts at once)"}
@@ -278,11 +278,10 @@ def test_ahi_advice_job(project, lab_inventory, jobs):
 def test_ahi_advice_out_of_range_answer_is_named(project, lab_inventory, jobs):
     inventory, login, group_vars = lab_inventory
     job = awx_runner.run_job(project, jobs, "ahi-bad", AHI, inventory, group_vars,
-                             survey=survey_defaults(AHI, advise_ahi_sample_seconds=7200), credential=login)
+                             survey=survey_defaults(AHI, ahi_advisor_sample_seconds=7200), credential=login)
     assert job.status == "failed" and job.rc != 0, job
-    # Refused by the playbook's input check on the controller (lookup dbfleet.innodb.playbook_inputs, the module's
-    # range), before any host is sampled.
-    messages = job.failed_messages()
-    assert list(messages) == ["localhost"], messages
-    assert "advise_ahi_sample_seconds=7200 is out of range 1-3600" in messages["localhost"], messages
+    # Refused by the playbook's input check on the controller (lookup dbfleet.innodb.playbook_inputs in the play's
+    # hosts keyword, the module's range), before any task runs on any host.
+    assert job.failed_messages() == {}, job.failed_messages()
+    assert "ahi_advisor_sample_seconds=7200 is out of range 1-3600" in " ".join(job.stdout.split()), job.stdout
     assert all(job.count("ok", h) == 0 and job.count("changed", h) == 0 for h in _lab_hosts(inventory)), job

@@ -5,7 +5,7 @@ up, and stops them at the end of this module if it started them.
 
 - limited to one node (``--limit galera1``), drop_tables.yml refuses before any change, naming the members
   missing from the play: the table is still on every node, AHI untouched everywhere;
-- on the whole cluster (and its asynchronous replica) with ``drop_ahi_strategy=toggle``: one DROP, run on
+- on the whole cluster (and its asynchronous replica) with ``drop_tables_ahi_strategy=toggle``: one DROP, run on
   galera1 in total order isolation; a thread per node polls its AHI and the table every 0.05 s: AHI stayed OFF on
   galera2 and galera3 from its switch until the table disappeared there, galera1 switched it OFF before its DROP, AHI is back
   ON on all three after; galera2 and galera3 are reported "dropped by the cluster", rc 0.
@@ -29,8 +29,8 @@ WINDOW = '00:00-23:59'
 def drop_playbook(limit, **extra):
     cmd = [os.path.join(REPO, '.venv', 'bin', 'ansible-playbook'), '-i', INVENTORY, '--limit', limit,
            os.path.join(REPO, 'playbooks', 'drop_tables.yml'),
-           '-e', json.dumps(dict(dict(drop_tables=['%s.%s' % (SCHEMA, TABLE)], drop_window=WINDOW,
-                                      drop_force_window=True, drop_confirm=True), **extra))]
+           '-e', json.dumps(dict(dict(drop_tables_tables=['%s.%s' % (SCHEMA, TABLE)], drop_tables_window=WINDOW,
+                                      drop_tables_force_window=True, drop_tables_confirm=True), **extra))]
     proc = subprocess.run(cmd, env=env(ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_LOAD_CALLBACK_PLUGINS='0',
                                        ANSIBLE_CALLBACK_RESULT_FORMAT='json'),
                           capture_output=True, text=True, timeout=600, cwd=REPO, check=False)
@@ -61,7 +61,7 @@ def make_table(cl):
 def test_drop_limited_to_one_member_is_refused_before_any_change(cluster):  # noqa: F811
     make_table(cluster)
     before = dict((n, ahi(cluster, n)) for n in NODES)
-    rc, out = drop_playbook('galera1', drop_ahi_strategy='toggle')
+    rc, out = drop_playbook('galera1', drop_tables_ahi_strategy='toggle')
     assert rc != 0, out[-3000:]
     assert 'stopped before any change' in out and 'missing' in out, out[-3000:]
     assert 'galera2' in out and 'galera3' in out
@@ -97,7 +97,7 @@ def test_drop_on_the_cluster_runs_once_with_ahi_off_on_every_member(cluster):  #
         poller.start()
     try:
         started = time.monotonic()
-        rc, out = drop_playbook('galera', drop_ahi_strategy='toggle')
+        rc, out = drop_playbook('galera', drop_tables_ahi_strategy='toggle')
         seconds = time.monotonic() - started
     finally:
         stop.set()

@@ -3,7 +3,7 @@
 The fixture is test_group_replication.py's (starts the group when it is not up, stops it at the end of the
 module if it started it); the primary is read from the group.
 
-- drop_tables.yml on the group with the default ``drop_ahi_strategy=auto`` (versions/flavors.py: MySQL 8.0 toggles AHI
+- drop_tables.yml on the group with the default ``drop_tables_ahi_strategy=auto`` (versions/flavors.py: MySQL 8.0 toggles AHI
   around a DROP): the DROP runs once, on the primary; a thread polls every member's AHI and the table every
   0.05 s: AHI stayed OFF on each secondary from its switch until the table disappeared there, ON again on every member after; the
   secondaries are reported "dropped by the cluster (the drop ran on <primary>)", rc 0, and the report task
@@ -34,7 +34,7 @@ def playbook(grp, name, extra, limit='group_replication'):
 
 
 def drop(grp, table, limit='group_replication', **extra):
-    args = dict(drop_tables=['%s.%s' % (SCHEMA, table)], drop_window=window_now(), drop_confirm=True)
+    args = dict(drop_tables_tables=['%s.%s' % (SCHEMA, table)], drop_tables_window=window_now(), drop_tables_confirm=True)
     args.update(extra)
     return playbook(grp, 'drop_tables.yml', args, limit)
 
@@ -158,7 +158,7 @@ def test_a_run_without_every_member_is_refused_before_any_change(group):  # noqa
     left_out = next(h for h in MEMBERS if h != primary)
     make_table(group, primary, 'kept')
     before = dict((h, ahi(group, h)) for h in MEMBERS)
-    rc, out = drop(group, 'kept', limit=':'.join(h for h in MEMBERS if h != left_out), drop_ahi_strategy='toggle')
+    rc, out = drop(group, 'kept', limit=':'.join(h for h in MEMBERS if h != left_out), drop_tables_ahi_strategy='toggle')
     assert rc != 0, out[-4000:]
     assert 'stopped before any change' in out and left_out in out and 'missing' in out, out[-4000:]
     assert all(table_on(group, h, 'kept') for h in MEMBERS)
@@ -172,7 +172,7 @@ def test_a_member_out_of_the_group_is_refused_before_any_change(group):  # noqa:
     before = dict((h, ahi(group, h)) for h in MEMBERS)
     group.query(secondary, 'STOP GROUP_REPLICATION')
     try:
-        rc, out = drop(group, 'kept', drop_ahi_strategy='toggle')
+        rc, out = drop(group, 'kept', drop_tables_ahi_strategy='toggle')
         still = dict((h, table_on(group, h, 'kept')) for h in MEMBERS)
         ahi_now = dict((h, ahi(group, h)) for h in MEMBERS)
     finally:

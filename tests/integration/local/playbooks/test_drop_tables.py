@@ -476,9 +476,9 @@ def test_follow_waits_for_the_drop_and_restores_ahi(server, schema, tmp_path):
 
 # ------------------------------------------------------------------ the playbook
 def playbook(inventory, host, check=False, **extra):
-    """drop_tables.yml on host (drop_hosts) with extra; the CompletedProcess, its output as the default callback prints
+    """drop_tables.yml on host (drop_tables_hosts) with extra; the CompletedProcess, its output as the default callback prints
     it with YAML results."""
-    return playbook_proc(inventory, 'drop_tables.yml', dict(extra, drop_hosts=host), check=check,
+    return playbook_proc(inventory, 'drop_tables.yml', dict(extra, drop_tables_hosts=host), check=check,
                          env_extra=YAML_RESULTS)
 
 
@@ -486,19 +486,19 @@ def test_playbook_outside_window_check_mode_and_drop(server, schema):
     make_table(server, schema, 't1')
     server.set_ahi('ON')
     tables = ['%s.t1' % schema]
-    proc = playbook(server.lab.inventory, server.name, drop_tables=tables, drop_window=window_around_now(False),
-                    drop_confirm=True)
+    proc = playbook(server.lab.inventory, server.name, drop_tables_tables=tables, drop_tables_window=window_around_now(False),
+                    drop_tables_confirm=True)
     assert proc.returncode != 0
     assert 'the next window opens at' in proc.stdout
     assert server.exists(schema, 't1')
-    proc = playbook(server.lab.inventory, server.name, drop_tables=tables, drop_window=window_around_now(True))
-    assert proc.returncode != 0 and 'drop_confirm is not set to true' in proc.stdout
-    proc = playbook(server.lab.inventory, server.name, check=True, drop_tables=tables, drop_window=window_around_now(True))
+    proc = playbook(server.lab.inventory, server.name, drop_tables_tables=tables, drop_tables_window=window_around_now(True))
+    assert proc.returncode != 0 and 'drop_tables_confirm is not set to true' in proc.stdout
+    proc = playbook(server.lab.inventory, server.name, check=True, drop_tables_tables=tables, drop_tables_window=window_around_now(True))
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert 'DROP TABLE %s.t1' % schema in proc.stdout
     assert server.exists(schema, 't1')
-    proc = playbook(server.lab.inventory, server.name, drop_tables=tables, drop_window=window_around_now(True),
-                    drop_confirm=True, drop_ahi_strategy='toggle')
+    proc = playbook(server.lab.inventory, server.name, drop_tables_tables=tables, drop_tables_window=window_around_now(True),
+                    drop_tables_confirm=True, drop_tables_ahi_strategy='toggle')
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert not server.exists(schema, 't1')
     assert "ahi_before: 'ON'" in proc.stdout and "ahi_after: 'ON'" in proc.stdout
@@ -508,8 +508,8 @@ def test_playbook_outside_window_check_mode_and_drop(server, schema):
 def test_playbook_rolling_mode_single_host_no_binlog_event(server, schema):
     make_table(server, schema, 'r1')
     pos = _binlog_position(server)
-    proc = playbook(server.lab.inventory, server.name, drop_tables=['%s.r1' % schema], drop_window=window_around_now(True),
-                    drop_confirm=True, drop_mode='rolling')
+    proc = playbook(server.lab.inventory, server.name, drop_tables_tables=['%s.r1' % schema], drop_tables_window=window_around_now(True),
+                    drop_tables_confirm=True, drop_tables_mode='rolling')
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert not server.exists(schema, 'r1')
     assert 'binlog_disabled: true' in proc.stdout or 'SET SESSION sql_log_bin = 0' in proc.stdout, proc.stdout[-3000:]

@@ -189,9 +189,9 @@ def test_playbook_staged_check_mode_and_drop(staged):
     server.sql('CREATE TABLE %s.pb (id INT PRIMARY KEY, b LONGBLOB) ENGINE=InnoDB PARTITION BY HASH(id) PARTITIONS 2'
                % schema)
     server.sql("INSERT INTO %s.pb VALUES (1, REPEAT('z', 2000000)), (2, REPEAT('z', 2000000))" % schema)
-    extra = dict(drop_hosts=server.name, drop_tables=['%s.pb' % schema], drop_window=window_around_now(True),
-                 drop_confirm=True, drop_file_removal='staged', drop_staging_dir=staging, drop_shrink_step_mb=1,
-                 drop_shrink_pause=0.05, drop_free_space_margin_mb=1)
+    extra = dict(drop_tables_hosts=server.name, drop_tables_tables=['%s.pb' % schema], drop_tables_window=window_around_now(True),
+                 drop_tables_confirm=True, drop_tables_file_removal='staged', drop_tables_staging_dir=staging, drop_tables_shrink_step_mb=1,
+                 drop_tables_shrink_pause=0.05, drop_tables_free_space_margin_mb=1)
     proc = playbook_proc(server.lab.inventory, 'drop_tables.yml', extra, check=True, env_extra=YAML_RESULTS)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert 'file removal: staged, the links hold' in proc.stdout and 'truncate step(s) of 1.0 MiB' in proc.stdout
@@ -201,7 +201,7 @@ def test_playbook_staged_check_mode_and_drop(staged):
     assert not server.exists(schema, 'pb') and os.listdir(staging) == []
     assert 'mode: staged' in proc.stdout and proc.stdout.count('%s/' % staging) >= 2, proc.stdout[-3000:]
     proc = playbook_proc(server.lab.inventory, 'drop_tables_finish_staged.yml',
-                         dict(drop_hosts=server.name, drop_staging_dir=staging), env_extra=YAML_RESULTS)
+                         dict(drop_tables_hosts=server.name, drop_tables_staging_dir=staging), env_extra=YAML_RESULTS)
     assert proc.returncode == 0 and 'staged files of earlier runs: 0 removed, 0 released' in proc.stdout, \
         proc.stdout[-3000:]
 

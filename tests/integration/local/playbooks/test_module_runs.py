@@ -136,7 +136,8 @@ def test_a_bad_target_fails_before_any_module_runs(lab_hosts, tmp_path):
                           {'verify_report_dir': str(tmp_path / 'r'), 'verify_target_version': 'mysql-eight'},
                           tmp_path, check=False)
     assert proc.returncode != 0
-    assert "verify_target_version 'mysql-eight' is not an upgrade target" in proc.stdout
+    assert "verify_target_version=mysql-eight: value 'mysql-eight' is not an upgrade target" in ' '.join(
+        (proc.stdout + proc.stderr).split()), proc.stdout
     assert not any(runs.get(host) for host in lab_hosts), runs
     assert not (tmp_path / 'r' / 'verify.json').exists()
 

@@ -1,12 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""site.yml checks its inputs with validate_argument_spec first, rolling_restart.yml and advise_ahi.yml with the
-lookup dbfleet.innodb.playbook_inputs: a bad value fails naming the variable and the value as written, before any
-lab host is touched (the recap lists localhost only). drop_tables.yml and convert_tables.yml take their inputs from
-the same lookup in their first task: a bad type, choice, range, table name or engine fails there,
-every problem in one message naming the variable and the value, and no task after it runs on any host. The
-deprecated playbook name drop_table runs drop_tables.yml."""
+"""Every playbook checks its inputs with the lookup dbfleet.innodb.playbook_inputs: verify.yml, rolling_restart.yml
+and ahi_advisor.yml in their first play, on localhost: a bad value fails naming the variable and the value as
+written, before any lab host is touched (the recap lists localhost only). site.yml, settings.yml and
+prerequisites.yml in their play's hosts keyword: a bad value fails as Ansible works out the hosts, whatever --limit
+is, before any task runs. drop_tables.yml and convert_tables.yml take their inputs from
+the same lookup in their first task (drop_tables.yml's hosts keyword takes drop_tables_hosts alone from it): a bad
+type, choice, range, table name or engine fails there, every problem in one message naming the variable and the value, and no task
+runs on any host. The deprecated playbook names drop_table and advise_ahi run drop_tables.yml and ahi_advisor.yml, whose old variable
+names (drop_<option>, advise_ahi_<option>) still work, deprecated."""
 from __future__ import annotations
 
 import json
@@ -23,22 +26,14 @@ from dbfleet_testing.runs import BIN, env, flat, playbook_proc, recap
 
 
 @pytest.mark.parametrize('playbook,extra,words', [
-    ('advise_ahi.yml', {'advise_ahi_sample_seconds': 'ten'},
-     "argument 'advise_ahi_sample_seconds' is of type str and we were unable to convert to int: \"'ten'\""),
-    ('advise_ahi.yml', {'advise_ahi_sample_seconds': 0}, 'advise_ahi_sample_seconds=0 is out of range 1-3600'),
-    ('advise_ahi.yml', {'advise_ahi_sample_seconds': 3601, 'advise_ahi_thresholds': {'max_write_share': 1.5}},
-     'advise_ahi_sample_seconds=3601 is out of range 1-3600; advise_ahi_thresholds={"max_write_share": 1.5}: '
-     'max_write_share=1.5 is out of range 0-1'),
-    ('advise_ahi.yml', {'advise_ahi_thresholds': {'min_hit_ratio': 'high'}}, 'min_hit_ratio'),
     ('rolling_restart.yml', {'rolling_restart_roles': ['adaptive_hash', 'myrock']},
      'rolling_restart_roles must be one or more of: %s. Got no match for: myrock' % ', '.join(desired.ROLES)),
     ('rolling_restart.yml', {'rolling_restart_all': 'perhaps'}, "argument 'rolling_restart_all' is of type str"),
     ('rolling_restart.yml', {'rolling_restart_timeout': 0}, 'rolling_restart_timeout=0 is out of range 1 or more'),
     ('rolling_restart.yml', {'rolling_restart_max_lag': -1, 'rolling_restart_timeout': '0'},
      'rolling_restart_max_lag=-1 is out of range 0 or more; rolling_restart_timeout=0 is out of range 1 or more'),
-    ('site.yml', {'site_hosts': {'mysql80': 1}}, "argument 'site_hosts' is of type dict"),
-    ('settings.yml', {'dbfleet_settings_text': '- innodb_io_capacity'},
-     'dbfleet_settings_text must be a YAML map of settings'),
+    ('verify.yml', {'verify_target_version': 'oracle-8.4', 'verify_timeout': 'soon'},
+     "verify_target_version=oracle-8.4: value 'oracle-8.4' is not an upgrade target"),
 ])
 def test_a_bad_input_fails_before_any_host_is_touched(playbook, extra, words):
     require_lab_hosts(INVENTORY)
@@ -51,7 +46,6 @@ def test_a_bad_input_fails_before_any_host_is_touched(playbook, extra, words):
 
 
 @pytest.mark.parametrize('playbook,extra,words', [
-    ('advise_ahi.yml', {'advise_ahi_sample_seconds': 0}, 'advise_ahi_sample_seconds=0 is out of range 1-3600'),
     ('rolling_restart.yml', {'rolling_restart_timeout': 0}, 'rolling_restart_timeout=0 is out of range 1 or more'),
 ])
 def test_a_limit_that_leaves_localhost_out_still_checks_the_inputs(playbook, extra, words):
@@ -65,23 +59,51 @@ def test_a_limit_that_leaves_localhost_out_still_checks_the_inputs(playbook, ext
     assert re.findall(r'^TASK \[(.+?)\]', out, re.M) == ['Take the inputs, checked, with their defaults'], out
 
 
+@pytest.mark.parametrize('playbook,extra,limit,words', [
+    ('site.yml', {'site_hosts': {'mysql80': 1}}, 'mysql80', "argument 'site_hosts' is of type dict"),
+    ('settings.yml', {'dbfleet_settings_text': '- innodb_io_capacity'}, 'mysql80',
+     'dbfleet_settings_text=- innodb_io_capacity: must be a YAML map of settings'),
+    ('prerequisites.yml', {'prerequisites_method': 'apt'}, None,
+     'value of prerequisites_method must be one of: auto, package, pip, got: apt'),
+    # verify.yml's first play is localhost's: the audit play checks them again in its hosts keyword.
+    ('verify.yml', {'verify_timeout': 'soon'}, 'mysql80', "argument 'verify_timeout' is of type str"),
+    ('ahi_advisor.yml', {'ahi_advisor_sample_seconds': 'ten'}, None,
+     "argument 'ahi_advisor_sample_seconds' is of type str and we were unable to convert to int: \"'ten'\""),
+    ('ahi_advisor.yml', {'ahi_advisor_sample_seconds': 0}, 'mysql80', 'ahi_advisor_sample_seconds=0 is out of range 1-3600'),
+    ('ahi_advisor.yml', {'ahi_advisor_sample_seconds': 3601, 'ahi_advisor_thresholds': {'max_write_share': 1.5}}, None,
+     'ahi_advisor_sample_seconds=3601 is out of range 1-3600; ahi_advisor_thresholds={"max_write_share": 1.5}: '
+     'max_write_share=1.5 is out of range 0-1'),
+    ('ahi_advisor.yml', {'ahi_advisor_thresholds': {'min_hit_ratio': 'high'}}, None, 'min_hit_ratio'),
+])
+def test_a_bad_input_fails_as_the_hosts_are_worked_out_whatever_the_limit(playbook, extra, limit, words):
+    """The play's hosts keyword takes them from the lookup: with --limit mysql80 (localhost left out) too, the run
+    fails naming the variable and the value before any task runs on any host."""
+    require_lab_hosts(INVENTORY)
+    proc = playbook_proc(INVENTORY, playbook, extra, limit=limit, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "playbooks/%s: bad input, nothing was run: " % playbook in flat(out), out
+    assert words in flat(out), out
+    assert re.findall(r'^TASK \[', out, re.M) == [] and 'PLAY RECAP' not in out, out
+
+
 GOOD = {
-    'drop_tables.yml': {'drop_tables': ['dbfleet_test.never'], 'drop_window': '02:00-05:00'},
+    'drop_tables.yml': {'drop_tables_tables': ['dbfleet_test.never'], 'drop_tables_window': '02:00-05:00'},
     'convert_tables.yml': {'convert_tables_tables': ['dbfleet_test.never'], 'convert_tables_window': '02:00-05:00'},
 }
 
 
 @pytest.mark.parametrize('playbook,extra,words', [
-    ('drop_tables.yml', {'drop_lock_wait_timeout': 0, 'drop_retries': '11', 'drop_follow_timeout': 86401},
-     ['drop_lock_wait_timeout=0 is out of range 1-3600', 'drop_retries=11 is out of range 0-10',
-      'drop_follow_timeout=86401 is out of range 1-86400']),
-    ('drop_tables.yml', {'drop_retry_delay': 301, 'drop_replica_ready_timeout': 0, 'drop_max_lag': -1,
-                         'drop_mode': 'sideways', 'drop_tables': ['mysql.user']},
-     ['drop_retry_delay=301 is out of range 0-300', 'drop_replica_ready_timeout=0 is out of range 1 or more',
-      'drop_max_lag=-1 is out of range 0 or more', 'value of drop_mode must be one of: replicated, rolling, got: sideways',
-      'drop_tables=["mysql.user"]: table \'mysql.user\': schema \'mysql\' is a system schema']),
-    ('drop_tables.yml', {'drop_lift_super_read_only': True},
-     ['drop_lift_super_read_only is only for drop_mode=rolling']),
+    ('drop_tables.yml', {'drop_tables_lock_wait_timeout': 0, 'drop_tables_retries': '11', 'drop_tables_follow_timeout': 86401},
+     ['drop_tables_lock_wait_timeout=0 is out of range 1-3600', 'drop_tables_retries=11 is out of range 0-10',
+      'drop_tables_follow_timeout=86401 is out of range 1-86400']),
+    ('drop_tables.yml', {'drop_tables_retry_delay': 301, 'drop_tables_replica_ready_timeout': 0, 'drop_tables_max_lag': -1,
+                         'drop_tables_mode': 'sideways', 'drop_tables_tables': ['mysql.user']},
+     ['drop_tables_retry_delay=301 is out of range 0-300', 'drop_tables_replica_ready_timeout=0 is out of range 1 or more',
+      'drop_tables_max_lag=-1 is out of range 0 or more', 'value of drop_tables_mode must be one of: replicated, rolling, got: sideways',
+      'drop_tables_tables=["mysql.user"]: table \'mysql.user\': schema \'mysql\' is a system schema']),
+    ('drop_tables.yml', {'drop_tables_lift_super_read_only': True},
+     ['drop_tables_lift_super_read_only is only for drop_tables_mode=rolling']),
     ('convert_tables.yml', {'convert_tables_lock_wait_timeout': 3601, 'convert_tables_retries': -1,
                             'convert_tables_retry_delay': -0.5},
      ['convert_tables_lock_wait_timeout=3601 is out of range 1-3600', 'convert_tables_retries=-1 is out of range 0-10',
@@ -110,9 +132,11 @@ def test_a_bad_range_of_a_guarded_change_fails_before_any_host_is_touched(playbo
     assert sum(c['failed'] for c in counts.values()) == 1, out
 
 
-def test_the_deprecated_drop_table_name_runs_drop_tables():
+def test_the_deprecated_drop_table_name_and_variable_names_run_drop_tables():
     """dbfleet.innodb.drop_table (playbooks/drop_table.yml) is the old name of drop_tables.yml: it says it is
-    deprecated, then the same playbook runs with the same inputs (here its input check refuses a bad drop_mode)."""
+    deprecated, then the same playbook runs with the same inputs. The variables' old names (drop_<option>) are read as
+    the new (drop_tables_<option>), each with a deprecation warning naming both: here the input check refuses the
+    bad drop_mode by its new name."""
     require_lab_hosts(INVENTORY)
     extra = {'drop_tables': ['dbfleet_test.never'], 'drop_window': '02:00-05:00', 'drop_mode': 'sideways'}
     proc = subprocess.run([os.path.join(BIN, 'ansible-playbook'), '-i', INVENTORY, 'dbfleet.innodb.drop_table', '-e',
@@ -122,5 +146,22 @@ def test_the_deprecated_drop_table_name_runs_drop_tables():
     assert proc.returncode != 0, out
     assert 'dbfleet.innodb.drop_table (playbooks/drop_table.yml) is deprecated' in out, out
     assert 'call dbfleet.innodb.drop_tables (playbooks/drop_tables.yml)' in out, out
-    assert 'PLAY [Drop tables | check inputs, window, the topology and every host before anything changes]' in out, out
-    assert 'drop_mode' in out and 'sideways' in out, out
+    for old, new in (('drop_tables', 'drop_tables_tables'), ('drop_window', 'drop_tables_window'),
+                     ('drop_mode', 'drop_tables_mode')):
+        assert ('%s is the old name of %s (playbooks/drop_tables.yml): use %s' % (old, new, new)) in out, out
+    assert ('playbooks/drop_tables.yml: bad input, nothing was run: value of drop_tables_mode must be one of: '
+            'replicated, rolling, got: sideways') in out, out
+
+
+def test_the_deprecated_advise_ahi_name_and_variable_names_run_ahi_advisor():
+    """dbfleet.innodb.advise_ahi is the old name of ahi_advisor.yml (the module's name): it says so, then ahi_advisor.yml
+    reads advise_ahi_sample_seconds as ahi_advisor_sample_seconds, with a deprecation warning naming both, and
+    refuses the value out of range by its new name before any host is sampled."""
+    require_lab_hosts(INVENTORY)
+    proc = playbook_proc(INVENTORY, 'advise_ahi.yml', {'advise_ahi_sample_seconds': 0}, timeout=300)
+    out = flat(proc.stdout + proc.stderr)
+    assert proc.returncode != 0, out
+    assert 'dbfleet.innodb.advise_ahi (playbooks/advise_ahi.yml) is deprecated' in out, out
+    assert ('advise_ahi_sample_seconds is the old name of ahi_advisor_sample_seconds (playbooks/ahi_advisor.yml): '
+            'use ahi_advisor_sample_seconds') in out, out
+    assert 'playbooks/ahi_advisor.yml: bad input, nothing was run: ahi_advisor_sample_seconds=0 is out of range' in out, out

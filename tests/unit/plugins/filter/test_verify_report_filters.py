@@ -103,7 +103,7 @@ def test_junit(report):
 
 
 def test_filters_are_registered():
-    assert sorted(FilterModule().filters()) == ['verify_report', 'verify_report_html', 'verify_report_junit']
+    assert sorted(FilterModule().filters()) == ['verify_errors', 'verify_report', 'verify_report_html', 'verify_report_junit']
 
 
 # ---------------------------------------------------------------- upgrade blockers

@@ -25,8 +25,8 @@ def run(terms, variables):
 
 def test_the_inputs_templated_checked_and_defaulted():
     # A variable the play holds as a template (inventory, extra vars) is templated before it is checked.
-    variables = dict(drop_tables=['shop.orders_2019'], drop_window='02:00-05:00', two=2,
-                     drop_retries=trust_as_template('{{ two + 3 }}'), inventory_hostname='db1')
+    variables = dict(drop_tables_tables=['shop.orders_2019'], drop_tables_window='02:00-05:00', two=2,
+                     drop_tables_retries=trust_as_template('{{ two + 3 }}'), inventory_hostname='db1')
     [inputs] = run(['drop_tables'], variables)
     assert inputs['retries'] == 5 and inputs['lock_wait_timeout'] == 2 and inputs['tables'] == ['shop.orders_2019']
 
@@ -42,6 +42,19 @@ def test_bad_inputs_fail_in_one_error():
 
 
 def test_an_unknown_playbook_is_named():
-    with pytest.raises(AnsibleLookupError, match=r"'site' is not a playbook with inputs \(advise_ahi, convert_tables, "
-                                                 r"drop_tables, drop_tables_finish_staged, rolling_restart\)"):
-        run(['site'], {})
+    with pytest.raises(AnsibleLookupError, match=r"'drop_table' is not a playbook with inputs \(ahi_advisor, "
+                                                 r"convert_tables, drop_tables, drop_tables_finish_staged, prerequisites, "
+                                                 r"rolling_restart, settings, site, verify\)"):
+        run(['drop_table'], {})
+
+
+def test_an_old_variable_name_works_with_a_deprecation_naming_old_and_new(monkeypatch):
+    from ansible_collections.dbfleet.innodb.plugins.lookup import playbook_inputs as lookup_module
+    said = []
+    monkeypatch.setattr(lookup_module.display, 'deprecated', lambda msg, **kw: said.append((msg, kw)))
+    (inputs,) = run(['drop_tables'], dict(drop_tables=['shop.orders_2019'], drop_window='02:00-05:00'))
+    assert inputs['tables'] == ['shop.orders_2019'] and inputs['window'] == '02:00-05:00'
+    assert [message for message, _kw in said] == [
+        'drop_tables is the old name of drop_tables_tables (playbooks/drop_tables.yml): use drop_tables_tables',
+        'drop_window is the old name of drop_tables_window (playbooks/drop_tables.yml): use drop_tables_window']
+    assert all(kw == dict(version='2.0.0', collection_name='dbfleet.innodb') for _message, kw in said)

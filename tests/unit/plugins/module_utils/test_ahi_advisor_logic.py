@@ -183,7 +183,7 @@ def test_partition_variable_per_flavor(flavor, version, expected):
 
 
 def test_advice_table_one_line_per_host_in_order():
-    from ansible_collections.dbfleet.innodb.plugins.filter.ahi_advice_table import FilterModule
+    from ansible_collections.dbfleet.innodb.plugins.filter.ahi_advisor_table import FilterModule
     results = {
         'mysql80': dict(server=dict(flavor='mysql', version_text='8.0.33'), ahi_enabled=True,
                         advice=dict(recommendation='keep_on', hit_ratio=0.91234, maintenance_per_hit=0.01,
@@ -191,7 +191,7 @@ def test_advice_table_one_line_per_host_in_order():
         'mariadb1011': dict(server=dict(flavor='mariadb', version_text='10.11.19'), ahi_enabled=False,
                             advice=dict(recommendation='insufficient_data')),
     }
-    lines = FilterModule().filters()['ahi_advice_table'](results, ['mysql80', 'mariadb1011', 'gone'])
+    lines = FilterModule().filters()['ahi_advisor_table'](results, ['mysql80', 'mariadb1011', 'gone'])
     assert lines == [
         'host         flavor   version  AHI recommendation       hit maint/hit bp_miss',
         'mysql80      mysql    8.0.33   ON  keep_on            0.912    0.0100       -',

@@ -215,34 +215,6 @@ def test_every_engine_that_can_block_has_a_source():
     assert set(engine_facts.ENGINE_SOURCES) == set(engine_facts.STORAGE_ENGINES) - {'INNODB', 'PERFORMANCE_SCHEMA'}
 
 
-@pytest.mark.parametrize('text', ['mysql-8.4', 'aurora-mysql-3.0', 'mysql-8', 'MySQL-8.4', 'mysql-8.4.1.2',
-                                  'percona-8.0.28', 'mariadb-11.8 '])
-def test_verify_playbook_accepts_what_the_module_accepts(text):
-    import os
-    import re
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))))
-    with open(os.path.join(root, 'playbooks', 'verify.yml')) as handle:
-        (pattern,) = re.findall(r"verify_target_version is match\('([^']*)'\)", handle.read())
-    try:
-        se.parse_target_spec(text.strip())
-        module_ok = True
-    except ValueError:
-        module_ok = False
-    assert bool(re.match(pattern, text.strip())) == module_ok
-
-
-def test_verify_playbook_checks_the_target_with_the_flavors_of_the_table():
-    import os
-    import re
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))))
-    with open(os.path.join(root, 'playbooks', 'verify.yml')) as handle:
-        text = handle.read()
-    (alternatives,) = re.findall(r"verify_target_version is match\('\^\(([^)]*)\)-", text)
-    assert sorted(alternatives.split('|')) == sorted(flavors.FLAVORS)
-
-
 def test_loaded_engine_facts_for_the_myrocks_desired_state():
     asked = []
 

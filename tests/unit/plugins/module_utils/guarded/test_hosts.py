@@ -111,3 +111,32 @@ def test_the_cluster_problems_filter_is_the_function():
     f = FilterModule().filters()['cluster_problems']
     hosts = dict(gr1=_host('group_replication', 'g', 'SECONDARY'))
     assert f(hosts, ['gr1']) == g.cluster_problems(hosts, ['gr1']) and len(f(hosts, ['gr1'])) == 1
+
+
+# ---------------------------------------------------------------- where a conversion is gated and verified
+def test_topology_replicas_are_the_runs_replicas_of_that_topology_in_play_order():
+    hosts = dict(p1=dict(role='primary', topology='t1'), r1=dict(role='replica', topology='t1'),
+                 r2=dict(role='replica', topology='t2'), r3=dict(role='replica', topology='t1'),
+                 p2=dict(role='primary', topology='t2'))
+    assert g.topology_replicas(hosts, ['r3', 'p1', 'r2', 'r1', 'gone'], 't1') == ['r3', 'r1']
+    assert g.topology_replicas(hosts, ['p1', 'p2'], 't1') == []
+    assert g.topology_replicas(None, ['r1'], 't1') == [] and g.topology_replicas(hosts, None, 't1') == []
+
+
+def test_cluster_followers_are_the_members_the_runners_statement_reaches():
+    hosts = dict(a1=_host('galera', 'a'), a2=_host('galera', 'a'), a3=_host('galera', 'a'), b1=_host('galera', 'b'),
+                 b2=_host('galera', 'b'), solo=_host())
+    run = ['a2', 'b1', 'a1', 'b2', 'a3', 'solo']
+    assert g.cluster_followers(hosts, run, 'a2') == ['a1', 'a3']
+    assert g.cluster_followers(hosts, run, 'b1') == ['b2']
+    assert g.cluster_followers(hosts, run, 'a1') == [] and g.cluster_followers(hosts, run, 'solo') == []
+    group = dict(gr1=_host('group_replication', 'g', 'SECONDARY'), gr2=_host('group_replication', 'g', 'PRIMARY'))
+    assert g.cluster_followers(group, ['gr1', 'gr2'], 'gr2') == ['gr1']
+
+
+def test_the_conversion_filters_are_the_functions():
+    from ansible_collections.dbfleet.innodb.plugins.filter.cluster_parts import FilterModule
+    filters = FilterModule().filters()
+    hosts = dict(a1=_host('galera', 'a'), a2=_host('galera', 'a'), r1=dict(role='replica', topology='t'))
+    assert filters['cluster_followers'](hosts, ['a1', 'a2', 'r1'], 'a1') == ['a2']
+    assert filters['topology_replicas'](hosts, ['a1', 'a2', 'r1'], 't') == ['r1']

@@ -113,3 +113,12 @@ def test_the_report_copies_only_what_it_reads_and_says_the_same(monkeypatch):
     assert report['hosts']['db4']['reason'] == 'not audited: not in the window'
     monkeypatch.setattr(vr, '_read_outcome', lambda value: json.loads(json.dumps(value, default=str)))
     assert vr.verify_report(full)['hosts'] == report['hosts']
+
+
+def test_error_text_names_each_host_in_error_with_its_reason():
+    report = vr.verify_report(dict(outcomes(), db3=dict(unreachable=True, msg='ssh: no route'),
+                                   db4=dict(variables={'innodb_adaptive_hash_index': item()})))
+    assert vr.error_text(report) == 'db2: cannot connect: server said password=********; db3: unreachable: ssh: no route'
+    assert vr.error_text(vr.verify_report(dict(db4=dict(variables={'innodb_adaptive_hash_index': item()})))) == ''
+    from ansible_collections.dbfleet.innodb.plugins.filter.verify_report import FilterModule
+    assert FilterModule().filters()['verify_errors'](report) == vr.error_text(report)
