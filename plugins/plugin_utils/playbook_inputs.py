@@ -34,6 +34,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.convert_tab
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import DROP_OPTIONS, STAGED_NOT_WITH_RENAME
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError, parse_table_name
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.module import GUARDED_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.masking import MASK
 from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges, option_spec, range_problems
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles.inputs import RESTART_RANGES
 from ansible_collections.dbfleet.innodb.plugins.module_utils.storage_engines import parse_target_spec
@@ -152,7 +153,8 @@ def role_option(role, option, **change):
     for a playbook that hands it to the role (change: what the playbook adds, such as its range)."""
     with open(os.path.join(ROLES_DIR, role, 'meta', 'argument_specs.yml'), encoding='utf-8') as handle:
         spec = yaml.safe_load(handle)['argument_specs']['main']['options'][option]
-    return dict(dict((k, v) for k, v in spec.items() if k in ('type', 'elements', 'choices', 'default')), **change)
+    return dict(dict((k, v) for k, v in spec.items() if k in ('type', 'elements', 'choices', 'default', 'no_log')),
+                **change)
 
 
 def _settings_map(text):
@@ -345,7 +347,9 @@ def _check(playbook, given):
     spec = argument_spec(playbook)
     given = dict((k, v) for k, v in given.items() if k in spec)
     result = ArgumentSpecValidator(spec).validate(copy.deepcopy(given))
-    problems = [_with_value(message, given) for message in result.error_messages]
+    secret = set(playbook.variable(o) for o, opt in playbook.options.items() if opt.get('no_log'))
+    problems = [_with_value(message, dict((k, v) for k, v in given.items() if k not in secret))
+                for message in result.error_messages]
     values = result.validated_parameters
     ranges = dict((playbook.variable(o), r) for o, r in option_ranges(playbook.options).items())
     problems += range_problems(dict((k, v) for k, v in values.items() if k in ranges and _number(v)), ranges, given)
@@ -356,13 +360,15 @@ def _check(playbook, given):
         try:
             opt['check'](values[variable])
         except (GuardedError, ValueError) as e:
-            problems.append('%s=%s: %s' % (variable, shown(given[variable]), e))
+            problems.append('%s=%s: %s' % (variable, MASK if variable in secret else shown(given[variable]), e))
     inputs = dict((option, values.get(playbook.variable(option))) for option in playbook.options)
     if not problems:
         problems = [message for message in (rule(inputs) for rule in playbook.rules) if message]
     if problems:
         raise PlaybookInputError('playbooks/%s.yml: bad input, nothing was run: %s' % (name, '; '.join(problems)))
-    return inputs
+    # A secret (no_log) input is checked, never returned: the result goes into a fact, which -v prints; the play
+    # hands the variable itself to where it is used.
+    return dict((option, value) for option, value in inputs.items() if not playbook.options[option].get('no_log'))
 
 
 def _with_value(message, given):

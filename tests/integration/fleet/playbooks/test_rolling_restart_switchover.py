@@ -16,7 +16,7 @@ import pytest
 from dbfleet_testing import clusterfaults
 from dbfleet_testing.replication import one, pids, wait_replicating
 from dbfleet_testing.runs import flat, playbook
-from dbfleet_testing.switchover import Pair, extra, lb_states, logins, no_errant
+from dbfleet_testing.switchover import Pair, extra, lb_states, logins, no_errant, replication_password
 from dbfleet_lab import haproxy  # pylint: disable=wrong-import-order
 
 pytestmark = pytest.mark.fleet
@@ -80,7 +80,7 @@ def test_rolling_restart_with_switchover_and_hand_back_under_writes(fleet, pairs
     # Each of the four switches was one module run (step switch), which says how long writes stopped.
     windows = [float(w) for w in re.findall(r'writes stopped for ([0-9.]+) s', text)]
     assert len(windows) == 4 and max(windows) < 2, (windows, out)
-    assert fleet.admin_password not in out
+    assert fleet.admin_password not in out and replication_password(fleet) not in out
     after = pids(fleet)
     assert all(after[h] != before[h] for h in before), (before, after)
     for pair, writer in zip(pairs, writers):
