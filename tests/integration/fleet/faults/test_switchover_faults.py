@@ -17,7 +17,7 @@ import pytest
 from dbfleet_testing import clusterfaults
 from dbfleet_testing.replication import one, pids, wait_replicating
 from dbfleet_testing.runs import PLAYBOOKS, flat, playbook
-from dbfleet_testing.switchover import Pair, extra, lb_states, no_errant, replication_password, set_states
+from dbfleet_testing.switchover import Pair, extra, lb_states, logins, no_errant, replication_password, set_states
 
 pytestmark = pytest.mark.fleet
 
@@ -140,7 +140,15 @@ def test_a_candidate_stopped_after_its_restart_is_refused_before_the_switch(flee
     nothing_lost(fleet, pair, writer, 'db3', 'db4')
 
 
-def test_the_old_primary_refusing_read_only_is_put_back_within_the_limit(fleet, pairs):
+@pytest.fixture(scope='module')
+def one_run(fleet, tmp_path_factory):
+    """The fleet's inventory with a login for each server: each switch is one module run (step switch). The refused
+    read-only runs it; the candidate killed during its wait needs the step-by-step switch (no inventory login), whose
+    wait is long enough to be caught: inside one run the last wait takes milliseconds."""
+    return [fleet.inventory, logins(fleet, tmp_path_factory.mktemp('logins') / 'logins.yml')]
+
+
+def test_the_old_primary_refusing_read_only_is_put_back_within_the_limit(fleet, pairs, one_run):
     """A session on db1 holds a table lock, so SET GLOBAL super_read_only waits: bounded by
     restart_primary_sessions_timeout, then the switch is put back (nothing was demoted) and the run names the step."""
     pair = pairs['db1']
@@ -153,7 +161,7 @@ def test_the_old_primary_refusing_read_only_is_put_back_within_the_limit(fleet, 
                 cur.execute('LOCK TABLES %s.held WRITE' % clusterfaults.SCHEMA)
             FIGURES['faults_injected'] += 1
             started = time.monotonic()
-            rc, out = playbook(fleet.inventory, 'rolling_restart.yml', extra(
+            rc, out = playbook(one_run, 'rolling_restart.yml', extra(
                 fleet, 'db1:db2', rolling_restart_primary_sessions_timeout=3), timeout=300)
             took = time.monotonic() - started
         finally:
