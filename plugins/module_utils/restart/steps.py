@@ -74,9 +74,12 @@ def steps(plan, hostvars, check_mode=False, checked=None, topology=None):
     registered results of topology_facts over the play's hosts (the service each host runs).
 
     Returns dict(message: the order, drain_check: the members of plan.now whose drain cluster_drain checks,
-    drain_message: how each member that restarts is drained ('' for none), hosts: {host of plan.now: its step})."""
+    drain_message: how each member that restarts is drained ('' for none), hosts: {host of plan.now: its step},
+    problems: what stops the run before any change, such as a switchover asked for a primary whose replicas the
+    play left out)."""
     hosts = plan.get('hosts') or {}
     now = list(plan.get('now') or [])
+    problems = []
     checked_msgs = dict((r.get('__restart_item'), r.get('msg')) for r in (checked or {}).get('results', []) or [])
     services = dict((r.get('__restart_item'), ((r.get('topology') or {}).get('service') or {}).get('name'))
                     for r in (topology or {}).get('results', []) or [])
@@ -102,8 +105,11 @@ def steps(plan, hostvars, check_mode=False, checked=None, topology=None):
             service=_var(hostvars, host, 'dbfleet_service_name') or services.get(host),
         )
         # restart_primary: switchover: a primary of an asynchronous topology with replicas hands its role away first.
-        out[host]['switchover'] = bool(not cluster and info.get('role') == 'primary' and out[host]['replicas']
-                                       and _var(hostvars, host, '__restart_primary') == 'switchover')
+        wants_switch = not cluster and info.get('role') == 'primary' and \
+            _var(hostvars, host, '__restart_primary') == 'switchover'
+        out[host]['switchover'] = bool(wants_switch and out[host]['replicas'])
+        if wants_switch and not out[host]['replicas']:
+            problems.extend(replicas_left_out(host, hosts, hostvars))
     drains = []
     for host in now:
         step = out[host]
@@ -115,9 +121,22 @@ def steps(plan, hostvars, check_mode=False, checked=None, topology=None):
             files = step['drain_files']
             how = '%s before the stop, %s after the gate' % (files.get('drain'), files.get('restore'))
         drains.append('%s: %s, %s' % (host, step['drain'], how))
-    return dict(message=_order(plan, hostvars, check_mode), hosts=out, drain_message='; '.join(drains),
+    return dict(message=_order(plan, hostvars, check_mode), hosts=out, drain_message='; '.join(drains), problems=problems,
                 drain_check=[h for h in now if out[h]['drain'] in MEMBER_DRAINS],
                 switchovers=[h for h in now if out[h]['switchover']])
+
+
+def replicas_left_out(host, hosts, hostvars):
+    """For a primary whose switchover was asked for but none of whose replicas is in the play: the problem when the
+    inventory names replicas of it (dbfleet_replication_source) outside the play (no replica can take its role, and a
+    restart in place would stop its writers for the whole restart), else nothing (a server without replicas restarts
+    in place)."""
+    outside = sorted(h for h in hostvars if h not in hosts and _var(hostvars, h, 'dbfleet_replication_source') == host)
+    if not outside:
+        return []
+    return ['restart_primary: switchover: %s is a primary whose replicas %s (their dbfleet_replication_source) are not '
+            'in this play, so none can take its role and it would restart in place: add them to the play\'s hosts '
+            '(rolling_restart_hosts), or give restart_primary: in_place for it' % (host, ', '.join(outside))]
 
 
 def _order(plan, hostvars, check_mode):

@@ -58,6 +58,19 @@ def test_a_delayed_candidate_is_refused_before_any_change(fleet, pairs, tmp_path
     assert endpoint.read_text() == 'db1'
 
 
+def test_a_switchover_for_a_primary_without_its_replicas_in_the_play_is_refused(fleet, pairs):
+    """rolling_restart_hosts=db1 with the switchover: db2, its replica (the inventory's dbfleet_replication_source),
+    is not in the play, so no replica could take the role: refused before any change instead of a restart in place."""
+    del pairs
+    before = pids(fleet)
+    rc, out = playbook(fleet.inventory, 'rolling_restart.yml', extra(fleet, 'db1'))
+    assert rc != 0, out
+    assert 'restart_primary: switchover: db1 is a primary whose replicas db2 (their dbfleet_replication_source) are ' \
+           'not in this play' in flat(out), out
+    assert pids(fleet) == before, out
+    assert one(fleet, 'db1', 'SELECT @@GLOBAL.super_read_only') == 0
+
+
 def test_rolling_restart_with_switchover_and_hand_back_under_writes(fleet, pairs, tmp_path):
     writers = [pair.writer() for pair in pairs]
     before = pids(fleet)

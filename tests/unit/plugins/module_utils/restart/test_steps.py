@@ -148,3 +148,25 @@ def test_the_drain_message_says_what_the_check_found_or_the_task_files():
 def test_the_stop_message_says_why_the_drain_and_what_was_left(failure, undrain, message):
     assert filters.restart_stopped(dict(untouched=['db1', 'db3']), 'db2', failure, undrain) == message
     assert filters.restart_stopped(dict(untouched=[]), 'db2', dict(msg='x')).endswith('not restarted: none.')
+
+
+def test_a_switchover_asked_for_a_primary_whose_replicas_the_play_left_out_stops_before_any_change():
+    def host(role, sources=()):
+        return dict(role=role, topology='db1', sources=list(sources), cluster=None, server_uuid=None)
+    alone = dict(now=['db1'], deferred=[], hosts=dict(db1=host('primary')), topologies=[])
+    hostvars = dict(db1={'__restart_primary': 'switchover'}, db2={'dbfleet_replication_source': 'db1'},
+                    db3={'dbfleet_replication_source': 'db9'}, solo={'__restart_primary': 'switchover'})
+    steps = filters.restart_steps(alone, hostvars)
+    assert steps['hosts']['db1']['switchover'] is False
+    assert steps['problems'] == [
+        "restart_primary: switchover: db1 is a primary whose replicas db2 (their dbfleet_replication_source) are not "
+        "in this play, so none can take its role and it would restart in place: add them to the play's hosts "
+        "(rolling_restart_hosts), or give restart_primary: in_place for it"]
+    # With its replica in the play it switches; a server no inventory host replicates from restarts in place.
+    both = dict(alone, now=['db2', 'db1'], hosts=dict(db1=host('primary'), db2=host('replica', ['db1'])))
+    steps = filters.restart_steps(both, hostvars)
+    assert steps['problems'] == [] and steps['switchovers'] == ['db1']
+    solo = dict(now=['solo'], deferred=[], hosts=dict(solo=host('primary')), topologies=[])
+    assert filters.restart_steps(solo, hostvars)['problems'] == []
+    # in_place asked: nothing to refuse.
+    assert filters.restart_steps(alone, dict(hostvars, db1={}))['problems'] == []
