@@ -44,6 +44,8 @@ MIB = 1024 * 1024
 # 256 MiB took 0.2-0.7 s under load, 16 MiB 0.02-0.05 s).
 MIN_STEP_BYTES = MIB
 START_STEP_BYTES = 16 * MIB
+# The CPU priority (nice) the shrinking runs at.
+LOWEST_PRIORITY = 19
 MANIFEST_VERSION = 1
 MANIFEST_PREFIX = 'dbfleet-staged-'
 # The staging directory's name beside the datadir when the run gives none (a directory inside the datadir would
@@ -506,6 +508,8 @@ class StagedRemoval(object):
         self._manifest_done()
 
     def pacer(self, deadline):
+        """The pacer of a shrinking, which then runs below the server (yield_to_the_server)."""
+        yield_to_the_server()
         return StepPacer(self.step_bytes, self.pause, self.step_bound, deadline, self.sleep, self.clock)
 
     def finish_leftovers(self):
@@ -557,6 +561,16 @@ class StagedRemoval(object):
             if not self.check_mode and not open_links and not alive:
                 _unlink_quiet(path)
         return self.leftovers
+
+
+def yield_to_the_server():
+    """This process (the module, once the drops are done) at the lowest CPU priority (nice 19): a truncate's work,
+    the kernel freeing the extents, is done in the caller's time, and on a busy host the server's threads go first.
+    Nothing to put back: the module's process ends with the run. Where the priority cannot be lowered, unchanged."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, max(os.getpriority(os.PRIO_PROCESS, 0), LOWEST_PRIORITY))
+    except (AttributeError, OSError):
+        pass
 
 
 def shrink_file(link, identity, pacer, on_step=None):

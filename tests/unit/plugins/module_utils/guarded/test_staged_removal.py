@@ -343,3 +343,22 @@ def test_the_next_run_finishes_an_interrupted_runs_links(datadir, tmp_path):
     assert len(nxt.removed) == 2 and len(nxt.released) == 1
     assert os.listdir(old.staging) == ['unrelated.ibd']
     assert os.path.getsize(str(datadir / 'shop' / 'small.ibd')) == 1024
+
+
+def test_a_shrinking_runs_at_the_lowest_cpu_priority():
+    """The pacer of a shrinking lowers the process to nice 19 (the kernel's freeing of extents is the caller's CPU
+    time); seen in a child process, this one's priority left as it is."""
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        try:
+            s.yield_to_the_server()
+            os.write(write, str(os.getpriority(os.PRIO_PROCESS, 0)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as handle:
+        assert int(handle.read()) == s.LOWEST_PRIORITY
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before
