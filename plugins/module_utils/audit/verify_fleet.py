@@ -340,7 +340,7 @@ def open_connection(params, timeout, deadline=None):
                                       % (describe_target(params), error_text(e)))
     except (OSError, ValueError) as e:
         raise connection.ConnectError('cannot connect to %s: %s' % (describe_target(params), e))
-    except Exception as e:  # pylint: disable=broad-except  # a socket shut down mid-handshake (TLS) fails oddly
+    except Exception:  # pylint: disable=broad-except  # a socket shut down mid-handshake (TLS) fails oddly
         if deadline is not None and deadline.expired:
             raise connection.ConnectError('cannot connect to %s: %s' % (describe_target(params), deadline.message()))
         raise

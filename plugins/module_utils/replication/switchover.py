@@ -81,14 +81,14 @@ def mysql_gtid_subtract(a, b):
 
 
 def _cut(piece, first, last):
-    f, l = piece
-    if last < f or first > l:
+    low, high = piece
+    if last < low or first > high:
         return [piece]
     out = []
-    if f < first:
-        out.append((f, first - 1))
-    if l > last:
-        out.append((last + 1, l))
+    if low < first:
+        out.append((low, first - 1))
+    if high > last:
+        out.append((last + 1, high))
     return out
 
 

@@ -74,7 +74,7 @@ def outcome(before, now):
     if now.get('LoadState') not in (None, 'loaded'):
         return 'failed', 'unit %s' % now.get('LoadState')
     new = bool(now.get('InvocationID')) and now.get('InvocationID') != before.get('InvocationID')
-    active, sub, result = now.get('ActiveState'), now.get('SubState'), now.get('Result')
+    active, sub = now.get('ActiveState'), now.get('SubState')
     if active == 'active' and new and now.get('MainPID'):
         if sub == 'running' or sub is None:
             return 'started', 'active (%s), main PID %s' % (sub, now.get('MainPID'))
