@@ -34,7 +34,6 @@ from dbfleet_testing.clusterfaults import FleetCluster, up
 from dbfleet_testing.runs import descendants, env, flat
 from dbfleet_testing.lab import REPO, default_lab_dir
 
-pytestmark = pytest.mark.fleet
 
 NODES = ('galera1', 'galera2', 'galera3')
 REPLICA = 'galera_replica'      # an asynchronous replica of galera1

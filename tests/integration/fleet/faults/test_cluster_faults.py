@@ -17,13 +17,11 @@ The figures are printed at the end of the module (docs/topology.md, "On the flee
 """
 import os
 
-import pytest
 
 from dbfleet_testing.lab import REPO
 from dbfleet_testing.clusterfaults import (SCHEMA, adaptive_hash_parts_under_writes, cluster_fixture, drop_ports, member_killed_mid_run,
                                            member_left_joining, member_partitioned_mid_run, new_figures, undrop, Galera)
 
-pytestmark = pytest.mark.fleet
 
 MEMBERS = ('galera1', 'galera2', 'galera3')
 REPLICA = 'galera_replica'

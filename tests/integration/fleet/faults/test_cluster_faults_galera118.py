@@ -17,13 +17,11 @@ The figures are printed at the end of the module (docs/topology.md, "On the flee
 """
 import os
 
-import pytest
 
 from dbfleet_testing.lab import REPO
 from dbfleet_testing.clusterfaults import (SCHEMA, Galera, Run, cluster_fixture, drained_one_at_a_time, flat, new_figures,
                                            rolling_restart_under_writes, wsrep_drain)
 
-pytestmark = pytest.mark.fleet
 
 MEMBERS = ('galera118_1', 'galera118_2', 'galera118_3')
 REPLICA = 'galera118_replica'

@@ -22,13 +22,11 @@ Each test starts from the group whole (Group.primary). The figures are printed a
 """
 import os
 
-import pytest
 
 from dbfleet_testing.lab import REPO
 from dbfleet_testing.clusterfaults import (SCHEMA, FleetCluster, cluster_fixture, drop_ports, member_killed_mid_run, member_left_joining,
                                            member_partitioned_mid_run, new_figures, rolling_restart_under_writes, undrop)
 
-pytestmark = pytest.mark.fleet
 
 MEMBERS = ('gr1', 'gr2', 'gr3')
 REPLICA = 'gr_replica'

@@ -30,8 +30,6 @@ ROOT = REPO
 FIGURES = dict(faults_injected=0, runs_stopped_safely=0, runs_completed=0, interrupted_runs_found=0)
 TABLE_SCHEMA = replication.SCHEMA
 
-pytestmark = pytest.mark.fleet
-
 
 def window_now():
     hour = time.gmtime().tm_hour

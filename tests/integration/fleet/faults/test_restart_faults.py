@@ -19,8 +19,6 @@ import yaml
 from dbfleet_testing.replication import FIGURES, PAIRS, SCHEMA, assert_nothing_lost, one, pid_of, pids, wait_replicating, write_rows
 from dbfleet_testing.runs import flat, playbook
 
-pytestmark = pytest.mark.fleet
-
 
 @pytest.fixture(scope='module')
 def topo(fleet, request):

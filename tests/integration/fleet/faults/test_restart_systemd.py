@@ -69,8 +69,6 @@ CASES = (
          UNKNOWN),
 )
 
-pytestmark = pytest.mark.fleet
-
 
 def state(tmp_path, setup=False):
     """host -> what systemd_state.yml read: flavor, version, unit, role, source, channels, dropin_dir, dropins,

@@ -19,7 +19,6 @@ from dbfleet_testing.replication import one, pids, wait_replicating
 from dbfleet_testing.runs import PLAYBOOKS, flat, playbook
 from dbfleet_testing.switchover import Pair, extra, lb_states, logins, no_errant, replication_password, set_states
 
-pytestmark = pytest.mark.fleet
 
 FIGURES = dict(faults_injected=0, runs_stopped_safely=0, rows_committed=0, rows_lost=0, writer_errors=0,
                checksums_compared=0)

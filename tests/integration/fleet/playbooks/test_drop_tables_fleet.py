@@ -72,7 +72,6 @@ def replicated_drop(fleet):
         cur_p.execute('DROP DATABASE IF EXISTS %s' % SCHEMA)
 
 
-@pytest.mark.fleet
 def test_fleet_replicated_drop_reaches_the_replica_and_restores_ahi(replicated_drop):
     proc, cur_r = replicated_drop['proc'], replicated_drop['cur_r']
     assert proc.returncode == 0, proc.stdout[-3000:]
@@ -84,7 +83,6 @@ def test_fleet_replicated_drop_reaches_the_replica_and_restores_ahi(replicated_d
     assert 'outcome: applied' in proc.stdout or "outcome: 'applied'" in proc.stdout
 
 
-@pytest.mark.fleet
 def test_fleet_staged_drop_each_host_links_and_frees_its_own_copy(replicated_drop):
     """db1 links its file before its DROP, db2's follower links its own copy before the DROP arrives there (after
     it, the file would be gone and nothing could be linked); each shrinks and removes its link once the table's
@@ -109,7 +107,6 @@ def test_fleet_staged_drop_each_host_links_and_frees_its_own_copy(replicated_dro
     assert 'replica:' in reports['db2'] and 'applied' in reports['db2'], reports['db2']
 
 
-@pytest.mark.fleet
 def test_fleet_staged_drop_leaves_replication_healthy(replicated_drop):
     cur_p, cur_r = replicated_drop['cur_p'], replicated_drop['cur_r']
     assert replicated_drop['proc'].returncode == 0, replicated_drop['proc'].stdout[-3000:]

@@ -19,7 +19,6 @@ from dbfleet_testing.runs import flat, playbook
 from dbfleet_testing.switchover import Pair, extra, lb_states, logins, no_errant, replication_password
 from dbfleet_lab import haproxy  # pylint: disable=wrong-import-order
 
-pytestmark = pytest.mark.fleet
 
 TASKS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'tasks')
 
