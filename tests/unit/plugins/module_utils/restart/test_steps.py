@@ -153,7 +153,9 @@ def test_the_stop_message_says_why_the_drain_and_what_was_left(failure, undrain,
 def test_a_switchover_asked_for_a_primary_whose_replicas_the_play_left_out_stops_before_any_change():
     def host(role, sources=()):
         return dict(role=role, topology='db1', sources=list(sources), cluster=None, server_uuid=None)
-    alone = dict(now=['db1'], deferred=[], hosts=dict(db1=host('primary')), topologies=[])
+    # topology_plan lists the inventory's other hosts too, outside_play (db2 here; db3 not at all).
+    alone = dict(now=['db1'], deferred=[], hosts=dict(db1=host('primary'), db2=dict(host(None), outside_play=True)),
+                 topologies=[])
     hostvars = dict(db1={'__restart_primary': 'switchover'}, db2={'dbfleet_replication_source': 'db1'},
                     db3={'dbfleet_replication_source': 'db9'}, solo={'__restart_primary': 'switchover'})
     steps = filters.restart_steps(alone, hostvars)
