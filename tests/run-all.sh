@@ -14,12 +14,29 @@ declare -a NAMES=() TIMES=() RESULTS=()
 # from one machine to the next.
 cpu_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat; }
 CPU_START=$(cpu_ticks)
+# Each part's CPU, where the machine lets the run make cpuacct groups (cgroup v1): every process a part starts stays in
+# the part's group, the servers and booted machines its labs start included (lab-up's group holds the shared lab's
+# servers until lab-down), and the groups are read once every part has ended. Elsewhere the column says "-".
+CPU_GROUPS=/sys/fs/cgroup/cpuacct/dbfleet-test-$$
+mkdir "$CPU_GROUPS" 2>/dev/null || CPU_GROUPS=""
+in_cpu_group() {   # NAME COMMAND...: COMMAND inside the part's group
+  local name=$1; shift
+  if [ -n "$CPU_GROUPS" ] && mkdir -p "$CPU_GROUPS/$name" 2>/dev/null; then
+    ( echo "$BASHPID" > "$CPU_GROUPS/$name/cgroup.procs" 2>/dev/null; exec "$@" )
+  else
+    "$@"
+  fi
+}
+part_cpu() {
+  local usage
+  usage=$(cat "$CPU_GROUPS/$1/cpuacct.usage" 2>/dev/null) && echo "$((usage / 1000000000))s" || echo -
+}
 run_part() {
   local name=$1; shift
   local start=$SECONDS
   echo
   echo "=================== $name: $*"
-  if "$@"; then RESULTS+=(ok); else RESULTS+=(FAILED); fi
+  if in_cpu_group "$name" "$@"; then RESULTS+=(ok); else RESULTS+=(FAILED); fi
   NAMES+=("$name"); TIMES+=($((SECONDS - start)))
 }
 
@@ -30,7 +47,7 @@ run_part() {
 EE_OUT=$(mktemp -d)
 (
   start=$SECONDS
-  if ee/build.sh > "$EE_OUT/output" 2>&1; then result=ok; else result=FAILED; fi
+  if in_cpu_group ee ee/build.sh > "$EE_OUT/output" 2>&1; then result=ok; else result=FAILED; fi
   echo "$result $((SECONDS - start))" > "$EE_OUT/result"
 ) &
 ee_build=$!
@@ -121,12 +138,14 @@ rm -f "$LEFTOVERS"
 echo
 echo "=================== summary"
 failed=0
+printf '%-17s %-7s %6s %6s\n' part result wall cpu
 for i in "${!NAMES[@]}"; do
-  printf '%-12s %-7s %5ss\n' "${NAMES[$i]}" "${RESULTS[$i]}" "${TIMES[$i]}"
+  printf '%-17s %-7s %5ss %6s\n' "${NAMES[$i]}" "${RESULTS[$i]}" "${TIMES[$i]}" "$(part_cpu "${NAMES[$i]}")"
   [ "${RESULTS[$i]}" = ok ] || failed=$((failed + 1))
 done
-printf 'total        %13ss\n' "$SECONDS"
-printf 'cpu          %13ss (all CPUs of the machine while the suite ran, %s of them)\n' \
+printf 'total                     %5ss\n' "$SECONDS"
+printf 'cpu                       %5ss (all CPUs of the machine while the suite ran, %s of them)\n' \
   "$(( ($(cpu_ticks) - CPU_START) / $(getconf CLK_TCK) ))" "$(nproc)"
 echo "checks: $(( ${#NAMES[@]} - failed )) passed, $failed failed"
+if [ -n "$CPU_GROUPS" ]; then rmdir "$CPU_GROUPS"/* "$CPU_GROUPS" 2>/dev/null; fi
 [ "$failed" -eq 0 ]
