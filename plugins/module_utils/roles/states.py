@@ -301,7 +301,7 @@ MEMCACHED_COMMENTS = (
 
 
 def _daemon_extra_options(check):
-    from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache import plugin as memcached_utils
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache import daemon_options
     name = 'memcached_daemon_extra_options'
     value = check.raw(name)
     if value is None:
@@ -321,7 +321,7 @@ def _daemon_extra_options(check):
                     '"-c 1024 -t 4"); got %s' % (name, desired.shown(value)))
         return None
     # Read by the plugin's own option parser: -vl 0.0.0.0 sets -l as surely as -l 0.0.0.0 does.
-    problems = memcached_utils.extra_option_problems(value)
+    problems = daemon_options.extra_option_problems(value)
     if problems:
         check.error('%s: %s; got %s' % (name, '; '.join(problems), desired.shown(value)))
         return None
@@ -338,7 +338,7 @@ def memcached(variables, facts):
     """
     # Imported here: only a host the memcached role applies to compiles the memcached module (module payloads
     # run from a zip, compiled on every run).
-    from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache import plugin as memcached_utils
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache import containers, daemon_options
     check = role_input.Checker(variables, desired.INPUTS['memcached'], facts)
     state = check.choice('memcached_state', ('present', 'absent'))
     for name in ('memcached_skip_unsupported', 'memcached_containers_exclusive', 'memcached_allow_remote',
@@ -352,13 +352,13 @@ def memcached(variables, facts):
         check.error('memcached_bind_address must be one address without spaces; got %s' % desired.shown(bind))
         bind = None
     allow_remote = check.boolean('memcached_allow_remote', allow_none=False)
-    if bind is not None and allow_remote is False and not memcached_utils.is_loopback(bind):
+    if bind is not None and allow_remote is False and not daemon_options.is_loopback(bind):
         check.error('memcached_bind_address %s is beyond loopback: the plugin has no authentication (CIS MySQL '
                     'benchmark 4.7 says to disable daemon_memcached). Keep it on 127.0.0.1, or firewall the port / '
                     'use a private network and set memcached_allow_remote: true' % bind)
     extra = _daemon_extra_options(check)
     for name in ('memcached_get_policy', 'memcached_write_policy', 'memcached_flush_policy'):
-        check.choice(name, memcached_utils.POLICY_CHOICES)
+        check.choice(name, containers.POLICY_CHOICES)
     for name in ('memcached_policy_name', 'memcached_separator', 'memcached_table_map_delimiter',
                  'memcached_config_sql_file', 'memcached_probe_container'):
         check.text(name)
@@ -395,7 +395,7 @@ def memcached(variables, facts):
     # memcached refuses to run as root without -u root and takes mysqld down; when it cannot be told
     # whether mysqld runs as root, -u root is added (a non-root daemon ignores it).
     as_root = facts.get('runs_as_root') is None or bool(facts.get('runs_as_root'))
-    option = memcached_utils.daemon_option(port, bind, as_root, extra)
+    option = daemon_options.daemon_option(port, bind, as_root, extra)
     static = {'daemon_memcached_option': option}
     static.update((k, v) for k, v in batch.items() if v is not None)
     if binlog is not None:
