@@ -23,7 +23,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_args_from_host
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
-from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import startup_cache
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import fleet_capacity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import fleet_pool
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet
@@ -50,7 +50,7 @@ ARGUMENT_SPEC = dict(
     results_from=dict(type='str'),
     target_version=dict(type='str'),
     startup_cache=dict(type='bool', default=False),
-    startup_cache_max_age=dict(type='int', default=verify.DEFAULT_STARTUP_CACHE_MAX_AGE),
+    startup_cache_max_age=dict(type='int', default=startup_cache.DEFAULT_STARTUP_CACHE_MAX_AGE),
 )
 # The cacheable fact playbooks/verify.yml sets in the per-host mode (verify_startup_cache): what the host's
 # verify run read of what a restart brings, with read_at.

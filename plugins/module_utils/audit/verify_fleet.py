@@ -28,6 +28,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_te
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit.fleet_capacity import MAX_POOL
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit.fleet_deadline import Deadline, open_connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import startup_cache
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verdict
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
 
@@ -168,7 +170,7 @@ def startup_notes(item):
     where = _ORIGIN_TEXT.get(origin, origin)
     if item.get('origin_path'):
         where = '%s (%s)' % (where, item['origin_path'])
-    if origin in verify.RUNTIME_ORIGINS:
+    if origin in verdict.RUNTIME_ORIGINS:
         return ['the server says the running value was set at runtime; what the option files on the host '
                 'say is not visible over SQL']
     return ['the server says the running value came from %s when it started; an option file edited since is '
@@ -177,7 +179,7 @@ def startup_notes(item):
 
 def audit_host(params, settings, roles=(), role_variables=None, notes=(), timeout=DEFAULT_TIMEOUT,
                connect=None, upgrade_target=None, deadline=DEFAULT_DEADLINE, startup_cache=None,
-               startup_cache_max_age=verify.DEFAULT_STARTUP_CACHE_MAX_AGE):
+               startup_cache_max_age=startup_cache.DEFAULT_STARTUP_CACHE_MAX_AGE):
     """The verify result for one host, audited over one connection from the controller.
 
     settings: name -> desired value (merged over the roles' desired settings); roles: the roles whose
@@ -241,7 +243,7 @@ def summarize(results):
             out['hosts_error'] += 1
         elif result.get('drift'):
             out['hosts_drift'] += 1
-        elif (result.get('summary') or {}).get(verify.STARTUP_UNKNOWN):
+        elif (result.get('summary') or {}).get(verdict.STARTUP_UNKNOWN):
             out['hosts_startup_unknown'] += 1
         else:
             out['hosts_ok'] += 1
