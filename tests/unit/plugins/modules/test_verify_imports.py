@@ -17,7 +17,7 @@ PREFIX = 'ansible_collections.dbfleet.innodb.plugins.module_utils.'
 # The role functions of every role, the option-file writer and the role input checks they use (none is audited in an
 # audit of explicit settings), the cluster reading, the storage engines' code (only with a target or for myrocks) and
 # the off-peak windows' parser (only the controller-side audit reads cached times).
-ROLE_CODE = ('roles.states', 'roles.inputs', 'roles.option_writer', 'roles.settings', 'memcache.plugin',
+ROLE_CODE = ('roles.states', 'roles.inputs', 'roles.option_writer', 'roles.settings', 'roles.redo_log', 'memcache.plugin',
              'memcache.containers', 'memcache.daemon_options')
 NOT_LOADED = ('report.build', 'replication.topology', 'restart.service_restart', 'versions.upgrade', 'host.storage',
               'versions.facts', 'versions.flavor_data', 'host.private_paths', 'replication.clusters', 'storage_engines',
