@@ -35,6 +35,7 @@ def read_upgrade(conn, identity, target, catalog, variables, plan, parsed, persi
     # Imported here: only an audit with an upgrade target compiles the upgrade code (a module's payload runs from a
     # zip, compiled on every run).
     from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import upgrade
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import upgrade_settings
     target_facts = upgrade.Target(target[0], target[1], catalog)
     notes = []
     if target[0] != identity.flavor:
@@ -47,11 +48,11 @@ def read_upgrade(conn, identity, target, catalog, variables, plan, parsed, persi
         compared = {}       # without where each value came from, a value set at run time would pass for a default
         notes.append('%s: the defaults the server relies on are not compared' % reason)
     origins = dict((name, row.get('origin')) for name, row in table.items())
-    settings = upgrade.persisted_settings(persisted)
+    settings = upgrade_settings.persisted_settings(persisted)
     current_entries, target_entries = (), None
     if plan['source'] == 'unavailable':
         rows = dict((name, dict(row, value=runtime.get(name))) for name, row in table.items() if name not in persisted)
-        settings += upgrade.origin_settings(rows)
+        settings += upgrade_settings.origin_settings(rows)
         notes.append('%s: the settings are those the server records as set by a file or the command line (an option '
                      'that is no variable, or a line written loose-, is not seen)' % plan['note'])
     else:
@@ -59,9 +60,9 @@ def read_upgrade(conn, identity, target, catalog, variables, plan, parsed, persi
         groups = optionfiles.group_names(flavors.option_groups_for(target[0], target[1]), suffix)
         target_parsed = optionfiles.read_option_files(plan['files'], groups)
         current_entries, target_entries = parsed.entries, target_parsed.entries
-        settings += upgrade.option_settings(target_entries)
+        settings += upgrade_settings.option_settings(target_entries)
         if plan['command_line']:
-            settings += upgrade.option_settings(plan['command_line'].options, 'command_line')
+            settings += upgrade_settings.option_settings(plan['command_line'].options, 'command_line')
     uses = dict(memcached_plugin=False, native_password_accounts=[])
     try:
         rows = query(conn, "SELECT PLUGIN_NAME FROM information_schema.PLUGINS WHERE PLUGIN_NAME = "

@@ -20,6 +20,7 @@ PREFIX = 'ansible_collections.dbfleet.innodb.plugins.module_utils.'
 ROLE_CODE = ('roles.states', 'roles.inputs', 'roles.option_writer', 'roles.settings', 'roles.redo_log', 'memcache.plugin',
              'memcache.containers', 'memcache.daemon_options')
 NOT_LOADED = ('report.build', 'replication.topology', 'restart.service_restart', 'versions.upgrade', 'host.storage',
+              'versions.upgrade_settings', 'audit.upgrade_evidence',
               'versions.facts', 'versions.flavor_data', 'host.private_paths', 'replication.clusters', 'storage_engines',
               'offpeak') + ROLE_CODE
 
