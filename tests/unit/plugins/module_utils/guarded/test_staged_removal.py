@@ -14,7 +14,7 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import staged_removal as s
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import DROP_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_rules import DROP_OPTIONS
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.shrink import MIB
 from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges
 from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils.guarded.staged_fakes import (
