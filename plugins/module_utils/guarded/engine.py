@@ -59,6 +59,8 @@ except ImportError:  # pragma: no cover - reported by the module
 # Errors worth another attempt: the lock wait ran out (MDL or row lock) or a deadlock.
 RETRYABLE_ERRORS = frozenset((1205, 1213))
 SIGNALS = ('SIGTERM', 'SIGINT', 'SIGHUP')
+
+
 # ---------------------------------------------------------------- the engine
 class GuardedChange(InterruptedRun):
     """One guarded change on one server. Clients (the drop, the conversion) fill tables, plan and report

@@ -54,8 +54,8 @@ def auditor(name, desired):
     variable = values.describe(resolved, MYSQL80, RUNNING[resolved])
     rounding = (str(CHUNK), '1') if resolved == 'innodb_buffer_pool_size' else None
     return audit_verdict.decide(desired, variable.kind, RUNNING[resolved], audit_verdict.Startup(RUNNING[resolved], FILE),
-                         variable.dynamic, variable.choices, rounding=rounding, limits=variable.limits,
-                         settable=(variable.settable, variable.reason or ''))
+                                variable.dynamic, variable.choices, rounding=rounding, limits=variable.limits,
+                                settable=(variable.settable, variable.reason or ''))
 
 
 # (variable, desired as written, setter verdict, auditor status, fragment of the setter's message)

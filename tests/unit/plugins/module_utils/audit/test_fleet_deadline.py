@@ -44,8 +44,6 @@ def test_the_tcp_connect_gets_no_longer_than_the_deadline(monkeypatch):
     assert conn._dbfleet_deadline.seconds == 3
 
 
-
-
 def test_one_thread_keeps_every_deadline():
     """Hundreds of deadlines: each expires at its time, cancelled ones never, and no thread per deadline."""
     before = threading.active_count()

@@ -291,5 +291,3 @@ def test_local_process_is_never_read_from_the_controller(tmp_path):
     process, reason = local_process(dict(pid_file=str(pid_file)), dict(login_host='127.0.0.1'),
                                     proc_root=None)
     assert process is None and 'controller' in reason
-
-

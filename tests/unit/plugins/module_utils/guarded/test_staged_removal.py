@@ -165,5 +165,3 @@ def test_the_next_run_finishes_an_interrupted_runs_links(datadir, tmp_path):
     assert len(nxt.removed) == 2 and len(nxt.released) == 1
     assert os.listdir(old.staging) == ['unrelated.ibd']
     assert os.path.getsize(str(datadir / 'shop' / 'small.ibd')) == 1024
-
-

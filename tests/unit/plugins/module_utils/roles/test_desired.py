@@ -214,7 +214,7 @@ def test_for_roles_equals_each_role_alone_with_the_defaults_filling_in():
     settings, states, unknown = desired.for_roles(['flush_neighbors', 'adaptive_hash', 'memcached'], variables,
                                                   server, no_storage)
     alone = dict(flush_neighbors=flush_neighbors_role.flush_neighbors(dict(flush_neighbors_io_profile=True), server,
-                                                             no_storage('/var/lib/mysql/', False)),
+                                                                      no_storage('/var/lib/mysql/', False)),
                  adaptive_hash=role_states.adaptive_hash(dict(adaptive_hash_parts=16), server),
                  memcached=memcached_role.memcached(dict(memcached_r_batch_size=7), server))
     assert sorted(states) == sorted(alone)

@@ -24,7 +24,7 @@ def test_flush_neighbors_detected_ssd():
 
 def test_flush_neighbors_override_wins_and_says_so():
     out = fnr.flush_neighbors({'flush_neighbors_storage_class': 'hdd', 'flush_neighbors_map': {'hdd': 2}},
-                                      facts(), SSD)
+                              facts(), SSD)
     assert out['settings'] == {'innodb_flush_neighbors': 2} and out['storage']['source'] == 'override'
     assert 'wins over the detected ssd' in out['storage']['reasons'][0]
 
@@ -40,7 +40,7 @@ def test_flush_neighbors_unknown_or_low_confidence_leaves_alone():
 def test_flush_neighbors_io_profile_order_raises_the_maximum_first():
     running = facts(runtime={'innodb_io_capacity_max': '2000'})
     out = fnr.flush_neighbors({'flush_neighbors_io_profile': True,
-                                       'flush_neighbors_io_capacity': {'ssd': 3000}}, running, SSD)
+                               'flush_neighbors_io_capacity': {'ssd': 3000}}, running, SSD)
     assert out['settings'] == {'innodb_flush_neighbors': 0, 'innodb_io_capacity': 3000,
                                'innodb_io_capacity_max': 4000}
     assert out['runtime'] == [{'innodb_flush_neighbors': 0}, {'innodb_io_capacity_max': 4000},

@@ -15,8 +15,8 @@ from test_desired import CONTAINER, error_of, facts, mc
 
 def test_memcached_daemon_option_and_option_file():
     out = mcr.memcached(mc(memcached_port=33211, memcached_daemon_extra_options=' -c 512 ',
-                                   memcached_r_batch_size=5, memcached_api_enable_binlog=True,
-                                   memcached_api_trx_level=1), facts(runs_as_root=True))
+                           memcached_r_batch_size=5, memcached_api_enable_binlog=True,
+                           memcached_api_trx_level=1), facts(runs_as_root=True))
     assert out['daemon_option'] == '-p33211 -l 127.0.0.1 -u root -c 512'
     assert out['static_settings'] == {'daemon_memcached_option': out['daemon_option'],
                                       'daemon_memcached_r_batch_size': 5, 'innodb_api_enable_binlog': True}
