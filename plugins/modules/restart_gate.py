@@ -147,7 +147,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import l
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.tls import warn_unverified
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
     error_text, global_status, global_variables, query, query_one)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
@@ -184,7 +184,7 @@ def look(params, settings, deadline=None):
         facts = topology.read_server(conn, query, global_variables, global_status)
         check = []
         if settings:
-            identity = flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
+            identity = server_identity.identity_from_variables(global_variables(conn, server_identity.DETECT_VARIABLES))
             check = topology.settings_check(identity, global_variables(conn), settings)
     except (ValueError, conn_utils.pymysql.err.MySQLError) as e:
         conn.close()

@@ -31,6 +31,8 @@ from __future__ import annotations
 import time
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import cluster_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.values import as_int, onoff
 
@@ -296,7 +298,7 @@ def run_switchover(conn, query, global_variables, allowed=True, candidates=(), e
     Returns the module result with ``failed`` (True: the caller fails the task with ``msg``)."""
     cluster = read_group_replication(conn, query, global_variables)
     result = dict(failed=False, changed=False, needed=False, old_primary=None, new_primary=None, cluster=cluster)
-    identity = flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
+    identity = server_identity.identity_from_variables(global_variables(conn, server_identity.DETECT_VARIABLES))
     if expect_cluster and (not cluster or cluster.get('name') != expect_cluster):
         result.update(failed=True, msg='this server is %s, not a member of group %s: nothing was changed'
                       % ('a member of %s' % describe(cluster) if cluster else 'no Group Replication member', expect_cluster))
@@ -312,7 +314,7 @@ def run_switchover(conn, query, global_variables, allowed=True, candidates=(), e
         result.update(failed=True, msg='%s is the PRIMARY of %s: it is restarted only after a switchover, which is not '
                       'allowed (restart_cluster_switchover: true allows it); nothing was changed' % (where, describe(cluster)))
         return result
-    if not flavors.capability('group_replication_set_as_primary', identity.flavor, identity.version):
+    if not capability_facts.capability('group_replication_set_as_primary', identity.flavor, identity.version):
         plan['problems'].append('group_replication_set_as_primary() needs MySQL 8.0.13 or later on every member, this '
                                 'one runs %s %s' % (identity.flavor, flavors.format_version(identity.version)))
     if plan['problems']:
@@ -496,7 +498,7 @@ def drain_value(value):
 def drain_problems(method, identity, variables):
     """Why `method` cannot drain this server (empty list: it can). Pure.
 
-    identity: flavors.Identity of the server; variables: its GLOBAL variables ({lower-case name: value}), at least
+    identity: server_identity.ServerIdentity of the server; variables: its GLOBAL variables ({lower-case name: value}), at least
     the method's variable and cluster_facts.GALERA_VARIABLES."""
     spec = DRAIN_METHODS.get(method)
     if spec is None:
@@ -530,9 +532,9 @@ def run_drain(conn, query, execute, global_variables, global_status, method, sta
     if state not in DRAIN_STATES:
         result.update(failed=True, msg='state must be one of %s, got %r; nothing was changed' % (', '.join(DRAIN_STATES), state))
         return result
-    names = tuple(flavors.DETECT_VARIABLES) + cluster_facts.GALERA_VARIABLES + cluster_facts.GR_VARIABLES + ((spec['variable'],) if spec else ())
+    names = tuple(server_identity.DETECT_VARIABLES) + cluster_facts.GALERA_VARIABLES + cluster_facts.GR_VARIABLES + ((spec['variable'],) if spec else ())
     variables = global_variables(conn, names)
-    identity = flavors.identity_from_variables(variables)
+    identity = server_identity.identity_from_variables(variables)
     problems = drain_problems(method, identity, variables)
     if not problems and expect_cluster:
         cluster = read_cluster(conn, identity.flavor, query, global_variables, global_status)

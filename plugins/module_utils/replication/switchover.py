@@ -14,7 +14,7 @@ Two halves, as topology.py:
 - demote / restore / promote / repoint run on one server each (module dbfleet.innodb.replication_switchover,
   delegated to it): the old primary made read-only with its write sessions handled, the candidate waiting for
   the old primary's whole GTID set within a timeout and promoted, each other server pointed at the new primary
-  with GTID auto-positioning. Statement spellings are flavors.py's (capability replica_statements).
+  with GTID auto-positioning. Statement spellings are capability_facts.py's (capability replica_statements).
 
 What is undone when: a failure before the promotion puts the old primary back as it was (restore) and the
 endpoint back; after it, the run stops with the topology consistent (the new primary writable) and names what
@@ -26,7 +26,8 @@ from __future__ import annotations
 import re
 import time
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.values import onoff
 
@@ -175,7 +176,7 @@ def candidate_problems(name, facts, primary_facts, max_lag):
         problems.append('%s: log_bin is OFF (a primary writes a binary log its replicas read)' % name)
     if facts.get('log_replica_updates') is False:
         problems.append('%s: %s is OFF (the others could not find the primary\'s transactions in its binary log)'
-                        % (name, flavors.capability('log_replica_updates_variable', _flavor(facts) or 'mysql',
+                        % (name, capability_facts.capability('log_replica_updates_variable', _flavor(facts) or 'mysql',
                                                     _version(facts) or (8, 0, 0))))
     gtid = facts.get('gtid') or {}
     if gtid.get('model') == 'mysql' and str(gtid.get('mode') or '').upper() != 'ON':
@@ -312,19 +313,19 @@ def _finish(out):
 def steps(primary, candidate, others, members, endpoint):
     """The switch's steps as a DBA reads them, in order."""
     pf, cf = members[primary], members[candidate]
-    demote = flavors.capability('demote_variable', _flavor(pf), _version(pf))
+    demote = capability_facts.capability('demote_variable', _flavor(pf), _version(pf))
     out = []
     if endpoint not in (None, 'none'):
         out.append('writer endpoint (%s): %s drained' % (endpoint, primary))
     out.append('%s: %s = ON, its write sessions handled' % (primary, demote))
     wait = 'WAIT_FOR_EXECUTED_GTID_SET' if (cf.get('gtid') or {}).get('model') == 'mysql' else 'MASTER_GTID_WAIT'
-    stmts = flavors.capability('replica_statements', _flavor(cf), _version(cf)) or {}
+    stmts = capability_facts.capability('replica_statements', _flavor(cf), _version(cf)) or {}
     out.append('%s: %s(the old primary\'s whole GTID set), then %s, %s, read_only = OFF'
                % (candidate, wait, stmts.get('stop'), stmts.get('reset_all')))
     if endpoint not in (None, 'none'):
         out.append('writer endpoint (%s): on %s' % (endpoint, candidate))
     for name in others + [primary]:
-        fs = flavors.capability('replica_statements', _flavor(members[name]), _version(members[name])) or {}
+        fs = capability_facts.capability('replica_statements', _flavor(members[name]), _version(members[name])) or {}
         out.append('%s: %s %s with %s, %s' % (name, fs.get('change'), candidate, fs.get('gtid'), fs.get('start')))
     return out
 
@@ -368,12 +369,12 @@ class SwitchoverError(Exception):
 
 
 def _identity(conn, global_variables):
-    return flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
+    return server_identity.identity_from_variables(global_variables(conn, server_identity.DETECT_VARIABLES))
 
 
 def position(conn, global_variables, identity):
     """The server's whole GTID set (MySQL gtid_executed) / what it wrote to its binary log (MariaDB gtid_binlog_pos)."""
-    model = flavors.capability('gtid_model', identity.flavor, identity.version)
+    model = capability_facts.capability('gtid_model', identity.flavor, identity.version)
     name = 'gtid_executed' if model == 'mysql' else 'gtid_binlog_pos'
     return ''.join(str(global_variables(conn, [name]).get(name) or '').split())
 
@@ -400,7 +401,7 @@ def demote(conn, query, execute, global_variables, sessions='kill', sessions_tim
 
     Returns dict(changed, before={variable: value} to restore, position, killed, msg)."""
     identity = _identity(conn, global_variables)
-    variable = flavors.capability('demote_variable', identity.flavor, identity.version)
+    variable = capability_facts.capability('demote_variable', identity.flavor, identity.version)
     names = ['read_only'] + (['super_read_only'] if variable == 'super_read_only' else [])
     before = dict((n, str(v)) for n, v in global_variables(conn, names).items())
     result = dict(changed=False, before=before, variable=variable, position=None, killed=[])
@@ -491,8 +492,8 @@ def promote(conn, query, execute, global_variables, wait_for, timeout, expect_so
     timeout seconds), then stop replication, forget the source and become writable."""
     identity = _identity(conn, global_variables)
     facts = topology.read_server(conn, query, global_variables)
-    stmts = flavors.capability('replica_statements', identity.flavor, identity.version)
-    model = flavors.capability('gtid_model', identity.flavor, identity.version)
+    stmts = capability_facts.capability('replica_statements', identity.flavor, identity.version)
+    model = capability_facts.capability('gtid_model', identity.flavor, identity.version)
     if facts.get('error'):
         raise SwitchoverError(facts['error'])
     if facts['role'] != topology.REPLICA:
@@ -526,8 +527,8 @@ def promote(conn, query, execute, global_variables, wait_for, timeout, expect_so
 def repoint_statements(identity, source_host, source_port, user=None, password=None, ssl=None, was_primary=False):
     """[(statement, args)] that point a server at a new source with GTID auto-positioning (password as an argument,
     never in the text)."""
-    stmts = flavors.capability('replica_statements', identity.flavor, identity.version)
-    model = flavors.capability('gtid_model', identity.flavor, identity.version)
+    stmts = capability_facts.capability('replica_statements', identity.flavor, identity.version)
+    model = capability_facts.capability('gtid_model', identity.flavor, identity.version)
     out = []
     if not was_primary:
         out.append((stmts['stop'], None))
@@ -657,7 +658,7 @@ def _settled(primary, candidate, query, global_variables, wanted, timeout, clock
     """The old primary's GTID set once the candidate has applied it and it did not grow meanwhile (a late commit of
     a session that was ending): waits for wanted, reads the set again, and again while it grew, within timeout."""
     identity = _identity(candidate, global_variables)
-    sql, ok = topology.gtid_wait_sql(flavors.capability('gtid_model', identity.flavor, identity.version))
+    sql, ok = topology.gtid_wait_sql(capability_facts.capability('gtid_model', identity.flavor, identity.version))
     primary_identity = _identity(primary, global_variables)
     deadline = clock() + timeout
     while True:
@@ -684,7 +685,7 @@ def _prepare(primary, candidate, query, global_variables, timeout, expect_source
                                                        'not a primary (it replicates from another server)'))
     source_id = expect_source_server_id if expect_source_server_id is not None else primary_facts.get('server_id')
     identity = _identity(primary, global_variables)
-    variable = flavors.capability('demote_variable', identity.flavor, identity.version)
+    variable = capability_facts.capability('demote_variable', identity.flavor, identity.version)
     names = ['read_only'] + (['super_read_only'] if variable == 'super_read_only' else [])
     result['before'] = dict((n, str(v)) for n, v in global_variables(primary, names).items())
     facts = topology.read_server(candidate, query, global_variables)
@@ -694,7 +695,7 @@ def _prepare(primary, candidate, query, global_variables, timeout, expect_source
         raise SwitchoverError('the candidate does not replicate from server_id %s' % source_id)
     now = position(primary, global_variables, identity)
     cand = _identity(candidate, global_variables)
-    sql, ok = topology.gtid_wait_sql(flavors.capability('gtid_model', cand.flavor, cand.version))
+    sql, ok = topology.gtid_wait_sql(capability_facts.capability('gtid_model', cand.flavor, cand.version))
     rows = query(candidate, sql, (now, int(timeout))) if now else [dict(r=ok)]
     value = list(rows[0].values())[0] if rows else None
     if value is None or int(value) != ok:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters as cluster_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication.channels import channel_from_row, gtid_text
 from ansible_collections.dbfleet.innodb.plugins.module_utils.values import as_int, onoff
@@ -65,7 +67,7 @@ SERVER_VARIABLES = ('server_uuid', 'server_id', 'read_only', 'super_read_only', 
 def facts_from(identity, variables, rows, statement, error=None, cluster=None):
     """The topology facts of one server from what was read (pure; see read_server).
     cluster: the cluster dict of replication/clusters.py when the server is a cluster member (else None)."""
-    gtid_model = flavors.capability('gtid_model', identity.flavor, identity.version)
+    gtid_model = capability_facts.capability('gtid_model', identity.flavor, identity.version)
     has_sro = flavors.variable_facts('super_read_only', identity.flavor, identity.version) is not None
     facts = dict(
         role=UNKNOWN,
@@ -76,7 +78,7 @@ def facts_from(identity, variables, rows, statement, error=None, cluster=None):
         read_only=onoff(variables.get('read_only')),
         super_read_only=onoff(variables.get('super_read_only')) if has_sro else None,
         log_bin=onoff(variables.get('log_bin')),
-        log_replica_updates=onoff(variables.get(flavors.capability('log_replica_updates_variable', identity.flavor,
+        log_replica_updates=onoff(variables.get(capability_facts.capability('log_replica_updates_variable', identity.flavor,
                                                                    identity.version))),
         gtid=dict(model=gtid_model, mode=None, executed=None, binlog_pos=None, slave_pos=None,
                   current_pos=None, domain_id=None),
@@ -118,9 +120,9 @@ def read_server(conn, query, global_variables, global_status=None):
     (clusters.read_cluster); without it, ``cluster`` is None.
     A failure to read anything makes the role ``unknown`` with the reason in ``error``;
     the caller decides how to report it (the module fails closed)."""
-    variables = global_variables(conn, flavors.DETECT_VARIABLES + SERVER_VARIABLES)
-    identity = flavors.identity_from_variables(variables)
-    statement = flavors.capability('replica_status_statement', identity.flavor, identity.version)
+    variables = global_variables(conn, server_identity.DETECT_VARIABLES + SERVER_VARIABLES)
+    identity = server_identity.identity_from_variables(variables)
+    statement = capability_facts.capability('replica_status_statement', identity.flavor, identity.version)
     cluster = None
     if global_status is not None:
         cluster = cluster_utils.read_cluster(conn, identity.flavor, query, global_variables, global_status)

@@ -65,9 +65,9 @@ FAKE_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'fi
 
 def cluster_info_loads(version, variables):
     setup = ('from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import membership\n'
-             'from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors\n'
+             'from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity\n'
              'sys.path.insert(0, %r)\nfrom fake_sql import Conn\n'
-             'identity = flavors.identity_from_variables(dict(version=%r, version_comment=""))' % (FAKE_SERVER, version))
+             'identity = server_identity.identity_from_variables(dict(version=%r, version_comment=""))' % (FAKE_SERVER, version))
     ours, _loaded = loaded_by('print(json.dumps(membership.cluster_info(Conn(%r, {}), identity)))' % (variables,), setup)
     return ours
 

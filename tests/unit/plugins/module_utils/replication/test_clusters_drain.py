@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 
 UUID = '7e1b0a2c-ca6f-11f0-8d2e-1f4c2b6a9d10'
 GALERA = dict(version='10.11.19-MariaDB-0+deb12u1-log', version_comment='Debian 12', wsrep_on='ON',
@@ -49,7 +49,7 @@ class Server:
 
 
 def identity(variables):
-    return flavors.identity_from_variables(variables)
+    return server_identity.identity_from_variables(variables)
 
 
 def test_reject_queries_drains_a_galera_node_and_waits():

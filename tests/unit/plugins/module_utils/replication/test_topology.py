@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 
 MYSQL_VARS = dict(version='8.0.33', version_comment='MySQL Community Server - GPL', server_uuid='uuid-1',
@@ -72,7 +72,7 @@ def test_mariadb_replica_all_slaves_status_and_no_super_read_only():
     ('mysql', (5, 6, 4), None), ('mysql', (5, 7, 22), 'mysql'), ('mariadb', (10, 11, 6), 'mariadb'),
     ('mariadb', (10, 0, 1), None), ('percona', (8, 0, 36), 'mysql')])
 def test_gtid_model_is_version_data(flavor, version, model):
-    assert flavors.capability('gtid_model', flavor, version) == model
+    assert capability_facts.capability('gtid_model', flavor, version) == model
 
 
 def test_mysql57_uses_show_slave_status_with_old_column_names():
