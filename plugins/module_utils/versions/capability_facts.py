@@ -92,7 +92,7 @@ CAPABILITIES = {
     # MySQL 5.6.5+) or 'mariadb' (gtid_binlog_pos / gtid_slave_pos, domain-server-sequence; 10.0.2+).
     'gtid_model': [_span(MYSQL_LIKE, (5, 6, 5), None, 'mysql'),
                    _span((MARIADB,), (10, 0, 2), None, 'mariadb')],
-    # The asynchronous replication switchover (switchover.py, module replication_switchover), its statements and
+    # The asynchronous replication switchover (replication/switchover.py, module replication_switchover), its statements and
     # names per flavor and version. MySQL 8.0.22 added START/STOP/RESET REPLICA (for START/STOP/RESET SLAVE) and
     # 8.0.23 CHANGE REPLICATION SOURCE TO with SOURCE_* options (for CHANGE MASTER TO with MASTER_*) (MySQL 8.0
     # release notes 8.0.22 / 8.0.23, "Replication: terminology"); MariaDB keeps CHANGE MASTER TO and START/STOP/
