@@ -54,7 +54,7 @@ def parse_target(target_flavor, target_version, identity):
         raise ValueError('target_flavor %r is not one of %s' % (target_flavor, ', '.join(flavors.FLAVORS)))
     try:
         version = server_identity.parse_version(target_version if str(target_version).count('.') >= 2
-                                        else '%s.0' % target_version)
+                                                else '%s.0' % target_version)
     except ValueError:
         raise ValueError('target_version %r is not a version such as 8.4.0 or 11.8' % (target_version,))
     return flavor, version

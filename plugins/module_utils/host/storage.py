@@ -94,6 +94,8 @@ DM_TARGETS = (
     ('CACHE', 'cache'),
     ('stratis-', 'stratis'),
 )
+
+
 # ---------------------------------------------------------------- judgement (pure)
 def device_kind(facts):
     """Kind of a block device from its facts: nvme, virtio, scsi, md, dm, loop, zram, ..."""

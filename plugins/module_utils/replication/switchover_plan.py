@@ -71,7 +71,7 @@ def candidate_problems(name, facts, primary_facts, max_lag):
     if facts.get('log_replica_updates') is False:
         problems.append('%s: %s is OFF (the others could not find the primary\'s transactions in its binary log)'
                         % (name, capability_facts.capability('log_replica_updates_variable', _flavor(facts) or 'mysql',
-                                                    _version(facts) or (8, 0, 0))))
+                                                             _version(facts) or (8, 0, 0))))
     gtid = facts.get('gtid') or {}
     if gtid.get('model') == 'mysql' and str(gtid.get('mode') or '').upper() != 'ON':
         problems.append('%s: gtid_mode is %s, not ON' % (name, gtid.get('mode')))

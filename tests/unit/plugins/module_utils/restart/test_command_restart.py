@@ -168,7 +168,7 @@ def run(module):
 def server(monkeypatch):
     """The server before the restart (pid 77, started at 2000 s), up again after each command that exits 0."""
     monkeypatch.setattr(refused_start, 'server_before', lambda m: dict(option_files=[], groups=['mysqld'], log_error=None,
-                                                            datadir=None, pid=77, uid=None, gids=[], note=''))
+                                                                       datadir=None, pid=77, uid=None, gids=[], note=''))
     monkeypatch.setattr(cr, 'process_start', lambda pid: 2000.0 if pid == 77 else None)
     answers = []
     monkeypatch.setattr(cr, 'uptime', lambda params: answers.pop(0) if answers else (None, "Can't connect"))

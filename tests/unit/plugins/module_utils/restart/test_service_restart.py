@@ -80,7 +80,7 @@ def run(module):
 
 def test_a_good_restart_reads_the_new_invocation_and_drops_the_backups(tmp_path, monkeypatch):
     monkeypatch.setattr(refused_start, 'server_before', lambda m: dict(option_files=[], groups=['mysqld'], log_error=None,
-                                                            datadir=None, uid=None, gids=[], note=''))
+                                                                       datadir=None, uid=None, gids=[], note=''))
     dropin = tmp_path / '60-dbfleet-adaptive_hash.cnf'
     dropin.write_text('[mysqld]\ninnodb_adaptive_hash_index_parts=16\n')
     backup = tmp_path / '60-dbfleet-adaptive_hash.cnf.1.2026-11-24@09:00:00~'
@@ -97,7 +97,7 @@ def test_a_good_restart_reads_the_new_invocation_and_drops_the_backups(tmp_path,
 
 def test_a_refused_dropin_is_put_back_the_server_started_again_and_the_line_named(tmp_path, monkeypatch):
     monkeypatch.setattr(refused_start, 'server_before', lambda m: dict(option_files=[], groups=['mysqld'], log_error=None,
-                                                            datadir=None, uid=None, gids=[], note=''))
+                                                                       datadir=None, uid=None, gids=[], note=''))
     dropin = tmp_path / '60-dbfleet-flush_neighbors.cnf'
     dropin.write_text('# managed\n[mysqld]\ninnodb_flush_method=bogus\n')
     backup = tmp_path / '60-dbfleet-flush_neighbors.cnf.1.2026-11-24@09:00:00~'
@@ -262,7 +262,7 @@ def test_a_start_that_systemd_restarts_at_once_is_a_failed_start():
 
 def test_the_journal_of_the_invocation_that_failed_is_read(tmp_path, monkeypatch):
     monkeypatch.setattr(refused_start, 'server_before', lambda m: dict(option_files=[], groups=['mysqld'], log_error=None,
-                                                            datadir=None, uid=None, gids=[], note=''))
+                                                                       datadir=None, uid=None, gids=[], note=''))
     dropin = tmp_path / '60-dbfleet-fault.cnf'
     dropin.write_text('[mysqld]\nlog_error_verbosity=3\n')
     module = FakeModule(dict(dropins=[str(dropin)]), [
