@@ -1,9 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""GTID sets, pure: MySQL GTID set texts (uuid[:tag]:intervals) read and subtracted as GTID_SUBTRACT() does, MariaDB
-GTID positions (domain-server-sequence) read, and the transactions a replica has that its primary lacks (errant(),
-in the flavor's GTID model), which the switchover's plan refuses a candidate for (replication/switchover_plan.py).
+"""GTID sets and positions, pure: MySQL GTID set texts (uuid[:tag]:intervals) read and subtracted as GTID_SUBTRACT()
+does, MariaDB GTID positions (domain-server-sequence) read, the transactions a replica has that its primary lacks
+(errant(), in the flavor's GTID model), which the switchover's plan refuses a candidate for
+(replication/switchover_plan.py), the position a replica must reach to have caught up with its source
+(source_position()) and the statement that waits for it with a timeout (gtid_wait_sql()).
 """
 
 from __future__ import annotations
@@ -102,3 +104,24 @@ def errant(candidate_facts, primary_facts):
     own = primary_facts.get('server_id')
     rest = mariadb_errant(gtid.get('current_pos') or gtid.get('slave_pos'), theirs.get('binlog_pos'))
     return ','.join(p for p in rest.split(',') if p and int(p.split('-')[1]) != own)
+
+
+def gtid_wait_sql(gtid_model):
+    """(SQL, result that means caught up) to wait for a GTID position with a timeout, per model."""
+    if gtid_model == 'mysql':
+        return 'SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s) AS r', 0
+    if gtid_model == 'mariadb':
+        return 'SELECT MASTER_GTID_WAIT(%s, %s) AS r', 0
+    return None, None
+
+
+def source_position(source_facts):
+    """The GTID position a replica must reach to have caught up with this source (None: unknown)."""
+    gtid = (source_facts or {}).get('gtid') or {}
+    if gtid.get('model') == 'mysql':
+        if str(gtid.get('mode') or '').upper() != 'ON':
+            return None
+        return gtid.get('executed') or None
+    if gtid.get('model') == 'mariadb':
+        return gtid.get('binlog_pos') or None
+    return None

@@ -24,6 +24,7 @@ import time
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import gtid_sets
 from ansible_collections.dbfleet.innodb.plugins.module_utils.values import onoff
 
 SESSION_MODES = ('kill', 'wait')
@@ -174,7 +175,7 @@ def promote(conn, query, execute, global_variables, wait_for, timeout, expect_so
     if expect_source_server_id is not None and not any(
             c.get('source_server_id') == int(expect_source_server_id) for c in facts['channels']):
         raise SwitchoverError('does not replicate from server_id %s' % expect_source_server_id)
-    sql, ok = topology.gtid_wait_sql(model)
+    sql, ok = gtid_sets.gtid_wait_sql(model)
     writable = ['super_read_only', 'read_only'] if facts.get('super_read_only') is not None else ['read_only']
     planned = ['%s(%s, %d)' % (sql.split('(', maxsplit=1)[0].replace('SELECT ', ''), wait_for, timeout), stmts['stop'],
                stmts['reset_all']] + ['SET GLOBAL %s = OFF' % n for n in writable]
@@ -329,7 +330,7 @@ def _settled(primary, candidate, query, global_variables, wanted, timeout, clock
     """The old primary's GTID set once the candidate has applied it and it did not grow meanwhile (a late commit of
     a session that was ending): waits for wanted, reads the set again, and again while it grew, within timeout."""
     identity = _identity(candidate, global_variables)
-    sql, ok = topology.gtid_wait_sql(capability_facts.capability('gtid_model', identity.flavor, identity.version))
+    sql, ok = gtid_sets.gtid_wait_sql(capability_facts.capability('gtid_model', identity.flavor, identity.version))
     primary_identity = _identity(primary, global_variables)
     deadline = clock() + timeout
     while True:
@@ -366,7 +367,7 @@ def _prepare(primary, candidate, query, global_variables, timeout, expect_source
         raise SwitchoverError('the candidate does not replicate from server_id %s' % source_id)
     now = position(primary, global_variables, identity)
     cand = _identity(candidate, global_variables)
-    sql, ok = topology.gtid_wait_sql(capability_facts.capability('gtid_model', cand.flavor, cand.version))
+    sql, ok = gtid_sets.gtid_wait_sql(capability_facts.capability('gtid_model', cand.flavor, cand.version))
     rows = query(candidate, sql, (now, int(timeout))) if now else [dict(r=ok)]
     value = list(rows[0].values())[0] if rows else None
     if value is None or int(value) != ok:

@@ -20,7 +20,7 @@ PREFIX = 'ansible_collections.dbfleet.innodb.plugins.module_utils.'
 ROLE_CODE = ('roles.states', 'roles.inputs', 'roles.option_writer', 'roles.settings', 'memcache.plugin')
 NOT_LOADED = ('report.build', 'replication.topology', 'restart.service_restart', 'versions.upgrade', 'host.storage',
               'host.block_devices', 'host.storage_probe',
-              'restart.refused_start', 'restart.dropin_backups',
+              'restart.refused_start', 'restart.dropin_backups', 'replication.topology_plan', 'replication.restart_gate',
               'versions.facts', 'versions.flavor_data', 'host.private_paths', 'replication.clusters', 'storage_engines',
               'offpeak') + ROLE_CODE
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import gtid_sets
+from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils.replication.test_topology_plan import mysql_facts
 
 U1 = '3e11fa47-71ca-11e1-9e33-c80aa9429562'
 U2 = '4e11fa47-71ca-11e1-9e33-c80aa9429562'
@@ -20,3 +21,10 @@ def test_mariadb_errant_is_a_sequence_beyond_the_primarys_or_a_domain_it_never_w
     assert gtid_sets.mariadb_errant('0-3-100', '0-3-100') == ''
     assert gtid_sets.mariadb_errant('0-3-90', '0-3-100') == ''
     assert gtid_sets.mariadb_errant('0-4-101,1-4-1', '0-3-100') == '0-4-101,1-4-1'
+
+
+def test_the_position_a_replica_must_reach_and_the_wait_for_it():
+    assert gtid_sets.source_position(mysql_facts('u1', 1)) == 'u1:1-5'
+    assert gtid_sets.source_position(dict(gtid=dict(model='mariadb', binlog_pos='0-3-9'))) == '0-3-9'
+    assert gtid_sets.source_position(dict(gtid=dict(model='mysql', mode='OFF', executed='x'))) is None
+    assert gtid_sets.gtid_wait_sql('mariadb')[0].startswith('SELECT MASTER_GTID_WAIT')
