@@ -217,7 +217,7 @@ VARIABLES = {
         _span((MYSQL, PERCONA), (5, 6, 6), (8, 3, 0), _v('int', False, 1, 1, 1048576,
                                                          plugin='daemon_memcached')),
     ],
-    # The drain of a cluster member before its restart (role restart, restart_cluster_drain; clusters.DRAIN_METHODS).
+    # The drain of a cluster member before its restart (role restart, restart_cluster_drain; cluster_drain.DRAIN_METHODS).
     # wsrep_reject_queries: MariaDB 10.1.17 (MW-245, Galera 25.3.16; MariaDB KB "Galera Cluster System Variables"),
     # in every MariaDB server built with wsrep, listed whether or not a Galera provider is loaded.
     'wsrep_reject_queries': [

@@ -21,6 +21,7 @@ ROLE_CODE = ('roles.states', 'roles.inputs', 'roles.option_writer', 'roles.setti
 NOT_LOADED = ('report.build', 'replication.topology', 'restart.service_restart', 'versions.upgrade', 'host.storage',
               'host.block_devices', 'host.storage_probe',
               'restart.refused_start', 'restart.dropin_backups', 'replication.topology_plan', 'replication.restart_gate',
+              'replication.cluster_switchover', 'replication.cluster_drain',
               'versions.facts', 'versions.flavor_data', 'host.private_paths', 'replication.clusters', 'storage_engines',
               'offpeak') + ROLE_CODE
 
