@@ -136,8 +136,8 @@ def test_login_reports_the_server_and_the_account_it_reached(lab, login_play):
 def test_login_over_tcp_reports_the_tls_session_and_the_verified_server(lab, login_play):
     tls = login_play[1]['tls']
     assert login_play[1]['tls_changed'] is False
-    assert (tls['transport'], tls['host'], tls['port'], tls['socket']) == ('tcp', '127.0.0.1', lab.hosts['mysql80']['port'],
-                                                                          None)
+    reached = (tls['transport'], tls['host'], tls['port'], tls['socket'])
+    assert reached == ('tcp', '127.0.0.1', lab.hosts['mysql80']['port'], None), tls
     assert tls['current_user'] == '%s@127.0.0.1' % lab.admin_user
     assert tls['tls']['version'] in ('TLSv1.2', 'TLSv1.3') and tls['tls']['cipher'], tls
     assert (tls['tls']['in_use'], tls['tls']['mode'], tls['tls']['verified']) == (True, 'verify_ca', True), tls
