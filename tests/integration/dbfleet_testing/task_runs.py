@@ -8,8 +8,10 @@ the calls the playbook reads or sets a server with the tests' own connection (lo
 beside this package's directory), so a test still sees what each call left."""
 import json
 import os
+import subprocess
 
-from dbfleet_testing.runs import CALLBACKS, playbook_proc
+from dbfleet_testing.lab import REPO
+from dbfleet_testing.runs import BIN, CALLBACKS, env, playbook_proc
 
 LOOKUPS = os.path.join(os.path.dirname(CALLBACKS), 'lookup_plugins')
 
@@ -41,21 +43,49 @@ class TaskRun:
         return self.times[(task, host)]
 
 
-def task_run(inventory, book, directory, extra=None, limit=None, verbosity=0, timeout=900):
-    """Run the playbook text book (written to directory) with extra vars; its TaskRun."""
+def _written(book, directory):
+    """(playbook path, results path) of the playbook text book written to directory, no results yet."""
     path = os.path.join(str(directory), 'play.yml')
     results = os.path.join(str(directory), 'results.jsonl')
     with open(path, 'w', encoding='utf-8') as handle:
         handle.write(book)
     if os.path.exists(results):
         os.unlink(results)
+    return path, results
+
+
+def _environment(results):
+    """The run's environment on top of dbfleet_testing.runs.env(): the task_results callback, the lookups."""
+    return dict(ANSIBLE_CALLBACK_PLUGINS=CALLBACKS, ANSIBLE_CALLBACKS_ENABLED='task_results',
+                DBFLEET_TASK_RESULTS_FILE=results, ANSIBLE_LOOKUP_PLUGINS=LOOKUPS,
+                ANSIBLE_CALLBACK_RESULT_FORMAT='json', ANSIBLE_DEPRECATION_WARNINGS='0')
+
+
+def _lines(results):
+    if not os.path.exists(results):
+        return []
+    with open(results, encoding='utf-8') as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def task_run(inventory, book, directory, extra=None, limit=None, verbosity=0, timeout=900):
+    """Run the playbook text book (written to directory) with extra vars; its TaskRun."""
+    path, results = _written(book, directory)
     proc = playbook_proc(inventory, path, extra, limit=limit, timeout=timeout,
-                         args=['-' + 'v' * verbosity] if verbosity else [],
-                         env_extra=dict(ANSIBLE_CALLBACK_PLUGINS=CALLBACKS, ANSIBLE_CALLBACKS_ENABLED='task_results',
-                                        DBFLEET_TASK_RESULTS_FILE=results, ANSIBLE_LOOKUP_PLUGINS=LOOKUPS,
-                                        ANSIBLE_CALLBACK_RESULT_FORMAT='json', ANSIBLE_DEPRECATION_WARNINGS='0'))
-    lines = []
-    if os.path.exists(results):
-        with open(results, encoding='utf-8') as handle:
-            lines = [json.loads(line) for line in handle if line.strip()]
-    return TaskRun(proc, lines)
+                         args=['-' + 'v' * verbosity] if verbosity else [], env_extra=_environment(results))
+    return TaskRun(proc, _lines(results))
+
+
+def start_task_run(inventory, book, directory, extra=None):
+    """task_run() in the background, for a test that acts on the run while it goes (signals a module process):
+    (the Popen of ansible-playbook, finish); finish(timeout) waits for the run and returns its TaskRun."""
+    path, results = _written(book, directory)
+    cmd = [os.path.join(BIN, 'ansible-playbook'), '-i', str(inventory), path] + (
+        ['-e', json.dumps(extra)] if extra else [])
+    proc = subprocess.Popen(cmd, env=env(**_environment(results)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, cwd=REPO)
+
+    def finish(timeout=300):
+        out, _err = proc.communicate(timeout=timeout)
+        return TaskRun(subprocess.CompletedProcess(cmd, proc.returncode, out, ''), _lines(results))
+    return proc, finish

@@ -10,16 +10,15 @@ import json
 import os
 import random
 import signal
-import subprocess
 import time
 
 import pymysql
 import pytest
 from dbfleet_testing.background import Background
-from dbfleet_testing.runs import BIN, descendants, env
-from dbfleet_testing.servers import socket_connect, socket_login, socket_sql
+from dbfleet_testing.runs import descendants
+from dbfleet_testing.servers import socket_connect, socket_sql
 from dbfleet_testing.lab import require_lab_hosts
-from dbfleet_testing.task_runs import task_run
+from dbfleet_testing.task_runs import start_task_run, task_run
 
 from dbfleet_testing.lab import REPO as ROOT
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
@@ -342,38 +341,74 @@ def _module_processes(pid):
     return found
 
 
-@pytest.mark.parametrize('signame', ['SIGTERM', 'SIGHUP'])
-def test_signal_mid_sample_turns_the_monitors_off_again(signame):
+SIGNALS = ('SIGTERM', 'SIGHUP')
+# A 120-second sample per signal on one host, one after the other; the test signals each sample's module process.
+SIGNAL_BOOK = r"""
+- name: Samples the test interrupts
+  hosts: "{{ host }}"
+  gather_facts: false
+  vars:
+    metrics: "SELECT * FROM INFORMATION_SCHEMA.INNODB_METRICS WHERE NAME LIKE 'adaptive_hash%'"
+  tasks:
+""" + ''.join('''
+    - name: sample interrupted by %s
+      dbfleet.innodb.ahi_advisor:
+        login_unix_socket: "{{ dbfleet_login_unix_socket }}"
+        login_user: "{{ dbfleet_login_user }}"
+        login_password: "{{ dbfleet_login_password }}"
+        sample_seconds: 120
+      ignore_errors: true
+
+    - name: monitors after %s
+      ansible.builtin.debug:
+        msg: "{{ query('lab_sql', metrics) }}"
+''' % (signame, signame) for signame in SIGNALS)
+
+
+@pytest.fixture(scope='module')
+def interrupted(tmp_path_factory):
+    """(host, counters before, the ones off, TaskRun) of SIGNAL_BOOK: each sample's module process gets its signal
+    once the sample turned the counters on, well inside its 120 s."""
     host = 'mysql80' if 'mysql80' in HOSTS else sorted(HOSTS)[0]
     hv = HOSTS[host]
     before = monitor_state(hv)
     off = sorted(n for n, on in before.items() if not on)
     assert off, 'every adaptive_hash counter is on already on %s: %s' % (host, before)
-    margs = dict(socket_login(hv), sample_seconds=120)
-    cmd = [os.path.join(BIN, 'ansible'), host, '-i', INVENTORY, '-o', '-m', 'dbfleet.innodb.ahi_advisor', '-a',
-           json.dumps(margs)]
-    proc = subprocess.Popen(cmd, env=env(ANSIBLE_CALLBACK_RESULT_FORMAT='json'), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    proc, finish = start_task_run(INVENTORY, SIGNAL_BOOK, tmp_path_factory.mktemp('ahi_signals'), dict(host=host))
+    signalled = []
     try:
-        deadline = time.time() + 90
-        while not any(monitor_state(hv)[n] for n in off):
-            assert time.time() < deadline and proc.poll() is None, 'the advisor never turned %s on' % off
-            time.sleep(0.3)
-        time.sleep(0.5)   # well inside the 120 s sample
-        targets = _module_processes(proc.pid)
-        assert targets, 'no module process under ansible (pid %d)' % proc.pid
-        for pid in targets:
-            os.kill(pid, getattr(signal, signame))
-        out, _err = proc.communicate(timeout=60)
+        for signame in SIGNALS:
+            deadline = time.time() + 90
+            # the next sample's module process (not one signalled already) has turned the counters on
+            while not (any(monitor_state(hv)[n] for n in off)
+                       and set(_module_processes(proc.pid)) - set(signalled)):
+                if proc.poll() is not None or time.time() > deadline:
+                    raise AssertionError('the advisor never turned %s on (%s): %s' % (
+                        off, signame, proc.communicate(timeout=60)[0][-3000:] if proc.poll() is not None else ''))
+                time.sleep(0.3)
+            time.sleep(0.5)   # well inside the 120 s sample
+            targets = sorted(set(_module_processes(proc.pid)) - set(signalled))
+            assert targets, 'no module process under ansible-playbook (pid %d)' % proc.pid
+            for pid in targets:
+                os.kill(pid, getattr(signal, signame))
+            signalled += targets
+        run = finish(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert monitor_state(hv) == before, out
-    line = [x for x in out.splitlines() if x.startswith(host + ' | ')][-1]
-    assert ' | FAILED' in line, out
-    result = json.loads(line[line.index('{'):])
+    return host, before, off, run
+
+
+@pytest.mark.parametrize('signame', SIGNALS)
+def test_signal_mid_sample_turns_the_monitors_off_again(signame, interrupted):
+    host, before, off, run = interrupted
+    hv = HOSTS[host]
+    assert monitors_of(run('monitors after %s' % signame, host)['msg']) == before, run.output
+    assert monitor_state(hv) == before, run.output
+    result = run('sample interrupted by %s' % signame, host)
+    assert result['failed'] is True, run.output
     assert 'interrupted by %s during the sample' % signame in result['msg'], result
     assert result['monitors_enabled'] and set(result['monitors_enabled']) <= set(off), result
     assert result['interrupted'] is True
-    assert hv['dbfleet_login_password'] not in out
+    assert hv['dbfleet_login_password'] not in run.output
