@@ -305,11 +305,10 @@ def test_check_mode_turns_nothing_on(cases):
     assert monitors_of(run('monitors after check mode', host)['msg']) == before
 
 
-@pytest.mark.parametrize('case', range(len(BAD_INPUT)), ids=[
-    '%s-%s' % (needle, list(args.values())[0]) for args, needle in BAD_INPUT])
-def test_bad_input_is_refused_before_sampling(case, cases):
+@pytest.mark.parametrize('args,needle', BAD_INPUT)
+def test_bad_input_is_refused_before_sampling(args, needle, cases):
     run, host, _before_all = cases
-    _args, needle = BAD_INPUT[case]
+    case = BAD_INPUT.index((args, needle))
     previous = 'monitors after bad input %d' % (case - 1) if case else 'monitors after check mode'
     before = monitors_of(run(previous, host)['msg'])
     result = run('bad input %d' % case, host)
