@@ -19,9 +19,9 @@ def restart_pending(hostvars, hosts):
     return _steps.pending(hostvars, hosts)
 
 
-def restart_steps(plan, hostvars, check_mode=False, checked=None, topology=None, inventory_hosts=None):
+def restart_steps(plan, hostvars, check_mode=False, checked=None, topology=None):
     """The steps of a topology plan as the restart role runs them; see restart_steps.yml."""
-    return _steps.steps(plan, hostvars, check_mode, checked, topology, inventory_hosts)
+    return _steps.steps(plan, hostvars, check_mode, checked, topology)
 
 
 def restart_stopped(step, host, failure, undrain=None):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import all_global_variables, error_text, execute, query
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 
@@ -57,7 +58,7 @@ def read_upgrade(conn, identity, target, catalog, variables, plan, parsed, persi
                      'that is no variable, or a line written loose-, is not seen)' % plan['note'])
     else:
         suffix = plan['command_line'].group_suffix if plan['command_line'] else None
-        groups = optionfiles.group_names(flavors.option_groups_for(target[0], target[1]), suffix)
+        groups = optionfiles.group_names(capability_facts.option_groups_for(target[0], target[1]), suffix)
         target_parsed = optionfiles.read_option_files(plan['files'], groups)
         current_entries, target_entries = parsed.entries, target_parsed.entries
         settings += upgrade_settings.option_settings(target_entries)
@@ -68,8 +69,8 @@ def read_upgrade(conn, identity, target, catalog, variables, plan, parsed, persi
         rows = query(conn, "SELECT PLUGIN_NAME FROM information_schema.PLUGINS WHERE PLUGIN_NAME = "
                            "'daemon_memcached' AND PLUGIN_STATUS = 'ACTIVE'")
         uses['memcached_plugin'] = bool(rows)
-        if flavors.capability('mysql_native_password', identity.flavor, identity.version) \
-                and not flavors.capability('mysql_native_password', target[0], target[1]):
+        if capability_facts.capability('mysql_native_password', identity.flavor, identity.version) \
+                and not capability_facts.capability('mysql_native_password', target[0], target[1]):
             rows = query(conn, "SELECT CONCAT(User, '@', Host) AS account FROM mysql.user "
                                "WHERE plugin = 'mysql_native_password' ORDER BY User, Host")
             uses['native_password_accounts'] = [_decoded(r['account']) for r in rows]

@@ -18,6 +18,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.audit.verdict impor
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import NamedGlobalVariables, all_global_variables
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
@@ -32,10 +34,10 @@ def check_settings(settings):
                          % type(settings).__name__)
 
 
-# The global variables audit() reads besides the settings' own: who the server is (flavors.DETECT_VARIABLES),
+# The global variables audit() reads besides the settings' own: who the server is (server_identity.DETECT_VARIABLES),
 # its paths and name (server_facts.gather), its replication role, whether it loads persisted values, and the
 # buffer pool chunk rounding, and what tells its cluster (replication/membership.CLUSTER_VARIABLES).
-AUDIT_VARIABLES = tuple(flavors.DETECT_VARIABLES) + server_facts.FACT_PATHS + membership.CLUSTER_VARIABLES + (
+AUDIT_VARIABLES = tuple(server_identity.DETECT_VARIABLES) + server_facts.FACT_PATHS + membership.CLUSTER_VARIABLES + (
     'hostname', 'port', 'server_id', 'read_only', 'super_read_only', 'persisted_globals_load',
     'innodb_buffer_pool_chunk_size', 'innodb_buffer_pool_instances')
 
@@ -120,7 +122,7 @@ def _startup_sources(plan):
 
 def _buffer_pool_rounding(variables, identity):
     """Step 5 of audit(): (chunk size, instances) the server rounds innodb_buffer_pool_size to, or None."""
-    if variables.get('innodb_buffer_pool_chunk_size') and flavors.capability(
+    if variables.get('innodb_buffer_pool_chunk_size') and capability_facts.capability(
             'buffer_pool_chunk_rounding', identity.flavor, identity.version):
         return (variables.get('innodb_buffer_pool_chunk_size'), variables.get('innodb_buffer_pool_instances') or 1)
     return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError, parse_table_names as _names
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.marker import AHI
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.staged_removal import STAGED_OPTIONS
@@ -68,8 +69,8 @@ def decide_ahi(requested, flavor, version, ahi_value, innodb_tables):
     innodb_tables: how many tables to drop are InnoDB.
     """
     if requested == 'auto':
-        strategy = flavors.capability('drop_table_ahi_strategy', flavor, version)
-        source = 'versions/flavors.py drop_table_ahi_strategy for %s %s' % (flavor, flavors.format_version(version))
+        strategy = capability_facts.capability('drop_table_ahi_strategy', flavor, version)
+        source = 'versions/capability_facts.py drop_table_ahi_strategy for %s %s' % (flavor, flavors.format_version(version))
     else:
         strategy = requested
         source = 'ahi_strategy=%s' % requested

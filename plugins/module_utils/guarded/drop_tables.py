@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import execute, is_plain_identifier, query, query_one
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_rules import (
     LIFT_NEEDS_NO_BINLOG, STAGED_NOT_WITH_RENAME, DropError, decide_ahi, holding_name, parse_table_names)
@@ -82,7 +82,7 @@ class Drop(GuardedChange):
                                     sleep=self.sleep, clock=self.clock, run_id=self.p.get('run_id'))
         leftovers = self.staged.finish_leftovers()
         self.plan.extend(leftovers['actions'])
-        catalog = flavors.capability('tablespace_files_catalog', self.identity.flavor, self.identity.version)
+        catalog = capability_facts.capability('tablespace_files_catalog', self.identity.flavor, self.identity.version)
         problems = self.staged.plan_tables(lambda sql, args: query(self.conn, sql, args), catalog, tables)
         if not problems:
             problems = self.staged.check_staging()

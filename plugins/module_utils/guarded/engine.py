@@ -37,6 +37,8 @@ import os
 import time
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import ConnectError, open_connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.tls import unverified_warning
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
@@ -119,9 +121,9 @@ class GuardedChange(InterruptedRun):
             self.conn = self._connect(self.p)
         except ConnectError as e:
             raise GuardedError(str(e))
-        rows = global_variables(self.conn, list(flavors.DETECT_VARIABLES) + [
+        rows = global_variables(self.conn, list(server_identity.DETECT_VARIABLES) + [
             AHI, SUPER_READ_ONLY, 'log_bin', 'hostname', 'port', 'datadir', 'server_uuid', 'server_id'] + list(SCOPE_VARIABLES))
-        self.identity = flavors.identity_from_variables(rows)
+        self.identity = server_identity.identity_from_variables(rows)
         self.server_vars = rows
         self.scope = scope_for(self.identity, rows)
         for sql in self.scope.session_sql:
@@ -190,7 +192,7 @@ class GuardedChange(InterruptedRun):
     def read_replica_hosts(self):
         """The replicas registered with this server (server_id, host, port), for the playbook to compare
         with its hosts: a replica of a host that changes must be in the run. None when it cannot be read."""
-        statement = flavors.capability('replica_hosts_statement', self.identity.flavor, self.identity.version)
+        statement = capability_facts.capability('replica_hosts_statement', self.identity.flavor, self.identity.version)
         try:
             rows = query(self.conn, statement)
         except pymysql.err.MySQLError as e:
@@ -211,7 +213,7 @@ class GuardedChange(InterruptedRun):
         """The tablespace's real size where the server tells (file-per-table tablespaces; versions/flavors.py
         tablespace_size_table names the table): file_bytes (the .ibd's size), allocated_bytes (on disk).
         {} where it cannot be read (a shared or general tablespace, no such table on this flavor)."""
-        source = flavors.capability('tablespace_size_table', self.identity.flavor, self.identity.version)
+        source = capability_facts.capability('tablespace_size_table', self.identity.flavor, self.identity.version)
         if not source:
             return {}
         try:
@@ -227,7 +229,7 @@ class GuardedChange(InterruptedRun):
     # ------------------------------------------------------------ metadata locks
     def find_blockers(self, present):
         """Sessions holding metadata locks on the tables; also notes when nobody can tell."""
-        sources = flavors.capability('metadata_lock_sources', self.identity.flavor, self.identity.version)
+        sources = capability_facts.capability('metadata_lock_sources', self.identity.flavor, self.identity.version)
         used = None
         for source in sources:
             rows = lock_holders(self.conn, source, present)

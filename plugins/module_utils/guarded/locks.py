@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Who holds a metadata lock on a table: the sources a flavor offers (versions/flavors.py metadata_lock_sources names
+"""Who holds a metadata lock on a table: the sources a flavor offers (versions/capability_facts.py metadata_lock_sources names
 them per flavor/version), each probed first, and the holders listed from the first that is enabled. The guarded-change
 engine (guarded/engine.py, GuardedChange.find_blockers) refuses a change while anyone holds one.
 """
@@ -16,7 +16,7 @@ except ImportError:  # pragma: no cover - reported by the module
     pymysql = None
 
 
-# Where metadata locks are listed (versions/flavors.py metadata_lock_sources names them per flavor/version):
+# Where metadata locks are listed (versions/capability_facts.py metadata_lock_sources names them per flavor/version):
 # source -> (probe that says whether it is enabled, its column, the enabled value, the listing, its first argument).
 MDL_SOURCES = {
     'performance_schema': (

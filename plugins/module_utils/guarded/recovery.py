@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import execute, global_variables, query, query_one
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError, onoff
@@ -94,7 +94,7 @@ class InterruptedRun(object):
 
     def read_set_info(self, name, conn=None):
         """When and by whom a global variable was last SET (performance_schema.variables_info), or None."""
-        if not flavors.capability('variables_info_table', self.identity.flavor, self.identity.version):
+        if not capability_facts.capability('variables_info_table', self.identity.flavor, self.identity.version):
             return None
         try:
             row = query_one(conn or self.conn, 'SELECT SET_TIME, SET_USER, SET_HOST FROM '

@@ -11,7 +11,7 @@ only; afterwards the linked file is truncated in steps (a size per step, a pause
 whole) and removed.
 
 Safe by construction:
-  - the files a table owns are read from the server's own catalog (flavors.py tablespace_files_catalog), never
+  - the files a table owns are read from the server's own catalog (capability_facts.py tablespace_files_catalog), never
     guessed from names; a table in the system or a general tablespace has no file of its own and is left alone
     (the result says so);
   - the staging directory is checked before anything: on the same device as the datadir and every file, owned
@@ -49,7 +49,7 @@ MANIFEST_PREFIX = 'dbfleet-staged-'
 # be a database to MariaDB: SHOW DATABASES lists it as #mysql50#<name>).
 DEFAULT_STAGING_NAME = 'dbfleet-staged-drop'
 
-# The staged removal's options, with their defaults and ranges: part of drop_tables.DROP_OPTIONS (the module's
+# The staged removal's options, with their defaults and ranges: part of drop_rules.DROP_OPTIONS (the module's
 # argument spec and range check, drop_tables.yml's inputs).
 STAGED_OPTIONS = dict(
     file_removal=dict(type='str', choices=['immediate', 'staged'], default='immediate'),
@@ -169,7 +169,7 @@ class StagedRemoval(object):
         problems = []
         if not catalog:
             return ['this server\'s version has no InnoDB catalog of data files the collection knows '
-                    '(flavors.py tablespace_files_catalog): use file_removal=immediate']
+                    '(capability_facts.py tablespace_files_catalog): use file_removal=immediate']
         for t in tables:
             if (t.get('engine') or '').lower() != 'innodb':
                 self.left_alone.append('%s is %s, not InnoDB: its files are the engine\'s, left as they are'

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The files an InnoDB table owns, read from the server's own catalog (versions/flavors.py tablespace_files_catalog),
+"""The files an InnoDB table owns, read from the server's own catalog (versions/capability_facts.py tablespace_files_catalog),
 never guessed from names: the catalog query for a table and its partitions, the rows that are the table's, a table in
 the system or a general tablespace left alone (it has no file of its own), and a path as the server names it seen
 from this host. Pure; the staged file removal of drop_tables (guarded/staged_removal.py) reads them.
@@ -31,7 +31,7 @@ def like_escape(text):
 
 def catalog_query(catalog, db, table):
     """(sql, args) that lists the tablespaces of db.table and of each of its partitions from the catalog
-    flavors.py tablespace_files_catalog names: table_name, space, space_name, space_type, path, file_size."""
+    capability_facts.py tablespace_files_catalog names: table_name, space, space_name, space_type, path, file_size."""
     base = '%s/%s' % (filename_encode(db), filename_encode(table))
     plain = '%s/%s' % (db, table)
     join = (' LEFT JOIN %s d ON d.SPACE = t.SPACE' % catalog['datafiles']) if catalog.get('datafiles') else ''

@@ -127,7 +127,15 @@ if pymysql is not None:
             self._dbfleet_pinned_key = kwargs.get('server_public_key') or None
             self._dbfleet_authenticating = False
             self._dbfleet_peer = None
+            self._dbfleet_switched_plugin = None
             super().__init__(*args, **kwargs)
+
+        def dbfleet_auth_plugin(self):
+            """The authentication plugin the login ended with: the one the server switched the client to, else the one
+            its greeting named (the client's side of the exchange; a server plugin that needs nothing of the client,
+            MariaDB's unix_socket, shows as the greeting's)."""
+            name = self._dbfleet_switched_plugin or getattr(self, '_auth_plugin_name', None) or None
+            return name.decode('ascii', 'replace') if isinstance(name, bytes) else name
 
         def dbfleet_peer(self):
             """loopback.peer_verdict() of the process at the other end of this connection (a unix socket, or TCP to a
@@ -231,6 +239,7 @@ if pymysql is not None:
 
         def _process_auth(self, plugin_name, auth_packet, *args, **kwargs):
             name = plugin_name.encode('ascii', 'replace') if isinstance(plugin_name, str) else plugin_name
+            self._dbfleet_switched_plugin = name
             if name in REFUSED_PLUGINS:
                 raise self._dbfleet_refusal(CR_AUTH_PLUGIN_ERR, REFUSED_PLUGINS[name])
             if name in CLEARTEXT_PLUGINS and not self.dbfleet_verified():

@@ -6,7 +6,7 @@ than in Jinja: each host's restart inputs checked (inputs()), the hosts that wai
 step of the plan (steps(): the message saying the order, the members whose drain is checked, what each host's step
 needs: its replicas, its cluster's other members, the switchover candidates, its drain, its service) and the
 message when the run stops at a host (stopped()). Controller-side, through the filters of
-plugins/filter/restart_steps.py; the plan itself is topology.build_plan's (module topology_plan).
+plugins/filter/restart_steps.py; the plan itself is topology_plan.build_plan's (module topology_plan).
 Unit tests: tests/unit/plugins/module_utils/restart/test_steps.py.
 """
 
@@ -65,14 +65,13 @@ def pending(hostvars, hosts):
     return [h for h in hosts if _var(hostvars, h, '__restart_pending')]
 
 
-def steps(plan, hostvars, check_mode=False, checked=None, topology=None, inventory_hosts=None):
+def steps(plan, hostvars, check_mode=False, checked=None, topology=None):
     """The steps of topology_plan's plan as the role runs and reports them.
 
     hostvars: each host's variables (its __restart_reason, __restart_drain_method, __restart_drain_seconds,
     __restart_inputs from the role's first task; dbfleet_service_name); checked: the registered results of the
     drain check (cluster_drain in check mode, one per member with its __restart_item and msg); topology: the
-    registered results of topology_facts over the play's hosts (the service each host runs); inventory_hosts: every
-    host of the inventory (groups['all']; default: hostvars' own), for the replicas a play leaves out.
+    registered results of topology_facts over the play's hosts (the service each host runs).
 
     Returns dict(message: the order, drain_check: the members of plan.now whose drain cluster_drain checks,
     drain_message: how each member that restarts is drained ('' for none), hosts: {host of plan.now: its step},
@@ -110,7 +109,7 @@ def steps(plan, hostvars, check_mode=False, checked=None, topology=None, invento
             _var(hostvars, host, '__restart_primary') == 'switchover'
         out[host]['switchover'] = bool(wants_switch and out[host]['replicas'])
         if wants_switch and not out[host]['replicas']:
-            problems.extend(replicas_left_out(host, hosts, hostvars, inventory_hosts))
+            problems.extend(replicas_left_out(host, hosts, hostvars))
     drains = []
     for host in now:
         step = out[host]
@@ -127,13 +126,13 @@ def steps(plan, hostvars, check_mode=False, checked=None, topology=None, invento
                 switchovers=[h for h in now if out[h]['switchover']])
 
 
-def replicas_left_out(host, hosts, hostvars, inventory_hosts=None):
+def replicas_left_out(host, hosts, hostvars):
     """For a primary whose switchover was asked for but none of whose replicas is in the play: the problem when the
     inventory names replicas of it (dbfleet_replication_source) outside the play (no replica can take its role, and a
     restart in place would stop its writers for the whole restart), else nothing (a server without replicas restarts
-    in place)."""
-    outside = sorted(h for h in (hostvars if inventory_hosts is None else inventory_hosts)
-                     if (hosts.get(h) or {'outside_play': True}).get('outside_play')
+    in place). hosts: the plan's hosts, which list every host of the inventory (topology_plan reads groups['all'],
+    which --limit does not shorten), those outside the play with outside_play true."""
+    outside = sorted(h for h in hosts if hosts[h].get('outside_play')
                      and _var(hostvars, h, 'dbfleet_replication_source') == host)
     if not outside:
         return []

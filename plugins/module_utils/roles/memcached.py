@@ -21,7 +21,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache import dae
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import option_writer
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 
 # memcached command-line options: letters, digits, spaces and the punctuation options use.
 _DAEMON_OPTIONS_RE = re.compile(r'^[A-Za-z0-9 ._,:=/+-]*$')
@@ -168,7 +168,7 @@ def memcached(variables, facts):
     refusals = container_refusals(check, inputs['state'])
     check.done()
 
-    supported, reason = flavors.memcached_support(*role_input.identity(facts))
+    supported, reason = capability_facts.memcached_support(*role_input.identity(facts))
     # memcached refuses to run as root without -u root and takes mysqld down; when it cannot be told
     # whether mysqld runs as root, -u root is added (a non-root daemon ignores it).
     as_root = facts.get('runs_as_root') is None or bool(facts.get('runs_as_root'))

@@ -29,8 +29,8 @@ def action_group():
 
 # Actions that run on the controller only and log in nowhere (they are not in the action group).
 CONTROLLER_ACTIONS = ('topology_plan', 'verify_fleet')
-# The one login action: the plain one (server_facts needs nothing else); modules with nothing more route to it.
-LOGIN_ACTION = 'server_facts'
+# The one login action, the action of module login (plugins/action/login.py); modules with nothing more route to it.
+LOGIN_ACTION = 'login'
 
 
 def action_of(name):

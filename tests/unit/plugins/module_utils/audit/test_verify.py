@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify as v
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils.audit.test_startup_cache import CACHE, NOW
 
 
@@ -17,7 +18,7 @@ def test_check_settings_refuses_non_dicts(settings):
 
 
 # ---------------------------------------------------------------- audit()'s steps, each on its own
-MYSQL80 = v.flavors.ServerIdentity('mysql', (8, 0, 36), '8.0.36', None)
+MYSQL80 = server_identity.ServerIdentity('mysql', (8, 0, 36), '8.0.36', None)
 
 
 def test_step_without_roles_the_settings_are_the_task_s():

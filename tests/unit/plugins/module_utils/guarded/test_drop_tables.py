@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import Drop
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import (
     GuardedError as DropError, human_size, parse_table_name)
@@ -63,9 +63,9 @@ def test_human_size():
 
 
 def test_metadata_lock_sources_data():
-    assert flavors.capability('metadata_lock_sources', 'mysql', (8, 0, 33)) == ('performance_schema',)
-    assert flavors.capability('metadata_lock_sources', 'mariadb', (10, 11, 19))[0] == 'metadata_lock_info'
-    assert flavors.capability('metadata_lock_sources', 'mysql', (5, 6, 14)) == ()
+    assert capability_facts.capability('metadata_lock_sources', 'mysql', (8, 0, 33)) == ('performance_schema',)
+    assert capability_facts.capability('metadata_lock_sources', 'mariadb', (10, 11, 19))[0] == 'metadata_lock_info'
+    assert capability_facts.capability('metadata_lock_sources', 'mysql', (5, 6, 14)) == ()
 
 
 # ------------------------------------------------------------------ guarded part without a server

@@ -12,7 +12,7 @@ import types
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import staged_removal as s
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_rules import DROP_OPTIONS
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.shrink import MIB
@@ -78,7 +78,7 @@ ROWS = {
                  _row('shop/big#p#p1', 4, './shop/big#p#p1.ibd', 'Single')],
     'shop/small': [_row('shop/small', 5, './shop/small.ibd', 'Single')],
 }
-CATALOG = flavors.capability('tablespace_files_catalog', 'mysql', (8, 0, 33))
+CATALOG = capability_facts.capability('tablespace_files_catalog', 'mysql', (8, 0, 33))
 TABLES = [dict(name='shop.big', schema='shop', table='big', engine='InnoDB'),
           dict(name='shop.small', schema='shop', table='small', engine='InnoDB')]
 

@@ -5,7 +5,7 @@ table's, the system and general tablespaces left alone, a path as the server nam
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import table_files as s
 from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils.guarded.staged_fakes import catalog_row as _row
 
@@ -16,16 +16,16 @@ def test_filename_encoding_is_the_servers():
 
 
 def test_catalog_query_per_flavor():
-    mysql = flavors.capability('tablespace_files_catalog', 'mysql', (8, 0, 33))
+    mysql = capability_facts.capability('tablespace_files_catalog', 'mysql', (8, 0, 33))
     sql, args = s.catalog_query(mysql, 'shop', 'order_x')
     assert 'information_schema.INNODB_DATAFILES d' in sql and 'd.PATH AS path' in sql and 's.SPACE_TYPE' in sql
     assert args == ('shop/order_x', 'shop/order_x', 'shop/order\\_x#%')
-    maria = flavors.capability('tablespace_files_catalog', 'mariadb', (10, 11, 6))
+    maria = capability_facts.capability('tablespace_files_catalog', 'mariadb', (10, 11, 6))
     sql, _args = s.catalog_query(maria, 'shop', 't$1')
     assert 's.FILENAME AS path' in sql and 'DATAFILES' not in sql and 'NULL AS space_type' in sql
     assert _args[0] == 'shop/t@00241'
-    assert flavors.capability('tablespace_files_catalog', 'mariadb', (10, 5, 9))['datafiles'].endswith('SYS_DATAFILES')
-    assert flavors.capability('tablespace_files_catalog', 'mysql', (5, 6, 40)) is None
+    assert capability_facts.capability('tablespace_files_catalog', 'mariadb', (10, 5, 9))['datafiles'].endswith('SYS_DATAFILES')
+    assert capability_facts.capability('tablespace_files_catalog', 'mysql', (5, 6, 40)) is None
 
 
 def test_owned_files_mysql8_partitions_and_a_lookalike():
