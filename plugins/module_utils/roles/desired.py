@@ -7,7 +7,8 @@ variables and the server's facts to its desired state (for_role(), for_roles()).
 A record names the role's desired-state function, outputs, server variables, settings, engines, drop-in, whether
 site.yml applies it; every table by role derives from it. The functions themselves live by idea, each loaded only
 when its role's desired state is worked out (a module's payload runs from a zip, compiled on every run: an audit of
-explicit settings compiles none of them): the InnoDB roles' in module_utils/roles/states.py, the settings role's in module_utils/roles/settings.py;
+explicit settings compiles none of them): the InnoDB roles' in module_utils/roles/states.py (flush_neighbors' and memcached's
+in module_utils/roles/flush_neighbors.py and memcached.py), the settings role's in module_utils/roles/settings.py;
 they read their input through module_utils/roles/inputs.py (Checker) and write their drop-in through the one option-file writer,
 module_utils/roles/option_writer.py. This file keeps what every caller shares: the registry, InputError and shown() (bad input, named
 as the user wrote it) and the drop-in's path (dropin_file()). for_roles() is the one route every caller takes:
@@ -134,6 +135,10 @@ class Role(object):
         module, function = self.source
         if module == 'role_states':
             from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import states as loaded
+        elif module == 'flush_neighbors':
+            from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import flush_neighbors as loaded
+        elif module == 'memcached':
+            from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import memcached as loaded
         elif module == 'settings':
             from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import settings as loaded
         else:
@@ -171,7 +176,7 @@ class Role(object):
 
 # In the order site.yml applies them and verify.yml audits them.
 REGISTRY = (
-    Role('flush_neighbors', ('role_states', 'flush_neighbors'),
+    Role('flush_neighbors', ('flush_neighbors', 'flush_neighbors'),
          outputs=('flush_neighbors_desired_settings', 'flush_neighbors_storage', 'flush_neighbors_report'),
          server_variables=('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
          # innodb_io_capacity / innodb_io_capacity_max are the settings role's too: flush_neighbors sets them only
@@ -188,7 +193,7 @@ REGISTRY = (
                ('innodb_adaptive_hash_index_partitions', 'adaptive_hash_parts')),
          owns_prefixes=(('innodb_adaptive_hash_index', ('adaptive_hash_enabled',)),),
          restarts=True),
-    Role('memcached', ('role_states', 'memcached'),
+    Role('memcached', ('memcached', 'memcached'),
          outputs=('memcached_desired_settings', 'memcached_report', 'memcached_restarted'),
          owns=(('daemon_memcached_option',
                 ('memcached_port', 'memcached_bind_address', 'memcached_daemon_extra_options')),
