@@ -83,7 +83,9 @@ class Role(object):
                     holds it by name (module, function) and imports it on first use (Role.function);
                     ('role_states', 'from_record') for a role whose record says all of it (each owned setting
                     from the one input that pins it: states.from_record())
-    outputs         facts the role sets under its prefix: not inputs, never reported as unknown
+    outputs         facts the role sets under its prefix: not inputs, never reported as unknown. The scaffold
+                    publishes those a state says (published_outputs(): <name>_desired_settings, <name>_pending_restart,
+                    <name>_restarted, <name>_<key> for a key of the state); the role's tasks set the others
     server_variables  server variables its function reads (server_facts `variables`)
     owns            the server variables its states may name in `settings`, in order, each with the input that
                     pins it: a name (that input's value is the setting's: upgrade.pin() offers it), a tuple of
@@ -340,6 +342,9 @@ def for_role(role, inputs, facts, detect_storage):
       notes              plain sentences
       inputs             the role's inputs as used: its defaults with the user's values over them
       role               the role's name
+      published          {output: value}: the record's outputs the state says (published_outputs()), set as facts
+                         by the scaffold's desired step (its restart step sets <role>_restarted and
+                         <role>_pending_restart again after a restart)
     """
     from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
     record = RECORDS[role]
@@ -360,7 +365,17 @@ def for_role(role, inputs, facts, detect_storage):
     state['inputs'] = dict(INPUTS[role], **inputs)
     state['role'] = role
     _persisted(role, inputs, facts, state)
+    state['published'] = published_outputs(record, state)
     return state
+
+
+def published_outputs(record, state):
+    """{output: value} of the record's outputs that the state says, before any restart: <role>_desired_settings
+    (the state's settings), <role>_pending_restart, <role>_restarted (false: nothing restarted yet), and
+    <role>_<key> for a key of the state (flush_neighbors_storage). The role's tasks set the others (its report)."""
+    prefix = record.name + '_'
+    said = dict(state, desired_settings=state['settings'], restarted=False)
+    return dict((name, said[name[len(prefix):]]) for name in record.outputs if name[len(prefix):] in said)
 
 
 def _persisted(role, inputs, facts, state):

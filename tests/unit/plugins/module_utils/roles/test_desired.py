@@ -232,6 +232,24 @@ def test_for_roles_equals_each_role_alone_with_the_defaults_filling_in():
     assert unknown == ['flush_neighbors_typo']
 
 
+def test_the_state_publishes_the_outputs_it_says():
+    """What the scaffold sets as facts for a role (its tasks set only the rest): the record's outputs the state
+    says, each from its own key; a restart the scaffold's restart step accounts for later."""
+    server = facts('mysql', (8, 0, 33))
+    _settings, states, _unknown = desired.for_roles(['flush_neighbors', 'adaptive_hash', 'memcached'],
+                                                    dict(adaptive_hash_parts=16), server, no_storage)
+    hash_state, flush_state = states['adaptive_hash'], states['flush_neighbors']
+    assert hash_state['published'] == dict(adaptive_hash_desired_settings=hash_state['settings'],
+                                           adaptive_hash_pending_restart=True, adaptive_hash_restarted=False)
+    assert flush_state['published'] == dict(flush_neighbors_desired_settings=flush_state['settings'],
+                                            flush_neighbors_storage=flush_state['storage'])
+    assert states['memcached']['published'] == dict(memcached_desired_settings=states['memcached']['settings'],
+                                                    memcached_restarted=False)
+    for role, state in states.items():
+        assert set(state['published']) < set(desired.RECORDS[role].outputs), role
+        assert role + '_report' not in state['published']
+
+
 def test_for_roles_names_the_role_of_every_bad_variable():
     message = error_of(desired.for_roles, ['adaptive_hash', 'memcached'],
                        dict(adaptive_hash_parts=0, memcached_port='x'), facts(), no_storage)
