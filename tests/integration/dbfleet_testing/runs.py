@@ -75,6 +75,23 @@ def recap(output):
     return out
 
 
+def host_failure(output, host):
+    """What the default callback printed for host's first failed task ("fatal: [host]: FAILED! =>" and the result's
+    indented lines below it), on one line; '' when host failed nowhere. One run's output names several hosts' failures:
+    this one's alone."""
+    lines = output.splitlines()
+    head = re.compile(r'^fatal: \[%s(?: -> [^\]]+)?\]: FAILED!' % re.escape(host))
+    for i, line in enumerate(lines):
+        if head.match(line):
+            block = [line]
+            for more in lines[i + 1:]:
+                if not more[:1].isspace():
+                    break
+                block.append(more)
+            return flat('\n'.join(block))
+    return ''
+
+
 def flat(text):
     """Output with the callback's line wrapping undone."""
     return ' '.join(text.split())
