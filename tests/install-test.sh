@@ -107,27 +107,37 @@ ansible-galaxy collection list dbfleet.innodb | grep -q "dbfleet.innodb *$galaxy
   || { echo "ERROR: ansible-galaxy collection list does not show dbfleet.innodb $galaxy_version" >&2; exit 1; }
 echo "installed dbfleet.innodb $installed_version into $WORK/collections"
 
-# Every plugin and role of the install renders with ansible-doc (each kind the collection ships).
+# Every plugin and role of the install renders with ansible-doc (each kind the collection ships): one ansible-doc per
+# kind renders all of its names (a name it cannot find or document is a warning or an error there), and each name's
+# page must be in what it printed.
 rendered=0
 for kind in module lookup filter test role; do
   names=$(ansible-doc -t "$kind" -l dbfleet.innodb | awk '/^dbfleet\.innodb\./ {sub(":$", "", $1); print $1}')
   [ -n "$names" ] || { echo "ERROR: ansible-doc lists no dbfleet.innodb $kind" >&2; exit 1; }
+  # Rendered with nothing on stderr (a warning, a deprecation, an error) but ansible-core's own warning about its
+  # internal collection (ansible-doc -t role of 2.21 lists ansible._protomatter, which has no version).
+  # shellcheck disable=SC2086
+  if ! ansible-doc -t "$kind" $names >"$WORK/doc.out" 2>"$WORK/doc.err" \
+     || grep -v "ansible/_internal/ansible_collections/ansible/_protomatter' does not have a MANIFEST" "$WORK/doc.err" \
+        | grep -q .; then
+    cat "$WORK/doc.err" >&2; echo "ERROR: ansible-doc -t $kind" $names >&2; exit 1
+  fi
+  # Each page starts "> MODULE name (path)" ("> ROLE: name (path)" for a role), the name in bold (a role's between
+  # asterisks without colours).
+  sed 's/\x1b\[[0-9;]*m//g' "$WORK/doc.out" | awk '/^> [A-Z]+:? [^ ]+ \(/ {print $3}' | tr -d '*' > "$WORK/doc.pages"
   for name in $names; do
-    # Rendered with nothing on stderr (a warning, a deprecation, an error) but ansible-core's own warning about its
-    # internal collection (ansible-doc -t role of 2.21 lists ansible._protomatter, which has no version).
-    if ! ansible-doc -t "$kind" "$name" >/dev/null 2>"$WORK/doc.err" \
-       || grep -v "ansible/_internal/ansible_collections/ansible/_protomatter' does not have a MANIFEST" "$WORK/doc.err" \
-          | grep -q .; then
-      cat "$WORK/doc.err" >&2; echo "ERROR: ansible-doc -t $kind $name" >&2; exit 1
-    fi
+    grep -qxF "$name" "$WORK/doc.pages" \
+      || { echo "ERROR: ansible-doc -t $kind $name rendered no page" >&2; exit 1; }
     rendered=$((rendered + 1))
   done
   echo "ansible-doc renders every $kind: $(echo $names | wc -w)"
 done
+# Every playbook by its FQCN, all of them in one syntax check (a failure names the playbook's file).
+playbooks=()
 for p in "$WORK"/collections/ansible_collections/dbfleet/innodb/playbooks/*.yml; do
-  name=$(basename "$p" .yml)
-  ansible-playbook --syntax-check -i localhost, "dbfleet.innodb.$name" >/dev/null 2>"$WORK/syntax.err" \
-    || { cat "$WORK/syntax.err" >&2; echo "ERROR: ansible-playbook --syntax-check dbfleet.innodb.$name" >&2; exit 1; }
+  playbooks+=("dbfleet.innodb.$(basename "$p" .yml)")
 done
-echo "ansible-playbook --syntax-check: every playbook by its FQCN"
+ansible-playbook --syntax-check -i localhost, "${playbooks[@]}" >/dev/null 2>"$WORK/syntax.err" \
+  || { cat "$WORK/syntax.err" >&2; echo "ERROR: ansible-playbook --syntax-check ${playbooks[*]}" >&2; exit 1; }
+echo "ansible-playbook --syntax-check: every playbook by its FQCN (${#playbooks[@]})"
 echo "install test: ok ($rendered plugins and roles rendered, $((SECONDS - start))s)"

@@ -7,6 +7,7 @@ import time
 from contextlib import contextmanager
 
 import pymysql
+import yaml
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import facts as version_facts
@@ -18,6 +19,31 @@ INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
 # The lab's default hosts (mysql57 with DBFLEET_LAB_WITH_57=1; mysql56 has tests of its own).
 LAB_HOSTS = tuple(h for h in DEFAULT_HOSTS if h != 'mysql56')
 TEST_DROPIN = '90-dbfleet-test-verify.cnf'
+
+
+def alias_inventory(path, host, aliases, inventory=INVENTORY):
+    """An inventory, written to path, in which each alias of aliases ({alias: {variable: value}}) is host under
+    another name: in host's groups, with its variables and the alias's own on top (host variables: over the lab's
+    group_vars, under extra variables). Given after inventory (its group_vars and `all` variables), one
+    ansible-playbook run reaches the one server once per alias: the cases of a test that each need a run of their own
+    (a bad input each) in one run, each case's outcome under its own name (runs.recap(), runs.host_failure())."""
+    with open(inventory, encoding='utf-8') as handle:
+        data = yaml.safe_load(handle) or {}
+    groups = {}
+
+    def walk(name, group):
+        if host in ((group or {}).get('hosts') or {}):
+            groups[name] = {'hosts': dict((alias, dict(group['hosts'][host] or {}, **own))
+                                          for alias, own in aliases.items())}
+        for child, sub in ((group or {}).get('children') or {}).items():
+            walk(child, sub)
+    for name, group in data.items():
+        walk(name, group)
+    assert groups, '%s is not in %s' % (host, inventory)
+    top = dict(groups.pop('all', {}), children=groups)
+    with open(path, 'w', encoding='utf-8') as handle:
+        yaml.safe_dump({'all': top}, handle)
+    return str(path)
 
 
 # ---------------------------------------------------------------- lab access

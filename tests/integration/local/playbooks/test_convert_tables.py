@@ -20,7 +20,7 @@ import re
 import pytest
 
 from dbfleet_testing.conversions import SCHEMA, content, engine, playbook
-from dbfleet_testing.runs import local_module
+from dbfleet_testing.runs import module_process
 from dbfleet_testing.windows import window_around_now  # noqa: E402  pylint: disable=wrong-import-position
 
 
@@ -132,11 +132,11 @@ ODD_COLUMNS = ('first name', 'last-name', 'we`ird', 'prénom', 'select')
 
 
 def _module(lab, host, state_dir, **args):
-    """dbfleet.innodb.convert_tables as a real module process; returns (rc, result)."""
+    """dbfleet.innodb.convert_tables as a real module process (runs.module_process); returns (rc, result)."""
     row = lab.hosts[host]
     args = dict(login_unix_socket=row['socket'], login_user=lab.admin_user, login_password=lab.admin_password,
                 config_file='', state_dir=state_dir, **args)
-    return local_module('dbfleet.innodb.convert_tables', args)
+    return module_process('dbfleet.innodb.convert_tables', args)
 
 
 @pytest.mark.parametrize('host', ['mariadb118', 'mysql80'])

@@ -24,7 +24,7 @@ import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from dbfleet_testing.drops import Blocker, Server, module_pid
 from dbfleet_testing.lab import REPO
-from dbfleet_testing.runs import (MINIMAL_JSON, YAML_RESULTS, env, local_module, local_module_cmd,
+from dbfleet_testing.runs import (MINIMAL_JSON, YAML_RESULTS, env, local_module_cmd, module_process,
                                   module_result, playbook_proc)
 from dbfleet_testing.servers import LAB_HOSTS
 from dbfleet_testing.windows import window_around_now
@@ -34,8 +34,9 @@ HOSTS = LAB_HOSTS
 
 # ------------------------------------------------------------------ helpers
 def module(server, check=False, timeout=180, **args):
-    """Run dbfleet.innodb.drop_tables through ansible (a real module process); returns (rc, result)."""
-    return local_module('dbfleet.innodb.drop_tables', dict(server.login(), **args), check=check, timeout=timeout)
+    """Run dbfleet.innodb.drop_tables as Ansible runs it on a host (a real module process, runs.module_process; the
+    playbook tests below run it through ansible-playbook); returns (rc, result)."""
+    return module_process('dbfleet.innodb.drop_tables', dict(server.login(), **args), check=check, timeout=timeout)
 
 
 @pytest.fixture(scope='module', params=HOSTS)

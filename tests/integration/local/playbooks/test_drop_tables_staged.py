@@ -18,7 +18,7 @@ import time
 import pytest
 
 from dbfleet_testing.lab import REPO
-from dbfleet_testing.runs import MINIMAL_JSON, YAML_RESULTS, env, local_module, local_module_cmd, playbook_proc
+from dbfleet_testing.runs import MINIMAL_JSON, YAML_RESULTS, env, local_module_cmd, module_process, playbook_proc
 from dbfleet_testing.windows import window_around_now
 
 from dbfleet_testing.drops import Blocker, Server, module_pid
@@ -50,7 +50,9 @@ def staged(request, lab):
 
 
 def module(server, check=False, **args):
-    return local_module('dbfleet.innodb.drop_tables', dict(server.login(), **args), check=check, timeout=180)
+    """dbfleet.innodb.drop_tables as Ansible runs it on a host (a real module process, runs.module_process; the
+    playbook test below runs it through ansible-playbook): (rc, result)."""
+    return module_process('dbfleet.innodb.drop_tables', dict(server.login(), **args), check=check, timeout=180)
 
 
 def make_tables(server, schema):

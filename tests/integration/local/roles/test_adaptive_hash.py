@@ -17,8 +17,8 @@ import tempfile
 import pytest
 import yaml
 from dbfleet_testing.lab import require_lab_hosts
-from dbfleet_testing.runs import playbook_proc, recap
-from dbfleet_testing.servers import socket_connect, socket_global_value
+from dbfleet_testing.runs import host_failure, playbook_proc, recap
+from dbfleet_testing.servers import alias_inventory, socket_connect, socket_global_value
 
 from dbfleet_testing.lab import REPO as ROOT
 INVENTORY = os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')
@@ -196,53 +196,103 @@ def test_enable_disable_runtime_dropin_check_mode_idempotence():
     assert dict((host, read_file(dropin_path(HOSTS[host]))) for host in hosts) == before_files       # put back
 
 
-@pytest.mark.parametrize('host', sorted(HOSTS))
-def test_parts_written_and_reported_pending_restart(host):
-    hv = HOSTS[host]
-    running = int(socket_global_value(hv, 'innodb_adaptive_hash_index_parts'))
-    wanted = 4 if running != 4 else 16
-    with Restore(hv):
-        rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_parts': wanted})
-        assert rc[host]['failed'] == 0, out
-        assert rep[host]['pending_restart'] is True
-        assert rep[host]['partition_variable'] == 'innodb_adaptive_hash_index_parts'
-        assert rep[host]['issues'][0]['status'] == 'pending_restart'
-        assert 'innodb_adaptive_hash_index_parts = %d' % wanted in read_file(dropin_path(hv))
-        assert int(socket_global_value(hv, 'innodb_adaptive_hash_index_parts')) == running   # no restart (never)
+def parts_inventory(directory, wanted):
+    """An inventory beside the lab's giving each host its own adaptive_hash_parts (host variables, over the lab's
+    group_vars); its path."""
+    path = os.path.join(directory, 'parts.yml')
+    with open(path, 'w', encoding='utf-8') as handle:
+        yaml.safe_dump({'all': {'hosts': dict((host, {'adaptive_hash_parts': parts}) for host, parts in wanted.items())}},
+                       handle)
+    return path
 
-        rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_parts': wanted})
-        assert rc[host]['changed'] == 0, out
-        assert rep[host]['pending_restart'] is True       # still reported, nothing re-done
 
+@pytest.fixture(scope='module')
+def parts_runs(tmp_path_factory):
+    """The partitions written and reported pending: each step one run over every host at once (each asked for a count
+    it does not run), as a DBA would run the role over the fleet. What each step said and what each server ran after
+    it, per host; every host put back afterwards (runtime value and drop-in)."""
+    hosts = sorted(HOSTS)
+    running = dict((host, int(socket_global_value(HOSTS[host], 'innodb_adaptive_hash_index_parts'))) for host in hosts)
+    wanted = dict((host, 4 if running[host] != 4 else 16) for host in hosts)
+    inventories = [INVENTORY, parts_inventory(str(tmp_path_factory.mktemp('ahi-parts')), wanted)]
+
+    def parts_now():
+        return dict((host, int(socket_global_value(HOSTS[host], 'innodb_adaptive_hash_index_parts'))) for host in hosts)
+    seen = dict(running=running, wanted=wanted)
+    with contextlib.ExitStack() as stack:
+        for host in hosts:
+            stack.enter_context(Restore(HOSTS[host]))
+        seen['first'] = run_role(inventories, ':'.join(hosts), {})
+        seen['dropins'] = dict((host, read_file(dropin_path(HOSTS[host]))) for host in hosts)
+        seen['parts_after_runs'] = parts_now()
+        seen['second'] = run_role(inventories, ':'.join(hosts), {})
         # What verify (and the rolling restart) sees.
-        proc, rc, out = run_playbook(INVENTORY, 'rolling_restart.yml', {'adaptive_hash_parts': wanted},
-                                     check=True, limit=host)
-        assert proc.returncode == 0, out
-        assert ('would restart one server at a time, in this order: %s; %s: primary in topology %s, for '
-                'innodb_adaptive_hash_index_parts' % (host, host, host)) in ' '.join(out.split()), out
-        assert int(socket_global_value(hv, 'innodb_adaptive_hash_index_parts')) == running
+        seen['rolling'] = run_playbook(inventories, 'rolling_restart.yml', check=True, limit=':'.join(hosts))
+        seen['parts_after_check'] = parts_now()
+    return seen
 
 
-@pytest.mark.parametrize('extra,needle', [
+@pytest.mark.parametrize('host', sorted(HOSTS))
+def test_parts_written_and_reported_pending_restart(parts_runs, host):
+    running, wanted = parts_runs['running'][host], parts_runs['wanted'][host]
+    rc, rep, out = parts_runs['first']
+    assert rc[host]['failed'] == 0, out
+    assert rep[host]['pending_restart'] is True
+    assert rep[host]['partition_variable'] == 'innodb_adaptive_hash_index_parts'
+    assert rep[host]['issues'][0]['status'] == 'pending_restart'
+    assert 'innodb_adaptive_hash_index_parts = %d' % wanted in parts_runs['dropins'][host]
+    assert parts_runs['parts_after_runs'][host] == running   # no restart (never)
+
+    rc, rep, out = parts_runs['second']
+    assert rc[host]['changed'] == 0, out
+    assert rep[host]['pending_restart'] is True       # still reported, nothing re-done
+
+    proc, rc, out = parts_runs['rolling']
+    assert proc.returncode == 0, out
+    text = ' '.join(out.split())
+    order = re.search(r'would restart one server at a time, in this order: ([^;]+);', text)
+    assert order and host in order.group(1).split(' -> '), out
+    assert '%s: primary in topology %s, for innodb_adaptive_hash_index_parts' % (host, host) in text, out
+    assert parts_runs['parts_after_check'][host] == running
+
+
+BAD_INPUT = [
     ({'adaptive_hash_parts': 0}, 'adaptive_hash_parts must be 1-512 on {server}; got 0'),
     ({'adaptive_hash_parts': 513}, 'adaptive_hash_parts must be 1-512 on {server}; got 513'),
     ({'adaptive_hash_parts': 'eight'}, "adaptive_hash_parts"),
     ({'adaptive_hash_enabled': 'maybe'}, 'adaptive_hash_enabled'),
     ({'adaptive_hash_restart': 'sometimes'}, 'adaptive_hash_restart'),
     ({'adaptive_hash_restart_timeout': -5}, 'adaptive_hash_restart_timeout must be 1 or more; got -5'),
-])
-def test_bad_input_rejected_before_anything_changes(extra, needle):
+]
+
+
+@pytest.fixture(scope='module')
+def bad_input_run(tmp_path_factory):
+    """Every bad input of BAD_INPUT in one run on the first lab host: each case is that host under a name of its own
+    (servers.alias_inventory: case0, case1...), with the case's variables (and AHI asked the other way round from
+    what the server runs, so a run that went through would change something). The host's value and drop-in before
+    and after the run, the run's recap and output."""
     host = sorted(HOSTS)[0]
     hv = HOSTS[host]
     before = (ahi_on(hv), read_file(dropin_path(hv)))
-    extra = dict({'adaptive_hash_enabled': not before[0]}, **extra)
-    rc, rep, out = run_role(INVENTORY, host, extra)
-    assert rc[host]['failed'] == 1, out
-    assert rc[host]['changed'] == 0, out
+    cases = dict(('case%d' % i, dict({'adaptive_hash_enabled': not before[0]}, **extra))
+                 for i, (extra, _needle) in enumerate(BAD_INPUT))
+    inventory = alias_inventory(tmp_path_factory.mktemp('ahi-bad') / 'cases.yml', host, cases)
+    rc, _rep, out = run_role([INVENTORY, inventory], ':'.join(cases), {})
+    return dict(host=host, before=before, after=(ahi_on(hv), read_file(dropin_path(hv))), rc=rc, out=out)
+
+
+@pytest.mark.parametrize('extra,needle', BAD_INPUT)
+def test_bad_input_rejected_before_anything_changes(bad_input_run, extra, needle):
+    host, rc, out = bad_input_run['host'], bad_input_run['rc'], bad_input_run['out']
+    hv = HOSTS[host]
+    case = 'case%d' % BAD_INPUT.index((extra, needle))
+    assert rc[case]['failed'] == 1, out
+    assert rc[case]['changed'] == 0, out
     series = re.match(r'(\d+\.\d+)', socket_global_value(hv, 'version')).group(1)
     server = ('MariaDB ' if 'mariadb' in host else 'MySQL ') + series
-    assert needle.format(server=server) in ' '.join(out.split()), out
-    assert (ahi_on(hv), read_file(dropin_path(hv))) == before
+    assert needle.format(server=server) in host_failure(out, case), out
+    assert bad_input_run['after'] == bad_input_run['before']
 
 
 def test_misspelt_variable_is_named_in_a_warning():

@@ -10,10 +10,10 @@ import re
 import subprocess
 
 import pytest
-from dbfleet_testing.servers import LAB_HOSTS, persisted_put_back
+from dbfleet_testing.servers import LAB_HOSTS, alias_inventory, persisted_put_back
 
 from dbfleet_testing.lab import REPO as ROOT
-from dbfleet_testing.runs import BIN, env
+from dbfleet_testing.runs import BIN, env, host_failure
 DROPIN = '60-dbfleet-flush_neighbors.cnf'
 VARS = ('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max')
 
@@ -96,6 +96,35 @@ def dropin(lab, host):
     return os.path.join(lab.hosts[host]['dropin_dir'], DROPIN)
 
 
+def snapshot(lab, host):
+    """The flushing variables of host: (running, persisted, the role's drop-in or None)."""
+    path = dropin(lab, host)
+    return (values(lab, host), persisted(lab, host), open(path).read() if os.path.exists(path) else None)
+
+
+def put_back(lab, host, saved):
+    """host's flushing variables as snapshot() saw them."""
+    vals, pers, text = saved
+    # The persisted values as they were (a used server's own, or none), not only the ones the test added removed.
+    now = persisted(lab, host)
+    for name in VARS:
+        if now.get(name) != pers.get(name):
+            query(lab, host, *persisted_put_back(name, pers.get(name)))
+    # capacity and max in an order the server accepts
+    top = max(vals['innodb_io_capacity_max'], values(lab, host)['innodb_io_capacity'])
+    query(lab, host, 'SET GLOBAL innodb_io_capacity_max = %s', (top,))
+    query(lab, host, 'SET GLOBAL innodb_io_capacity = %s', (vals['innodb_io_capacity'],))
+    query(lab, host, 'SET GLOBAL innodb_io_capacity_max = %s', (vals['innodb_io_capacity_max'],))
+    query(lab, host, 'SET GLOBAL innodb_flush_neighbors = %s', (vals['innodb_flush_neighbors'],))
+    path = dropin(lab, host)
+    if text is None:
+        if os.path.exists(path):
+            os.unlink(path)
+    else:
+        with open(path, 'w') as f:
+            f.write(text)
+
+
 @pytest.fixture
 def restore(lab):
     """Snapshot the flushing variables of a host (running, persisted, the role's drop-in) and put them back
@@ -103,30 +132,11 @@ def restore(lab):
     saved = {}
 
     def snap(host):
-        path = dropin(lab, host)
-        saved[host] = (values(lab, host), persisted(lab, host),
-                       open(path).read() if os.path.exists(path) else None)
+        saved[host] = snapshot(lab, host)
         return saved[host][0]
     yield snap
-    for host, (vals, pers, text) in saved.items():
-        # The persisted values as they were (a used server's own, or none), not only the ones the test added removed.
-        now = persisted(lab, host)
-        for name in VARS:
-            if now.get(name) != pers.get(name):
-                query(lab, host, *persisted_put_back(name, pers.get(name)))
-        # capacity and max in an order the server accepts
-        top = max(vals['innodb_io_capacity_max'], values(lab, host)['innodb_io_capacity'])
-        query(lab, host, 'SET GLOBAL innodb_io_capacity_max = %s', (top,))
-        query(lab, host, 'SET GLOBAL innodb_io_capacity = %s', (vals['innodb_io_capacity'],))
-        query(lab, host, 'SET GLOBAL innodb_io_capacity_max = %s', (vals['innodb_io_capacity_max'],))
-        query(lab, host, 'SET GLOBAL innodb_flush_neighbors = %s', (vals['innodb_flush_neighbors'],))
-        path = dropin(lab, host)
-        if text is None:
-            if os.path.exists(path):
-                os.unlink(path)
-        else:
-            with open(path, 'w') as f:
-                f.write(text)
+    for host, was in saved.items():
+        put_back(lab, host, was)
 
 
 def opposite(value):
@@ -222,7 +232,7 @@ def test_role_unknown_leaves_server_alone(lab, play, restore):
     assert values(lab, host) == before
 
 
-@pytest.mark.parametrize('extra, words', [
+BAD_INPUT = [
     ({'flush_neighbors_storage_class': 'nvme'}, 'must be one of'),
     # The keys and values of the maps are checked by module_utils/roles/desired.py (the server's range, each key named); a map of
     # the wrong type by the argument spec, naming the variable (issue 19: not a Python type error).
@@ -233,17 +243,45 @@ def test_role_unknown_leaves_server_alone(lab, play, restore):
     ({'flush_neighbors_io_profile': True, 'flush_neighbors_io_capacity': {'ssd': 50}}, '100 or more'),
     ({'flush_neighbors_storage_class': None, 'flush_neighbors_min_confidence': 'high',
       'flush_neighbors_unknown_action': 'fail'}, 'nothing was changed'),
-])
-def test_role_bad_input_changes_nothing(lab, play, restore, extra, words):
+]
+
+
+@pytest.fixture(scope='module')
+def bad_input_run(lab, tmp_path_factory):
+    """Every bad input of BAD_INPUT in one run on mariadb1011: each case is that host under a name of its own
+    (servers.alias_inventory: case0, case1...), given the case's variables over the class whose value differs from what
+    the server runs (a run that went through would change something). The host's flushing variables and drop-in
+    before and after the run ({case: Run}), put back afterwards."""
     host = 'mariadb1011'
-    before = restore(host)
-    had_dropin = os.path.exists(dropin(lab, host))
-    run = play(host, dict({'flush_neighbors_storage_class': 'ssd' if before['innodb_flush_neighbors'] else 'hdd'},
-                          **extra))
+    tmp = tmp_path_factory.mktemp('flush-bad')
+    inventory = str(tmp / 'hosts.yml')
+    lab.run('--inventory', inventory, 'inventory')
+    saved = snapshot(lab, host)
+    klass = 'ssd' if saved[0]['innodb_flush_neighbors'] else 'hdd'
+    cases = dict(('case%d' % i, dict({'flush_neighbors_storage_class': klass}, **extra))
+                 for i, (extra, _words) in enumerate(BAD_INPUT))
+    book = tmp / 'play.yml'
+    book.write_text(PLAYBOOK)
+    argv = [os.path.join(BIN, 'ansible-playbook'), '-i', inventory, '-i',
+            alias_inventory(tmp / 'cases.yml', host, cases, inventory=inventory), str(book), '--diff',
+            '-e', 'target=%s out_dir=%s' % (':'.join(cases), tmp)]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env(ANSIBLE_DEPRECATION_WARNINGS='0'),
+                              cwd=ROOT, timeout=600, check=False)
+        runs = dict((case, Run(proc, str(tmp), case)) for case in cases)
+        yield dict(before=saved[0], had_dropin=saved[2] is not None, runs=runs, values=values(lab, host),
+                   has_dropin=os.path.exists(dropin(lab, host)), out=proc.stdout + proc.stderr)
+    finally:
+        put_back(lab, host, saved)
+
+
+@pytest.mark.parametrize('extra, words', BAD_INPUT)
+def test_role_bad_input_changes_nothing(bad_input_run, extra, words):
+    run = bad_input_run['runs']['case%d' % BAD_INPUT.index((extra, words))]
     assert run.rc != 0 and run.failed == 1 and run.changed == 0
-    assert words in run.out
-    assert values(lab, host) == before
-    assert os.path.exists(dropin(lab, host)) == had_dropin
+    assert words in host_failure(run.out, 'case%d' % BAD_INPUT.index((extra, words))), run.out
+    assert bad_input_run['values'] == bad_input_run['before']
+    assert bad_input_run['has_dropin'] == bad_input_run['had_dropin']
 
 
 def test_role_set_persist_and_io_profile_on_mysql8(lab, play, restore):

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 
 import pytest
-from dbfleet_testing.servers import LAB_HOSTS
+from dbfleet_testing.servers import LAB_HOSTS, alias_inventory
 
 from dbfleet_testing.lab import REPO
 from dbfleet_testing.runs import BIN, env
@@ -49,26 +49,36 @@ GOOD_CONTAINER = dict(name='token', schema='memc_itest', table='token', key_colu
                       value_columns=['token'], unique_index='PRIMARY')
 
 
-def run_role(lab, host, extra):
-    """Run the role on one lab host; returns (rc, outcome dict: failed, task, msg or report)."""
+def run_role(lab, hosts, extra, aliases=None):
+    """Run the role in one run on lab hosts (one host or a list); returns (rc, {host: outcome dict: failed, task, msg
+    or report, stdout: the run's}). With aliases ({alias: variables}), on the first host under those names instead,
+    each with its variables (servers.alias_inventory): one run for several cases on one server."""
+    hosts = [hosts] if isinstance(hosts, str) else list(hosts)
     with tempfile.TemporaryDirectory() as tmp:
         play = os.path.join(tmp, 'play.yml')
         with open(play, 'w') as handle:
             handle.write(PLAYBOOK)
-        result_file = os.path.join(tmp, 'result.json')
-        extra = dict(extra, target=host, result_file=result_file)
+        inventories = ['-i', lab.inventory]
+        if aliases:
+            inventories += ['-i', alias_inventory(os.path.join(tmp, 'aliases.yml'), hosts[0], aliases,
+                                                  inventory=lab.inventory)]
+            hosts = list(aliases)
+        extra = dict(extra, target=':'.join(hosts), result_file=os.path.join(tmp, '{{ inventory_hostname }}.json'))
         extra_file = os.path.join(tmp, 'extra.json')
         with open(extra_file, 'w') as handle:
             json.dump(extra, handle)
-        proc = subprocess.run([os.path.join(BIN, 'ansible-playbook'), '-i', lab.inventory, '--limit', host,
-                               play, '-e', '@' + extra_file], env=env(), capture_output=True, text=True, timeout=300,
-                              cwd=REPO, check=False)
-        if not os.path.exists(result_file):
-            raise AssertionError('the playbook recorded no outcome:\n%s\n%s' % (proc.stdout[-3000:], proc.stderr[-3000:]))
-        with open(result_file) as handle:
-            outcome = json.load(handle)
-    outcome['stdout'] = proc.stdout
-    return proc.returncode, outcome
+        argv = [os.path.join(BIN, 'ansible-playbook')] + inventories
+        argv += ['--limit', ':'.join(hosts), play, '-e', '@' + extra_file]
+        proc = subprocess.run(argv, env=env(), capture_output=True, text=True, timeout=300, cwd=REPO, check=False)
+        outcomes = {}
+        for host in hosts:
+            result_file = os.path.join(tmp, host + '.json')
+            if not os.path.exists(result_file):
+                raise AssertionError('the playbook recorded no outcome for %s:\n%s\n%s' % (
+                    host, proc.stdout[-3000:], proc.stderr[-3000:]))
+            with open(result_file) as handle:
+                outcomes[host] = dict(json.load(handle), stdout=proc.stdout)
+    return proc.returncode, outcomes
 
 
 def snapshot(lab, host):
@@ -85,33 +95,56 @@ def snapshot(lab, host):
     return dict(dropin=text, config=rows, plugin=plugin)
 
 
-@pytest.mark.parametrize('host,reason', [
+EARLY_FAILURES = [
     ('mariadb1011', 'MariaDB never shipped the InnoDB memcached plugin'),
     ('mysql97', 'the InnoDB memcached plugin was removed in MySQL 8.3.0 (deprecated since 8.0.22)'),
     ('mariadb118', 'MariaDB never shipped the InnoDB memcached plugin'),
-] + ([('mysql57', 'has no libmemcached.so and innodb_engine.so in plugin_dir')] if 'mysql57' in LAB_HOSTS else []))
-def test_memcached_role_fails_early_where_the_plugin_cannot_run(lab, host, reason):
-    before = snapshot(lab, host)
-    rc, out = run_role(lab, host, dict(memcached_containers=[GOOD_CONTAINER]))
+] + ([('mysql57', 'has no libmemcached.so and innodb_engine.so in plugin_dir')] if 'mysql57' in LAB_HOSTS else [])
+
+
+@pytest.fixture(scope='module')
+def early_failures(lab):
+    """The role on every host of EARLY_FAILURES in one run: (what each host had before, rc, {host: outcome}, what each
+    host has after)."""
+    hosts = [h for h, _reason in EARLY_FAILURES]
+    before = dict((h, snapshot(lab, h)) for h in hosts)
+    rc, outcomes = run_role(lab, hosts, dict(memcached_containers=[GOOD_CONTAINER]))
+    return before, rc, outcomes, dict((h, snapshot(lab, h)) for h in hosts)
+
+
+@pytest.mark.parametrize('host,reason', EARLY_FAILURES)
+def test_memcached_role_fails_early_where_the_plugin_cannot_run(early_failures, host, reason):
+    before, rc, outcomes, after = early_failures
+    out = outcomes[host]
     assert rc != 0
     assert out['failed'] is True
     assert out['task'] == 'Stop here on a server that cannot have the plugin'
     assert reason in out['msg']
     assert 'memcached_skip_unsupported: true' in out['msg'], 'the message says what to do'
     assert 'Leave this host out' in out['msg']
-    assert snapshot(lab, host) == before
+    assert after[host] == before[host]
+
+
+@pytest.fixture(scope='module')
+def skip_reports(lab):
+    """The role with memcached_skip_unsupported on every lab host but mysql80, in one run: (what each host had before,
+    rc, {host: outcome}, what each host has after)."""
+    hosts = [h for h in LAB_HOSTS if h != 'mysql80']
+    before = dict((h, snapshot(lab, h)) for h in hosts)
+    rc, outcomes = run_role(lab, hosts, dict(memcached_containers=[GOOD_CONTAINER], memcached_skip_unsupported=True))
+    return before, rc, outcomes, dict((h, snapshot(lab, h)) for h in hosts)
 
 
 @pytest.mark.parametrize('host', [h for h in LAB_HOSTS if h != 'mysql80'])
-def test_memcached_role_reports_unsupported_hosts_as_skipped(lab, host):
-    before = snapshot(lab, host)
-    rc, out = run_role(lab, host, dict(memcached_containers=[GOOD_CONTAINER], memcached_skip_unsupported=True))
+def test_memcached_role_reports_unsupported_hosts_as_skipped(skip_reports, host):
+    before, rc, outcomes, after = skip_reports
+    out = outcomes[host]
     assert rc == 0, out
     report = out['report']
     assert report['skipped'] is True
     assert 'memcached plugin' in report['reason'] or 'libmemcached.so' in report['reason']
     assert 'skipped: %s:' % host in out['stdout']
-    assert snapshot(lab, host) == before
+    assert after[host] == before[host]
 
 
 @pytest.fixture(scope='module')
@@ -174,14 +207,26 @@ BAD_INPUT = [
 ]
 
 
-@pytest.mark.parametrize('label,extra,task,fragments', BAD_INPUT, ids=[b[0] for b in BAD_INPUT])
-def test_memcached_bad_input_is_refused_before_anything_changes(lab, itest_table, label, extra, task, fragments):
+@pytest.fixture(scope='module')
+def bad_input_runs(lab, itest_table):
+    """Every case of BAD_INPUT in one run on mysql80: each case is the host under a name of its own
+    (servers.alias_inventory: case0, case1...) with its variables. (what mysql80 had before, rc, {case: outcome}, what
+    it has after)."""
     before = snapshot(lab, 'mysql80')
-    rc, out = run_role(lab, 'mysql80', extra)
+    rc, outcomes = run_role(lab, 'mysql80', {}, aliases=dict(('case%d' % i, extra)
+                                                             for i, (_label, extra, _task, _f) in enumerate(BAD_INPUT)))
+    return before, rc, outcomes, snapshot(lab, 'mysql80')
+
+
+@pytest.mark.parametrize('label,extra,task,fragments', BAD_INPUT, ids=[b[0] for b in BAD_INPUT])
+def test_memcached_bad_input_is_refused_before_anything_changes(bad_input_runs, label, extra, task, fragments):
+    before, rc, outcomes, after = bad_input_runs
+    out = outcomes['case%d' % [b[0] for b in BAD_INPUT].index(label)]
+    assert extra
     assert rc != 0
     assert out['failed'] is True
     if task is not None:
         assert out['task'] == task, out
     for fragment in fragments:
         assert fragment in out['msg'], (fragment, out['msg'])
-    assert snapshot(lab, 'mysql80') == before
+    assert after == before

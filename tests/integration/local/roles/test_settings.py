@@ -33,6 +33,10 @@ READ_ONLY = {
 }
 
 
+# The running values the tests compare before and after.
+KEPT = ('innodb_io_capacity', 'innodb_buffer_pool_size', 'innodb_sort_buffer_size')
+
+
 def dropin(host):
     return os.path.join(host_vars(host)['dbfleet_option_dropin_dir'], DROPIN)
 
@@ -58,8 +62,11 @@ def not_ok(result):
 def as_found(lab, hosts):
     """The hosts without the role's drop-in and without persisted values while the test runs (the lab restarts the
     server, which also drops what SET GLOBAL changed); afterwards the values the server had persisted (a used
-    server's own) are persisted again and in effect. Yields {host: values before}."""
-    def clean(put_back):
+    server's own) are persisted again and in effect. Before the test, persisted values of variables that neither the
+    map nor the compared values name (a used server's own: conftest.used_lab) only leave mysqld-auto.cnf, with no
+    restart: what they set keeps running, and no run or assertion of the test reads it. Yields {host: values
+    before}."""
+    def clean(put_back, before=False):
         found = {}
         for host in hosts:
             found[host] = dict((r['VARIABLE_NAME'], r['VARIABLE_VALUE']) for r in sql(
@@ -69,12 +76,13 @@ def as_found(lab, hosts):
                 sql(host, 'RESET PERSIST')
             for name, value in sorted(put_back.get(host, {}).items()):
                 sql(host, *persisted_put_back(name, value))
-            if os.path.exists(dropin(host)) or found[host] or put_back.get(host):
+            in_effect = set(found[host]) & (set(MAP) | set(KEPT)) if before else found[host]
+            if os.path.exists(dropin(host)) or in_effect or put_back.get(host):
                 if os.path.exists(dropin(host)):
                     os.remove(dropin(host))
                 lab.run('restart', host)
         return found
-    found = clean({})
+    found = clean({}, before=True)
     before = kept_values(hosts)
     yield before
     clean(found)
@@ -92,8 +100,7 @@ def as_found(lab, hosts):
 
 def kept_values(hosts):
     """{host: {name: running value}} of the settings the tests compare before and after."""
-    kept = ('innodb_io_capacity', 'innodb_buffer_pool_size', 'innodb_sort_buffer_size')
-    return dict((h, dict((n, global_value(h, n)) for n in kept)) for h in hosts)
+    return dict((h, dict((n, global_value(h, n)) for n in KEPT)) for h in hosts)
 
 
 @pytest.fixture()
