@@ -4,7 +4,7 @@
 """Controller side of the topology component: build the plan from every host's topology_facts.
 
 Runs on the controller only (no connection to any host); see plugins/modules/topology_plan.py for
-the documentation and plugins/module_utils/replication/topology.py for the logic."""
+the documentation and plugins/module_utils/replication/topology_plan.py for the logic."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology_plan
 
 ARGUMENT_SPEC = dict(
     facts=dict(type='raw', required=True),
@@ -101,7 +102,7 @@ class ActionModule(ActionBase):
         for host in hosts:
             hv = hostvars.get(host) or {}
             facts, error = by_host[host]
-            role, role_source = topology.inventory_role(hv, groups, host, args['inventory_group'])
+            role, role_source = topology_plan.inventory_role(hv, groups, host, args['inventory_group'])
             if role not in (None, topology.PRIMARY, topology.REPLICA):
                 raise AnsibleActionFail("%s: dbfleet_replication_role must be 'primary' or 'replica', got %r"
                                         % (host, role))
@@ -117,9 +118,9 @@ class ActionModule(ActionBase):
             hv = hostvars.get(host) or {}
             entries[host] = dict(outside=True, addresses=[hv.get('ansible_host'), hv.get('dbfleet_login_host'), host],
                                  port=hv.get('dbfleet_login_port') or 3306)
-        plan = topology.build_plan(entries, pending=args['pending'], reached=args['reached'],
-                                   max_lag=args['max_lag'], order=hosts + [h for h in entries if h not in hosts],
-                                   cluster_switchover=args['cluster_switchover'], restarts=args['restarts'])
+        plan = topology_plan.build_plan(entries, pending=args['pending'], reached=args['reached'],
+                                        max_lag=args['max_lag'], order=hosts + [h for h in entries if h not in hosts],
+                                        cluster_switchover=args['cluster_switchover'], restarts=args['restarts'])
         result['changed'] = False
         result['plan'] = plan
         result['msg'] = plan['message']

@@ -16,6 +16,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connec
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files import describe_target, resolve_login
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import discovery
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
@@ -41,7 +43,7 @@ def option_file_plan(identity, process, process_reason, option_files=None, fallb
     if process:
         command_line = optionfiles.parse_command_line(process['argv'], process.get('cwd'))
     suffix = command_line.group_suffix if command_line else None
-    groups = optionfiles.group_names(flavors.option_groups_for(identity.flavor, identity.version), suffix)
+    groups = optionfiles.group_names(capability_facts.option_groups_for(identity.flavor, identity.version), suffix)
     plan = dict(groups=list(groups), command_line=command_line, local=process is not None, note='')
     if option_files:
         plan['files'] = [os.path.expanduser(f) for f in option_files]
@@ -50,7 +52,7 @@ def option_file_plan(identity, process, process_reason, option_files=None, fallb
         return plan
     plan['explicit'] = False
     if process:
-        defaults = flavors.capability('default_option_files', identity.flavor, identity.version)
+        defaults = capability_facts.capability('default_option_files', identity.flavor, identity.version)
         files, source = optionfiles.server_option_files(command_line, defaults, process.get('home'))
         plan['files'] = files
         plan['source'] = 'server command line (pid %d): %s' % (process['pid'], source)
@@ -77,7 +79,7 @@ def gather(conn, variables=None, login_params=None, option_files=None, fallback_
     Also returns the internal plan under the key '_plan' (removed by callers before output)."""
     if variables is None:
         variables = all_global_variables(conn)
-    identity = flavors.identity_from_variables(variables)
+    identity = server_identity.identity_from_variables(variables)
     process, reason = local_process(variables, login_params, proc_root)
     plan = option_file_plan(identity, process, reason, option_files, fallback_option_files)
     facts = dict(identity.to_dict())
@@ -87,7 +89,7 @@ def gather(conn, variables=None, login_params=None, option_files=None, fallback_
     facts['port'] = as_int(variables.get('port'))
     facts['server_id'] = as_int(variables.get('server_id'))
     facts['replication'] = replication_info(conn, identity, variables)
-    facts['capabilities'] = flavors.capabilities(identity.flavor, identity.version)
+    facts['capabilities'] = capability_facts.capabilities(identity.flavor, identity.version)
     facts['option_groups'] = plan['groups']
     facts['option_files'] = list(plan['files'])
     facts['option_files_source'] = plan['source']
@@ -148,8 +150,8 @@ def variable_table(conn, identity, names):
     placeholders = ', '.join(['%s'] * len(names))
     out = {}
     try:
-        if flavors.capability('system_variables_table', identity.flavor, identity.version):
-            has_path = flavors.capability('system_variables_value_path', identity.flavor, identity.version)
+        if capability_facts.capability('system_variables_table', identity.flavor, identity.version):
+            has_path = capability_facts.capability('system_variables_value_path', identity.flavor, identity.version)
             path_column = 'GLOBAL_VALUE_PATH' if has_path else 'NULL'
             rows = query(conn, 'SELECT VARIABLE_NAME, READ_ONLY, DEFAULT_VALUE, GLOBAL_VALUE_ORIGIN, '
                                'VARIABLE_TYPE, NUMERIC_BLOCK_SIZE, VARIABLE_SCOPE, %s AS GLOBAL_VALUE_PATH '
@@ -164,7 +166,7 @@ def variable_table(conn, identity, names):
                     type=row['VARIABLE_TYPE'],
                     block_size=row['NUMERIC_BLOCK_SIZE'],
                     source='information_schema.SYSTEM_VARIABLES')
-        elif flavors.capability('variables_info_table', identity.flavor, identity.version):
+        elif capability_facts.capability('variables_info_table', identity.flavor, identity.version):
             rows = query(conn, 'SELECT VARIABLE_NAME, VARIABLE_SOURCE, VARIABLE_PATH, SET_TIME '
                                'FROM performance_schema.variables_info WHERE VARIABLE_NAME IN (%s)'
                          % placeholders, names)
@@ -192,7 +194,7 @@ def variable_catalog(conn, identity):
     that fails, gives {} and the reason."""
     out = {}
     try:
-        if flavors.capability('system_variables_table', identity.flavor, identity.version):
+        if capability_facts.capability('system_variables_table', identity.flavor, identity.version):
             source = 'information_schema.SYSTEM_VARIABLES'
             rows = query(conn, 'SELECT VARIABLE_NAME, VARIABLE_TYPE, NUMERIC_MIN_VALUE, NUMERIC_MAX_VALUE, '
                                'NUMERIC_BLOCK_SIZE, ENUM_VALUE_LIST, READ_ONLY FROM information_schema.SYSTEM_VARIABLES '
@@ -204,7 +206,7 @@ def variable_catalog(conn, identity):
                     maximum=_number(row.get('NUMERIC_MAX_VALUE')), block_size=_number(row.get('NUMERIC_BLOCK_SIZE')),
                     choices=choices.split(',') if choices else None,
                     read_only=str(row.get('READ_ONLY')).upper() == 'YES')
-        elif flavors.capability('variables_info_table', identity.flavor, identity.version):
+        elif capability_facts.capability('variables_info_table', identity.flavor, identity.version):
             source = 'performance_schema.variables_info'
             rows = query(conn, 'SELECT VARIABLE_NAME, MIN_VALUE, MAX_VALUE FROM performance_schema.variables_info '
                                'LIMIT %d' % CATALOG_LIMIT)
@@ -303,7 +305,7 @@ def _cgroup_limit(base, path, file_name):
 def persisted_variables(conn, identity, variables):
     """{name: value} from performance_schema.persisted_variables (MySQL 8), or {} where there is
     no SET PERSIST or persisted_globals_load is OFF. Second item: a reason when it could not be read."""
-    if not flavors.capability('set_persist', identity.flavor, identity.version):
+    if not capability_facts.capability('set_persist', identity.flavor, identity.version):
         return {}, None
     if str(variables.get('persisted_globals_load', 'ON')).upper() in ('OFF', '0'):
         return {}, 'persisted_globals_load is OFF: the server ignores mysqld-auto.cnf at startup'

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import engine_facts
 
 # Schemas of the server itself: an upgrade converts them, they are never a user's blocker.
@@ -52,8 +53,8 @@ def parse_target(target_flavor, target_version, identity):
     if flavor not in flavors.FLAVORS:
         raise ValueError('target_flavor %r is not one of %s' % (target_flavor, ', '.join(flavors.FLAVORS)))
     try:
-        version = flavors.parse_version(target_version if str(target_version).count('.') >= 2
-                                        else '%s.0' % target_version)
+        version = server_identity.parse_version(target_version if str(target_version).count('.') >= 2
+                                                else '%s.0' % target_version)
     except ValueError:
         raise ValueError('target_version %r is not a version such as 8.4.0 or 11.8' % (target_version,))
     return flavor, version
@@ -153,7 +154,7 @@ def parse_target_spec(text, name='target_version'):
     match = _TARGET_RE.match(text)
     if match and match.group(1) in flavors.FLAVORS:
         version = match.group(2)
-        return match.group(1), flavors.parse_version(version if version.count('.') >= 2 else '%s.0' % version)
+        return match.group(1), server_identity.parse_version(version if version.count('.') >= 2 else '%s.0' % version)
     raise ValueError('%s %r is not an upgrade target: use <flavor>-<version> with a flavor of %s, such as '
                      'mysql-8.4 or mariadb-11.8' % (name, text, ', '.join(flavors.FLAVORS)))
 

@@ -6,7 +6,7 @@
 Users write values as YAML gives them (True, 'on', 1, '1G', 512M, enum names in any case); servers
 report strings ('ON', '134217728', 'O_DIRECT', '90.000000') and read option files their own way.
 Every caller that sets, audits or plans a variable (global_variables, memcached_plugin,
-topology.settings_check, verify, desired) goes through this module, so a value that one of them
+restart_gate.settings_check, verify, desired) goes through this module, so a value that one of them
 accepts the others accept too, and mean the same by it.
 
 Two sides of a comparison:

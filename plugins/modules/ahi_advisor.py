@@ -217,6 +217,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import l
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
     error_text, execute, global_status, global_variables, query)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import signals
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges, option_spec, range_problems
@@ -337,14 +339,14 @@ def main():
     conn = conn_utils.connect(module)
     result = dict(changed=False)
     try:
-        identity = flavors.identity_from_variables(
-            global_variables(conn, flavors.DETECT_VARIABLES))
+        identity = server_identity.identity_from_variables(
+            global_variables(conn, server_identity.DETECT_VARIABLES))
     except (ValueError, conn_utils.pymysql.err.MySQLError) as e:
         module.fail_json(msg='cannot identify the server: %s' % e)
     result['server'] = identity.to_dict()
-    column = flavors.capability('innodb_metrics_enabled_column', identity.flavor, identity.version)
-    status_counters = flavors.capability('ahi_status_counters', identity.flavor, identity.version)
-    part_var = flavors.ahi_partition_variable(identity.flavor, identity.version)
+    column = capability_facts.capability('innodb_metrics_enabled_column', identity.flavor, identity.version)
+    status_counters = capability_facts.capability('ahi_status_counters', identity.flavor, identity.version)
+    part_var = capability_facts.ahi_partition_variable(identity.flavor, identity.version)
 
     enabled_now = []
     warnings = []

@@ -119,7 +119,7 @@ clients_after:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import cluster_drain
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import execute, global_status, global_variables, query
@@ -128,8 +128,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import execute,
 def main():
     argument_spec = login_argument_spec()
     argument_spec.update(
-        method=dict(type='str', required=True, choices=sorted(clusters.DRAIN_METHODS)),
-        state=dict(type='str', default='drained', choices=list(clusters.DRAIN_STATES)),
+        method=dict(type='str', required=True, choices=sorted(cluster_drain.DRAIN_METHODS)),
+        state=dict(type='str', default='drained', choices=list(cluster_drain.DRAIN_STATES)),
         seconds=dict(type='int', default=0),
         restore_value=dict(type='str'),
         expect_cluster=dict(type='str'),
@@ -138,7 +138,7 @@ def main():
     p = module.params
     if p['seconds'] < 0:
         module.fail_json(msg='seconds must be 0 or more, got %d; nothing was changed' % p['seconds'])
-    conn_utils.run_and_exit(module, 'the drain (%s %s)' % (p['method'], p['state']), lambda conn: clusters.run_drain(
+    conn_utils.run_and_exit(module, 'the drain (%s %s)' % (p['method'], p['state']), lambda conn: cluster_drain.run_drain(
         conn, query, execute, global_variables, global_status, p['method'],
         p['state'], p['restore_value'], p['seconds'], p['expect_cluster'], module.check_mode))
 

@@ -92,7 +92,7 @@ cluster:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import cluster_switchover
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection as conn_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import global_variables, query
@@ -107,7 +107,7 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     p = module.params
-    conn_utils.run_and_exit(module, 'the switchover', lambda conn: clusters.run_switchover(
+    conn_utils.run_and_exit(module, 'the switchover', lambda conn: cluster_switchover.run_switchover(
         conn, query, global_variables, p['allowed'], p['candidates'], p['expect_cluster'],
         module.check_mode))
 

@@ -77,7 +77,7 @@ options:
   ahi_strategy:
     description:
       - V(auto) switches AHI off around the drops where the collection's data for this flavor and
-        version says so (C(drop_table_ahi_strategy) in C(module_utils/versions/flavors.py)).
+        version says so (C(drop_table_ahi_strategy) in C(module_utils/versions/capability_facts.py)).
       - V(toggle) always switches it off first (when it is on) and back on after.
       - V(keep) never touches it.
     type: str
@@ -327,7 +327,7 @@ ahi:
     after: 'ON'
     toggled: true
     off_seconds: 0.0921
-    reason: "AHI is ON and versions/flavors.py drop_table_ahi_strategy for mysql 5.7.22 is toggle: ..."
+    reason: "AHI is ON and versions/capability_facts.py drop_table_ahi_strategy for mysql 5.7.22 is toggle: ..."
 steps:
   description: Each step with its duration in seconds and whether it worked.
   returned: always

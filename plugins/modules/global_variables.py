@@ -168,6 +168,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import l
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
     error_text, execute, global_status, global_variables, is_plain_identifier, query, quote_identifier)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
@@ -221,7 +223,7 @@ def _plan(module, conn, identity, wanted):
     table, _reason = server_facts.variable_table(conn, identity, [f.resolved for f in found.values()
                                                                   if f.problem is None])
     rounding = None
-    if flavors.capability('buffer_pool_chunk_rounding', identity.flavor, identity.version):
+    if capability_facts.capability('buffer_pool_chunk_rounding', identity.flavor, identity.version):
         rounding = (server_vars.get('innodb_buffer_pool_chunk_size'), server_vars.get('innodb_buffer_pool_instances'))
     for name, resolved in sorted(found.items()):
         if resolved.problem is not None:
@@ -312,9 +314,9 @@ def main():
 
     conn = conn_utils.connect(module)
     try:
-        identity = flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
+        identity = server_identity.identity_from_variables(global_variables(conn, server_identity.DETECT_VARIABLES))
         for option in ('persist', 'persist_only', 'reset_persisted'):
-            if module.params[option] and not flavors.capability('set_persist', identity.flavor, identity.version):
+            if module.params[option] and not capability_facts.capability('set_persist', identity.flavor, identity.version):
                 module.fail_json(msg='%s: SET PERSIST does not exist on %s %s; write the value to an option '
                                      'file instead' % (option, identity.flavor, flavors.format_version(identity.version)),
                                  server=identity.to_dict())

@@ -226,7 +226,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import connect, pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_text, execute, global_variables, query_one
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.config import (
     CONFIG_OPTIONS, apply_plan, plan_cache_policy, plan_config_options, plan_containers, policy_view, read_state,
     schema_exists, schema_tables, stock_state, table_metadata)
@@ -356,8 +357,8 @@ def _container_problems(conn, specs, delimiter):
 
 def present(module, conn, result):
     p = module.params
-    identity = flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
-    supported, reason = flavors.memcached_support(identity.flavor, identity.version)
+    identity = server_identity.identity_from_variables(global_variables(conn, server_identity.DETECT_VARIABLES))
+    supported, reason = capability_facts.memcached_support(identity.flavor, identity.version)
     if not supported:
         module.fail_json(msg='%s (server %s %s): nothing to configure' % (
             reason, identity.flavor, identity.version_string), **result)

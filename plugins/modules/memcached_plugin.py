@@ -209,7 +209,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import l
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
     error_text, execute, global_variables, query, query_one)
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts, values
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.client import MemcacheClient, MemcacheError, wait_for_server
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.plugin import (
@@ -250,7 +250,7 @@ def gather(module, conn):
     if module.params['runs_as_root'] is not None:
         server['runs_as_root'] = module.params['runs_as_root']
     gv = dict(plugin_dir=facts.get('plugin_dir'))
-    supported, reason = flavors.memcached_support(identity.flavor, identity.version)
+    supported, reason = capability_facts.memcached_support(identity.flavor, identity.version)
     missing = []
     if supported:
         plugin_dir = gv.get('plugin_dir') or ''

@@ -147,8 +147,10 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import l
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.tls import warn_unverified
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
     error_text, global_status, global_variables, query, query_one)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import gtid_sets
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import restart_gate
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 
@@ -184,18 +186,18 @@ def look(params, settings, deadline=None):
         facts = topology.read_server(conn, query, global_variables, global_status)
         check = []
         if settings:
-            identity = flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
-            check = topology.settings_check(identity, global_variables(conn), settings)
+            identity = server_identity.identity_from_variables(global_variables(conn, server_identity.DETECT_VARIABLES))
+            check = restart_gate.settings_check(identity, global_variables(conn), settings)
     except (ValueError, conn_utils.pymysql.err.MySQLError) as e:
         conn.close()
         why = error_text(e)
         if 'timed out' in why:
             why += ' (a read blocked past the gate\'s timeout)'
         return None, ['reading the server failed: %s' % why], None
-    return facts, topology.gate_problems(facts, params['expect_replica'], params['max_lag'], check,
-                                         expect_cluster=params.get('expect_cluster'),
-                                         expect_cluster_size=params.get('expect_cluster_size'),
-                                         max_queue=params.get('max_queue', 0)), conn
+    return facts, restart_gate.gate_problems(facts, params['expect_replica'], params['max_lag'], check,
+                                             expect_cluster=params.get('expect_cluster'),
+                                             expect_cluster_size=params.get('expect_cluster_size'),
+                                             max_queue=params.get('max_queue', 0)), conn
 
 
 def hopeless(facts, params=None):
@@ -279,7 +281,7 @@ def main():
 
     position = (p['source_position'] or '').strip()
     model = (facts.get('gtid') or {}).get('model')
-    sql, caught_up_value = topology.gtid_wait_sql(model)
+    sql, caught_up_value = gtid_sets.gtid_wait_sql(model)
     if position and sql:
         remaining = max(1, int(deadline - time.time()))
         try:

@@ -147,11 +147,12 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
 from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import service_restart
+from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import refused_start
 
 
 def main():
     argument_spec = login_argument_spec()
-    argument_spec.update(service_restart.put_back_options())
+    argument_spec.update(refused_start.put_back_options())
     argument_spec.update(
         name=dict(type='str', required=True),
         timeout=dict(type='int', default=300),

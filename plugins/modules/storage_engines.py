@@ -180,6 +180,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_text, execute, global_variables, query
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 
 
@@ -201,7 +202,7 @@ def main():
         module.fail_json(msg=str(e))
     conn = conn_utils.connect(module)
     try:
-        identity = flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
+        identity = server_identity.identity_from_variables(global_variables(conn, server_identity.DETECT_VARIABLES))
         try:
             target = storage_engines.parse_target(params['target_flavor'], params['target_version'], identity)
         except ValueError as e:

@@ -246,6 +246,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_text, query_one
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import storage
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import storage_probe
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import block_devices
 
 
 def _server_datadir(module):
@@ -284,7 +286,7 @@ def main():
         module.fail_json(msg='probe_max_reads must be between 1 and 1000, got %s' % params['probe_max_reads'])
     if not 0.1 <= params['probe_max_seconds'] <= 5:
         module.fail_json(msg='probe_max_seconds must be between 0.1 and 5, got %s' % params['probe_max_seconds'])
-    if params['device'] is not None and not storage.valid_device_name(
+    if params['device'] is not None and not block_devices.valid_device_name(
             params['device'][5:] if params['device'].startswith('/dev/') else params['device']):
         module.fail_json(msg='device %r is not a block device name (sda, nvme0n1p2, dm-3), MAJ:MIN or /dev path'
                          % params['device'])
@@ -309,16 +311,16 @@ def main():
         result = inspector.inspect_path(path)
         result['path_source'] = source
         if params['probe']:
-            skip = storage.probe_skip_reason(result)
+            skip = storage_probe.probe_skip_reason(result)
             if skip:
                 probe = dict(reads=0, storage_class=storage.UNKNOWN, reason=skip)
             elif inspector.live and storage.os.path.exists(result.get('resolved_path') or path):
-                probe = storage.probe_latency(result.get('resolved_path') or path, params['probe_max_reads'],
-                                              params['probe_max_seconds'])
+                probe = storage_probe.probe_latency(result.get('resolved_path') or path, params['probe_max_reads'],
+                                                    params['probe_max_seconds'])
             else:
                 probe = dict(reads=0, storage_class=storage.UNKNOWN,
                              reason='probe: the path must exist on this host and the live sysfs/proc be used')
-            result = storage.combine_probe(result, probe)
+            result = storage_probe.combine_probe(result, probe)
 
     module.exit_json(changed=False, **result)
 

@@ -15,6 +15,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connec
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import NamedGlobalVariables, all_global_variables, error_text, execute, query
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
@@ -301,7 +303,7 @@ def read_upgrade(conn, identity, target, catalog, variables, plan, parsed, persi
                      'that is no variable, or a line written loose-, is not seen)' % plan['note'])
     else:
         suffix = plan['command_line'].group_suffix if plan['command_line'] else None
-        groups = optionfiles.group_names(flavors.option_groups_for(target[0], target[1]), suffix)
+        groups = optionfiles.group_names(capability_facts.option_groups_for(target[0], target[1]), suffix)
         target_parsed = optionfiles.read_option_files(plan['files'], groups)
         current_entries, target_entries = parsed.entries, target_parsed.entries
         settings += upgrade.option_settings(target_entries)
@@ -312,8 +314,8 @@ def read_upgrade(conn, identity, target, catalog, variables, plan, parsed, persi
         rows = query(conn, "SELECT PLUGIN_NAME FROM information_schema.PLUGINS WHERE PLUGIN_NAME = "
                            "'daemon_memcached' AND PLUGIN_STATUS = 'ACTIVE'")
         uses['memcached_plugin'] = bool(rows)
-        if flavors.capability('mysql_native_password', identity.flavor, identity.version) \
-                and not flavors.capability('mysql_native_password', target[0], target[1]):
+        if capability_facts.capability('mysql_native_password', identity.flavor, identity.version) \
+                and not capability_facts.capability('mysql_native_password', target[0], target[1]):
             rows = query(conn, "SELECT CONCAT(User, '@', Host) AS account FROM mysql.user "
                                "WHERE plugin = 'mysql_native_password' ORDER BY User, Host")
             uses['native_password_accounts'] = [_decoded(r['account']) for r in rows]
@@ -327,10 +329,10 @@ def _decoded(value):
     return value.decode('utf-8', 'replace') if isinstance(value, bytes) else value
 
 
-# The global variables audit() reads besides the settings' own: who the server is (flavors.DETECT_VARIABLES),
+# The global variables audit() reads besides the settings' own: who the server is (server_identity.DETECT_VARIABLES),
 # its paths and name (server_facts.gather), its replication role, whether it loads persisted values, and the
 # buffer pool chunk rounding, and what tells its cluster (replication/membership.CLUSTER_VARIABLES).
-AUDIT_VARIABLES = tuple(flavors.DETECT_VARIABLES) + server_facts.FACT_PATHS + membership.CLUSTER_VARIABLES + (
+AUDIT_VARIABLES = tuple(server_identity.DETECT_VARIABLES) + server_facts.FACT_PATHS + membership.CLUSTER_VARIABLES + (
     'hostname', 'port', 'server_id', 'read_only', 'super_read_only', 'persisted_globals_load',
     'innodb_buffer_pool_chunk_size', 'innodb_buffer_pool_instances')
 
@@ -415,7 +417,7 @@ def _startup_sources(plan):
 
 def _buffer_pool_rounding(variables, identity):
     """Step 5 of audit(): (chunk size, instances) the server rounds innodb_buffer_pool_size to, or None."""
-    if variables.get('innodb_buffer_pool_chunk_size') and flavors.capability(
+    if variables.get('innodb_buffer_pool_chunk_size') and capability_facts.capability(
             'buffer_pool_chunk_rounding', identity.flavor, identity.version):
         return (variables.get('innodb_buffer_pool_chunk_size'), variables.get('innodb_buffer_pool_instances') or 1)
     return None

@@ -27,6 +27,7 @@ import hashlib
 import os
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import execute, is_plain_identifier, query, query_one
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.engine import AHI, GuardedChange
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import (
@@ -93,8 +94,8 @@ def decide_ahi(requested, flavor, version, ahi_value, innodb_tables):
     innodb_tables: how many tables to drop are InnoDB.
     """
     if requested == 'auto':
-        strategy = flavors.capability('drop_table_ahi_strategy', flavor, version)
-        source = 'versions/flavors.py drop_table_ahi_strategy for %s %s' % (flavor, flavors.format_version(version))
+        strategy = capability_facts.capability('drop_table_ahi_strategy', flavor, version)
+        source = 'versions/capability_facts.py drop_table_ahi_strategy for %s %s' % (flavor, flavors.format_version(version))
     else:
         strategy = requested
         source = 'ahi_strategy=%s' % requested
@@ -148,7 +149,7 @@ class Drop(GuardedChange):
                                     sleep=self.sleep, clock=self.clock, run_id=self.p.get('run_id'))
         leftovers = self.staged.finish_leftovers()
         self.plan.extend(leftovers['actions'])
-        catalog = flavors.capability('tablespace_files_catalog', self.identity.flavor, self.identity.version)
+        catalog = capability_facts.capability('tablespace_files_catalog', self.identity.flavor, self.identity.version)
         problems = self.staged.plan_tables(lambda sql, args: query(self.conn, sql, args), catalog, tables)
         if not problems:
             problems = self.staged.check_staging()

@@ -36,6 +36,8 @@ import os
 import time
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import ConnectError, open_connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.tls import unverified_warning
@@ -61,7 +63,7 @@ SUPER_READ_ONLY = 'super_read_only'
 # Errors worth another attempt: the lock wait ran out (MDL or row lock) or a deadlock.
 RETRYABLE_ERRORS = frozenset((1205, 1213))
 SIGNALS = ('SIGTERM', 'SIGINT', 'SIGHUP')
-# Where metadata locks are listed (versions/flavors.py metadata_lock_sources names them per flavor/version):
+# Where metadata locks are listed (versions/capability_facts.py metadata_lock_sources names them per flavor/version):
 # source -> (probe that says whether it is enabled, its column, the enabled value, the listing, its first argument).
 MDL_SOURCES = {
     'performance_schema': (
@@ -145,9 +147,9 @@ class GuardedChange(object):
             self.conn = self._connect(self.p)
         except ConnectError as e:
             raise GuardedError(str(e))
-        rows = global_variables(self.conn, list(flavors.DETECT_VARIABLES) + [
+        rows = global_variables(self.conn, list(server_identity.DETECT_VARIABLES) + [
             AHI, SUPER_READ_ONLY, 'log_bin', 'hostname', 'port', 'datadir', 'server_uuid', 'server_id'] + list(SCOPE_VARIABLES))
-        self.identity = flavors.identity_from_variables(rows)
+        self.identity = server_identity.identity_from_variables(rows)
         self.server_vars = rows
         self.scope = scope_for(self.identity, rows)
         for sql in self.scope.session_sql:
@@ -274,7 +276,7 @@ class GuardedChange(object):
 
     def read_set_info(self, name, conn=None):
         """When and by whom a global variable was last SET (performance_schema.variables_info), or None."""
-        if not flavors.capability('variables_info_table', self.identity.flavor, self.identity.version):
+        if not capability_facts.capability('variables_info_table', self.identity.flavor, self.identity.version):
             return None
         try:
             row = query_one(conn or self.conn, 'SELECT SET_TIME, SET_USER, SET_HOST FROM '
@@ -341,7 +343,7 @@ class GuardedChange(object):
     def read_replica_hosts(self):
         """The replicas registered with this server (server_id, host, port), for the playbook to compare
         with its hosts: a replica of a host that changes must be in the run. None when it cannot be read."""
-        statement = flavors.capability('replica_hosts_statement', self.identity.flavor, self.identity.version)
+        statement = capability_facts.capability('replica_hosts_statement', self.identity.flavor, self.identity.version)
         try:
             rows = query(self.conn, statement)
         except pymysql.err.MySQLError as e:
@@ -362,7 +364,7 @@ class GuardedChange(object):
         """The tablespace's real size where the server tells (file-per-table tablespaces; versions/flavors.py
         tablespace_size_table names the table): file_bytes (the .ibd's size), allocated_bytes (on disk).
         {} where it cannot be read (a shared or general tablespace, no such table on this flavor)."""
-        source = flavors.capability('tablespace_size_table', self.identity.flavor, self.identity.version)
+        source = capability_facts.capability('tablespace_size_table', self.identity.flavor, self.identity.version)
         if not source:
             return {}
         try:
@@ -378,7 +380,7 @@ class GuardedChange(object):
     # ------------------------------------------------------------ metadata locks
     def find_blockers(self, present):
         """Sessions holding metadata locks on the tables; also notes when nobody can tell."""
-        sources = flavors.capability('metadata_lock_sources', self.identity.flavor, self.identity.version)
+        sources = capability_facts.capability('metadata_lock_sources', self.identity.flavor, self.identity.version)
         used = None
         for source in sources:
             rows = self._mdl_rows(source, present)

@@ -11,7 +11,7 @@ only; afterwards the linked file is truncated in steps (a size per step, a pause
 whole) and removed.
 
 Safe by construction:
-  - the files a table owns are read from the server's own catalog (flavors.py tablespace_files_catalog), never
+  - the files a table owns are read from the server's own catalog (capability_facts.py tablespace_files_catalog), never
     guessed from names; a table in the system or a general tablespace has no file of its own and is left alone
     (the result says so);
   - the staging directory is checked before anything: on the same device as the datadir and every file, owned
@@ -87,7 +87,7 @@ def like_escape(text):
 
 def catalog_query(catalog, db, table):
     """(sql, args) that lists the tablespaces of db.table and of each of its partitions from the catalog
-    flavors.py tablespace_files_catalog names: table_name, space, space_name, space_type, path, file_size."""
+    capability_facts.py tablespace_files_catalog names: table_name, space, space_name, space_type, path, file_size."""
     base = '%s/%s' % (filename_encode(db), filename_encode(table))
     plain = '%s/%s' % (db, table)
     join = (' LEFT JOIN %s d ON d.SPACE = t.SPACE' % catalog['datafiles']) if catalog.get('datafiles') else ''
@@ -333,7 +333,7 @@ class StagedRemoval(object):
         problems = []
         if not catalog:
             return ['this server\'s version has no InnoDB catalog of data files the collection knows '
-                    '(flavors.py tablespace_files_catalog): use file_removal=immediate']
+                    '(capability_facts.py tablespace_files_catalog): use file_removal=immediate']
         for t in tables:
             if (t.get('engine') or '').lower() != 'innodb':
                 self.left_alone.append('%s is %s, not InnoDB: its files are the engine\'s, left as they are'

@@ -3,29 +3,20 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What kind of storage is under a path: SSD, HDD, a mix, or unknown.
 
-Three layers, so the judgement can be tested without a machine:
-
-* mountinfo parsing and mount lookup (pure functions on text);
-* SysfsTree: reads a sysfs tree (the live /sys or a recorded copy) and builds a tree of
-  plain dicts, one per block device, from the filesystem's device down to every physical
-  device (partitions to their disk, dm/LVM/dm-crypt and md to all their slaves, loop
-  devices to the storage of their backing file);
-* classify(): a pure function from that tree to storage_class, confidence, devices and reasons.
-
-probe_latency() is the optional read-only latency probe (O_DIRECT 4 KiB reads of existing
-files); classify_latency() and combine_probe() are its pure halves.
+The judgement is pure, so it can be tested without a machine: classify() goes from a device tree (read by
+host/block_devices.py from the live /sys or a recorded copy: the filesystem's device down to every physical device)
+to storage_class, confidence, devices and reasons, by what each kind of device's rotational flag is worth
+(judge_leaf()). Inspector resolves a path or a device name to its tree and classifies it; detect_datadir() is the
+verdict the roles decide on, with the optional latency probe of host/storage_probe.py combined in.
 """
 
 from __future__ import annotations
 
-import errno
-import math
-import mmap
 import os
-import random
 import re
 import stat
-import time
+
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import block_devices
 
 SSD = 'ssd'
 HDD = 'hdd'
@@ -103,210 +94,6 @@ DM_TARGETS = (
     ('CACHE', 'cache'),
     ('stratis-', 'stratis'),
 )
-
-# Latency probe thresholds (median of 4 KiB random O_DIRECT reads, milliseconds). A 7200 rpm
-# disk averages ~4 ms rotational latency alone, plus seek; SSDs answer in ~0.05-0.3 ms, network
-# SSD volumes in ~0.5-1.5 ms.
-PROBE_SSD_MAX_MS = 2.0
-PROBE_HDD_MIN_MS = 4.0
-PROBE_MIN_READS = 20
-PROBE_MIN_SPAN = 64 << 20
-PROBE_BLOCK = 4096
-PROBE_MAX_ENTRIES = 20000
-
-MAX_DEPTH = 16
-
-
-# ---------------------------------------------------------------- mountinfo (pure)
-_ESCAPE_RE = re.compile(r'\\([0-7]{3})')
-
-
-def _unescape(text):
-    return _ESCAPE_RE.sub(lambda m: chr(int(m.group(1), 8)), text)
-
-
-def parse_mountinfo(text):
-    """Mounts from /proc/<pid>/mountinfo text, in file order (later entries overmount earlier ones).
-
-    Each mount is a dict: mount_id, parent_id, major, minor, root, mount_point, fstype, source.
-    Malformed lines are skipped.
-    """
-    mounts = []
-    for line in (text or '').splitlines():
-        fields = line.split()
-        if len(fields) < 10 or '-' not in fields[6:]:
-            continue
-        sep = fields.index('-', 6)
-        if len(fields) < sep + 3:
-            continue
-        try:
-            major, minor = (int(x) for x in fields[2].split(':'))
-        except ValueError:
-            continue
-        mounts.append(dict(
-            mount_id=fields[0], parent_id=fields[1], major=major, minor=minor,
-            root=_unescape(fields[3]), mount_point=_unescape(fields[4]),
-            fstype=fields[sep + 1], source=_unescape(fields[sep + 2]),
-        ))
-    return mounts
-
-
-def find_mount(mounts, path):
-    """The mount that holds absolute path: longest mount point that is a prefix of the path
-    (at a path-component boundary); among equal mount points the last one wins."""
-    path = os.path.normpath(path)
-    best, best_len = None, -1
-    for mount in mounts:
-        mp = mount['mount_point'].rstrip('/') or '/'
-        if not (path == mp or mp == '/' or path.startswith(mp + '/')):
-            continue
-        if len(mp) >= best_len:
-            best, best_len = mount, len(mp)
-    return best
-
-
-def parse_majmin(text):
-    """(major, minor) from '259:2', or None."""
-    m = re.match(r'^\s*(\d+):(\d+)\s*$', str(text or ''))
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-VALID_DEVICE_RE = re.compile(r'^[A-Za-z0-9_.!+-]{1,64}$')
-
-
-def valid_device_name(name):
-    """True for a kernel block device name (sda, nvme0n1p2, dm-3, cciss!c0d0) or MAJ:MIN."""
-    return bool(VALID_DEVICE_RE.match(name or '')) or parse_majmin(name) is not None
-
-
-# ---------------------------------------------------------------- sysfs reading (I/O)
-class SysfsTree(object):
-    """Read-only access to a sysfs tree rooted at sysfs_root (the live /sys or a recorded copy).
-
-    Links inside a recorded copy are relative, as in the kernel's own tree, so they resolve
-    inside the copy. Every path read is remembered in `self.read_paths` (for recording).
-    """
-
-    def __init__(self, sysfs_root='/sys'):
-        self.root = os.path.realpath(sysfs_root)
-        self.read_paths = []
-
-    def _full(self, rel):
-        return os.path.join(self.root, rel)
-
-    def rel(self, full):
-        full = os.path.realpath(full)
-        if full == self.root:
-            return ''
-        if full.startswith(self.root + os.sep):
-            return full[len(self.root) + 1:]
-        return full
-
-    def read(self, full):
-        self.read_paths.append(full)
-        try:
-            with open(full, 'r') as f:
-                return f.read().strip()
-        except (IOError, OSError, UnicodeDecodeError):
-            return None
-
-    def exists(self, full):
-        self.read_paths.append(full)
-        return os.path.exists(full)
-
-    def listdir(self, full):
-        self.read_paths.append(full)
-        try:
-            return sorted(os.listdir(full))
-        except OSError:
-            return []
-
-    def device_dir_by_name(self, name):
-        """The /sys/devices/... directory of block device `name`, or None."""
-        link = self._full(os.path.join('class', 'block', name))
-        self.read_paths.append(link)
-        if not os.path.exists(link):
-            return None
-        return os.path.realpath(link)
-
-    def device_dir_by_majmin(self, major, minor):
-        link = self._full(os.path.join('dev', 'block', '%d:%d' % (major, minor)))
-        self.read_paths.append(link)
-        if not os.path.exists(link):
-            return None
-        return os.path.realpath(link)
-
-    def _int(self, full):
-        text = self.read(full)
-        if text is None:
-            return None
-        try:
-            return int(text)
-        except ValueError:
-            return None
-
-    def facts(self, ddir):
-        """Raw facts of one block device directory (only what the judgement needs)."""
-        name = os.path.basename(ddir)
-        facts = dict(name=name, sys_path=self.rel(ddir), dev=self.read(os.path.join(ddir, 'dev')))
-        facts['partition'] = self.exists(os.path.join(ddir, 'partition'))
-        if facts['partition']:
-            return facts
-        facts['rotational'] = self._int(os.path.join(ddir, 'queue', 'rotational'))
-        facts['discard_max_bytes'] = self._int(os.path.join(ddir, 'queue', 'discard_max_bytes'))
-        device = os.path.join(ddir, 'device')
-        if os.path.isdir(device):
-            self.read_paths.append(device)
-            facts['device_path'] = self.rel(device)
-            facts['vendor'] = self.read(os.path.join(device, 'vendor'))
-            facts['model'] = self.read(os.path.join(device, 'model'))
-            facts['transport'] = self.read(os.path.join(device, 'transport'))
-        for key, rel in (('dm_name', 'dm/name'), ('dm_uuid', 'dm/uuid'),
-                         ('md_level', 'md/level'), ('md_array_state', 'md/array_state'),
-                         ('loop_backing_file', 'loop/backing_file')):
-            full = os.path.join(ddir, rel)
-            if os.path.isdir(os.path.dirname(full)):
-                facts[key] = self.read(full)
-        if os.path.isdir(os.path.join(ddir, 'md')):
-            facts['md_degraded'] = self._int(os.path.join(ddir, 'md', 'degraded'))
-            facts['md_raid_disks'] = self._int(os.path.join(ddir, 'md', 'raid_disks'))
-        return facts
-
-    def slaves(self, ddir):
-        out = []
-        sdir = os.path.join(ddir, 'slaves')
-        for entry in self.listdir(sdir):
-            out.append(os.path.realpath(os.path.join(sdir, entry)))
-        return out
-
-
-def build_tree(sysfs, ddir, resolve_file=None, depth=0, seen=None):
-    """The device tree below device directory ddir, as nested dicts with a 'children' list.
-
-    resolve_file(path) -> (device_dir or None, note) lets a loop device descend into the
-    storage of its backing file.
-    """
-    seen = set() if seen is None else seen
-    node = sysfs.facts(ddir)
-    node['children'] = []
-    if depth > MAX_DEPTH or ddir in seen:
-        node['cycle'] = True
-        return node
-    seen = seen | set([ddir])
-    if node['partition']:
-        parent = os.path.dirname(ddir)
-        node['children'].append(build_tree(sysfs, parent, resolve_file, depth + 1, seen))
-        return node
-    for child in sysfs.slaves(ddir):
-        node['children'].append(build_tree(sysfs, child, resolve_file, depth + 1, seen))
-    backing = node.get('loop_backing_file')
-    if backing and not node['children'] and resolve_file is not None:
-        child_dir, note = resolve_file(backing)
-        node['backing_note'] = note
-        if child_dir:
-            node['backing_device'] = True
-            node['children'].append(build_tree(sysfs, child_dir, resolve_file, depth + 1, seen))
-    return node
 
 
 # ---------------------------------------------------------------- judgement (pure)
@@ -579,7 +366,7 @@ class Inspector(object):
     """Resolves a path or a device name to a device tree and classifies it."""
 
     def __init__(self, sysfs_root='/sys', proc_root='/proc', live=None):
-        self.sysfs = SysfsTree(sysfs_root)
+        self.sysfs = block_devices.SysfsTree(sysfs_root)
         self.proc_root = proc_root
         # live: paths are checked and resolved on this host (the default roots)
         self.live = (os.path.realpath(sysfs_root) == '/sys' and os.path.realpath(proc_root) == '/proc'
@@ -597,7 +384,7 @@ class Inspector(object):
                     break
                 except (IOError, OSError):
                     continue
-            self._mounts = parse_mountinfo(text)
+            self._mounts = block_devices.parse_mountinfo(text)
         return self._mounts
 
     def _real(self, path):
@@ -618,7 +405,7 @@ class Inspector(object):
         real = self._real(text)[0]
         if real is None:
             return None, 'the backing file does not exist on this host'
-        mount = find_mount(self.mounts(), real)
+        mount = block_devices.find_mount(self.mounts(), real)
         if mount is None:
             return None, 'no mount holds the backing file'
         if mount['major'] == 0:
@@ -636,7 +423,7 @@ class Inspector(object):
         if not mounts:
             return unknown_result('no mount table could be read from %s/self/mountinfo' % self.proc_root,
                                   resolved_path=real)
-        mount = find_mount(mounts, real)
+        mount = block_devices.find_mount(mounts, real)
         if mount is None:
             return unknown_result('no mount holds %s' % real, resolved_path=real)
         extra = dict(resolved_path=real, mount=mount_result(mount))
@@ -647,7 +434,7 @@ class Inspector(object):
             return unknown_result('%s is on device %d:%d (%s), which sysfs does not list'
                                   % (mount['mount_point'], mount['major'], mount['minor'],
                                      mount['source']), **extra)
-        result = classify(build_tree(self.sysfs, ddir, self._resolve_file))
+        result = classify(block_devices.build_tree(self.sysfs, ddir, self._resolve_file))
         result['reasons'].insert(0, '%s is on %s (%s, %s)' % (
             real, mount['mount_point'], mount['fstype'], os.path.basename(ddir)))
         if note:
@@ -657,7 +444,7 @@ class Inspector(object):
 
     def device_dir(self, device):
         """Device directory for a kernel name, MAJ:MIN or /dev path; None when unknown."""
-        majmin = parse_majmin(device)
+        majmin = block_devices.parse_majmin(device)
         if majmin:
             return self.sysfs.device_dir_by_majmin(*majmin)
         if device.startswith('/dev/') and self.live and os.path.exists(device):
@@ -666,221 +453,30 @@ class Inspector(object):
                 return self.sysfs.device_dir_by_majmin(os.major(st.st_rdev), os.minor(st.st_rdev))
             return None
         name = device[5:] if device.startswith('/dev/') else device
-        if not VALID_DEVICE_RE.match(name):
+        if not block_devices.VALID_DEVICE_RE.match(name):
             return None
         return self.sysfs.device_dir_by_name(name)
 
     def inspect_device(self, device, ddir):
-        result = classify(build_tree(self.sysfs, ddir, self._resolve_file))
+        result = classify(block_devices.build_tree(self.sysfs, ddir, self._resolve_file))
         result['device'] = device
         return result
-
-
-# ---------------------------------------------------------------- latency probe
-def percentile(values, pct):
-    ordered = sorted(values)
-    if not ordered:
-        return None
-    k = (len(ordered) - 1) * pct / 100.0
-    lo, hi = int(math.floor(k)), int(math.ceil(k))
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
-
-
-def classify_latency(latencies_ms, span_bytes=None):
-    """(storage_class, reason) from read latencies in milliseconds (pure)."""
-    n = len(latencies_ms)
-    if n < PROBE_MIN_READS:
-        return UNKNOWN, 'only %d reads completed (need %d): no verdict' % (n, PROBE_MIN_READS)
-    median = percentile(latencies_ms, 50)
-    if median <= PROBE_SSD_MAX_MS:
-        verdict, words = SSD, 'SSD-like (<= %.1f ms)' % PROBE_SSD_MAX_MS
-    elif median >= PROBE_HDD_MIN_MS:
-        verdict, words = HDD, 'HDD-like (>= %.1f ms)' % PROBE_HDD_MIN_MS
-    else:
-        verdict, words = UNKNOWN, ('between SSD and HDD latencies (%.1f-%.1f ms): network or '
-                                   'busy storage' % (PROBE_SSD_MAX_MS, PROBE_HDD_MIN_MS))
-    reason = 'probe: %d random 4 KiB O_DIRECT reads, median %.3f ms, p90 %.3f ms: %s' % (
-        n, median, percentile(latencies_ms, 90), words)
-    if span_bytes is not None and span_bytes < PROBE_MIN_SPAN and verdict == SSD:
-        reason += ('; the files read span only %d MiB, so device or host caches may have answered'
-                   % (span_bytes >> 20))
-    return verdict, reason
-
-
-def probe_skip_reason(result):
-    """Why the probe must not run for a sysfs result, or None (pure). Without a block device under
-    the path a probe would time memory (tmpfs accepts O_DIRECT since Linux 6.6) or a remote server."""
-    mount = result.get('mount')
-    if not mount:
-        return 'probe: not run, the path has no mount with a block device'
-    if str(mount.get('maj_min', '')).startswith('0:'):
-        return ('probe: not run, %s (%s) has no block device under it; read latencies would '
-                'measure memory or a remote server, not a disk' % (mount.get('mount_point'), mount.get('fstype')))
-    return None
-
-
-def combine_probe(result, probe):
-    """Merge a probe verdict into a sysfs result (pure). Returns the new result dict."""
-    out = dict(result)
-    out['reasons'] = list(result.get('reasons', []))
-    out['probe'] = probe
-    verdict = probe.get('storage_class', UNKNOWN)
-    out['reasons'].append(probe.get('reason', 'probe: no verdict'))
-    sysfs_class = result.get('storage_class')
-    if verdict == UNKNOWN:
-        return out
-    if sysfs_class == UNKNOWN:
-        out['storage_class'] = verdict
-        out['confidence'] = LOW
-        out['reasons'].append('sysfs gave no answer; the probe\'s verdict (%s) is used, with low '
-                              'confidence (caches in a hypervisor or controller can make slow '
-                              'storage look fast)' % verdict)
-        return out
-    if sysfs_class == MIXED:
-        out['reasons'].append('the probe cannot tell which device of a mixed stack it reached; '
-                              'the sysfs verdict (mixed) stands')
-        return out
-    if verdict == sysfs_class:
-        if result.get('confidence') != HIGH:
-            out['reasons'].append('the probe agrees with sysfs (%s): confidence raised to high' % verdict)
-        out['confidence'] = HIGH
-        return out
-    probe['contradicts_sysfs'] = True
-    if result.get('confidence') == HIGH:
-        out['reasons'].append('the probe (%s) contradicts sysfs (%s); sysfs evidence is strong here, '
-                              'so its verdict stands' % (verdict, sysfs_class))
-        return out
-    out['storage_class'] = UNKNOWN
-    out['confidence'] = LOW
-    out['reasons'].append('the probe (%s) contradicts sysfs (%s), whose evidence is weak: '
-                          'storage class unknown, set the override' % (verdict, sysfs_class))
-    return out
-
-
-def _candidate_files(path, st_dev, max_entries=PROBE_MAX_ENTRIES):
-    """[(file, size)] of regular files >= one block under path on device st_dev (bounded walk)."""
-    found = []
-    seen = 0
-    if os.path.isfile(path):
-        walk = [(os.path.dirname(path), [], [os.path.basename(path)])]
-    else:
-        walk = os.walk(path)
-    for dirpath, dirnames, filenames in walk:
-        dirnames.sort()
-        for fname in sorted(filenames):
-            seen += 1
-            if seen > max_entries:
-                return found
-            full = os.path.join(dirpath, fname)
-            try:
-                st = os.lstat(full)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode) and st.st_dev == st_dev and st.st_size >= PROBE_BLOCK:
-                found.append((full, st.st_size))
-        # do not cross into other filesystems
-        kept = []
-        for d in dirnames:
-            try:
-                if os.lstat(os.path.join(dirpath, d)).st_dev == st_dev:
-                    kept.append(d)
-            except OSError:
-                pass
-        dirnames[:] = kept
-    return found
-
-
-def probe_latency(path, max_reads=200, max_seconds=2.0, seed=None):
-    """Random 4 KiB O_DIRECT reads of existing files under path. Never writes (O_NOATIME when
-    allowed, so not even atime changes). Returns a dict with storage_class and reason."""
-    rng = random.Random(seed)
-    out = dict(reads=0, storage_class=UNKNOWN)
-    if not hasattr(os, 'O_DIRECT') or not hasattr(os, 'preadv'):
-        out['reason'] = 'probe: O_DIRECT reads are not available on this platform'
-        return out
-    try:
-        st_dev = os.stat(path).st_dev
-    except OSError as e:
-        out['reason'] = 'probe: cannot stat %s: %s' % (path, e.strerror)
-        return out
-    files = _candidate_files(path, st_dev)
-    if not files:
-        out['reason'] = 'probe: no readable file of at least 4 KiB under %s on its filesystem' % path
-        return out
-    total = sum(entry[1] for entry in files)
-    out.update(files=len(files), span_bytes=total)
-    buf = mmap.mmap(-1, PROBE_BLOCK)
-    fds = {}
-    latencies = []
-    done = set()
-    errors = []
-    deadline = time.monotonic() + max_seconds
-    flags = os.O_RDONLY | os.O_DIRECT | getattr(os, 'O_NOATIME', 0)
-    try:
-        attempts = 0
-        while len(latencies) < max_reads and time.monotonic() < deadline and attempts < max_reads * 3:
-            attempts += 1
-            fname, size = rng.choices(files, weights=[entry[1] for entry in files])[0]
-            offset = rng.randrange(size // PROBE_BLOCK) * PROBE_BLOCK
-            if (fname, offset) in done:
-                continue
-            done.add((fname, offset))
-            fd = fds.get(fname)
-            if fd is None:
-                try:
-                    fd = os.open(fname, flags)
-                except OSError as e:
-                    if e.errno == errno.EPERM and flags & getattr(os, 'O_NOATIME', 0):
-                        flags &= ~os.O_NOATIME
-                        continue
-                    if e.errno == errno.EINVAL:
-                        out['reason'] = ('probe: the filesystem under %s does not support O_DIRECT '
-                                         '(tmpfs, some overlay setups): no verdict' % path)
-                        return out
-                    errors.append('%s: %s' % (fname, e.strerror))
-                    files = [f for f in files if f[0] != fname]
-                    if not files:
-                        break
-                    continue
-                fds[fname] = fd
-            t0 = time.perf_counter()
-            try:
-                n = os.preadv(fd, [buf], offset)
-            except OSError as e:
-                if e.errno == errno.EINVAL:
-                    out['reason'] = 'probe: O_DIRECT reads are refused under %s: no verdict' % path
-                    return out
-                errors.append('%s: %s' % (fname, e.strerror))
-                continue
-            elapsed = (time.perf_counter() - t0) * 1000.0
-            if n > 0:
-                latencies.append(elapsed)
-    finally:
-        for fd in fds.values():
-            os.close(fd)
-        buf.close()
-    out['reads'] = len(latencies)
-    if latencies:
-        out.update(median_ms=round(percentile(latencies, 50), 4), p90_ms=round(percentile(latencies, 90), 4),
-                   min_ms=round(min(latencies), 4), max_ms=round(max(latencies), 4))
-    if errors:
-        out['errors'] = errors[:5]
-    out['storage_class'], out['reason'] = classify_latency(latencies, total)
-    return out
 
 
 def detect_datadir(datadir, probe=False, sys_root='/sys', proc_root='/proc'):
     """The storage under a server's datadir, as the roles decide on it: the sysfs verdict, with the
     read-only latency probe combined in when probe is true (dbfleet.innodb.desired_settings and
     dbfleet.innodb.verify)."""
+    # imported here: the probe module reads this one's storage classes
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.host import storage_probe
     result = Inspector(sys_root, proc_root).inspect_path(datadir)
     if probe:
-        skip = probe_skip_reason(result)
+        skip = storage_probe.probe_skip_reason(result)
         if skip:
             found = dict(reads=0, storage_class=UNKNOWN, reason=skip)
         elif os.path.exists(result.get('resolved_path') or datadir):
-            found = probe_latency(result.get('resolved_path') or datadir, 200, 2.0)
+            found = storage_probe.probe_latency(result.get('resolved_path') or datadir, 200, 2.0)
         else:
             found = dict(reads=0, storage_class=UNKNOWN, reason='probe: the datadir must exist on this host')
-        result = combine_probe(result, found)
+        result = storage_probe.combine_probe(result, found)
     return result

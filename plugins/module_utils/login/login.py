@@ -17,7 +17,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.tls import tls_plan
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_text, global_variables, query, query_one
 from ansible_collections.dbfleet.innodb.plugins.module_utils.values import as_int
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 
 try:
     import pymysql
@@ -77,7 +77,7 @@ def account_plugin(conn):
 
 
 def report(identity, who, auth_plugin, account, tls, way, peer):
-    """The module's result `login` from what the connection read (pure): identity (flavors.ServerIdentity), who
+    """The module's result `login` from what the connection read (pure): identity (server_identity.ServerIdentity), who
     (USER() and CURRENT_USER() as `user`, `current_user`), auth_plugin (the handshake's), account (account_plugin()),
     tls (tls_facts()), way (way_in()), peer (connection's dbfleet_peer(): None for TCP to another machine)."""
     facts = identity.to_dict()
@@ -95,7 +95,7 @@ def read(conn, params):
     """report() for an open connection (login/connection.py's Connection) made with the login options params: three
     statements (the identity variables; USER() and CURRENT_USER(); the session's TLS status), and the account's
     plugin."""
-    identity = flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
+    identity = server_identity.identity_from_variables(global_variables(conn, server_identity.DETECT_VARIABLES))
     who = query_one(conn, 'SELECT USER() AS `user`, CURRENT_USER() AS `current_user`') or {}
     status = dict((r['Variable_name'].lower(), r['Value']) for r in query(
         conn, 'SHOW SESSION STATUS WHERE Variable_name IN (%s)' % ', '.join(['%s'] * len(SESSION_TLS)), SESSION_TLS))

@@ -40,7 +40,7 @@ def channel_from_row(row):
         executed_gtid_set=gtid_text(pick(row, 'Executed_Gtid_Set')),
         gtid_io_pos=gtid_text(pick(row, 'Gtid_IO_Pos')),
         using_gtid=pick(row, 'Using_Gtid', 'Auto_Position'),
-        # What a switchover checks of a candidate and of the replicas it repoints (switchover.py).
+        # What a switchover checks of a candidate and of the replicas it repoints (switchover_plan.py).
         sql_delay=as_int(pick(row, 'SQL_Delay')) or 0,
         filters=dict((name, row[name]) for name in REPLICATION_FILTERS if row.get(name) not in (None, '')),
         source_user=pick(row, 'Source_User', 'Master_User'),

@@ -23,14 +23,13 @@ Every reader returns None (the server is not a cluster member) or one dict, what
     error     why the cluster state could not be read completely (None when it could)
 
 and the pure functions over that shape decide: member_problems(cluster) (why a member is not fit to
-serve), stop_problems(clusters, host) (why a member may not be stopped now) and quorum_after_stop(size).
+serve), stop_problems(clusters, host) (why a member may not be stopped now), quorum_after_stop(size) and
+member_disagreements(members) (the settings a cluster's members disagree on). The Group Replication switchover is
+replication/cluster_switchover.py's, the drain before a stop replication/cluster_drain.py's.
 """
 
 from __future__ import annotations
 
-import time
-
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import cluster_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.values import as_int, onoff
 
@@ -51,7 +50,8 @@ GALERA_MEMBERS_SQL = ('SELECT node_uuid, cluster_uuid, node_name, node_incoming_
                       'FROM mysql.wsrep_cluster_members')
 
 
-def _lower(row):
+def lower_names(row):
+    """A row (or variables) with its names in lower case."""
     return dict((str(k).lower(), v) for k, v in (row or {}).items())
 
 
@@ -65,8 +65,8 @@ def galera_from(variables, status, member_rows=None, error=None):
     """The cluster dict of a Galera node from its GLOBAL variables, GLOBAL status ({lower-case name: value})
     and the rows of mysql.wsrep_cluster_members (None when they could not be read). None when the server
     is not a Galera node."""
-    variables = _lower(variables)
-    status = _lower(status)
+    variables = lower_names(variables)
+    status = lower_names(status)
     if not galera_enabled(variables):
         return None
     state = status.get('wsrep_local_state_comment') or None
@@ -77,7 +77,7 @@ def galera_from(variables, status, member_rows=None, error=None):
     own_id = status.get('wsrep_gcomm_uuid') or None
     members = []
     for row in member_rows or []:
-        row = _lower(row)
+        row = lower_names(row)
         members.append(dict(id=row.get('node_uuid') or None, name=row.get('node_name') or None,
                             address=row.get('node_incoming_address') or None, state=None))
     if not members:
@@ -158,7 +158,7 @@ def is_group_replication_channel(name):
 
 def group_replication_enabled(variables):
     """Whether the server has the Group Replication plugin and a group to be a member of."""
-    return bool(str(_lower(variables).get('group_replication_group_name') or '').strip())
+    return bool(str(lower_names(variables).get('group_replication_group_name') or '').strip())
 
 
 def gr_majority(members):
@@ -177,13 +177,13 @@ def group_replication_from(variables, member_rows, stats_rows=None, error=None):
     A member that does not run Group Replication (OFFLINE, ERROR) lists only itself: its view is no view of
     the group, so it has no quorum and is not ready. The queue is this member's: transactions waiting for
     certification plus remote transactions waiting in its applier queue."""
-    variables = _lower(variables)
+    variables = lower_names(variables)
     if not group_replication_enabled(variables):
         return None
     own_id = variables.get('server_uuid') or None
     members = []
     for row in member_rows or []:
-        row = _lower(row)
+        row = lower_names(row)
         if not row.get('member_id'):
             continue
         host, port = row.get('member_host') or None, as_int(row.get('member_port'))
@@ -199,7 +199,7 @@ def group_replication_from(variables, member_rows, stats_rows=None, error=None):
         reachable, size, majority = 0, len(members), False
     stats = {}
     for row in stats_rows or []:
-        row = _lower(row)
+        row = lower_names(row)
         if row.get('member_id'):
             stats[row['member_id']] = row
     mine = stats.get(own_id) or {}
@@ -245,95 +245,6 @@ def read_group_replication(conn, query, global_variables):
         text = '(%s) %s' % (args[0], args[1]) if len(args) >= 2 else str(e)
         return group_replication_from(variables, [], None, error='the group members cannot be read: %s' % text)
     return group_replication_from(variables, members, stats)
-
-
-# The statement that hands the primary role of a single-primary group to another member (MySQL 8.0.13 and
-# later; it returns once the new primary is elected, after the old primary's running transactions end).
-GR_SET_AS_PRIMARY_SQL = 'SELECT group_replication_set_as_primary(%s) AS result'
-
-
-def switchover_plan(cluster, candidates=()):
-    """What a switchover away from this member needs (pure): dict(needed, target, problems).
-
-    needed: this member is the primary of a single-primary Group Replication group now; target: the member
-    (dict of ``members``) to hand the role to: the first of candidates (server_uuids, in order of preference)
-    that is an ONLINE SECONDARY, else the first ONLINE SECONDARY in the group's listing; problems: why no
-    switchover can be made (the group has no majority, no member is ONLINE to take it, the member is not ONLINE)."""
-    out = dict(needed=False, target=None, problems=[])
-    if not cluster or cluster.get('kind') != GROUP_REPLICATION:
-        return out
-    if not cluster.get('single_primary') or cluster.get('role') != GR_PRIMARY:
-        return out
-    out['needed'] = True
-    if cluster.get('state') != GR_ONLINE:
-        out['problems'].append('this member is %s, not ONLINE' % cluster.get('state'))
-    if not cluster.get('quorum'):
-        out['problems'].append('the group has no majority')
-    own = (cluster.get('member') or {}).get('id')
-    online = [m for m in cluster.get('members') or [] if m.get('state') == GR_ONLINE and m.get('id') != own
-              and m.get('role') == GR_SECONDARY]
-    by_id = dict((m['id'], m) for m in online)
-    preferred = [by_id[c] for c in candidates or () if c in by_id]
-    out['target'] = (preferred or online or [None])[0]
-    if out['target'] is None:
-        out['problems'].append('no other member is ONLINE to take the primary role (members: %s)' % ', '.join(
-            '%s %s' % (m.get('address') or m.get('id'), m.get('state')) for m in cluster.get('members') or []))
-    return out
-
-
-def set_as_primary(conn, query, member_id):
-    """Run group_replication_set_as_primary(member_id) (returns once the group elected it)."""
-    return query(conn, GR_SET_AS_PRIMARY_SQL, (member_id,))
-
-
-def _brief(member):
-    return dict(id=member.get('id'), address=member.get('address')) if member else None
-
-
-def run_switchover(conn, query, global_variables, allowed=True, candidates=(), expect_cluster=None, check_mode=False):
-    """The module cluster_switchover: read the group, refuse or hand the primary role over, read it again.
-
-    Returns the module result with ``failed`` (True: the caller fails the task with ``msg``)."""
-    cluster = read_group_replication(conn, query, global_variables)
-    result = dict(failed=False, changed=False, needed=False, old_primary=None, new_primary=None, cluster=cluster)
-    identity = flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
-    if expect_cluster and (not cluster or cluster.get('name') != expect_cluster):
-        result.update(failed=True, msg='this server is %s, not a member of group %s: nothing was changed'
-                      % ('a member of %s' % describe(cluster) if cluster else 'no Group Replication member', expect_cluster))
-        return result
-    plan = switchover_plan(cluster, candidates)
-    if not plan['needed']:
-        result['msg'] = 'not the primary of a single-primary group: no switchover needed'
-        return result
-    me = cluster['member']
-    where = me.get('address') or me.get('id')
-    result.update(needed=True, old_primary=_brief(me))
-    if not allowed:
-        result.update(failed=True, msg='%s is the PRIMARY of %s: it is restarted only after a switchover, which is not '
-                      'allowed (restart_cluster_switchover: true allows it); nothing was changed' % (where, describe(cluster)))
-        return result
-    if not flavors.capability('group_replication_set_as_primary', identity.flavor, identity.version):
-        plan['problems'].append('group_replication_set_as_primary() needs MySQL 8.0.13 or later on every member, this '
-                                'one runs %s %s' % (identity.flavor, flavors.format_version(identity.version)))
-    if plan['problems']:
-        result.update(failed=True, msg='%s is the PRIMARY of %s and no switchover can be made: %s; nothing was changed'
-                      % (where, describe(cluster), '; '.join(plan['problems'])))
-        return result
-    result.update(changed=True, new_primary=_brief(plan['target']))
-    if check_mode:
-        result['msg'] = 'would hand the primary role to %s' % plan['target'].get('address')
-        return result
-    set_as_primary(conn, query, plan['target']['id'])
-    after = read_group_replication(conn, query, global_variables)
-    result['cluster'] = after
-    now = (after or {}).get('primary') or {}
-    if (after or {}).get('role') == GR_PRIMARY or now.get('id') != plan['target']['id']:
-        result.update(failed=True, msg='group_replication_set_as_primary(%s) returned, but the primary is now %s and '
-                      'this member is %s' % (plan['target']['id'], now.get('address') or now.get('id'),
-                                             (after or {}).get('role')))
-        return result
-    result['msg'] = 'handed the primary role to %s' % plan['target'].get('address')
-    return result
 
 
 def read_cluster(conn, flavor, query, global_variables, global_status):
@@ -468,116 +379,3 @@ def member_disagreements(members):
                                         setting, 'differs between members' if must else 'per member',
                                         ', '.join('%s=%s' % hv for hv in values.items()))))
     return out
-
-
-# ---------------------------------------------------------------- drain before a stop
-# How a member is taken out of its clients' view before its stop and put back after its gate (role restart,
-# restart_cluster_drain; docs/topology.md "Drain"). Each method is one GLOBAL variable (flavors.VARIABLES says
-# which flavor/version has it), its value while drained and the value that serves:
-# - reject_queries (MariaDB Galera): wsrep_reject_queries=ALL: every client query fails with error 1047 ("WSREP has
-#   not yet prepared node for application use"), as clustercheck-style health checks do, so a load balancer
-#   moves the node's clients away; the node stays in the cluster and keeps applying write-sets;
-# - offline_mode (MySQL, Percona Server): offline_mode=ON: sessions of users without CONNECTION_ADMIN / SUPER are
-#   disconnected, new ones refused with error 3032 (ER_SERVER_OFFLINE_MODE); replication threads keep running.
-DRAIN_METHODS = {
-    'reject_queries': dict(variable='wsrep_reject_queries', drained='ALL', serving='NONE', galera=True),
-    'offline_mode': dict(variable='offline_mode', drained='ON', serving='OFF', galera=False),
-}
-DRAIN_STATES = ('drained', 'restored')
-_BOOL_WORDS = {'1': 'ON', 'TRUE': 'ON', 'YES': 'ON', '0': 'OFF', 'FALSE': 'OFF', 'NO': 'OFF'}
-
-
-def drain_value(value):
-    """A drain variable's value as the server names it, upper case (1/0 of a boolean as ON/OFF)."""
-    text = str(value if value is not None else '').strip().upper()
-    return _BOOL_WORDS.get(text, text)
-
-
-def drain_problems(method, identity, variables):
-    """Why `method` cannot drain this server (empty list: it can). Pure.
-
-    identity: flavors.Identity of the server; variables: its GLOBAL variables ({lower-case name: value}), at least
-    the method's variable and cluster_facts.GALERA_VARIABLES."""
-    spec = DRAIN_METHODS.get(method)
-    if spec is None:
-        return ['unknown drain method %r (one of: %s)' % (method, ', '.join(sorted(DRAIN_METHODS)))]
-    variables = _lower(variables)
-    name = spec['variable']
-    where = '%s %s' % (flavors.display_name(identity.flavor), flavors.format_version(identity.version))
-    if flavors.variable_facts(name, identity.flavor, identity.version) is None:
-        spans = flavors.VARIABLES.get(name, [])
-        needs = '; '.join('%s %s and later' % ('/'.join(flavors.display_name(f) for f in s.flavors),
-                                               flavors.format_version(s.since)) for s in spans)
-        return ['drain %s needs %s (%s); this server runs %s' % (method, name, needs or 'no known server', where)]
-    if name not in variables:
-        return ['drain %s needs %s, which this server (%s) does not list in SHOW GLOBAL VARIABLES' % (method, name, where)]
-    if spec['galera'] and not galera_enabled(variables):
-        return ['drain %s works on Galera nodes only: this server (%s) runs no Galera provider (wsrep_on=%s, '
-                'wsrep_provider=%s)' % (method, where, variables.get('wsrep_on'), variables.get('wsrep_provider'))]
-    return []
-
-
-def run_drain(conn, query, execute, global_variables, global_status, method, state, restore_value=None, seconds=0,
-              expect_cluster=None, check_mode=False, sleep=None):
-    """The module cluster_drain: take the server out of its clients' view (state drained) and wait `seconds`, or put
-    back the value it served with (state restored: restore_value, else the method's serving value).
-
-    Returns the module result with ``failed`` (True: the caller fails the task with ``msg``). Nothing is changed
-    when the server cannot be drained by the method or is not a member of expect_cluster."""
-    spec = DRAIN_METHODS.get(method) or {}
-    result = dict(failed=False, changed=False, method=method, state=state, variable=spec.get('variable'),
-                  before=None, after=None, waited=0, clients_before=None, clients_after=None)
-    if state not in DRAIN_STATES:
-        result.update(failed=True, msg='state must be one of %s, got %r; nothing was changed' % (', '.join(DRAIN_STATES), state))
-        return result
-    names = tuple(flavors.DETECT_VARIABLES) + cluster_facts.GALERA_VARIABLES + cluster_facts.GR_VARIABLES + ((spec['variable'],) if spec else ())
-    variables = global_variables(conn, names)
-    identity = flavors.identity_from_variables(variables)
-    problems = drain_problems(method, identity, variables)
-    if not problems and expect_cluster:
-        cluster = read_cluster(conn, identity.flavor, query, global_variables, global_status)
-        if not cluster or cluster.get('name') != expect_cluster:
-            where = describe(cluster) if cluster else 'no cluster member'
-            problems.append('this server is %s, not a member of %s' % (where, expect_cluster))
-    if problems:
-        result.update(failed=True, msg='%s; nothing was changed' % '; '.join(problems))
-        return result
-    name = spec['variable']
-    before = drain_value(variables.get(name))
-    if state == 'drained':
-        want = spec['drained']
-    else:
-        # The value read before the drain: a node its owner kept out of view before the run stays out.
-        want = drain_value(restore_value) if restore_value not in (None, '') else spec['serving']
-    result['before'] = before
-    result['clients_before'] = _clients(conn, global_status)
-    if before == want:
-        result.update(after=before, clients_after=result['clients_before'],
-                      msg='%s=%s already: nothing to change' % (name, before))
-        return result
-    result['changed'] = True
-    if check_mode:
-        result.update(after=want, msg='would set %s=%s (now %s)%s' % (
-            name, want, before, ', then wait %d s for clients to move away' % seconds if state == 'drained' and seconds else ''))
-        return result
-    # The value is one of the method's own words (never user text): no quoting issue.
-    execute(conn, 'SET GLOBAL %s = %%s' % name, (want,))
-    after = drain_value(global_variables(conn, (name,)).get(name))
-    result['after'] = after
-    if after != want:
-        result.update(failed=True, msg='SET GLOBAL %s=%s returned, but the server reports %s' % (name, want, after))
-        return result
-    if state == 'drained' and seconds > 0:
-        started = time.monotonic()
-        (sleep or time.sleep)(seconds)
-        result['waited'] = round(time.monotonic() - started, 1)
-    result['clients_after'] = _clients(conn, global_status)
-    result['msg'] = 'set %s=%s (was %s)%s' % (name, after, before, ', waited %.1f s: %s client connection(s) left' % (
-        result['waited'], result['clients_after']) if state == 'drained' and seconds > 0 else '')
-    return result
-
-
-def _clients(conn, global_status):
-    """Client connections besides this one (Threads_connected - 1)."""
-    value = as_int(global_status(conn, ('threads_connected',)).get('threads_connected'))
-    return None if value is None else max(value - 1, 0)

@@ -11,6 +11,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.replication.channel
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import NamedGlobalVariables, error_text, global_status, global_variables, query
 from ansible_collections.dbfleet.innodb.plugins.module_utils.values import onoff
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import cluster_facts
 
 try:
@@ -36,7 +37,7 @@ def replication_info(conn, identity, variables):
         info['role'] = 'replica' if identity.aurora_reader else 'primary'
         info['statement'] = '@@innodb_read_only (Aurora reader instances run read-only)'
         return info
-    statement = flavors.capability('replica_status_statement', identity.flavor, identity.version)
+    statement = capability_facts.capability('replica_status_statement', identity.flavor, identity.version)
     info['statement'] = statement
     try:
         rows = query(conn, statement)

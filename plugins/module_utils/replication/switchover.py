@@ -1,20 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The switchover of an asynchronous GTID replication primary (docs/topology.md "Switchover").
+"""The switchover of an asynchronous GTID replication primary on its servers (module
+dbfleet.innodb.replication_switchover, docs/topology.md "Switchover"); its plan and checks are
+replication/switchover_plan.py's (filter dbfleet.innodb.switchover_plan, on the controller).
 
-Two halves, as topology.py:
-
-- plan(primary, members, ...) runs on the controller (filter dbfleet.innodb.switchover_plan) over the topology
-  facts of every member of the primary's topology (module topology_facts, read just before): every problem that
-  forbids the switch, named at once (the candidate given or chosen: replicating from this primary, caught up, not
-  delayed, binary log and replica updates on, no replication filters, no errant transactions, a version the
-  others may replicate from; every other replica reached and on GTID auto-positioning; the writer endpoint
-  method known), and the steps the switch takes, in order.
-- demote / restore / promote / repoint run on one server each (module dbfleet.innodb.replication_switchover,
-  delegated to it): the old primary made read-only with its write sessions handled, the candidate waiting for
-  the old primary's whole GTID set within a timeout and promoted, each other server pointed at the new primary
-  with GTID auto-positioning. Statement spellings are flavors.py's (capability replica_statements).
+- demote / restore / promote / repoint run on one server each (delegated to it): the old primary made read-only
+  with its write sessions handled, the candidate waiting for the old primary's whole GTID set within a timeout and
+  promoted, each other server pointed at the new primary with GTID auto-positioning. Statement spellings are
+  capability_facts.py's (capability replica_statements).
+- switch runs the demotion, the promotion and the writer endpoint's move back to back in one run, both
+  connections open (step switch).
 
 What is undone when: a failure before the promotion puts the old primary back as it was (restore) and the
 endpoint back; after it, the run stops with the topology consistent (the new primary writable) and names what
@@ -23,338 +19,15 @@ remains. The restart role's roles/restart/tasks/switchover.yml runs the steps in
 
 from __future__ import annotations
 
-import re
 import time
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import gtid_sets
 from ansible_collections.dbfleet.innodb.plugins.module_utils.values import onoff
 
-ENDPOINT_METHODS = ('haproxy', 'tasks', 'none')
 SESSION_MODES = ('kill', 'wait')
-
-
-# ---------------------------------------------------------------- GTID sets, pure
-def mysql_gtid_set(text):
-    """{source (uuid, or uuid:tag): [(first, last), ...] merged and sorted} of a MySQL GTID set text."""
-    out = {}
-    for part in ''.join(str(text or '').split()).split(','):
-        if not part:
-            continue
-        pieces = part.split(':')
-        uuid = pieces[0].lower()
-        key = uuid
-        for piece in pieces[1:]:
-            match = re.match(r'^(\d+)(?:-(\d+))?$', piece)
-            if not match:                    # a tag (MySQL 8.3+): the intervals after it are uuid:tag's
-                key = '%s:%s' % (uuid, piece.lower())
-                continue
-            first = int(match.group(1))
-            out.setdefault(key, []).append((first, int(match.group(2) or first)))
-    return dict((k, _merge(v)) for k, v in out.items())
-
-
-def _merge(intervals):
-    merged = []
-    for first, last in sorted(intervals):
-        if merged and first <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
-        else:
-            merged.append((first, last))
-    return merged
-
-
-def mysql_gtid_subtract(a, b):
-    """The GTID set text of a minus b (what a has that b lacks), as GTID_SUBTRACT() gives it; '' for none."""
-    left, right = mysql_gtid_set(a), mysql_gtid_set(b)
-    parts = []
-    for key in sorted(left):
-        rest = []
-        for first, last in left[key]:
-            pieces = [(first, last)]
-            for rf, rl in right.get(key, []):
-                pieces = [p for piece in pieces for p in _cut(piece, rf, rl)]
-            rest += pieces
-        if rest:
-            parts.append(key + ':' + ':'.join(str(f) if f == l else '%d-%d' % (f, l) for f, l in rest))
-    return ','.join(parts)
-
-
-def _cut(piece, first, last):
-    low, high = piece
-    if last < low or first > high:
-        return [piece]
-    out = []
-    if low < first:
-        out.append((low, first - 1))
-    if high > last:
-        out.append((last + 1, high))
-    return out
-
-
-def mariadb_position(text):
-    """{domain: (server_id, sequence)} of a MariaDB GTID position text (0-1-100,1-2-5)."""
-    out = {}
-    for part in ''.join(str(text or '').split()).split(','):
-        match = re.match(r'^(\d+)-(\d+)-(\d+)$', part)
-        if match:
-            out[int(match.group(1))] = (int(match.group(2)), int(match.group(3)))
-    return out
-
-
-def mariadb_errant(candidate, primary):
-    """The candidate's GTIDs that the primary's position does not reach ('' for none): per domain, a sequence beyond
-    the primary's, or a domain the primary never wrote."""
-    mine, theirs = mariadb_position(candidate), mariadb_position(primary)
-    errant = []
-    for domain in sorted(mine):
-        server, seq = mine[domain]
-        if domain not in theirs or seq > theirs[domain][1]:
-            errant.append('%d-%d-%d' % (domain, server, seq))
-    return ','.join(errant)
-
-
-def errant(candidate_facts, primary_facts):
-    """The candidate's transactions its primary does not have ('' for none), in the flavor's GTID model. The primary's
-    own transactions are never errant: the candidate, read after it under writes, may simply be further along."""
-    gtid = candidate_facts.get('gtid') or {}
-    theirs = primary_facts.get('gtid') or {}
-    if gtid.get('model') == 'mysql':
-        own = str(primary_facts.get('server_uuid') or '').lower()
-        rest = mysql_gtid_subtract(gtid.get('executed'), theirs.get('executed'))
-        return ','.join(p for p in rest.split(',') if p and not (own and p.lower().startswith(own + ':')))
-    own = primary_facts.get('server_id')
-    rest = mariadb_errant(gtid.get('current_pos') or gtid.get('slave_pos'), theirs.get('binlog_pos'))
-    return ','.join(p for p in rest.split(',') if p and int(p.split('-')[1]) != own)
-
-
-# ---------------------------------------------------------------- the plan, pure
-def _version(facts):
-    return tuple((facts.get('server') or {}).get('version') or ())
-
-
-def _flavor(facts):
-    return (facts.get('server') or {}).get('flavor')
-
-
-def _channel_from(facts, source_facts):
-    """The channel of facts that replicates from source_facts (by its server_id), or None."""
-    for channel in facts.get('channels') or []:
-        if source_facts.get('server_id') is not None and channel.get('source_server_id') == source_facts.get('server_id'):
-            return channel
-    return None
-
-
-def _auto_positioned(facts, channel):
-    value = str(channel.get('using_gtid') or '').lower()
-    if (facts.get('gtid') or {}).get('model') == 'mysql':
-        return value in ('1', 'yes', 'on')
-    return value in ('slave_pos', 'current_pos')
-
-
-def candidate_problems(name, facts, primary_facts, max_lag):
-    """Why the server name (its topology facts) may not become the primary instead of primary_facts' server."""
-    if facts.get('error') or not facts.get('role'):
-        return ['%s: its state could not be read (%s)' % (name, facts.get('error') or 'no facts')]
-    problems = []
-    channel = _channel_from(facts, primary_facts)
-    if channel is None:
-        problems.append('%s: does not replicate from the primary (server_id %s)' % (name, primary_facts.get('server_id')))
-    else:
-        problems += ['%s: %s' % (name, p) for p in topology.channel_problems(channel, max_lag)]
-        if channel.get('sql_delay'):
-            problems.append('%s: a delayed replica (SQL_Delay %d s)' % (name, channel['sql_delay']))
-        if channel.get('filters'):
-            problems.append('%s: replication filters (%s): it may lack what the primary has'
-                            % (name, ', '.join('%s=%s' % kv for kv in sorted(channel['filters'].items()))))
-        if not _auto_positioned(facts, channel):
-            problems.append('%s: not on GTID auto-positioning (%s)' % (name, channel.get('using_gtid')))
-    if len(facts.get('channels') or []) > 1:
-        problems.append('%s: replicates from %d sources' % (name, len(facts['channels'])))
-    if not facts.get('log_bin'):
-        problems.append('%s: log_bin is OFF (a primary writes a binary log its replicas read)' % name)
-    if facts.get('log_replica_updates') is False:
-        problems.append('%s: %s is OFF (the others could not find the primary\'s transactions in its binary log)'
-                        % (name, flavors.capability('log_replica_updates_variable', _flavor(facts) or 'mysql',
-                                                    _version(facts) or (8, 0, 0))))
-    gtid = facts.get('gtid') or {}
-    if gtid.get('model') == 'mysql' and str(gtid.get('mode') or '').upper() != 'ON':
-        problems.append('%s: gtid_mode is %s, not ON' % (name, gtid.get('mode')))
-    if gtid.get('model') is None:
-        problems.append('%s: no GTID model on %s' % (name, _flavor(facts)))
-    extra = errant(facts, primary_facts)
-    if extra:
-        problems.append('%s: errant transactions the primary does not have: %s' % (name, extra))
-    return problems
-
-
-def _member_problems(name, facts, primary_facts, candidate, candidate_facts):
-    """Why a replica of the primary other than the candidate cannot be repointed at the candidate."""
-    if facts.get('error') or not facts.get('role'):
-        return ['%s: not reached (%s): it could not be repointed' % (name, facts.get('error') or 'no facts')]
-    problems = []
-    channel = _channel_from(facts, primary_facts)
-    if channel is not None and not _auto_positioned(facts, channel):
-        problems.append('%s: not on GTID auto-positioning (%s): it could not be repointed'
-                        % (name, channel.get('using_gtid')))
-    if candidate_facts and _version(facts) and _version(candidate_facts) and _version(facts) < _version(candidate_facts):
-        problems.append('%s: runs %s, older than %s\'s %s: it may not replicate from it'
-                        % (name, _text(facts), candidate, _text(candidate_facts)))
-    if candidate_facts and _flavor(facts) != _flavor(candidate_facts):
-        problems.append('%s: a %s server, %s is %s' % (name, _flavor(facts), candidate, _flavor(candidate_facts)))
-    return problems
-
-
-def _text(facts):
-    return (facts.get('server') or {}).get('version_text') or '.'.join(str(v) for v in _version(facts))
-
-
-def plan(primary, members, candidate=None, endpoint=None, max_lag=topology.DEFAULT_MAX_LAG, order=None, hosts=None,
-         password_set=True, haproxy=None):
-    """The switchover of primary (an inventory host) to candidate (None: chosen), or why none can be made.
-
-    members: {inventory host: topology facts} of the primary and every server of its topology (facts with
-    ``error`` for one not reached; a registered loop of topology_facts is taken too: ``results`` items with
-    ``__restart_item`` / ``topology``). endpoint: how writers find the primary (ENDPOINT_METHODS; None: unknown).
-    order: the preferred candidates in order (hosts already restarted first). hosts: the servers of the primary's
-    topology (None: every host of members). password_set: whether the replication password the old primary needs
-    to replicate from the candidate was given (restart_primary_replication_password). haproxy: the primary's
-    restart_primary_haproxy (socket, backend) when endpoint is haproxy.
-
-    Returns dict(ok, problems, primary, candidate, others (the replicas repointed at the candidate, primary
-    excluded), wait_for (the position the candidate waits for, read again at the demotion), steps (text, in order),
-    message)."""
-    members = _members(members)
-    if hosts is not None:
-        members = dict((h, members.get(h) or dict(error='no topology facts were read')) for h in hosts)
-    out = dict(ok=False, problems=[], primary=primary, candidate=None, others=[], steps=[], message='',
-               replication_user=None, replication_ssl=False)
-    primary_facts = members.get(primary)
-    if not primary_facts or primary_facts.get('error'):
-        out['problems'].append('%s: the primary\'s state could not be read (%s)'
-                               % (primary, (primary_facts or {}).get('error') or 'no facts'))
-        return _finish(out)
-    if primary_facts.get('role') != topology.PRIMARY:
-        out['problems'].append('%s: not a primary (it replicates from another server)' % primary)
-    if not primary_facts.get('log_bin'):
-        out['problems'].append('%s: log_bin is OFF' % primary)
-    replicas = [n for n in _ordered(members, order) if n != primary and _channel_from(members[n], primary_facts)]
-    unreached = [n for n in _ordered(members, order) if n != primary and members[n].get('error')]
-    if endpoint not in ENDPOINT_METHODS:
-        out['problems'].append('%s: the writer endpoint method is %s: say how writers find the primary '
-                               '(restart_primary_endpoint: %s)' % (primary, endpoint or 'not set', ', '.join(ENDPOINT_METHODS)))
-    if endpoint == 'haproxy' and not (isinstance(haproxy, dict) and haproxy.get('socket') and haproxy.get('backend')):
-        out['problems'].append('%s: restart_primary_endpoint is haproxy but its restart_primary_haproxy does not name '
-                               'the admin socket and the backend (got %s)' % (primary, haproxy))
-    if not password_set:
-        out['problems'].append('%s: restart_primary_replication_password is not set: the old primary needs it to '
-                               'replicate from the new one' % primary)
-    if candidate is not None:
-        if candidate not in members:
-            out['problems'].append('%s: the candidate %s is not a server of its topology in this run' % (primary, candidate))
-            return _finish(out)
-        found = candidate_problems(candidate, members[candidate], primary_facts, max_lag)
-    else:
-        refused = []
-        for name in replicas:
-            found = candidate_problems(name, members[name], primary_facts, max_lag)
-            if not found:
-                candidate = name
-                break
-            refused += found
-        if candidate is None:
-            found = ['%s: no replica may take the primary role%s' % (primary, (': ' + '; '.join(refused)) if refused else
-                                                                     ' (it has none)')]
-    out['problems'] += found
-    candidate_facts = members.get(candidate) if candidate else None
-    others = [n for n in replicas + unreached if n != candidate]
-    for name in others:
-        out['problems'] += _member_problems(name, members[name], primary_facts, candidate, candidate_facts)
-    if candidate_facts:
-        out['problems'] += _member_problems(primary, primary_facts, primary_facts, candidate, candidate_facts)
-    out.update(candidate=candidate, others=others)
-    # The old primary replicates from the candidate as the candidate replicated from it (account, TLS).
-    channel = _channel_from(candidate_facts, primary_facts) if candidate_facts else None
-    out.update(replication_user=(channel or {}).get('source_user'), replication_ssl=bool((channel or {}).get('source_ssl')))
-    if candidate:
-        out['steps'] = steps(primary, candidate, others, members, endpoint)
-    return _finish(out)
-
-
-def _members(members):
-    if isinstance(members, dict) and isinstance(members.get('results'), list):
-        out = {}
-        for r in members['results']:
-            name = r.get('__restart_item') or r.get('item')
-            facts = r.get('topology')
-            if facts is None:
-                facts = dict(error=str(r.get('msg') or 'not reached').strip())
-            out[name] = facts
-        return out
-    return dict(members or {})
-
-
-def _ordered(members, order):
-    names = [n for n in (order or []) if n in members]
-    return names + sorted(n for n in members if n not in names)
-
-
-def _finish(out):
-    out['ok'] = not out['problems']
-    if out['ok']:
-        out['message'] = '%s hands the primary role to %s: %s' % (out['primary'], out['candidate'], '; '.join(out['steps']))
-    else:
-        out['message'] = ('no switchover of %s, nothing was changed: %s'
-                          % (out['primary'], '; '.join(out['problems'])))
-    return out
-
-
-def steps(primary, candidate, others, members, endpoint):
-    """The switch's steps as a DBA reads them, in order."""
-    pf, cf = members[primary], members[candidate]
-    demote = flavors.capability('demote_variable', _flavor(pf), _version(pf))
-    out = []
-    if endpoint not in (None, 'none'):
-        out.append('writer endpoint (%s): %s drained' % (endpoint, primary))
-    out.append('%s: %s = ON, its write sessions handled' % (primary, demote))
-    wait = 'WAIT_FOR_EXECUTED_GTID_SET' if (cf.get('gtid') or {}).get('model') == 'mysql' else 'MASTER_GTID_WAIT'
-    stmts = flavors.capability('replica_statements', _flavor(cf), _version(cf)) or {}
-    out.append('%s: %s(the old primary\'s whole GTID set), then %s, %s, read_only = OFF'
-               % (candidate, wait, stmts.get('stop'), stmts.get('reset_all')))
-    if endpoint not in (None, 'none'):
-        out.append('writer endpoint (%s): on %s' % (endpoint, candidate))
-    for name in others + [primary]:
-        fs = flavors.capability('replica_statements', _flavor(members[name]), _version(members[name])) or {}
-        out.append('%s: %s %s with %s, %s' % (name, fs.get('change'), candidate, fs.get('gtid'), fs.get('start')))
-    return out
-
-
-def stopped(switch, stage, failure, restored=None, endpoint_failed=None):
-    """The message that stops the run when a switch failed at stage ('checks', 'demote X', 'promote Y', 'promoted'):
-    why, and what was put back (before the promotion) or what remains (after it). endpoint_failed: why the writer
-    endpoint could not be put back (None: it was)."""
-    failure = failure or {}
-    why = str(failure.get('msg') or 'failed').strip()
-    if isinstance(failure.get('results'), list):
-        why += ': ' + '; '.join('%s: %s' % (r.get('__restart_item'), r.get('msg')) for r in failure['results']
-                                if isinstance(r, dict) and r.get('failed'))
-    primary, candidate = switch.get('primary'), switch.get('candidate')
-    if stage == 'promoted':
-        servers = ', '.join((switch.get('others') or []) + [primary])
-        return ('the switchover of %s stopped after %s became the primary (writable, the writer endpoint on it): %s. '
-                'What remains: point the servers that do not replicate from %s yet (of %s) at it with GTID '
-                'auto-positioning; %s was not restarted.' % (primary, candidate, why.rstrip('.'), candidate, servers, primary))
-    if restored is None or restored.get('skipped'):
-        back = '%s was not changed' % primary
-    elif restored.get('failed') or restored.get('unreachable'):
-        back = '%s could NOT be made writable again (%s): set read_only (and super_read_only) OFF on it' % (
-            primary, str(restored.get('msg') or 'unreachable').strip())
-    else:
-        back = '%s is writable again (%s)' % (primary, restored.get('msg'))
-    lb = ('the writer endpoint could NOT be put back on %s (%s)' % (primary, str(endpoint_failed).strip())
-          if endpoint_failed else 'the writer endpoint on %s' % primary)
-    return ('the switchover of %s to %s failed at step %s: %s. Put back: %s, %s; %s was not promoted, its replication '
-            'left as it was.' % (primary, candidate, stage, why.rstrip('.'), back, lb, candidate))
 
 
 # ---------------------------------------------------------------- on one server (module replication_switchover)
@@ -368,12 +41,12 @@ class SwitchoverError(Exception):
 
 
 def _identity(conn, global_variables):
-    return flavors.identity_from_variables(global_variables(conn, flavors.DETECT_VARIABLES))
+    return server_identity.identity_from_variables(global_variables(conn, server_identity.DETECT_VARIABLES))
 
 
 def position(conn, global_variables, identity):
     """The server's whole GTID set (MySQL gtid_executed) / what it wrote to its binary log (MariaDB gtid_binlog_pos)."""
-    model = flavors.capability('gtid_model', identity.flavor, identity.version)
+    model = capability_facts.capability('gtid_model', identity.flavor, identity.version)
     name = 'gtid_executed' if model == 'mysql' else 'gtid_binlog_pos'
     return ''.join(str(global_variables(conn, [name]).get(name) or '').split())
 
@@ -400,7 +73,7 @@ def demote(conn, query, execute, global_variables, sessions='kill', sessions_tim
 
     Returns dict(changed, before={variable: value} to restore, position, killed, msg)."""
     identity = _identity(conn, global_variables)
-    variable = flavors.capability('demote_variable', identity.flavor, identity.version)
+    variable = capability_facts.capability('demote_variable', identity.flavor, identity.version)
     names = ['read_only'] + (['super_read_only'] if variable == 'super_read_only' else [])
     before = dict((n, str(v)) for n, v in global_variables(conn, names).items())
     result = dict(changed=False, before=before, variable=variable, position=None, killed=[])
@@ -491,8 +164,8 @@ def promote(conn, query, execute, global_variables, wait_for, timeout, expect_so
     timeout seconds), then stop replication, forget the source and become writable."""
     identity = _identity(conn, global_variables)
     facts = topology.read_server(conn, query, global_variables)
-    stmts = flavors.capability('replica_statements', identity.flavor, identity.version)
-    model = flavors.capability('gtid_model', identity.flavor, identity.version)
+    stmts = capability_facts.capability('replica_statements', identity.flavor, identity.version)
+    model = capability_facts.capability('gtid_model', identity.flavor, identity.version)
     if facts.get('error'):
         raise SwitchoverError(facts['error'])
     if facts['role'] != topology.REPLICA:
@@ -502,7 +175,7 @@ def promote(conn, query, execute, global_variables, wait_for, timeout, expect_so
     if expect_source_server_id is not None and not any(
             c.get('source_server_id') == int(expect_source_server_id) for c in facts['channels']):
         raise SwitchoverError('does not replicate from server_id %s' % expect_source_server_id)
-    sql, ok = topology.gtid_wait_sql(model)
+    sql, ok = gtid_sets.gtid_wait_sql(model)
     writable = ['super_read_only', 'read_only'] if facts.get('super_read_only') is not None else ['read_only']
     planned = ['%s(%s, %d)' % (sql.split('(', maxsplit=1)[0].replace('SELECT ', ''), wait_for, timeout), stmts['stop'],
                stmts['reset_all']] + ['SET GLOBAL %s = OFF' % n for n in writable]
@@ -526,8 +199,8 @@ def promote(conn, query, execute, global_variables, wait_for, timeout, expect_so
 def repoint_statements(identity, source_host, source_port, user=None, password=None, ssl=None, was_primary=False):
     """[(statement, args)] that point a server at a new source with GTID auto-positioning (password as an argument,
     never in the text)."""
-    stmts = flavors.capability('replica_statements', identity.flavor, identity.version)
-    model = flavors.capability('gtid_model', identity.flavor, identity.version)
+    stmts = capability_facts.capability('replica_statements', identity.flavor, identity.version)
+    model = capability_facts.capability('gtid_model', identity.flavor, identity.version)
     out = []
     if not was_primary:
         out.append((stmts['stop'], None))
@@ -657,7 +330,7 @@ def _settled(primary, candidate, query, global_variables, wanted, timeout, clock
     """The old primary's GTID set once the candidate has applied it and it did not grow meanwhile (a late commit of
     a session that was ending): waits for wanted, reads the set again, and again while it grew, within timeout."""
     identity = _identity(candidate, global_variables)
-    sql, ok = topology.gtid_wait_sql(flavors.capability('gtid_model', identity.flavor, identity.version))
+    sql, ok = gtid_sets.gtid_wait_sql(capability_facts.capability('gtid_model', identity.flavor, identity.version))
     primary_identity = _identity(primary, global_variables)
     deadline = clock() + timeout
     while True:
@@ -684,7 +357,7 @@ def _prepare(primary, candidate, query, global_variables, timeout, expect_source
                                                        'not a primary (it replicates from another server)'))
     source_id = expect_source_server_id if expect_source_server_id is not None else primary_facts.get('server_id')
     identity = _identity(primary, global_variables)
-    variable = flavors.capability('demote_variable', identity.flavor, identity.version)
+    variable = capability_facts.capability('demote_variable', identity.flavor, identity.version)
     names = ['read_only'] + (['super_read_only'] if variable == 'super_read_only' else [])
     result['before'] = dict((n, str(v)) for n, v in global_variables(primary, names).items())
     facts = topology.read_server(candidate, query, global_variables)
@@ -694,7 +367,7 @@ def _prepare(primary, candidate, query, global_variables, timeout, expect_source
         raise SwitchoverError('the candidate does not replicate from server_id %s' % source_id)
     now = position(primary, global_variables, identity)
     cand = _identity(candidate, global_variables)
-    sql, ok = topology.gtid_wait_sql(flavors.capability('gtid_model', cand.flavor, cand.version))
+    sql, ok = gtid_sets.gtid_wait_sql(capability_facts.capability('gtid_model', cand.flavor, cand.version))
     rows = query(candidate, sql, (now, int(timeout))) if now else [dict(r=ok)]
     value = list(rows[0].values())[0] if rows else None
     if value is None or int(value) != ok:

@@ -2,9 +2,9 @@
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A restart by the host's own command (dbfleet_restart_method: command) and a server that refuses to start: the
-host side of module `command_restart`. What the server refused, the put-back of the drop-ins and the message are
-service_restart's (before_restart(), refused_at_start(), put_back(), put_back_report()); this file adds what only a
-command has:
+host side of module `command_restart`. What the server refused and the message are restart/refused_start.py's
+(before_restart(), refused_at_start(), put_back_report()), the put-back of the drop-ins restart/dropin_backups.py's
+(put_back()), shared with service_restart; this file adds what only a command has:
 
 - process_start(pid): when the running server's process started (the drop-ins written since then are this run's).
 - CommandRestart: the command, then the server answering in a process started since (its Uptime no longer than the
@@ -18,7 +18,8 @@ import time
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import method as restart_method
-from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import service_restart
+from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import dropin_backups
+from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import refused_start
 
 
 def process_start(pid, proc_root='/proc', now=None, boottime=None, ticks=None):
@@ -111,7 +112,7 @@ def run_module(module):
     if module.check_mode:
         module.exit_json(changed=True, command=masked, msg='would restart the server with: %s' % shown)
 
-    known = service_restart.before_restart(module, p['error_log'], p['dropins'])
+    known = refused_start.before_restart(module, p['error_log'], p['dropins'])
     server, dropins = known['server'], known['dropins']
     last_start = process_start(server.get('pid'))
     restart = CommandRestart(p['command'], module.run_command, lambda: uptime(module.params), timeout=p['timeout'])
@@ -123,25 +124,25 @@ def run_module(module):
         module.fail_json(msg=why, **result)
     if verdict == 'started':
         # An included file the server's user cannot read is skipped without a word (service_restart does the same).
-        refused = service_restart.unreadable_refusals(dropins, server, skipped=True)
+        refused = refused_start.unreadable_refusals(dropins, server, skipped=True)
         if not refused:
-            service_restart.drop_backups(dropins)
+            dropin_backups.drop_backups(dropins)
             result['msg'] = 'restarted by %s: %s (%s s)' % (shown, why, seconds)
             module.exit_json(**result)
     else:
         # The error log when the server has one (the command's output may repeat older lines of it); else what the
         # command passed on from the server's stderr.
         others = [] if known['log_path'] else [(restart.output, 'output of the restart command')]
-        refused = service_restart.refused_at_start(known, others)
+        refused = refused_start.refused_at_start(known, others)
     result['refused'] = refused
     # Put back what this change wrote since the server last started, and start the server again with the command.
-    targets = service_restart.put_back_targets(dropins, refused)
-    result['put_back'], notes = service_restart.put_back(targets, last_start)
+    targets = dropin_backups.put_back_targets(dropins, refused)
+    result['put_back'], notes = dropin_backups.put_back(targets, last_start)
     result['notes'].extend(notes)
     again, again_why, again_seconds = restart.restart()
     result['started_again'] = again == 'started'
     result['again'] = dict(why=again_why, seconds=again_seconds)
-    result['msg'] = service_restart.put_back_report(
+    result['msg'] = refused_start.put_back_report(
         'the server %s' % (('did not start (%s)' % why) if verdict != 'started'
                            else 'started without an option file it cannot read'),
         refused, result['put_back'], ('yes, %s' % again_why) if again == 'started' else 'NO (%s)' % again_why, why)

@@ -6,7 +6,7 @@ than in Jinja: each host's restart inputs checked (inputs()), the hosts that wai
 step of the plan (steps(): the message saying the order, the members whose drain is checked, what each host's step
 needs: its replicas, its cluster's other members, the switchover candidates, its drain, its service) and the
 message when the run stops at a host (stopped()). Controller-side, through the filters of
-plugins/filter/restart_steps.py; the plan itself is topology.build_plan's (module topology_plan).
+plugins/filter/restart_steps.py; the plan itself is topology_plan.build_plan's (module topology_plan).
 Unit tests: tests/unit/plugins/module_utils/restart/test_steps.py.
 """
 

@@ -29,6 +29,7 @@ import re
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import option_writer
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import security_settings
@@ -381,7 +382,7 @@ def setting_rows(check, wanted, facts, where, translated):
     catalog = facts.get('catalog') or {}
     found = dict(rows=[], unsupported=[], unresolved=[], predicted={}, memory={})
     chunk, instances = buffer_pool_unit(wanted, catalog)
-    rounding = flavors.capability('buffer_pool_chunk_rounding', *_identity(facts))
+    rounding = capability_facts.capability('buffer_pool_chunk_rounding', *_identity(facts))
     for name, value in sorted(wanted.items()):
         label = 'settings_values.%s' % name
         server_name = flavors.resolve_name(name, facts.get('flavor'), _identity(facts)[1], frozenset(catalog)) or name

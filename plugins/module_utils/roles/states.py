@@ -17,6 +17,7 @@ import re
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import engine_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import option_writer
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
@@ -391,7 +392,7 @@ def memcached(variables, facts):
             check.error('duplicate container names: %s' % ', '.join(dupes))
     check.done()
 
-    supported, reason = flavors.memcached_support(*role_input.identity(facts))
+    supported, reason = capability_facts.memcached_support(*role_input.identity(facts))
     # memcached refuses to run as root without -u root and takes mysqld down; when it cannot be told
     # whether mysqld runs as root, -u root is added (a non-root daemon ignores it).
     as_root = facts.get('runs_as_root') is None or bool(facts.get('runs_as_root'))

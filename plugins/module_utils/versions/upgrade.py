@@ -28,6 +28,7 @@ from collections import namedtuple
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import facts as version_facts
@@ -431,14 +432,14 @@ def feature_findings(target, uses):
     native_password_accounts (list of 'user@host' that authenticate with mysql_native_password)."""
     out = []
     if uses.get('memcached_plugin'):
-        supported, reason = flavors.memcached_support(target.flavor, target.version)
+        supported, reason = capability_facts.memcached_support(target.flavor, target.version)
         if not supported:
             out.append(_finding(FEATURE_REMOVED, 'daemon_memcached', 'the InnoDB memcached plugin is in use; %s: %s. '
                                 'Move its clients to SQL, then uninstall it (memcached role: memcached_state: absent)'
                                 % (target.label, reason),
                                 pin=dict(role='dbfleet.innodb.memcached', variable='memcached_state', value='absent')))
     accounts = list(uses.get('native_password_accounts') or ())
-    if accounts and not flavors.capability('mysql_native_password', target.flavor, target.version):
+    if accounts and not capability_facts.capability('mysql_native_password', target.flavor, target.version):
         shown = ', '.join(accounts[:10]) + (' and %d more' % (len(accounts) - 10) if len(accounts) > 10 else '')
         out.append(_finding(FEATURE_REMOVED, 'mysql_native_password', '%d account(s) authenticate with '
                             'mysql_native_password, which %s does not have (removed in MySQL 9.0): %s. ALTER USER ... '
@@ -450,7 +451,7 @@ def feature_findings(target, uses):
 def findings(target, identity, settings, runtime, origins, uses=None, current_entries=(), target_entries=None):  # pylint: disable=too-many-arguments
     """Every finding for one host, in the order of KINDS, then by setting (pure).
 
-    target: Target; identity: the host's flavors.ServerIdentity; settings: Setting rows (what start-up reads on the
+    target: Target; identity: the host's server_identity.ServerIdentity; settings: Setting rows (what start-up reads on the
     target: option files read for the target's groups, command line, mysqld-auto.cnf); runtime: {name: running
     value}; origins: {name: where the running value came from, as the server says (None: not known)}; uses: see
     feature_findings(); current_entries / target_entries: the option-file entries read for the current and the

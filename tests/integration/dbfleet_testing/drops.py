@@ -11,7 +11,7 @@ import time
 
 import pymysql
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from dbfleet_testing.runs import descendants
 
 
@@ -56,7 +56,7 @@ class Server(object):
 
     def identity(self):
         rows = dict((k, self.value('SELECT @@GLOBAL.%s' % k)) for k in ('version', 'version_comment'))
-        return flavors.identity_from_variables(rows)
+        return server_identity.identity_from_variables(rows)
 
     def login(self):
         return dict(login_unix_socket=self.row['socket'], login_user=self.lab.admin_user,

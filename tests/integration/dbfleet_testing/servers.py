@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 import pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import facts as version_facts
 from dbfleet_testing.lab import DEFAULT_HOSTS, REPO, require_lab_hosts, statement_rows
 from dbfleet_testing.runs import COLLECTIONS, PYTHON
@@ -199,7 +199,7 @@ def identified_cursor(lab, host):
         with conn.cursor() as cur:
             cur.execute('SHOW GLOBAL VARIABLES')
             variables = {name.lower(): value for name, value in cur.fetchall()}
-            yield cur, variables, flavors.identity_from_variables(variables)
+            yield cur, variables, server_identity.identity_from_variables(variables)
     finally:
         conn.close()
 

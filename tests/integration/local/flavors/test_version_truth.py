@@ -25,6 +25,7 @@ test_a_wrong_table_is_caught_on_a_used_server feeds the same comparison a table 
 import pymysql
 import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from dbfleet_lab.serverhelp import compiled_defaults
 from dbfleet_testing.servers import LAB_HOSTS, identified_cursor
 
@@ -77,10 +78,10 @@ def dynamic_on_server(cur, name):
 
 def server_ranges(cur, identity):
     """{variable: (min, max)} where the server publishes them."""
-    if flavors.capability('system_variables_table', identity.flavor, identity.version):
+    if capability_facts.capability('system_variables_table', identity.flavor, identity.version):
         cur.execute('SELECT LOWER(VARIABLE_NAME), NUMERIC_MIN_VALUE, NUMERIC_MAX_VALUE, ENUM_VALUE_LIST '
                     'FROM information_schema.SYSTEM_VARIABLES')
-    elif flavors.capability('variables_info_table', identity.flavor, identity.version):
+    elif capability_facts.capability('variables_info_table', identity.flavor, identity.version):
         cur.execute('SELECT LOWER(VARIABLE_NAME), MIN_VALUE, MAX_VALUE, NULL FROM performance_schema.variables_info')
     else:
         return {}

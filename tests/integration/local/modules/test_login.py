@@ -19,8 +19,15 @@ INVENTORY = os.path.join('inventories', 'lab')
 VERIFY_ADHOC = ['-m', 'dbfleet.innodb.verify', '-a', 'settings={"innodb_flush_neighbors":0}']
 
 
-def test_adhoc_verify_logs_in_with_the_inventory_login(lab):
-    rc, out = ansible('ansible', 'mysql80', '-i', INVENTORY, *VERIFY_ADHOC)
+@pytest.fixture(scope='module')
+def verify_adhoc(lab):
+    """(rc, output) of the README's ad-hoc call at -vvv, read by the login test and the password test."""
+    del lab
+    return ansible('ansible', 'mysql80', '-i', INVENTORY, *VERIFY_ADHOC, '-vvv')
+
+
+def test_adhoc_verify_logs_in_with_the_inventory_login(lab, verify_adhoc):
+    rc, out = verify_adhoc
     assert rc == 0, out
     result = adhoc_result('mysql80', out)
     assert result['server']['port'] == lab.hosts['mysql80']['port']
@@ -47,9 +54,10 @@ def test_adhoc_login_comes_from_the_host_variables_and_task_arguments_win(lab):
     assert adhoc_result('mysql80', out)['server_facts']['port'] == lab.hosts['mysql80']['port']
 
 
-def test_password_never_in_output_at_vvv(lab):
-    rc, out = ansible('ansible', 'mysql80', '-i', INVENTORY, *VERIFY_ADHOC, '-vvv')
+def test_password_never_in_output_at_vvv(lab, verify_adhoc):
+    rc, out = verify_adhoc
     assert rc == 0, out
+    assert 'ESTABLISH LOCAL CONNECTION' in out      # at -vvv
     assert 'innodb_flush_neighbors' in out
     assert lab.admin_password not in out
     # A failing login (a wrong user from the task) shows no password either.

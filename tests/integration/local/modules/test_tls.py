@@ -20,27 +20,64 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connec
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import query_one
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet
 from dbfleet_testing.runs import playbook_proc
-from dbfleet_testing.tls import (CAPABILITIES, CLIENT_SSL, MARKER, AuthServer, FakeServer, Forwarder, FullAuthServer,
-                                 address_of_this_machine, login, module, negotiated, tls_hosts)
+from dbfleet_testing.task_runs import task_run
+from dbfleet_testing.tls import (CAPABILITIES, CLIENT_SSL, INVENTORY, MARKER, AuthServer, FakeServer, Forwarder,
+                                 FullAuthServer, address_of_this_machine, login, module, negotiated, tls_hosts)
+
+
+# The module calls of the tests below: each a task of one playbook run on its host (dbfleet_testing.task_runs),
+# `logins` the task's login options by host (verify_identity with the lab's CA on mysql80 and mariadb118; on
+# mariadb1011, whose inventory names its socket, mysql80's TCP port).
+MODULE_CALLS = r"""
+- name: server_facts through the lab's certificates, and a task naming another server
+  hosts: mysql80:mariadb118:mariadb1011
+  gather_facts: false
+  vars:
+    login: "{{ logins[inventory_hostname] }}"
+  tasks:
+    - name: server_facts
+      dbfleet.innodb.server_facts:
+        login_host: "{{ login.login_host }}"
+        login_port: "{{ login.login_port }}"
+        login_user: "{{ login.login_user | default(omit) }}"
+        login_password: "{{ login.login_password | default(omit) }}"
+        login_ssl_mode: "{{ login.login_ssl_mode | default(omit) }}"
+        ca_cert: "{{ login.ca_cert | default(omit) }}"
+      ignore_errors: true
+"""
+
+
+@pytest.fixture(scope='module')
+def lab_ca(lab):
+    """(hosts, CA file) of the lab (tls_hosts: its status read once for the module)."""
+    return tls_hosts(lab)
+
+
+@pytest.fixture(scope='module')
+def module_calls(lab, lab_ca, tmp_path_factory):
+    """The run of MODULE_CALLS: its TaskRun."""
+    hosts, ca = lab_ca
+    logins = dict((host, login(lab, host, login_ssl_mode='verify_identity', ca_cert=ca))
+                  for host in ('mysql80', 'mariadb118'))
+    logins['mariadb1011'] = dict(login_host='127.0.0.1', login_port=hosts['mysql80']['port'])
+    return task_run(INVENTORY, MODULE_CALLS, tmp_path_factory.mktemp('tls_calls'), dict(logins=logins))
 
 
 # ---------------------------------------------------------------- the lab's certificates
-def test_verify_identity_with_the_good_certificate_connects(lab):
-    _hosts, ca = tls_hosts(lab)
-    rc, result, out = module('mysql80', 'dbfleet.innodb.server_facts',
-                             login(lab, 'mysql80', login_ssl_mode='verify_identity', ca_cert=ca))
-    assert rc == 0, out
+def test_verify_identity_with_the_good_certificate_connects(lab, module_calls, lab_ca):
+    _hosts, ca = lab_ca
+    result, out = module_calls('server_facts', 'mysql80'), module_calls.output
+    assert not result['failed'], out
     assert result['server_facts']['port'] == lab.hosts['mysql80']['port']
     assert lab.admin_password not in out
     assert negotiated(lab, 'mysql80', login_ssl_mode='verify_identity', ca_cert=ca).startswith('TLS')
 
 
-def test_a_certificate_for_another_name_is_refused_by_verify_identity_only(lab):
-    _hosts, ca = tls_hosts(lab)
-    rc, _result, out = module('mariadb118', 'dbfleet.innodb.server_facts',
-                              login(lab, 'mariadb118', login_ssl_mode='verify_identity', ca_cert=ca))
-    assert rc != 0
-    assert 'certificate is not valid for' in out and "'127.0.0.1'" in out, out
+def test_a_certificate_for_another_name_is_refused_by_verify_identity_only(lab, module_calls, lab_ca):
+    _hosts, ca = lab_ca
+    result, out = module_calls('server_facts', 'mariadb118'), module_calls.output
+    assert result['failed']
+    assert 'certificate is not valid for' in result['msg'] and "'127.0.0.1'" in result['msg'], out
     assert lab.admin_password not in out
     # Not set, with a CA: verify_identity, as community.mysql's check_hostname default.
     with pytest.raises(connection.ConnectError, match='certificate verify failed'):
@@ -49,15 +86,15 @@ def test_a_certificate_for_another_name_is_refused_by_verify_identity_only(lab):
     assert negotiated(lab, 'mariadb118', login_ssl_mode='verify_ca', ca_cert=ca).startswith('TLS')
 
 
-def test_the_self_signed_certificate_of_a_server_fails_against_the_lab_ca(lab):
-    _hosts, ca = tls_hosts(lab)
+def test_the_self_signed_certificate_of_a_server_fails_against_the_lab_ca(lab, lab_ca):
+    _hosts, ca = lab_ca
     with pytest.raises(connection.ConnectError, match='certificate verify failed'):
         negotiated(lab, 'mysql97', login_ssl_mode='verify_ca', ca_cert=ca)
 
 
 @pytest.mark.parametrize('mode', ['required', 'verify_ca', 'verify_identity'])
-def test_a_server_without_tls_is_refused_when_tls_is_required(lab, mode):
-    _hosts, ca = tls_hosts(lab)
+def test_a_server_without_tls_is_refused_when_tls_is_required(lab, mode, lab_ca):
+    _hosts, ca = lab_ca
     with pytest.raises(connection.ConnectError, match='offers no TLS'):
         negotiated(lab, 'mariadb1011', login_ssl_mode=mode, ca_cert=ca)
     assert negotiated(lab, 'mariadb1011', login_ssl_mode='preferred') == ''
@@ -175,8 +212,8 @@ def test_loopback_tcp_is_trusted_by_default_and_not_when_turned_off(tls_files):
         server.close()
 
 
-def test_without_loopback_trust_the_socket_of_the_same_server_is_preferred(lab, tmp_path):
-    hosts = lab.refresh()
+def test_without_loopback_trust_the_socket_of_the_same_server_is_preferred(lab, lab_ca, tmp_path):
+    hosts, _ca = lab_ca
     login = dict(login_host='127.0.0.1', login_port=hosts['mysql80']['port'], login_user=lab.admin_user,
                  login_password=lab.admin_password, login_trust_loopback=False)
     for socket_of, expected in (('mysql80', 'Localhost via UNIX socket'), ('mariadb1011', 'socket 127.0.0.1:%d'
@@ -193,23 +230,22 @@ def test_without_loopback_trust_the_socket_of_the_same_server_is_preferred(lab, 
 
 
 # ---------------------------------------------------------------- the login rule
-def test_a_task_naming_another_server_reaches_that_server(lab):
-    hosts = lab.refresh()
+def test_a_task_naming_another_server_reaches_that_server(lab, lab_ca, module_calls):
+    hosts, _ca = lab_ca
     assert hosts['mariadb1011'].get('socket'), hosts['mariadb1011']
     # mariadb1011's inventory sets dbfleet_login_unix_socket; the task names mysql80's TCP port.
-    rc, result, out = module('mariadb1011', 'dbfleet.innodb.server_facts',
-                             dict(login_host='127.0.0.1', login_port=hosts['mysql80']['port']))
-    assert rc == 0, out
+    result, out = module_calls('server_facts', 'mariadb1011'), module_calls.output
+    assert not result['failed'], out
     facts = result['server_facts']
     uuid = lab.query('mysql80', 'SELECT @@server_uuid AS u')[0]['u']
     assert facts['port'] == hosts['mysql80']['port'], facts
     assert uuid in json.dumps(facts) or facts['version_text'] == hosts['mysql80']['version'], facts
 
 
-def test_the_fleet_report_says_whether_the_password_was_sent(lab, tmp_path):
+def test_the_fleet_report_says_whether_the_password_was_sent(lab, tmp_path, lab_ca):
     """verify.yml in controller mode, as AWX runs it, on hosts whose servers are not on the controller."""
     address = address_of_this_machine()
-    _hosts, ca = tls_hosts(lab)
+    _hosts, ca = lab_ca
     forwarders = dict((name, Forwarder(address, lab.hosts['mysql80']['port']))
                       for name in ('remote-unverified', 'remote-chosen', 'remote-verified'))
     try:

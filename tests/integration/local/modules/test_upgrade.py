@@ -25,7 +25,8 @@ import subprocess
 
 import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import facts as version_facts
 from dbfleet_testing.lab import lab_py, require_lab_hosts
@@ -118,7 +119,7 @@ def refused_by_the_binary(kind, check, cnf, back, target):
     commented out in the copy and the binary asked again, until it takes the files."""
     basedir = kind.basedir(CACHE)
     flavor, version = target
-    groups = flavors.option_groups_for(flavor, version)
+    groups = capability_facts.option_groups_for(flavor, version)
     refused = []
     for _round in range(20):
         proc = subprocess.run(kind.command(basedir, ['--defaults-file=' + cnf] + check, [os.path.dirname(cnf)]),
@@ -162,7 +163,7 @@ def test_findings_agree_with_the_target_binary(private_lab, host, tmp_path):
     cnf, back = copy_option_files(hv, where)
     target = upgrade['target']
     refused = refused_by_the_binary(case['kind'], case['check'], cnf, back,
-                                    (target['flavor'], flavors.parse_version(target['version'])))
+                                    (target['flavor'], server_identity.parse_version(target['version'])))
     said = sorted((f['file'], f['line'], f['setting']) for f in upgrade['findings'] if f['stops_start'])
     assert sorted(refused) == said, 'refused by the %s binary: %s\npredicted: %s' % (target['label'], refused, said)
 

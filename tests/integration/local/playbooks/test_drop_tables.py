@@ -21,7 +21,7 @@ import time
 import pymysql
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from dbfleet_testing.drops import Blocker, Server, module_pid
 from dbfleet_testing.lab import REPO
 from dbfleet_testing.runs import (MINIMAL_JSON, YAML_RESULTS, env, local_module, local_module_cmd,
@@ -117,7 +117,7 @@ def test_auto_uses_the_flavor_data(server, schema):
     make_table(server, schema, 't1')
     server.set_ahi('ON')
     ident = server.identity()
-    want = flavors.capability('drop_table_ahi_strategy', ident.flavor, ident.version)
+    want = capability_facts.capability('drop_table_ahi_strategy', ident.flavor, ident.version)
     rc, res = module(server, tables=['%s.t1' % schema], confirm=True)
     assert rc == 0, res
     assert res['ahi']['strategy'] == want
@@ -410,7 +410,7 @@ def _binlog_position(server):
     if server.value('SELECT @@GLOBAL.log_bin') in (0, '0', 'OFF'):
         return None
     ident = server.identity()
-    row = server.sql(flavors.capability('binlog_status_statement', ident.flavor, ident.version))[0]
+    row = server.sql(capability_facts.capability('binlog_status_statement', ident.flavor, ident.version))[0]
     return row['File'], int(row['Position'])
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ansible_collections.dbfleet.innodb.plugins.filter.verify_report import verify_report, verify_report_html, verify_report_junit
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import membership
 
 from fake_sql import Conn
@@ -33,7 +33,7 @@ def test_cluster_state_per_host_in_the_report_and_the_html():
 
 
 def test_server_facts_cluster_info_of_a_galera_node_and_of_a_standalone_server():
-    identity = flavors.identity_from_variables(dict(version='10.11.19-MariaDB-0+deb12u1-log', version_comment='Debian 12'))
+    identity = server_identity.identity_from_variables(dict(version='10.11.19-MariaDB-0+deb12u1-log', version_comment='Debian 12'))
     conn = Conn(dict(wsrep_on='ON', wsrep_provider='/usr/lib/galera/libgalera_smm.so', wsrep_cluster_name='dbfleet_galera'),
                 dict(wsrep_cluster_state_uuid=CLUSTER['name'], wsrep_cluster_size='3', wsrep_cluster_status='Primary',
                      wsrep_local_state_comment='Synced', wsrep_ready='ON', wsrep_connected='ON', wsrep_local_recv_queue='0'))

@@ -7,10 +7,12 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils import ahi_advisor
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 
 
 def ident(flavor, version, aurora_reader=None):
-    return flavors.ServerIdentity(flavor, tuple(version), '.'.join(map(str, version)), aurora_reader)
+    return server_identity.ServerIdentity(flavor, tuple(version), '.'.join(map(str, version)), aurora_reader)
 
 
 # ---------------------------------------------------------------- counter state column
@@ -28,9 +30,9 @@ def test_counter_enabled_both_columns(row, column, expected):
 
 
 def test_column_comes_from_flavor_data():
-    assert flavors.capability('innodb_metrics_enabled_column', 'mariadb', (10, 11, 6)) == 'ENABLED'
-    assert flavors.capability('innodb_metrics_enabled_column', 'mariadb', (10, 4, 30)) == 'STATUS'
-    assert flavors.capability('innodb_metrics_enabled_column', 'mysql', (8, 0, 33)) == 'STATUS'
+    assert capability_facts.capability('innodb_metrics_enabled_column', 'mariadb', (10, 11, 6)) == 'ENABLED'
+    assert capability_facts.capability('innodb_metrics_enabled_column', 'mariadb', (10, 4, 30)) == 'STATUS'
+    assert capability_facts.capability('innodb_metrics_enabled_column', 'mysql', (8, 0, 33)) == 'STATUS'
 
 
 def test_monitors_to_enable_only_the_ones_off():
@@ -178,8 +180,8 @@ def test_aurora_reader_is_not_settable_never_try_on():
     ('mariadb', (10, 1, 48), None),
 ])
 def test_partition_variable_per_flavor(flavor, version, expected):
-    assert flavors.capabilities(flavor, version)['ahi_partition_variable'] == expected
-    assert flavors.ahi_partition_variable(flavor, version) == expected
+    assert capability_facts.capabilities(flavor, version)['ahi_partition_variable'] == expected
+    assert capability_facts.ahi_partition_variable(flavor, version) == expected
 
 
 def test_advice_table_one_line_per_host_in_order():

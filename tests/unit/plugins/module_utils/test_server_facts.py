@@ -6,12 +6,14 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts as si
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host.process import local_process
 from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils.host.proc_trees import SOCKET, fake_proc
 
-MYSQL80 = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
-MARIADB = flavors.ServerIdentity('mariadb', (10, 11, 19), '10.11.19-MariaDB', None)
+MYSQL80 = server_identity.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
+MARIADB = server_identity.ServerIdentity('mariadb', (10, 11, 19), '10.11.19-MariaDB', None)
 
 
 def test_plan_default_search_order_with_extra_file_and_suffix(tmp_path):
@@ -49,14 +51,14 @@ def test_plan_explicit_option_files_win(tmp_path):
     ('mariadb', (10, 11, 19), 'SHOW ALL SLAVES STATUS'),
 ])
 def test_replica_status_statement_capability(flavor, version, statement):
-    assert flavors.capability('replica_status_statement', flavor, version) == statement
+    assert capability_facts.capability('replica_status_statement', flavor, version) == statement
 
 
 def test_variable_source_table_capabilities():
-    assert flavors.capability('variables_info_table', 'mysql', (8, 0, 33)) is True
-    assert flavors.capability('variables_info_table', 'mysql', (5, 7, 22)) is False
-    assert flavors.capability('system_variables_table', 'mariadb', (10, 11, 19)) is True
-    assert flavors.capability('system_variables_table', 'mysql', (8, 0, 33)) is False
+    assert capability_facts.capability('variables_info_table', 'mysql', (8, 0, 33)) is True
+    assert capability_facts.capability('variables_info_table', 'mysql', (5, 7, 22)) is False
+    assert capability_facts.capability('system_variables_table', 'mariadb', (10, 11, 19)) is True
+    assert capability_facts.capability('system_variables_table', 'mysql', (8, 0, 33)) is False
 
 
 def test_added_variable_facts():
@@ -69,7 +71,7 @@ def test_added_variable_facts():
 def test_report_adds_the_details_of_named_variables(monkeypatch):
     """si.report: public facts plus each named variable resolved and described the way the
     setter and verify see it; one table read for all of them; its failure is a note, not an error."""
-    identity = flavors.ServerIdentity(flavors.MARIADB, (10, 11, 9), '10.11.9-MariaDB', None)
+    identity = server_identity.ServerIdentity(flavors.MARIADB, (10, 11, 9), '10.11.9-MariaDB', None)
     variables = {'innodb_adaptive_hash_index_parts': '8', 'innodb_max_dirty_pages_pct': '90.000000'}
     reads = []
 

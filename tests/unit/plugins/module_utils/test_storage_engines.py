@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import engine_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines as se
 
-MARIADB118 = flavors.ServerIdentity('mariadb', (11, 8, 3), '11.8.3-MariaDB-0+deb13u1', None)
-PERCONA8020 = flavors.ServerIdentity('percona', (8, 0, 20), '8.0.20-11', None)
+MARIADB118 = server_identity.ServerIdentity('mariadb', (11, 8, 3), '11.8.3-MariaDB-0+deb13u1', None)
+PERCONA8020 = server_identity.ServerIdentity('percona', (8, 0, 20), '8.0.20-11', None)
 
 
 def table(schema, name, engine, rows=10, data=16384, index=0, comment=''):
@@ -163,7 +164,7 @@ def test_asked_engines_get_a_lifecycle_and_unknown_names_are_refused():
     assert report['lifecycle']['ROCKSDB']['status'] == engine_facts.ENGINE_AVAILABLE
     assert report['lifecycle']['ROCKSDB']['plugin'] == 'ha_rocksdb'
     assert report['lifecycle']['InnoDB']['plugin'] is None
-    mysql = flavors.ServerIdentity('mysql', (8, 4, 0), '8.4.0', None)
+    mysql = server_identity.ServerIdentity('mysql', (8, 4, 0), '8.4.0', None)
     report = se.engine_report(mysql, ENGINES, [], asked=['ROCKSDB'])
     assert report['lifecycle']['ROCKSDB']['status'] == engine_facts.ENGINE_NEVER
     with pytest.raises(ValueError, match="'Toku'"):

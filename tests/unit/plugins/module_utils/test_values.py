@@ -7,11 +7,12 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
-from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import restart_gate
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values as v
 
-MYSQL80 = flavors.ServerIdentity(flavors.MYSQL, (8, 0, 36), '8.0.36', None)
-MARIADB = flavors.ServerIdentity(flavors.MARIADB, (10, 11, 9), '10.11.9-MariaDB', None)
+MYSQL80 = server_identity.ServerIdentity(flavors.MYSQL, (8, 0, 36), '8.0.36', None)
+MARIADB = server_identity.ServerIdentity(flavors.MARIADB, (10, 11, 9), '10.11.9-MariaDB', None)
 
 
 # ---------------------------------------------------------------- booleans
@@ -242,7 +243,7 @@ def test_describe_prefers_the_tables_then_the_server():
     assert guessed.kind == 'float' and guessed.dynamic is True
     assert v.describe('innodb_autoinc_lock_mode', MYSQL80, '2').dynamic is False
     assert v.describe('no_such_variable_here', MYSQL80, '4').dynamic is None
-    aurora = flavors.ServerIdentity(flavors.AURORA, (8, 0, 32), '8.0.32', True)
+    aurora = server_identity.ServerIdentity(flavors.AURORA, (8, 0, 32), '8.0.32', True)
     assert v.describe('innodb_adaptive_hash_index', aurora, 'OFF').settable is False
 
 
@@ -264,7 +265,7 @@ def test_role_booleans_refuse_what_values_refuses():
 def test_settings_check_compares_as_the_setter_and_verify_do():
     running = {'innodb_io_capacity': '2048', 'innodb_adaptive_hash_index': 'OFF',
                'innodb_adaptive_hash_index_parts': '8', 'innodb_flush_neighbors': '0'}
-    got = topology.settings_check(MYSQL80, running, {
+    got = restart_gate.settings_check(MYSQL80, running, {
         'innodb_io_capacity': '2K', 'innodb_adaptive_hash_index': 'n',
         'innodb_adaptive_hash_index_partitions': 16, 'innodb_flush_neighbors': 'lots'})
     assert got == [('innodb_adaptive_hash_index', 'n', 'OFF', True),

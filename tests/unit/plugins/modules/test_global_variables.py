@@ -7,12 +7,13 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
 from ansible_collections.dbfleet.innodb.plugins.modules import global_variables
 
-MYSQL80 = flavors.ServerIdentity(flavors.MYSQL, (8, 0, 36), '8.0.36', None)
+MYSQL80 = server_identity.ServerIdentity(flavors.MYSQL, (8, 0, 36), '8.0.36', None)
 CHUNK = 128 << 20
 RUNNING = {
     'innodb_io_capacity': '2048',

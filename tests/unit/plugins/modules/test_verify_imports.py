@@ -19,6 +19,9 @@ PREFIX = 'ansible_collections.dbfleet.innodb.plugins.module_utils.'
 # the off-peak windows' parser (only the controller-side audit reads cached times).
 ROLE_CODE = ('roles.states', 'roles.inputs', 'roles.option_writer', 'roles.settings', 'memcache.plugin')
 NOT_LOADED = ('report.build', 'replication.topology', 'restart.service_restart', 'versions.upgrade', 'host.storage',
+              'host.block_devices', 'host.storage_probe',
+              'restart.refused_start', 'restart.dropin_backups', 'replication.topology_plan', 'replication.restart_gate',
+              'replication.cluster_switchover', 'replication.cluster_drain',
               'versions.facts', 'versions.flavor_data', 'host.private_paths', 'replication.clusters', 'storage_engines',
               'offpeak') + ROLE_CODE
 
@@ -65,9 +68,9 @@ FAKE_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'fi
 
 def cluster_info_loads(version, variables):
     setup = ('from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import membership\n'
-             'from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors\n'
+             'from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity\n'
              'sys.path.insert(0, %r)\nfrom fake_sql import Conn\n'
-             'identity = flavors.identity_from_variables(dict(version=%r, version_comment=""))' % (FAKE_SERVER, version))
+             'identity = server_identity.identity_from_variables(dict(version=%r, version_comment=""))' % (FAKE_SERVER, version))
     ours, _loaded = loaded_by('print(json.dumps(membership.cluster_info(Conn(%r, {}), identity)))' % (variables,), setup)
     return ours
 

@@ -7,6 +7,7 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify as v
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit.verify import Startup
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 
 FILE = '/etc/mysql/conf.d/60-dbfleet-x.cnf:3 [mysqld]'
 NOTHING = Startup()                                   # nothing configures it, default unknown
@@ -164,7 +165,7 @@ def test_no_cache_is_no_note():
 
 
 # ---------------------------------------------------------------- audit()'s steps, each on its own
-MYSQL80 = v.flavors.ServerIdentity('mysql', (8, 0, 36), '8.0.36', None)
+MYSQL80 = server_identity.ServerIdentity('mysql', (8, 0, 36), '8.0.36', None)
 
 
 def test_step_without_roles_the_settings_are_the_task_s():

@@ -11,6 +11,7 @@ import re
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import membership
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import NamedGlobalVariables
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
@@ -103,7 +104,7 @@ def test_audit_variable_names_hold_every_spelling_the_roles_and_what_the_audit_r
                                         ['adaptive_hash', 'flush_neighbors', 'myrocks'])
     assert names == sorted(set(names))
     assert set(verify.AUDIT_VARIABLES) <= set(names)
-    assert set(flavors.DETECT_VARIABLES) <= set(names)
+    assert set(server_identity.DETECT_VARIABLES) <= set(names)
     assert {'innodb_log_file_size', 'max_connections', 'innodb_adaptive_hash_index', 'innodb_io_capacity_max',
             'rocksdb_block_cache_size', 'rocksdb_default_cf_options'} <= set(names)
     assert set(flavors.ALIASES[alias]) <= set(names)

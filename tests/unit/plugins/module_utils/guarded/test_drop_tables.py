@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import (
     Drop, decide_ahi, holding_name, parse_table_names)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import (
@@ -90,19 +90,19 @@ def test_human_size():
 def test_auto_follows_flavor_data():
     for flavor, version in (('mysql', (8, 0, 33)), ('mysql', (5, 7, 22)), ('mariadb', (10, 11, 6)),
                             ('mariadb', (10, 4, 13)), ('mariadb', (10, 4, 14))):
-        want = flavors.capability('drop_table_ahi_strategy', flavor, version)
+        want = capability_facts.capability('drop_table_ahi_strategy', flavor, version)
         strategy, toggle, reason = decide_ahi('auto', flavor, version, 'ON', 1)
         assert strategy == want
         assert toggle is (want == 'toggle')
-        assert 'versions/flavors.py' in reason
+        assert 'versions/capability_facts.py' in reason
 
 
 def test_mariadb_lazy_drop_versions_keep():
     # MDEV-22456 fixed in 10.2.33, 10.3.24, 10.4.14, 10.5.4.
     for v in ((10, 2, 33), (10, 3, 24), (10, 4, 14), (10, 5, 4), (10, 11, 19)):
-        assert flavors.capability('drop_table_ahi_strategy', 'mariadb', v) == 'keep'
+        assert capability_facts.capability('drop_table_ahi_strategy', 'mariadb', v) == 'keep'
     for v in ((10, 2, 32), (10, 3, 23), (10, 4, 13), (10, 5, 3)):
-        assert flavors.capability('drop_table_ahi_strategy', 'mariadb', v) == 'toggle'
+        assert capability_facts.capability('drop_table_ahi_strategy', 'mariadb', v) == 'toggle'
 
 
 def test_explicit_strategies():
@@ -117,9 +117,9 @@ def test_nothing_to_toggle_when_off_or_not_innodb():
 
 
 def test_metadata_lock_sources_data():
-    assert flavors.capability('metadata_lock_sources', 'mysql', (8, 0, 33)) == ('performance_schema',)
-    assert flavors.capability('metadata_lock_sources', 'mariadb', (10, 11, 19))[0] == 'metadata_lock_info'
-    assert flavors.capability('metadata_lock_sources', 'mysql', (5, 6, 14)) == ()
+    assert capability_facts.capability('metadata_lock_sources', 'mysql', (8, 0, 33)) == ('performance_schema',)
+    assert capability_facts.capability('metadata_lock_sources', 'mariadb', (10, 11, 19))[0] == 'metadata_lock_info'
+    assert capability_facts.capability('metadata_lock_sources', 'mysql', (5, 6, 14)) == ()
 
 
 # ------------------------------------------------------------------ guarded part without a server

@@ -10,6 +10,7 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import drop_tables as d
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import engine as g
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.scope import ClusterScope, ServerScope
@@ -45,7 +46,7 @@ def test_open_reads_the_scope_variables_and_sets_toi(monkeypatch):
     (flavors.MYSQL, (5, 6, 51), None),
 ])
 def test_tablespace_size_table_per_flavor(flavor, version, table):
-    assert flavors.capability('tablespace_size_table', flavor, version) == table
+    assert capability_facts.capability('tablespace_size_table', flavor, version) == table
 
 
 def test_file_size_reads_the_flavors_table(monkeypatch):

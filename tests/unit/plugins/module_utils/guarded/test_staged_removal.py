@@ -12,7 +12,7 @@ import types
 
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import staged_removal as s
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import DROP_OPTIONS
 from ansible_collections.dbfleet.innodb.plugins.module_utils.option_specs import option_ranges
@@ -27,16 +27,16 @@ def test_filename_encoding_is_the_servers():
 
 
 def test_catalog_query_per_flavor():
-    mysql = flavors.capability('tablespace_files_catalog', 'mysql', (8, 0, 33))
+    mysql = capability_facts.capability('tablespace_files_catalog', 'mysql', (8, 0, 33))
     sql, args = s.catalog_query(mysql, 'shop', 'order_x')
     assert 'information_schema.INNODB_DATAFILES d' in sql and 'd.PATH AS path' in sql and 's.SPACE_TYPE' in sql
     assert args == ('shop/order_x', 'shop/order_x', 'shop/order\\_x#%')
-    maria = flavors.capability('tablespace_files_catalog', 'mariadb', (10, 11, 6))
+    maria = capability_facts.capability('tablespace_files_catalog', 'mariadb', (10, 11, 6))
     sql, _args = s.catalog_query(maria, 'shop', 't$1')
     assert 's.FILENAME AS path' in sql and 'DATAFILES' not in sql and 'NULL AS space_type' in sql
     assert _args[0] == 'shop/t@00241'
-    assert flavors.capability('tablespace_files_catalog', 'mariadb', (10, 5, 9))['datafiles'].endswith('SYS_DATAFILES')
-    assert flavors.capability('tablespace_files_catalog', 'mysql', (5, 6, 40)) is None
+    assert capability_facts.capability('tablespace_files_catalog', 'mariadb', (10, 5, 9))['datafiles'].endswith('SYS_DATAFILES')
+    assert capability_facts.capability('tablespace_files_catalog', 'mysql', (5, 6, 40)) is None
 
 
 def _row(name, space, path, space_type=None, space_name=None, size=65536):
@@ -256,7 +256,7 @@ ROWS = {
                  _row('shop/big#p#p1', 4, './shop/big#p#p1.ibd', 'Single')],
     'shop/small': [_row('shop/small', 5, './shop/small.ibd', 'Single')],
 }
-CATALOG = flavors.capability('tablespace_files_catalog', 'mysql', (8, 0, 33))
+CATALOG = capability_facts.capability('tablespace_files_catalog', 'mysql', (8, 0, 33))
 TABLES = [dict(name='shop.big', schema='shop', table='big', engine='InnoDB'),
           dict(name='shop.small', schema='shop', table='small', engine='InnoDB')]
 

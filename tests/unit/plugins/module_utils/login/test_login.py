@@ -11,7 +11,7 @@ import pymysql
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import login
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 
 
 def test_tls_facts_are_the_sessions_and_verified_only_with_tls():
@@ -103,7 +103,7 @@ def test_account_plugin_unknown_says_why():
 
 
 def test_report_joins_the_parts_and_holds_no_credential():
-    identity = flavors.identity_from_variables(dict(version='10.11.19-MariaDB-0+deb12u1-log', version_comment='Debian 12'))
+    identity = server_identity.identity_from_variables(dict(version='10.11.19-MariaDB-0+deb12u1-log', version_comment='Debian 12'))
     way = login.way_in(dict(unix_socket=None, host='db1.example', port=3306),
                        dict(login_host='db1.example', login_password='s3cret-pw', config_file=''))
     facts = login.report(identity, dict(user='admin@10.0.0.9', current_user='admin@%'), 'mysql_native_password',

@@ -7,7 +7,7 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import membership
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication.channels import channel_from_row
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 
 # One channel as each server spells it: MySQL 8.0.22 and later, MySQL 5.7 / 8.0 before 8.0.22 (Channel_name in
 # SHOW SLAVE STATUS of some 5.7 builds), MariaDB's SHOW ALL SLAVES STATUS.
@@ -69,7 +69,7 @@ class _Conn:
 def test_server_facts_reads_the_channels_through_the_one_reader():
     """server_facts shows the threads' states as the server writes them ("Yes", "Connecting"), from the same reader:
     the channel name of every spelling included."""
-    identity = flavors.identity_from_variables(dict(version='8.0.36', version_comment='MySQL Community Server - GPL'))
+    identity = server_identity.identity_from_variables(dict(version='8.0.36', version_comment='MySQL Community Server - GPL'))
     info = membership.replication_info(_Conn([ROWS['slave'], ROWS['replica']]), identity, dict(read_only='ON'))
     assert info['statement'] == 'SHOW REPLICA STATUS' and info['role'] == 'replica' and info['read_only'] is True
     assert info['channels'] == [

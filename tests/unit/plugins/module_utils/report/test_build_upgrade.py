@@ -8,7 +8,7 @@ import json
 import xml.etree.ElementTree as ET
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import upgrade
 from ansible_collections.dbfleet.innodb.plugins.module_utils.report import build as vr
@@ -18,7 +18,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.report import junit
 
 from test_html_page import chromium_dom
 
-MYSQL80 = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
+MYSQL80 = server_identity.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
 TARGET = upgrade.Target('mysql', (9, 7, 0), flavor_data)
 EVIL = '<!--<script>'
 

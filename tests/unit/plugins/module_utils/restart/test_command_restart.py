@@ -2,7 +2,7 @@
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """command_restart: the restart command's outcome read from the server, and a server that refuses to start put back
-and started again with the same command (the refusal reading and put-back are service_restart's)."""
+and started again with the same command (the refusal reading and put-back are refused_start's and dropin_backups')."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import command_restart as cr
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
-from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import service_restart as sr
+from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import dropin_backups
+from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import refused_start
 from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils.restart import restart_fakes
 
 # The lab's MySQL 8.0.33 and MariaDB 10.11 on a drop-in with innodb_temp_data_file_path = ibtmp1:12M:bogus, and MySQL
@@ -51,10 +52,10 @@ def test_an_error_that_quotes_a_settings_value_is_traced_to_its_line(tmp_path):
     dropin = tmp_path / '60-dbfleet-settings.cnf'
     dropin.write_text('[mysqld]\ninit_file = /tmp/elsewhere.sql\n[mysqld]\ninit_file = "/tmp/putback-none.sql"\n')
     entries = optionfiles.read_option_files([str(dropin)], ['mysqld']).entries
-    found = sr.refusals(MARIADB_1011_INIT_FILE, 'error log')
+    found = refused_start.refusals(MARIADB_1011_INIT_FILE, 'error log')
     assert [f['kind'] for f in found] == ['error']
-    assert sr.locate(found[0], entries) == (str(dropin), 4, 'init_file = "/tmp/putback-none.sql"')
-    assert sr.locate(dict(found[0], message="Can't open file '/tmp/other.sql'"), entries) is None
+    assert refused_start.locate(found[0], entries) == (str(dropin), 4, 'init_file = "/tmp/putback-none.sql"')
+    assert refused_start.locate(dict(found[0], message="Can't open file '/tmp/other.sql'"), entries) is None
 
 
 @pytest.mark.parametrize('lines, option, value', [
@@ -63,7 +64,7 @@ def test_an_error_that_quotes_a_settings_value_is_traced_to_its_line(tmp_path):
     (MYSQL_80_INIT_FILE, 'init_file', '/tmp/putback-none.sql'),
 ])
 def test_start_checks_that_name_the_option_or_its_value_are_refusals(lines, option, value):
-    found = sr.refusals(lines, 'error log')
+    found = refused_start.refusals(lines, 'error log')
     assert [(f['kind'], f['option'], f['value']) for f in found] == [('value refused', option, value)]
 
 
@@ -75,11 +76,11 @@ def test_a_backup_made_before_the_last_start_is_never_restored(tmp_path):
     stale.write_text('a')
     fresh.write_text('b')
     start = time.mktime(time.strptime('2026-11-25@09:00:00', '%Y-%m-%d@%H:%M:%S'))
-    plan = sr.put_back_plan([str(dropin)], last_start=start)
+    plan = dropin_backups.put_back_plan([str(dropin)], last_start=start)
     assert [(p['action'], p['backup'], p['discard']) for p in plan] == [('restore', str(fresh), [str(stale)])]
     # Only stale backups, the drop-in written since the start: it is new since then, removed.
     fresh.unlink()
-    plan = sr.put_back_plan([str(dropin)], last_start=start)
+    plan = dropin_backups.put_back_plan([str(dropin)], last_start=start)
     assert [(p['action'], p['discard']) for p in plan] == [('remove', [str(stale)])]
 
 
@@ -87,12 +88,12 @@ def test_only_the_dropin_a_refusal_is_traced_to_is_put_back_else_every_one():
     dropins = ['/etc/mysql/conf.d/60-dbfleet-settings.cnf', '/etc/mysql/conf.d/60-dbfleet-memcached.cnf']
     traced = dict(where=(dropins[0], 3, 'innodb_temp_data_file_path = x'), file=None)
     unreadable = dict(where=None, file=dropins[1])
-    assert sr.put_back_targets(dropins, [traced]) == dropins[:1]
-    assert sr.put_back_targets(dropins, [unreadable]) == dropins[1:]
+    assert dropin_backups.put_back_targets(dropins, [traced]) == dropins[:1]
+    assert dropin_backups.put_back_targets(dropins, [unreadable]) == dropins[1:]
     # Traced to the server's own option file, or to no line: every drop-in written since the last start is suspect.
-    assert sr.put_back_targets(dropins, [dict(where=('/etc/mysql/my.cnf', 9, 'x'), file=None)]) == dropins
-    assert sr.put_back_targets(dropins, [dict(where=None, file=None)]) == dropins
-    assert sr.put_back_targets(dropins, []) == dropins
+    assert dropin_backups.put_back_targets(dropins, [dict(where=('/etc/mysql/my.cnf', 9, 'x'), file=None)]) == dropins
+    assert dropin_backups.put_back_targets(dropins, [dict(where=None, file=None)]) == dropins
+    assert dropin_backups.put_back_targets(dropins, []) == dropins
 
 
 def test_the_process_start_from_proc(tmp_path):
@@ -166,8 +167,8 @@ def run(module):
 @pytest.fixture
 def server(monkeypatch):
     """The server before the restart (pid 77, started at 2000 s), up again after each command that exits 0."""
-    monkeypatch.setattr(sr, 'server_before', lambda m: dict(option_files=[], groups=['mysqld'], log_error=None,
-                                                            datadir=None, pid=77, uid=None, gids=[], note=''))
+    monkeypatch.setattr(refused_start, 'server_before', lambda m: dict(option_files=[], groups=['mysqld'], log_error=None,
+                                                                       datadir=None, pid=77, uid=None, gids=[], note=''))
     monkeypatch.setattr(cr, 'process_start', lambda pid: 2000.0 if pid == 77 else None)
     answers = []
     monkeypatch.setattr(cr, 'uptime', lambda params: answers.pop(0) if answers else (None, "Can't connect"))

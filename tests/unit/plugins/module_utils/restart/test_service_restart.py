@@ -1,106 +1,16 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""service_restart: systemd's outcome of a restart and what a server refused at start, with real log lines."""
+"""service_restart: systemd's outcome of a restart, a stop that outlives the server, and the module's run (the refusals
+of real log lines in test_refused_start.py)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import service_restart as sr
+from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import refused_start
 from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils.restart import restart_fakes
-
-# Lines written by the servers themselves (the lab's binaries started on an option file with the line named in
-# each test; recorded 2026-11-25).
-MARIADB_1011_UNKNOWN = [
-    "2026-11-25 16:02:10 0 [Note] InnoDB: log sequence number 0; transaction id 3",
-    "2026-11-25 16:02:10 0 [ERROR] /usr/sbin/mariadbd: unknown variable 'log_error_verbosity=3'",
-    "2026-11-25 16:02:10 0 [ERROR] Aborting",
-]
-MARIADB_118_BAD_VALUE = [
-    "2026-11-25 16:02:12 0 [ERROR] /usr/sbin/mariadbd: Error while setting value 'bogus' to 'innodb-flush-method'",
-    "2026-11-25 16:02:12 0 [ERROR] Parsing options for plugin 'InnoDB' failed. Disabling plugin",
-    "2026-11-25 16:02:12 0 [ERROR] Aborting",
-]
-MARIADB_118_TOO_SMALL = [
-    "2026-11-25 16:02:13 0 [ERROR] InnoDB: innodb_page_size=16384 requires innodb_buffer_pool_size >= 6 MiB current 2 MiB",
-    "2026-11-25 16:02:13 0 [ERROR] Plugin 'InnoDB' registration as a STORAGE ENGINE failed.",
-    "2026-11-25 16:02:13 0 [ERROR] Aborting",
-]
-MYSQL_80_UNKNOWN = [
-    "2026-11-25T16:00:23.002504Z 0 [System] [MY-010116] [Server] /usr/sbin/mysqld (mysqld 8.0.33) starting as process 30479",
-    "2026-11-25T16:00:35.780567Z 0 [ERROR] [MY-000067] [Server] unknown variable 'innodb_no_such_thing=1'.",
-    "2026-11-25T16:00:35.780629Z 0 [ERROR] [MY-010119] [Server] Aborting",
-]
-MYSQL_80_BAD_VALUE = [
-    "2026-11-25T16:00:37.679050Z 0 [ERROR] [MY-000077] [Server] /opt/mysql-8.0.33/bin/mysqld: Error while setting "
-    "value 'bogus' to 'innodb-flush-method'.",
-    "2026-11-25T16:00:37.679067Z 0 [ERROR] [MY-010746] [Server] Parsing options for plugin 'InnoDB' failed.",
-    "2026-11-25T16:00:37.679080Z 0 [ERROR] [MY-010168] [Server] Failed to initialize builtin plugins.",
-    "2026-11-25T16:00:37.679087Z 0 [ERROR] [MY-010119] [Server] Aborting",
-]
-MYSQL_97_UNKNOWN = [
-    "2026-11-25T16:04:10.042986Z 0 [ERROR] [MY-011292] [Server] Plugin mysqlx reported: 'Preparation of I/O interfaces "
-    "failed, X Protocol won't be accessible'",
-    "2026-11-25T16:04:10.286436Z 0 [ERROR] [MY-000067] [Server] unknown variable 'innodb_no_such_thing=1'.",
-    "2026-11-25T16:04:10.286960Z 0 [ERROR] [MY-010119] [Server] Aborting",
-]
-MYSQL_97_BAD_VALUE = [
-    "2026-11-25T16:04:12.703170Z 0 [ERROR] [MY-000077] [Server] /usr/sbin/mysqld: Error while setting value 'bogus' "
-    "to 'innodb-flush-method'.",
-    "2026-11-25T16:04:12.703207Z 0 [ERROR] [MY-010746] [Server] Parsing options for plugin 'InnoDB' failed.",
-    "2026-11-25T16:04:12.703239Z 0 [ERROR] [MY-010119] [Server] Aborting",
-]
-# my_default.c before any log is open (stderr, so the journal).
-OPTION_FILE_SYNTAX = [
-    "error: Found option without preceding group in config file: /etc/mysql/conf.d/60-dbfleet-x.cnf at line: 1",
-    "Fatal error in defaults handling. Program aborted",
-]
-
-
-@pytest.mark.parametrize('lines, kind, option, value', [
-    (MARIADB_1011_UNKNOWN, 'unknown variable', 'log_error_verbosity', '3'),
-    (MARIADB_118_BAD_VALUE, 'value refused', 'innodb_flush_method', 'bogus'),
-    (MARIADB_118_TOO_SMALL, 'value refused', 'innodb_buffer_pool_size', None),
-    (MYSQL_80_UNKNOWN, 'unknown variable', 'innodb_no_such_thing', '1'),
-    (MYSQL_80_BAD_VALUE, 'value refused', 'innodb_flush_method', 'bogus'),
-    (MYSQL_97_UNKNOWN, 'unknown variable', 'innodb_no_such_thing', '1'),
-    (MYSQL_97_BAD_VALUE, 'value refused', 'innodb_flush_method', 'bogus'),
-])
-def test_the_refusal_is_read_from_each_flavors_wording(lines, kind, option, value):
-    found = sr.refusals(lines, 'journal')
-    assert [(r['kind'], r['option'], r['value']) for r in found] == [(kind, option, value)]
-    assert not found[0]['message'].startswith(('2026', '[MY-', '/'))
-
-
-def test_an_option_file_that_cannot_be_parsed_names_its_file_and_line():
-    found = sr.refusals(OPTION_FILE_SYNTAX, 'journal')
-    assert [(r['kind'], r['file'], r['line']) for r in found] == [
-        ('option file syntax', '/etc/mysql/conf.d/60-dbfleet-x.cnf', 1)]
-    assert sr.locate(found[0], []) == ('/etc/mysql/conf.d/60-dbfleet-x.cnf', 1, None)
-
-
-def test_without_a_refusal_the_first_errors_are_reported_not_the_abort_lines():
-    lines = ["2026-11-25T16:00:23.026652Z 1 [ERROR] [MY-011011] [Server] Failed to find valid data directory.",
-             "2026-11-25T16:00:23.026850Z 0 [ERROR] [MY-010119] [Server] Aborting"]
-    found = sr.refusals(lines, 'error log')
-    assert [(r['kind'], r['message']) for r in found] == [('error', 'Failed to find valid data directory.')]
-    assert sr.refusals(["2026-11-25 16:02:10 0 [Note] ready"], 'journal') == []
-
-
-def test_the_refused_line_is_found_in_the_option_files(tmp_path):
-    conf_d = tmp_path / 'conf.d'
-    conf_d.mkdir()
-    (tmp_path / 'my.cnf').write_text('[mysqld]\ninnodb_flush_method = O_DIRECT\n!includedir %s\n' % conf_d)
-    (conf_d / '60-dbfleet-flush_neighbors.cnf').write_text('# managed\n[mysqld]\ninnodb-flush-method=bogus\n')
-    entries = optionfiles.read_option_files([str(tmp_path / 'my.cnf')], ('mysqld',)).entries
-    refusal = sr.refusals(MARIADB_118_BAD_VALUE, 'journal')[0]
-    where = sr.locate(refusal, entries)
-    assert where == (str(conf_d / '60-dbfleet-flush_neighbors.cnf'), 3, 'innodb-flush-method=bogus')
-    assert sr.describe(refusal, where) == (
-        "%s:3 (innodb-flush-method=bogus): Error while setting value 'bogus' to 'innodb-flush-method'"
-        % (conf_d / '60-dbfleet-flush_neighbors.cnf'))
+from ansible_collections.dbfleet.innodb.tests.unit.plugins.module_utils.restart.test_refused_start import (
+    MARIADB_1011_UNKNOWN, MARIADB_118_BAD_VALUE)
 
 
 @pytest.mark.parametrize('name, unit', [('mariadb', 'mariadb.service'), ('mysqld.service', 'mysqld.service'),
@@ -142,64 +52,6 @@ def test_a_failed_start_says_how_it_ended():
     assert sr.outcome(BEFORE, now) == ('failed', 'result core-dump, signal 6')
 
 
-def test_backups_of_a_dropin_oldest_first():
-    names = ['60-dbfleet-adaptive_hash.cnf', '60-dbfleet-adaptive_hash.cnf.222.2026-11-25@16:10:00~',
-             '60-dbfleet-adaptive_hash.cnf.111.2026-11-24@09:00:00~', '60-dbfleet-memcached.cnf.1.2026-11-01@00:00:00~',
-             '60-dbfleet-adaptive_hash.cnf.orig']
-    assert sr.dropin_backups('/etc/mysql/conf.d/60-dbfleet-adaptive_hash.cnf', names) == [
-        '60-dbfleet-adaptive_hash.cnf.111.2026-11-24@09:00:00~', '60-dbfleet-adaptive_hash.cnf.222.2026-11-25@16:10:00~']
-
-
-def test_put_back_restores_the_oldest_backup_or_removes_a_new_dropin(tmp_path):
-    old = tmp_path / '60-dbfleet-old.cnf'
-    old.write_text('[mysqld]\n')
-    changed = tmp_path / '60-dbfleet-adaptive_hash.cnf'
-    changed.write_text('[mysqld]\ninnodb_adaptive_hash_index_parts=16\n')
-    (tmp_path / '60-dbfleet-adaptive_hash.cnf.1.2026-11-24@09:00:00~').write_text('a')
-    (tmp_path / '60-dbfleet-adaptive_hash.cnf.2.2026-11-25@09:00:00~').write_text('b')
-    new = tmp_path / '60-dbfleet-memcached.cnf'
-    new.write_text('[mysqld]\n')
-
-    class Times(object):
-        def __init__(self, path):
-            self.st_mtime = self.st_ctime = 1000 if path == str(old) else 9000
-
-    plan = sr.put_back_plan([str(old), str(changed), str(new)], last_start=5000, stat_fn=Times)
-    assert [(os.path.basename(i['path']), i['action'], i['backup'] and os.path.basename(i['backup'])) for i in plan] == [
-        ('60-dbfleet-adaptive_hash.cnf', 'restore', '60-dbfleet-adaptive_hash.cnf.1.2026-11-24@09:00:00~'),
-        ('60-dbfleet-memcached.cnf', 'remove', None)]
-    assert [os.path.basename(p) for p in plan[0]['discard']] == ['60-dbfleet-adaptive_hash.cnf.2.2026-11-25@09:00:00~']
-
-
-class FakeStat(object):
-    def __init__(self, mode, uid, gid):
-        self.st_mode, self.st_uid, self.st_gid = mode, uid, gid
-
-
-@pytest.mark.parametrize('mode, uid, gid, readable', [
-    (0o100644, 0, 0, True), (0o100600, 0, 0, False), (0o100640, 0, 27, True), (0o100000, 27, 27, False),
-    (0o100400, 27, 0, True)])
-def test_unreadable_option_files_for_the_servers_user(mode, uid, gid, readable):
-    found = sr.unreadable_files(['/f'], 27, [27], stat_fn=lambda p: FakeStat(mode, uid, gid))
-    assert (found == []) is readable
-    assert sr.unreadable_files(['/f'], 0, [0], stat_fn=lambda p: FakeStat(0o100000, 5, 5)) == []
-
-
-def test_error_log_path():
-    assert sr.error_log_path('/var/log/mysql/error.log', '/var/lib/mysql/') == '/var/log/mysql/error.log'
-    assert sr.error_log_path('./db1.err', '/var/lib/mysql/') == '/var/lib/mysql/db1.err'
-    assert sr.error_log_path('', '/var/lib/mysql/') is None
-    assert sr.error_log_path('stderr', '/var/lib/mysql/') is None
-
-
-def test_read_from_an_offset_and_after_rotation(tmp_path):
-    log = tmp_path / 'error.log'
-    log.write_text('old\nnew 1\nnew 2\n')
-    assert sr.read_from(str(log), 4) == ['new 1', 'new 2']
-    assert sr.read_from(str(log), 10 ** 6) == ['old', 'new 1', 'new 2']
-    assert sr.read_from(str(tmp_path / 'none'), 0) == []
-
-
 # ---------------------------------------------------------------- the module's run, systemctl faked
 class FakeModule(restart_fakes.FakeModule):
     def __init__(self, params, shows, journal, check_mode=False):
@@ -227,8 +79,8 @@ def run(module):
 
 
 def test_a_good_restart_reads_the_new_invocation_and_drops_the_backups(tmp_path, monkeypatch):
-    monkeypatch.setattr(sr, 'server_before', lambda m: dict(option_files=[], groups=['mysqld'], log_error=None,
-                                                            datadir=None, uid=None, gids=[], note=''))
+    monkeypatch.setattr(refused_start, 'server_before', lambda m: dict(option_files=[], groups=['mysqld'], log_error=None,
+                                                                       datadir=None, uid=None, gids=[], note=''))
     dropin = tmp_path / '60-dbfleet-adaptive_hash.cnf'
     dropin.write_text('[mysqld]\ninnodb_adaptive_hash_index_parts=16\n')
     backup = tmp_path / '60-dbfleet-adaptive_hash.cnf.1.2026-11-24@09:00:00~'
@@ -244,8 +96,8 @@ def test_a_good_restart_reads_the_new_invocation_and_drops_the_backups(tmp_path,
 
 
 def test_a_refused_dropin_is_put_back_the_server_started_again_and_the_line_named(tmp_path, monkeypatch):
-    monkeypatch.setattr(sr, 'server_before', lambda m: dict(option_files=[], groups=['mysqld'], log_error=None,
-                                                            datadir=None, uid=None, gids=[], note=''))
+    monkeypatch.setattr(refused_start, 'server_before', lambda m: dict(option_files=[], groups=['mysqld'], log_error=None,
+                                                                       datadir=None, uid=None, gids=[], note=''))
     dropin = tmp_path / '60-dbfleet-flush_neighbors.cnf'
     dropin.write_text('# managed\n[mysqld]\ninnodb_flush_method=bogus\n')
     backup = tmp_path / '60-dbfleet-flush_neighbors.cnf.1.2026-11-24@09:00:00~'
@@ -275,13 +127,6 @@ def test_the_last_start_comes_from_systemds_monotonic_clock():
     props = sr.parse_show('ExecMainStartTimestampMonotonic=1000000000\nMainPID=5\n')
     assert sr.start_time(props, now=50000.0, monotonic=1500.0) == 50000.0 - 500.0
     assert sr.start_time(sr.parse_show('ExecMainStartTimestampMonotonic=0\n')) is None
-
-
-def test_without_the_last_start_a_dropin_without_backup_is_left_alone(tmp_path):
-    new = tmp_path / '60-dbfleet-memcached.cnf'
-    new.write_text('[mysqld]\n')
-    assert sr.put_back_plan([str(new)], last_start=None) == []
-    assert [i['action'] for i in sr.put_back_plan([str(new)], last_start=0)] == ['remove']
 
 
 # ---------------------------------------------------------------- a stop that outlives the server (final-sigterm)
@@ -416,8 +261,8 @@ def test_a_start_that_systemd_restarts_at_once_is_a_failed_start():
 
 
 def test_the_journal_of_the_invocation_that_failed_is_read(tmp_path, monkeypatch):
-    monkeypatch.setattr(sr, 'server_before', lambda m: dict(option_files=[], groups=['mysqld'], log_error=None,
-                                                            datadir=None, uid=None, gids=[], note=''))
+    monkeypatch.setattr(refused_start, 'server_before', lambda m: dict(option_files=[], groups=['mysqld'], log_error=None,
+                                                                       datadir=None, uid=None, gids=[], note=''))
     dropin = tmp_path / '60-dbfleet-fault.cnf'
     dropin.write_text('[mysqld]\nlog_error_verbosity=3\n')
     module = FakeModule(dict(dropins=[str(dropin)]), [

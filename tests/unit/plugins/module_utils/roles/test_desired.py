@@ -9,6 +9,8 @@ import yaml
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import option_writer
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import states as role_states
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
@@ -19,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.d
 def facts(flavor='mysql', version=(8, 0, 40), runtime=None, runs_as_root=False, aurora_reader=None,
           datadir='/var/lib/mysql/'):
     """server_facts as the module builds them, from the version table (a server with no surprises)."""
-    identity = flavors.ServerIdentity(flavor, tuple(version), '%d.%d.%d' % tuple(version), aurora_reader)
+    identity = server_identity.ServerIdentity(flavor, tuple(version), '%d.%d.%d' % tuple(version), aurora_reader)
     variables = {}
     runtime = runtime or {}
     for role_names in [desired.server_variable_names(desired.ROLES)]:
@@ -34,7 +36,7 @@ def facts(flavor='mysql', version=(8, 0, 40), runtime=None, runs_as_root=False, 
             variables[name] = dict(resolved_name=resolved, exists=True, runtime=runtime.get(name, default),
                                    settable=ok, reason=why or None)
     return dict(flavor=flavor, version=list(version), version_text=flavors.format_version(version),
-                capabilities=flavors.capabilities(flavor, version), variables=variables,
+                capabilities=capability_facts.capabilities(flavor, version), variables=variables,
                 runs_as_root=runs_as_root, datadir=datadir)
 
 

@@ -9,6 +9,7 @@ import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts, values
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import settings
 
 from test_desired import error_of, facts as role_facts
@@ -322,18 +323,18 @@ def test_the_catalog_is_read_in_one_bounded_statement(monkeypatch):
                 dict(VARIABLE_NAME='innodb_print_all_deadlocks', MIN_VALUE='0', MAX_VALUE='0')]
 
     monkeypatch.setattr(server_facts, 'query', fake_query)
-    maria = flavors.ServerIdentity('mariadb', (10, 11, 19), '10.11.19-MariaDB', None)
+    maria = server_identity.ServerIdentity('mariadb', (10, 11, 19), '10.11.19-MariaDB', None)
     table, source, problem = server_facts.variable_catalog(None, maria)
     assert source == 'information_schema.SYSTEM_VARIABLES' and problem is None
     assert table['innodb_flush_method']['read_only'] is True and 'O_DIRECT' in table['innodb_flush_method']['choices']
     assert table['innodb_buffer_pool_size']['block_size'] == MIB and table['innodb_buffer_pool_size']['read_only'] is False
-    mysql = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
+    mysql = server_identity.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
     table, source, problem = server_facts.variable_catalog(None, mysql)
     assert source == 'performance_schema.variables_info'
     assert table['innodb_io_capacity']['minimum'] == 100 and table['innodb_io_capacity']['read_only'] is None
     assert table['innodb_print_all_deadlocks']['minimum'] is None        # 0/0: no range
     assert len(statements) == 2 and all('LIMIT %d' % server_facts.CATALOG_LIMIT in s for s in statements)
-    old = flavors.ServerIdentity('mysql', (5, 7, 44), '5.7.44', None)
+    old = server_identity.ServerIdentity('mysql', (5, 7, 44), '5.7.44', None)
     assert server_facts.variable_catalog(None, old)[0] == {} and 'has no table of its variables' in \
         server_facts.variable_catalog(None, old)[2]
 

@@ -1,52 +1,10 @@
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors as f
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
-
-
-@pytest.mark.parametrize('text, expected', [
-    ('8.0.33', (8, 0, 33)),
-    ('10.11.19-MariaDB-0+deb12u1', (10, 11, 19)),
-    ('5.7.22-log', (5, 7, 22)),
-    ('8.0.36-28', (8, 0, 36)),
-])
-def test_parse_version(text, expected):
-    assert f.parse_version(text) == expected
-
-
-@pytest.mark.parametrize('text', ['', 'MariaDB', None, '8.0'])
-def test_parse_version_rejects_garbage(text):
-    with pytest.raises(ValueError):
-        f.parse_version(text)
-
-
-@pytest.mark.parametrize('variables, flavor, reader', [
-    ({'version': '8.0.33', 'version_comment': 'MySQL Community Server - GPL'}, 'mysql', None),
-    ({'version': '10.11.19-MariaDB-0+deb12u1', 'version_comment': 'Debian 12'}, 'mariadb', None),
-    ({'version': '8.0.36-28', 'version_comment': 'Percona Server (GPL), Release 28'}, 'percona', None),
-    ({'version': '8.0.28', 'version_comment': 'Source distribution', 'aurora_version': '3.04.0',
-      'innodb_read_only': 'ON'}, 'aurora-mysql', True),
-    ({'version': '5.7.12', 'version_comment': 'MySQL Community Server (GPL)', 'aurora_version': '2.11.2',
-      'innodb_read_only': 'OFF'}, 'aurora-mysql', False),
-])
-def test_identity(variables, flavor, reader):
-    ident = f.identity_from_variables(variables)
-    assert ident.flavor == flavor
-    assert ident.aurora_reader is reader
-
-
-@pytest.mark.parametrize('flavor, version, expected', [
-    ('mysql', (5, 6, 14), None),
-    ('mysql', (5, 7, 22), 'innodb_adaptive_hash_index_parts'),
-    ('mysql', (8, 0, 33), 'innodb_adaptive_hash_index_parts'),
-    ('percona', (5, 6, 40), 'innodb_adaptive_hash_index_partitions'),
-    ('percona', (8, 0, 36), 'innodb_adaptive_hash_index_parts'),
-    ('mariadb', (10, 1, 48), None),
-    ('mariadb', (10, 11, 19), 'innodb_adaptive_hash_index_parts'),
-])
-def test_ahi_partition_variable(flavor, version, expected):
-    assert f.ahi_partition_variable(flavor, version) == expected
 
 
 def test_resolve_name_prefers_what_the_server_has():
@@ -75,72 +33,19 @@ def test_partitions_are_static():
     assert f.variable_facts('innodb_adaptive_hash_index_parts', 'mysql', (8, 0, 33)).dynamic is False
 
 
-@pytest.mark.parametrize('flavor, version, supported', [
-    ('mysql', (5, 6, 14), True), ('mysql', (8, 0, 33), True), ('mysql', (8, 2, 0), True),
-    ('mysql', (8, 3, 0), False), ('mysql', (8, 4, 3), False), ('mariadb', (10, 11, 19), False),
-    ('aurora-mysql', (8, 0, 28), False),
-])
-def test_memcached_support(flavor, version, supported):
-    ok, reason = f.memcached_support(flavor, version)
-    assert ok is supported
-    assert reason
-
-
-def test_memcached_reason_names_the_removal():
-    assert '8.3.0' in f.memcached_support('mysql', (8, 4, 0))[1]
-    assert 'MariaDB' in f.memcached_support('mariadb', (10, 11, 19))[1]
-
-
-@pytest.mark.parametrize('flavor, version, column', [
-    ('mysql', (8, 0, 33), 'STATUS'), ('mariadb', (10, 4, 30), 'STATUS'), ('mariadb', (10, 11, 19), 'ENABLED'),
-])
-def test_metrics_column(flavor, version, column):
-    assert f.capability('innodb_metrics_enabled_column', flavor, version) == column
-
-
-@pytest.mark.parametrize('version, lazy', [
-    ((10, 2, 32), False), ((10, 2, 33), True), ((10, 3, 23), False), ((10, 3, 24), True),
-    ((10, 4, 13), False), ((10, 4, 14), True), ((10, 5, 3), False), ((10, 5, 4), True), ((10, 11, 19), True),
-])
-def test_lazy_ahi_drop_by_series(version, lazy):
-    assert f.capability('ahi_lazy_drop', 'mariadb', version) is lazy
-    assert f.capability('ahi_lazy_drop', 'mysql', (8, 0, 33)) is False
-
-
-def test_set_persist():
-    assert f.capability('set_persist', 'mysql', (8, 0, 33)) is True
-    assert f.capability('set_persist', 'mysql', (5, 7, 22)) is False
-    assert f.capability('set_persist', 'mariadb', (10, 11, 19)) is False
-    assert f.capability('set_persist', 'aurora-mysql', (8, 0, 28)) is False
-
-
-def test_option_groups():
-    assert f.option_groups_for('mysql', (8, 0, 33)) == ('mysqld', 'server', 'mysqld-8.0')
-    groups = f.option_groups_for('mariadb', (10, 11, 19))
-    assert 'mariadbd' in groups and 'mariadb-10.11' in groups and 'mysqld-10.11' in groups
-
-
 def test_aurora_reader_cannot_take_ahi():
-    reader = f.ServerIdentity('aurora-mysql', (8, 0, 28), '8.0.28', True)
-    writer = f.ServerIdentity('aurora-mysql', (8, 0, 28), '8.0.28', False)
+    reader = server_identity.ServerIdentity('aurora-mysql', (8, 0, 28), '8.0.28', True)
+    writer = server_identity.ServerIdentity('aurora-mysql', (8, 0, 28), '8.0.28', False)
     assert f.settable('innodb_adaptive_hash_index', reader)[0] is False
     assert f.settable('innodb_adaptive_hash_index', writer)[0] is True
 
 
 def test_every_span_is_well_formed():
-    for table in (f.VARIABLES, f.CAPABILITIES):
+    for table in (f.VARIABLES, capability_facts.CAPABILITIES):
         for name, spans in table.items():
             for span in spans:
                 assert set(span.flavors) <= set(f.FLAVORS), name
                 assert span.until is None or span.since < span.until, name
-
-
-@pytest.mark.parametrize('flavor, version, rounds', [
-    ('mysql', (8, 0, 33), True), ('mysql', (5, 7, 22), True), ('mariadb', (10, 6, 16), True),
-    ('mariadb', (10, 11, 19), False),
-])
-def test_buffer_pool_rounding_by_version(flavor, version, rounds):
-    assert f.capability('buffer_pool_chunk_rounding', flavor, version) is rounds
 
 
 def test_log_file_size_online_resize_since_mariadb_10_9():
@@ -205,22 +110,6 @@ def test_absent_where_the_sources_say_so(name, flavor, version):
                                              ('mariadb', (12, 2, 1)), ('mariadb', (13, 0, 0))])
 def test_ahi_cells_exist_where_documented(flavor, version):
     assert f.variable_facts('innodb_adaptive_hash_index_cells', flavor, version).dynamic is True
-
-
-def test_one_source_for_the_ahi_partition_variable():
-    # No second table: capabilities() derives it from VARIABLES/ALIASES through the one function.
-    assert 'ahi_partition_variable' not in f.CAPABILITIES
-    for flavor, version in (('mysql', (9, 7, 4)), ('percona', (5, 6, 40)), ('mysql', (5, 6, 14)),
-                            ('mariadb', (11, 8, 9))):
-        assert f.capabilities(flavor, version)['ahi_partition_variable'] == f.ahi_partition_variable(flavor, version)
-
-
-@pytest.mark.parametrize('flavor, version, expected', [
-    ('mysql', (9, 7, 4), 'SHOW BINARY LOG STATUS'), ('mysql', (8, 2, 0), 'SHOW BINARY LOG STATUS'),
-    ('mysql', (8, 0, 33), 'SHOW MASTER STATUS'), ('mariadb', (11, 8, 9), 'SHOW MASTER STATUS'),
-])
-def test_binlog_status_statement(flavor, version, expected):
-    assert f.capability('binlog_status_statement', flavor, version) == expected
 
 
 def test_the_memcached_plugin_brings_its_three_variables():

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import upgrade
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.facts import Variable
 
-MYSQL80 = flavors.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
-MARIADB1011 = flavors.ServerIdentity('mariadb', (10, 11, 19), '10.11.19-MariaDB', None)
+MYSQL80 = server_identity.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
+MARIADB1011 = server_identity.ServerIdentity('mariadb', (10, 11, 19), '10.11.19-MariaDB', None)
 TO_97 = upgrade.Target('mysql', (9, 7, 0), flavor_data)
 TO_118 = upgrade.Target('mariadb', (11, 8, 0), flavor_data)
 DROPIN = '/etc/mysql/conf.d/90-app.cnf'

@@ -1,12 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The drain of a cluster member before its stop (clusters.drain_problems, run_drain) over a fake server."""
+"""The drain of a cluster member before its stop (cluster_drain.drain_problems, run_drain) over a fake server."""
 
 from __future__ import annotations
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import clusters
-from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
+from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import cluster_drain
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 
 UUID = '7e1b0a2c-ca6f-11f0-8d2e-1f4c2b6a9d10'
 GALERA = dict(version='10.11.19-MariaDB-0+deb12u1-log', version_comment='Debian 12', wsrep_on='ON',
@@ -42,14 +43,14 @@ class Server:
 
     def drain(self, method, state='drained', restore_value=None, seconds=0, expect_cluster=None, check_mode=False):
         slept = []
-        result = clusters.run_drain(None, self.query, self.execute, self.global_variables, self.global_status, method,
-                                    state, restore_value, seconds, expect_cluster, check_mode, sleep=slept.append)
+        result = cluster_drain.run_drain(None, self.query, self.execute, self.global_variables, self.global_status, method,
+                                         state, restore_value, seconds, expect_cluster, check_mode, sleep=slept.append)
         result['slept'] = slept
         return result
 
 
 def identity(variables):
-    return flavors.identity_from_variables(variables)
+    return server_identity.identity_from_variables(variables)
 
 
 def test_reject_queries_drains_a_galera_node_and_waits():
@@ -109,12 +110,12 @@ def test_a_method_the_server_lacks_is_refused_before_any_change():
 
 
 def test_reject_queries_needs_a_galera_provider():
-    problems = clusters.drain_problems('reject_queries', identity(GALERA), dict(GALERA, wsrep_provider='none'))
+    problems = cluster_drain.drain_problems('reject_queries', identity(GALERA), dict(GALERA, wsrep_provider='none'))
     assert problems == ['drain reject_queries works on Galera nodes only: this server (MariaDB 10.11.19) runs no '
                         'Galera provider (wsrep_on=ON, wsrep_provider=none)']
-    assert clusters.drain_problems('reject_queries', identity(dict(GALERA, version='10.1.16-MariaDB')), GALERA) == [
+    assert cluster_drain.drain_problems('reject_queries', identity(dict(GALERA, version='10.1.16-MariaDB')), GALERA) == [
         'drain reject_queries needs wsrep_reject_queries (MariaDB 10.1.17 and later); this server runs MariaDB 10.1.16']
-    assert clusters.drain_problems('haproxy', identity(GALERA), GALERA) == [
+    assert cluster_drain.drain_problems('haproxy', identity(GALERA), GALERA) == [
         "unknown drain method 'haproxy' (one of: offline_mode, reject_queries)"]
 
 
