@@ -175,10 +175,12 @@ bench: lab-up
 clean: lab-down fleet-down
 	rm -rf .build reports
 
-# The roles' inputs and defaults for the modules (plugins/module_utils/roles/specs.py), from roles/<role>/meta/argument_specs.yml.
+# The roles' inputs and defaults for the modules (plugins/module_utils/roles/specs.py), from roles/<role>/meta/argument_specs.yml;
+# every role's meta/main.yml and README.md (tests/unit/test_role_meta.py).
 .PHONY: role-specs
 role-specs:
 	$(PY) tests/unit/plugins/module_utils/roles/test_specs.py
+	$(PY) tests/unit/test_role_meta.py
 
 # The collection's HTML docs as users read them (antsibull-docs, sphinx; docsite/): .build/docsite/html/index.html.
 # A warning fails the build (sphinx -W), so does a plugin or role whose docs antsibull-docs cannot render.

@@ -27,7 +27,7 @@ REPO = os.path.abspath(os.path.join(HERE, '..', '..'))
 sys.path.insert(0, os.path.join(REPO, '.collections'))
 sys.path.insert(0, os.path.join(REPO, 'lab'))
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.convert_tables import content_checksum_sql  # noqa: E402
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.content_checksum import content_checksum_sql  # noqa: E402
 from dbfleet_lab.serverload import connect, host_vars  # noqa: E402
 
 SCHEMA = 'dbfleet_bench_convert'

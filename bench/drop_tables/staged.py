@@ -94,8 +94,8 @@ STEP_LOG = []   # (start, end) of every truncate step of B's shrinking, read for
 
 def _log_steps():
     """StepPacer.truncate, timed into STEP_LOG (the bench's own instrument; the module keeps only the totals)."""
-    from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import staged_removal  # noqa: E402
-    plain = staged_removal.StepPacer.truncate
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded import shrink  # noqa: E402
+    plain = shrink.StepPacer.truncate
 
     def truncate(self, fd, target):
         t0 = time.monotonic()
@@ -103,7 +103,7 @@ def _log_steps():
             return plain(self, fd, target)
         finally:
             STEP_LOG.append((t0, time.monotonic()))
-    staged_removal.StepPacer.truncate = truncate
+    shrink.StepPacer.truncate = truncate
 
 
 class TimedDrop(Drop):

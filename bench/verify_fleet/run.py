@@ -309,10 +309,10 @@ BENCH_MAX_CONNECTIONS = 2000
 
 
 def engine_only(inv_path, pool, workers=None):
-    """The arm "engine": the controller audit's engine alone (verify_fleet.run_pool over audit_host, as the
+    """The arm "engine": the controller audit's engine alone (fleet_pool.run_pool over audit_host, as the
     action runs it, the login of each host as the bench inventory gives it), no Ansible and no report."""
     sys.path.insert(0, os.path.join(ROOT, '.collections'))
-    from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet
+    from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import fleet_capacity, fleet_pool, verify_fleet
     with open(inv_path) as handle:
         inventory = yaml.safe_load(handle)
     ca = inventory['all']['vars']['bench_ca_cert']
@@ -324,13 +324,13 @@ def engine_only(inv_path, pool, workers=None):
                           login_host=hv['dbfleet_login_host'], login_port=gv['dbfleet_login_port'],
                           login_ssl_mode=gv['dbfleet_login_ssl_mode'], ca_cert=ca, config_file=None)
             jobs[name] = (params, hv.get('verify_extra_settings') or gv['verify_extra_settings'])
-    size, error = verify_fleet.pool_size(int(pool) if pool else None, len(jobs))
+    size, error = fleet_capacity.pool_size(int(pool) if pool else None, len(jobs))
     if error:
         raise SystemExit(error)
-    count, error = verify_fleet.worker_count(int(workers) if workers else None, len(jobs))
+    count, error = fleet_capacity.worker_count(int(workers) if workers else None, len(jobs))
     if error:
         raise SystemExit(error)
-    results = verify_fleet.run_workers(jobs, lambda job: verify_fleet.audit_host(job[0], job[1]), size, count)
+    results = fleet_pool.run_workers(jobs, lambda job: verify_fleet.audit_host(job[0], job[1]), size, count)
     summary = verify_fleet.summarize(results)
     print('engine: %d ok, %d startup_unknown, %d drift, %d error, pool %d, workers %d'
           % (summary['hosts_ok'], summary['hosts_startup_unknown'], summary['hosts_drift'], summary['hosts_error'],

@@ -7,7 +7,7 @@ No module goes to any host. For each host of `hosts`, the login comes from that 
 variables through the collection's one login path (plugin_utils/login.py, login_args_from_host),
 and only the variables the audit needs are templated (the login ones, ansible_host, the roles' inputs and
 the settings variable). The audits run in a pool of threads sized by what the controller can hold, the hosts
-dealt out over one worker process per usable CPU (plugins/module_utils/audit/verify_fleet.py).
+dealt out over one worker process per usable CPU (plugins/module_utils/audit/verify_fleet.py, fleet_pool.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_args_from_host
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
-from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import startup_cache
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import fleet_capacity
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import fleet_pool
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet
 from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
 from ansible_collections.dbfleet.innodb.plugins.module_utils.report import build as report_utils
@@ -36,7 +38,7 @@ ARGUMENT_SPEC = dict(
     desired_from=dict(type='list', elements='str', default=[]),
     role_hosts=dict(type='dict', default={}),
     settings_variable=dict(type='str', default='verify_extra_settings'),
-    pool=dict(type='int', default=verify_fleet.DEFAULT_POOL),
+    pool=dict(type='int', default=fleet_capacity.DEFAULT_POOL),
     workers=dict(type='int'),
     timeout=dict(type='int', default=verify_fleet.DEFAULT_TIMEOUT),
     deadline=dict(type='int', default=verify_fleet.DEFAULT_DEADLINE),
@@ -48,7 +50,7 @@ ARGUMENT_SPEC = dict(
     results_from=dict(type='str'),
     target_version=dict(type='str'),
     startup_cache=dict(type='bool', default=False),
-    startup_cache_max_age=dict(type='int', default=verify.DEFAULT_STARTUP_CACHE_MAX_AGE),
+    startup_cache_max_age=dict(type='int', default=startup_cache.DEFAULT_STARTUP_CACHE_MAX_AGE),
 )
 # The cacheable fact playbooks/verify.yml sets in the per-host mode (verify_startup_cache): what the host's
 # verify run read of what a restart brings, with read_at.
@@ -79,10 +81,10 @@ class ActionModule(ActionBase):
         limits = verify_fleet.check_limits(args['pool'], args['timeout'], args['deadline'])
         if limits:
             raise AnsibleActionFail('verify_fleet: %s' % '; '.join(limits))
-        args['pool'], error = verify_fleet.pool_size(args['pool'], len(args['hosts']))
+        args['pool'], error = fleet_capacity.pool_size(args['pool'], len(args['hosts']))
         if error:
             raise AnsibleActionFail('verify_fleet: %s' % error)
-        args['workers'], error = verify_fleet.worker_count(args['workers'], len(args['hosts']))
+        args['workers'], error = fleet_capacity.worker_count(args['workers'], len(args['hosts']))
         if error:
             raise AnsibleActionFail('verify_fleet: %s' % error)
         try:
@@ -194,12 +196,12 @@ class ActionModule(ActionBase):
         started = time.monotonic()
         if args['workers'] > 1:
             # Each worker process reads its own hosts' inputs (one core each), then audits them.
-            results = verify_fleet.run_workers(hosts, worker, args['pool'], args['workers'], prepare=prepare)
+            results = fleet_pool.run_workers(hosts, worker, args['pool'], args['workers'], prepare=prepare)
         else:
             jobs, early = prepare(hosts)
             timings['inputs'] = round(time.monotonic() - started, 3)
             started = time.monotonic()
-            results = verify_fleet.run_workers(jobs, worker, args['pool'], 1)
+            results = fleet_pool.run_workers(jobs, worker, args['pool'], 1)
             results = dict((name, results[name] if name in results else early[name]) for name in args['hosts'])
         timings['audit'] = round(time.monotonic() - started, 3)
         warnings, secrets = [], set()

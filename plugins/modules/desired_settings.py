@@ -161,6 +161,12 @@ desired:
       description: Plain sentences about the decision.
       type: list
       elements: str
+    published:
+      description: >-
+        The role's outputs that the state says (fact name to value: C(<role>_desired_settings), and for example
+        C(<role>_pending_restart) before any restart), which the role C(dbfleet.innodb.scaffold) sets as facts.
+      type: dict
+      sample: {adaptive_hash_desired_settings: {innodb_adaptive_hash_index_parts: 16}, adaptive_hash_pending_restart: true}
 server_facts:
   description: The server's facts, as M(dbfleet.innodb.server_facts) returns them.
   returned: success

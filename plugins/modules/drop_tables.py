@@ -421,8 +421,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import require_pymysql
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import (
-    DROP_OPTIONS, LIFT_NEEDS_NO_BINLOG, STAGED_NOT_WITH_RENAME, Drop, parse_table_names)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_rules import (
+    DROP_OPTIONS, LIFT_NEEDS_NO_BINLOG, STAGED_NOT_WITH_RENAME, parse_table_names)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import Drop
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.marker import cancel_file_problem
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.module import (

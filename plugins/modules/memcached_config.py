@@ -231,9 +231,9 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import cap
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.config import (
     CONFIG_OPTIONS, apply_plan, plan_cache_policy, plan_config_options, plan_containers, policy_view, read_state,
     schema_exists, schema_tables, stock_state, table_metadata)
-from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.plugin import (
-    CONFIG_SCHEMA, CONFIG_TABLES, DELIMITER_MAX, check_container_against_table, check_container_specs, find_config_sql,
-    plan_config_sql, row_to_spec)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.containers import (
+    DELIMITER_MAX, check_container_against_table, check_container_specs, row_to_spec)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.plugin import CONFIG_SCHEMA, CONFIG_TABLES, find_config_sql, plan_config_sql
 
 CONTAINER_SPEC = dict(
     name=dict(type='str', required=True),

@@ -212,9 +212,10 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.client import MemcacheClient, MemcacheError, wait_for_server
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.daemon_options import (
+    beyond_loopback, daemon_option_has_user, parse_daemon_option)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.plugin import (
-    CONFIG_SCHEMA, ENGINE_LIBRARY, PLUGIN_LIBRARY, PLUGIN_NAME, PLUGIN_VARIABLES, daemon_option_has_user,
-    beyond_loopback, parse_daemon_option)
+    CONFIG_SCHEMA, ENGINE_LIBRARY, PLUGIN_LIBRARY, PLUGIN_NAME, PLUGIN_VARIABLES)
 
 
 def plugin_status(conn):

@@ -373,6 +373,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import l
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_text
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verdict
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
 
 
@@ -443,7 +444,7 @@ def main():
         module.warn('%s is not a variable of its role (misspelt?); it is ignored' % name)
     if params['fail_on_drift'] and result['drift']:
         drifted = ['%s: %s' % (name, item['status']) for name, item in sorted(result['variables'].items())
-                   if item['status'] not in verify.NO_DRIFT]
+                   if item['status'] not in verdict.NO_DRIFT]
         module.fail_json(msg='drift on %s' % ', '.join(drifted), changed=False, **result)
     module.exit_json(changed=False, **result)
 

@@ -7,7 +7,7 @@ PLAYBOOKS holds per playbook its variable prefix and options (variable <prefix>_
 argument spec form (type, elements, choices, default, required) plus, where it has them, its range ('range': (low,
 high), high None for no upper bound, as option_specs.range_problems reads it) and the engine's own check of the value
 ('check': a function that raises GuardedError or ValueError with a message for the user). An option a playbook hands
-to a module or a role is its own definition there (guarded_module.GUARDED_OPTIONS, drop_tables.DROP_OPTIONS,
+to a module or a role is its own definition there (guarded_module.GUARDED_OPTIONS, drop_rules.DROP_OPTIONS,
 convert_tables.CONVERT_OPTIONS, ahi_advisor.ADVISOR_OPTIONS, the restart role's argument specs): its default and
 range live once, in the engine. Controller-side (it reads the restart role's argument specs with PyYAML).
 
@@ -31,7 +31,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desire
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.ahi_advisor import ADVISOR_OPTIONS, DEFAULT_THRESHOLDS
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.convert_tables import CONVERT_OPTIONS, target_engine
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import DROP_OPTIONS, STAGED_NOT_WITH_RENAME
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_rules import DROP_OPTIONS, STAGED_NOT_WITH_RENAME
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError, parse_table_name
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.module import GUARDED_OPTIONS
 from ansible_collections.dbfleet.innodb.plugins.module_utils.masking import MASK

@@ -4,7 +4,7 @@
 """The controller audit's own reading of the MySQL wire (verify_fleet.py's connections): result rows and column
 definitions read in one pass over each packet (read_rows(), Field, Result), and a PyMySQL connection class that
 reads results that way, shares one TLS context per set of TLS options and fails every read after its exchange's
-deadline (FleetConnection; the deadline is verify_fleet.Deadline). What PyMySQL does, at a fraction of its CPU per row:
+deadline (FleetConnection; the deadline is fleet_deadline.Deadline). What PyMySQL does, at a fraction of its CPU per row:
 bench/verify_fleet/README.md ("Where a host's ~6 ms of controller CPU goes")."""
 
 from __future__ import annotations

@@ -1,18 +1,21 @@
 # -*- coding: utf-8 -*-
 # Copyright: dbfleet.innodb contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What a server runs with versus what is wanted: the per-variable verdict of dbfleet.innodb.verify.
+"""The audit of one server by dbfleet.innodb.verify: what it runs with versus what is wanted.
 
-decide() is a pure function (unit-tested with a table covering every status); audit() gathers
-the evidence over ONE connection (server_facts.gather + a few reads) and calls decide() per setting.
+audit() gathers the evidence over ONE connection (server_facts.gather + a few reads), in named steps, and calls the
+pure verdict (audit/verdict.py: decide()) per setting. What a restart brings, where the option files cannot be read
+here, may come from an earlier per-host run (audit/startup_cache.py); an upgrade target's evidence is read by
+audit/upgrade_evidence.py.
 """
 
 from __future__ import annotations
 
 import datetime
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
-from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import NamedGlobalVariables, all_global_variables, error_text, execute, query
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit.startup_cache import DEFAULT_STARTUP_CACHE_MAX_AGE, cached_startup
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit.verdict import ERROR, UNSUPPORTED, Startup, decide, summarize
+from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import NamedGlobalVariables, all_global_variables
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
@@ -23,310 +26,12 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import membership
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
-OK = 'ok'
-# Runs the desired value, but what a restart brings cannot be told from here (the option files are not read:
-# the controller-side audit; nothing else says it): neither ok nor drift, counted on its own.
-STARTUP_UNKNOWN = 'startup_unknown'
-DRIFT_RUNTIME = 'drift_runtime'
-DRIFT_CONFIG = 'drift_config'
-PENDING_RESTART = 'pending_restart'
-UNSUPPORTED = 'unsupported'
-NOT_SETTABLE = 'not_settable'
-ERROR = 'error'
-STATUSES = (OK, STARTUP_UNKNOWN, DRIFT_RUNTIME, DRIFT_CONFIG, PENDING_RESTART, UNSUPPORTED, NOT_SETTABLE, ERROR)
-# Statuses that do not count as drift.
-NO_DRIFT = (OK, STARTUP_UNKNOWN, UNSUPPORTED)
 
-# Where a running value came from, as the server says (MySQL 8 VARIABLE_SOURCE, MariaDB
-# GLOBAL_VALUE_ORIGIN): the compiled-in default (a restart gives the same value again) ...
-COMPILED_ORIGINS = ('COMPILED', 'COMPILE-TIME', 'AUTO')
-# ... or a SET GLOBAL since startup (lost at restart unless also configured).
-RUNTIME_ORIGINS = ('DYNAMIC', 'SQL')
-
-
-# The option-file state a per-host run read (audit()'s startup_state, kept by playbooks/verify.yml as the cacheable
-# fact verify_startup_state) is used by the controller-side audit for this long by default (seconds).
-DEFAULT_STARTUP_CACHE_MAX_AGE = 86400
-# A read_at this far ahead of the controller's clock is still taken (clocks of the host and the controller differ).
-CLOCK_SKEW = 300
-
-
-class Startup(object):
-    """What a restart would give a variable: value (text) and where it comes from.
-
-    state: 'known' (value/source say it; value None = nothing sets it), 'unavailable' (option files
-    not readable from here, nothing to go on), 'error' (a file the server reads could not be read)."""
-
-    def __init__(self, value=None, source=None, state='known', reason=None, default=None, read_at=None, age=None):
-        self.value = value
-        self.source = source
-        self.state = state
-        self.reason = reason
-        self.default = default
-        # Taken from an earlier per-host run (cached_startup()): when it read the option files, and how long ago.
-        self.read_at = read_at
-        self.age = age
-
-
-def parse_time(text):
-    """A timezone-aware datetime (UTC) from an ISO 8601 text with an offset (2026-11-25T16:00:00Z, ...+00:00),
-    or None (offpeak.parse_now reads it, as it reads the windows' times)."""
-    if not isinstance(text, str) or not text.strip():
-        return None
-    # Imported here: only the controller-side audit reads cached times (the per-host run does not compile it).
-    from ansible_collections.dbfleet.innodb.plugins.module_utils import offpeak
-    try:
-        return offpeak.parse_now(text)
-    except offpeak.WindowError:
-        return None
-
-
-def cached_startup(cache, name, now, max_age=DEFAULT_STARTUP_CACHE_MAX_AGE):
-    """(Startup or None, note): what a restart brings for variable name, as an earlier per-host run read it.
-
-    cache: the startup_state an earlier per-host audit returned, with read_at (ISO 8601 UTC) added by the playbook
-    (the fact verify_startup_state); now: an aware datetime; max_age: seconds beyond which the state is stale.
-    None with a note when the cache is missing, stale, malformed or did not read the variable."""
-    if not cache:
-        return None, None
-    if not isinstance(cache, dict):
-        return None, 'the cached option-file state is not a mapping: not used'
-    read_at = parse_time(cache.get('read_at'))
-    if read_at is None:
-        return None, 'the cached option-file state has no read_at time (ISO 8601, UTC): not used'
-    age = (now - read_at).total_seconds()
-    stamp = read_at.astimezone(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
-    if age < -CLOCK_SKEW:
-        return None, 'the cached option-file state was read at %s, later than now: not used' % stamp
-    if age > max_age:
-        return None, ('the option files as the per-host run read them at %s are %s old, beyond the bound of %s: not used'
-                      % (stamp, _duration(age), _duration(max_age)))
-    entry = (cache.get('variables') or {}).get(name)
-    if not isinstance(entry, dict) or entry.get('state') != 'known':
-        return None, 'the per-host run at %s did not read what a restart brings for %s' % (stamp, name)
-    where = entry.get('source') or 'no option file sets it'
-    return Startup(entry.get('value'), '%s (as the per-host run read it at %s, %s ago)' % (where, stamp, _duration(age)),
-                   'known', read_at=stamp, age=max(0, int(age))), None
-
-
-def _duration(seconds):
-    seconds = max(0, int(seconds))
-    for unit, size in (('d', 86400), ('h', 3600), ('min', 60)):
-        if seconds >= size:
-            return '%d%s%s' % (seconds // size, unit, (' %ds' % (seconds % size)) if unit == 'min' and seconds % size else '')
-    return '%ds' % seconds
-
-
-# ---------------------------------------------------------------- the verdict
-def decide(desired, kind, runtime, startup, dynamic=None, choices=None, origin=None, rounding=None,
-           exists=True, settable=(True, ''), limits=None):
-    """(status, notes) for one variable.
-
-    desired: as the user wrote it; runtime: the GLOBAL value (text) or None;
-    startup: Startup (what a restart gives); dynamic: True/False/None (unknown);
-    origin: where the running value came from as the server says (optional);
-    exists: the server has the variable; settable: flavors.settable() result;
-    limits: values.Limits of the variable (a desired value outside them is an error, as for the setter).
-    Values are compared by values.compare, the same comparison the setter uses.
-    """
-    notes = []
-    if not exists:
-        return UNSUPPORTED, notes
-    if not settable[0]:
-        return NOT_SETTABLE, [settable[1]]
-    if isinstance(desired, (dict, list, tuple, set)):
-        return ERROR, ['desired value must be a scalar (string, number or boolean), got %s'
-                       % type(desired).__name__]
-    try:
-        values.check(desired, kind, choices, limits)
-    except values.ValueError_ as e:
-        return ERROR, ['desired value: %s' % e]
-    running_ok, note = values.compare(desired, runtime, kind, choices, rounding, limits)
-    if note:
-        notes.append(note)
-    restart_ok = _restart_ok(desired, kind, choices, rounding, limits, startup, origin, runtime, running_ok, notes)
-    if running_ok:
-        return _running_verdict(restart_ok, startup, origin, notes)
-    return _differing_verdict(restart_ok, startup, origin, runtime, dynamic, notes)
-
-
-def _restart_ok(desired, kind, choices, rounding, limits, startup, origin, runtime, running_ok, notes):
-    """Step of decide(): whether a restart brings the desired value (True / False), None when that is not known.
-    Nothing set and a compiled-in running value: a restart brings what runs now; else the default, when known."""
-    if startup.state == 'known' and startup.value is not None:
-        restart_ok, note = values.compare(desired, startup.value, kind, choices, rounding, limits)
-        if note and note not in notes:
-            notes.append(note)
-        return restart_ok
-    if startup.state == 'known':
-        # Nothing sets it: a restart gives the compiled-in default.
-        if str(origin or '').upper() in COMPILED_ORIGINS and runtime is not None:
-            return running_ok
-        if startup.default is not None:
-            return values.compare(desired, startup.default, kind, choices, rounding, limits)[0]
-    return None
-
-
-def _running_verdict(restart_ok, startup, origin, notes):
-    """Step of decide(), the server runs the desired value: ok, drift_config (a restart loses it), startup_unknown
-    or error (what a restart brings cannot be told), with the notes that say why."""
-    origin_up = str(origin or '').upper()
-    if restart_ok is True:
-        return OK, notes
-    if restart_ok is False:
-        if startup.value is None:
-            notes.append('nothing configures it: a restart brings the default %s' % (startup.default,))
-        else:
-            notes.append('a restart brings %s from %s' % (startup.value, startup.source))
-        return DRIFT_CONFIG, notes
-    if startup.state == 'error':
-        return ERROR, notes + ['runs the desired value, but what a restart brings is unknown: %s'
-                               % startup.reason]
-    if origin_up in RUNTIME_ORIGINS and startup.state == 'unavailable':
-        notes.append('set at runtime (%s); option files not read (%s): whether a restart keeps it is not '
-                     'known' % (origin, startup.reason))
-        return STARTUP_UNKNOWN, notes
-    if origin_up in RUNTIME_ORIGINS:
-        notes.append('set at runtime (%s) and not configured: lost at the next restart' % origin)
-        return DRIFT_CONFIG, notes
-    if startup.state == 'unavailable' and not origin_up:
-        # Nothing says where the running value came from, and the option files were not read.
-        notes.append('option files not read (%s) and the server does not say where the running value came '
-                     'from: only the running value was checked' % startup.reason)
-        return STARTUP_UNKNOWN, notes
-    if startup.state == 'unavailable':
-        notes.append('option files not read (%s): only the running value was checked; the server says it '
-                     'came from %s at startup' % (startup.reason, origin))
-    else:
-        notes.append('no option file sets it and its default is not known here: '
-                     'only the running value was checked')
-    return OK, notes
-
-
-def _differing_verdict(restart_ok, startup, origin, runtime, dynamic, notes):
-    """Step of decide(), the running value differs: pending_restart (a restart applies what is configured) or
-    drift_runtime, with the notes that say what runs and what is configured."""
-    origin_up = str(origin or '').upper()
-    if restart_ok is True:
-        if dynamic is False:
-            notes.append('read-only variable: configured %s in %s; a restart applies it'
-                         % (startup.value, startup.source))
-            return PENDING_RESTART, notes
-        if dynamic is None and origin_up not in RUNTIME_ORIGINS:
-            notes.append('configured %s in %s; whether it can change at runtime is not known: '
-                         'a restart applies it' % (startup.value, startup.source))
-            return PENDING_RESTART, notes
-        if origin_up in RUNTIME_ORIGINS:
-            notes.append('configured %s in %s, but the running value %s was set at runtime'
-                         % (startup.value, startup.source, runtime))
-        else:
-            notes.append('configured %s in %s, but the server runs %s (the file changed after the '
-                         'server started?): SET GLOBAL or a restart applies it'
-                         % (startup.value, startup.source, runtime))
-        return DRIFT_RUNTIME, notes
-    notes.append('the server runs %s' % (_shown(runtime),))
-    if startup.state == 'error':
-        notes.append('option files: %s' % startup.reason)
-    elif startup.value is not None:
-        notes.append('configured %s in %s' % (startup.value, startup.source))
-    elif startup.state == 'known':
-        notes.append('no option file sets it (default %s)' % (
-            'not known here' if startup.default is None else _shown(startup.default)))
-    if dynamic is False:
-        notes.append('read-only variable: needs the option file and a restart')
-    return DRIFT_RUNTIME, notes
-
-
-def _shown(value):
-    """A value for a message: an empty string is shown as ''."""
-    if value is None:
-        return 'nothing'
-    text = '%s' % (value,)
-    return text if text.strip() else repr(text)
-
-
-def summarize(results):
-    """Counts per status (every status present, zero when unused) and the drift flag."""
-    summary = dict((s, 0) for s in STATUSES)
-    for item in results.values():
-        summary[item['status']] = summary.get(item['status'], 0) + 1
-    drift = any(item['status'] not in NO_DRIFT for item in results.values())
-    return summary, drift
-
-
-# ---------------------------------------------------------------- gathering evidence
 def check_settings(settings):
     """Raise ValueError with a message for a settings value that is not a mapping."""
     if not isinstance(settings, dict):
         raise ValueError('settings must be a dict of variable name -> desired value, got %s'
                          % type(settings).__name__)
-
-
-def read_blockers(conn, identity, target):
-    """Upgrade blockers (storage_engines.upgrade_blockers) from the server's tables, over conn."""
-    # Imported here: only an audit with an upgrade target compiles the storage engines' code.
-    from ansible_collections.dbfleet.innodb.plugins.module_utils import storage_engines
-    if flavors.variable_facts('information_schema_stats_expiry', identity.flavor, identity.version):
-        # Session only: the sizes are read live instead of from the statistics cache.
-        execute(conn, 'SET SESSION information_schema_stats_expiry = 0')
-    tables = storage_engines.read_tables(conn, query)
-    return storage_engines.upgrade_blockers(tables, identity, target), storage_engines.warnings_for(
-        tables, identity, target)
-
-
-def read_upgrade(conn, identity, target, catalog, variables, plan, parsed, persisted):
-    """The upgrade findings (upgrade.findings) of this server's settings for target, over conn: every global
-    variable and where its value came from, the option files read again for the target's option groups, the command
-    line, mysqld-auto.cnf, and what the target drops that the server uses (upgrade.result()). catalog: the target's
-    facts (upgrade.Target)."""
-    # Imported here: only an audit with an upgrade target compiles the upgrade code (a module's payload runs from a
-    # zip, compiled on every run).
-    from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import upgrade
-    target_facts = upgrade.Target(target[0], target[1], catalog)
-    notes = []
-    if target[0] != identity.flavor:
-        notes.append('%s to %s is a migration to another flavor, not an in-place upgrade: the settings are compared '
-                     'as for one' % (flavors.display_name(identity.flavor), target_facts.label))
-    runtime = variables if isinstance(variables, dict) else all_global_variables(conn)
-    table, reason = server_facts.variable_table(conn, identity, list(runtime))
-    compared = runtime
-    if reason:
-        compared = {}       # without where each value came from, a value set at run time would pass for a default
-        notes.append('%s: the defaults the server relies on are not compared' % reason)
-    origins = dict((name, row.get('origin')) for name, row in table.items())
-    settings = upgrade.persisted_settings(persisted)
-    current_entries, target_entries = (), None
-    if plan['source'] == 'unavailable':
-        rows = dict((name, dict(row, value=runtime.get(name))) for name, row in table.items() if name not in persisted)
-        settings += upgrade.origin_settings(rows)
-        notes.append('%s: the settings are those the server records as set by a file or the command line (an option '
-                     'that is no variable, or a line written loose-, is not seen)' % plan['note'])
-    else:
-        suffix = plan['command_line'].group_suffix if plan['command_line'] else None
-        groups = optionfiles.group_names(capability_facts.option_groups_for(target[0], target[1]), suffix)
-        target_parsed = optionfiles.read_option_files(plan['files'], groups)
-        current_entries, target_entries = parsed.entries, target_parsed.entries
-        settings += upgrade.option_settings(target_entries)
-        if plan['command_line']:
-            settings += upgrade.option_settings(plan['command_line'].options, 'command_line')
-    uses = dict(memcached_plugin=False, native_password_accounts=[])
-    try:
-        rows = query(conn, "SELECT PLUGIN_NAME FROM information_schema.PLUGINS WHERE PLUGIN_NAME = "
-                           "'daemon_memcached' AND PLUGIN_STATUS = 'ACTIVE'")
-        uses['memcached_plugin'] = bool(rows)
-        if capability_facts.capability('mysql_native_password', identity.flavor, identity.version) \
-                and not capability_facts.capability('mysql_native_password', target[0], target[1]):
-            rows = query(conn, "SELECT CONCAT(User, '@', Host) AS account FROM mysql.user "
-                               "WHERE plugin = 'mysql_native_password' ORDER BY User, Host")
-            uses['native_password_accounts'] = [_decoded(r['account']) for r in rows]
-    except connection.pymysql.err.MySQLError as e:
-        notes.append('what the server uses (plugins, accounts) could not be read: %s' % error_text(e))
-    items = upgrade.findings(target_facts, identity, settings, compared, origins, uses, current_entries, target_entries)
-    return upgrade.result(target_facts, items, notes)
-
-
-def _decoded(value):
-    return value.decode('utf-8', 'replace') if isinstance(value, bytes) else value
 
 
 # The global variables audit() reads besides the settings' own: who the server is (server_identity.DETECT_VARIABLES),
@@ -557,9 +262,12 @@ def audit(conn, settings, login_params=None, option_files=None, fallback_option_
 
     blockers, engine_notes, upgrade_result = [], [], None
     if target is not None:
-        blockers, engine_notes = read_blockers(conn, identity, target)
-        upgrade_result = read_upgrade(conn, identity, target, catalog, None if read_named else variables, plan,
-                                      parsed, persisted)
+        # Imported here: only an audit with an upgrade target compiles the upgrade's reading (a module's payload runs
+        # from a zip, compiled on every run).
+        from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import upgrade_evidence
+        blockers, engine_notes = upgrade_evidence.read_blockers(conn, identity, target)
+        upgrade_result = upgrade_evidence.read_upgrade(conn, identity, target, catalog,
+                                                       None if read_named else variables, plan, parsed, persisted)
     summary, drift = summarize(results)
     return dict(
         variables=results,

@@ -11,52 +11,31 @@ running value in performance_schema.variables_info or information_schema.SYSTEM_
 does not, the item's startup state is 'unavailable' and its notes say so.
 
 Pure parts (unit-tested with fakes): controller_login() (where the controller logs in for a host),
-run_pool() (a bounded pool, one result per host, errors isolated), desired_settings() (the roles'
-desired state from the server's facts, where the controller can work it out). audit_host() ties
-them to one connection.
+controller_roles() (the roles whose desired state the controller can work out from the server's facts),
+startup_notes() (what SQL says of a restart's value). audit_host() ties them to one connection, opened under the
+deadline of the host's whole exchange (audit/fleet_deadline.py). How many hosts at once and in how many processes:
+audit/fleet_capacity.py; running them: audit/fleet_pool.py.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
-import os
-import pickle
-import resource
-import selectors
-import signal
-import socket
-import struct
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files import describe_target, is_loopback
-from ansible_collections.dbfleet.innodb.plugins.module_utils.login.tls import identity_note, identity_refusal
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.tls import identity_note
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import error_text
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
-from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import fleet_wire
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit.fleet_capacity import MAX_POOL
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit.fleet_deadline import Deadline, open_connection
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import startup_cache
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verdict
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
 
 _DB_ERRORS = (connection.pymysql.err.MySQLError,) if connection.pymysql is not None else ()
 
 DEFAULT_TIMEOUT = 10
-# Hosts in flight when `pool` is not given: as many as the controller can hold (controller_capacity()), at
-# most AUTO_POOL. A host's exchange is 10-13 round trips (TCP, greeting, TLS, authentication, five queries:
-# 1.3 s at 100 ms RTT) and costs the controller 6-9 ms of CPU, so about 150 hosts a second per core: more
-# than ~500 in flight adds only waiting in the controller, which counts against each host's deadline
-# (Little's law; bench/verify_fleet/README.md has the measurements).
-AUTO_POOL = 512
-DEFAULT_POOL = None
-# An explicit pool is checked against this range first, then against what the controller can hold.
-MAX_POOL = 65536
-# Each host in flight holds a thread, a socket (one file descriptor) and its answers in memory (about
-# 0.17 MiB measured at 256 in flight; counted three times over) and a connection on its server.
-FILES_RESERVED = 64
-MEMORY_PER_HOST = 512 * 1024
-THREADS_RESERVED = 32
 MAX_TIMEOUT = 3600
 # The whole exchange with one host (connect, TLS, authentication, every query) ends by this many seconds.
 DEFAULT_DEADLINE = 60
@@ -145,207 +124,6 @@ def check_limits(pool, timeout, deadline):
     return errors
 
 
-def _read_number(path, field=None):
-    try:
-        with open(path) as handle:
-            if field is None:
-                return int(handle.read().split()[0])
-            for line in handle:
-                if line.startswith(field + ':'):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def controller_limits():
-    """What this controller process can hold: dict(files, files_open, memory, threads, threads_running).
-
-    files: the soft limit of open files (ulimit -n); memory: MemAvailable of /proc/meminfo (bytes); threads:
-    the soft limit of processes and threads (ulimit -u) or the kernel's threads-max, the lower; None where
-    not known (no limit)."""
-    def soft(limit):
-        value = resource.getrlimit(limit)[0]
-        return None if value == resource.RLIM_INFINITY else value
-
-    try:
-        files_open = len(os.listdir('/proc/self/fd'))
-    except OSError:
-        files_open = 16
-    threads = [t for t in (soft(resource.RLIMIT_NPROC), _read_number('/proc/sys/kernel/threads-max')) if t]
-    return dict(files=soft(resource.RLIMIT_NOFILE), files_open=files_open,
-                memory=_read_number('/proc/meminfo', 'MemAvailable'),
-                threads=min(threads) if threads else None, threads_running=threading.active_count())
-
-
-def controller_capacity(limits):
-    """(hosts, reason): how many hosts the controller can have in flight, and what bounds it.
-
-    One file descriptor and one thread per host in flight, MEMORY_PER_HOST of half the available memory;
-    FILES_RESERVED descriptors and THREADS_RESERVED threads are left to the rest of the controller."""
-    bounds = []
-    if limits.get('files') is not None:
-        bounds.append((limits['files'] - limits.get('files_open', 0) - FILES_RESERVED,
-                       'open files: ulimit -n %d, %d open' % (limits['files'], limits.get('files_open', 0))))
-    if limits.get('memory') is not None:
-        bounds.append((limits['memory'] // 2 // MEMORY_PER_HOST,
-                       'memory: %d MiB available, %d KiB per host in flight counted against half of it'
-                       % (limits['memory'] // (1 << 20), MEMORY_PER_HOST // 1024)))
-    if limits.get('threads') is not None:
-        bounds.append((limits['threads'] - limits.get('threads_running', 0) - THREADS_RESERVED,
-                       'threads: at most %d, %d running' % (limits['threads'], limits.get('threads_running', 0))))
-    if not bounds:
-        return MAX_POOL, 'no limit known'
-    hosts, reason = min(bounds)
-    return max(0, hosts), reason
-
-
-def pool_size(pool, hosts, limits=None):
-    """(size, error): how many of `hosts` hosts to audit at once.
-
-    pool None: min(what the controller can hold, AUTO_POOL, hosts). An explicit pool beyond what the
-    controller can hold is an error naming the bound (nothing is read); otherwise min(pool, hosts)."""
-    held, reason = controller_capacity(controller_limits() if limits is None else limits)
-    if held < 1:
-        return 0, 'the controller cannot hold one more connection (%s)' % reason
-    if pool is None:
-        return max(1, min(held, AUTO_POOL, hosts)), None
-    if pool > held:
-        return 0, ('pool %d is more hosts at once than this controller can hold: at most %d (%s); lower pool, '
-                   'or leave it unset' % (pool, held, reason))
-    return max(1, min(pool, hosts)), None
-
-
-class _Watch(object):
-    """One thread for every host's deadline: a heap of (due, seq, Deadline), woken when the earliest is due.
-
-    A thread per host (threading.Timer) doubled the controller's threads for a large pool; this one thread
-    expires each Deadline at its time, however many hosts are in flight."""
-
-    def __init__(self):
-        self._heap = []
-        self._seq = itertools.count()
-        self._cond = threading.Condition()
-        self._thread = None
-        self._pid = None
-
-    def add(self, deadline, due):
-        with self._cond:
-            if self._thread is None or not self._thread.is_alive() or self._pid != os.getpid():
-                self._heap = [entry for entry in self._heap if not entry[2].cancelled]
-                self._thread = threading.Thread(target=self._run, name='verify_fleet-deadlines', daemon=True)
-                self._pid = os.getpid()
-                self._thread.start()
-            heapq.heappush(self._heap, (due, next(self._seq), deadline))
-            if self._heap[0][2] is deadline:
-                self._cond.notify()
-
-    def _run(self):
-        while True:
-            with self._cond:
-                while True:
-                    while self._heap and self._heap[0][2].cancelled:
-                        heapq.heappop(self._heap)
-                    wait = self._heap[0][0] - time.monotonic() if self._heap else None
-                    if wait is not None and wait <= 0:
-                        deadline = heapq.heappop(self._heap)[2]
-                        break
-                    self._cond.wait(wait)
-            deadline._expire()        # outside the lock: shutting a socket down may take a moment
-
-
-_WATCH = _Watch()
-
-
-class Deadline(object):
-    """The end of one host's whole exchange: when it passes, the connection's socket is shut down.
-
-    A server that trickles a byte every few seconds never trips a per-read timeout; shutting the socket
-    down wakes whatever read (TCP connect, TLS handshake, authentication, query) is waiting on it, and
-    every later read of the connection fails at once (fleet_wire.FleetConnection._read_packet). One thread (_Watch) keeps
-    every host's deadline."""
-
-    def __init__(self, seconds):
-        self.seconds = seconds
-        self.expired = False
-        self.cancelled = False
-        self._conn = None
-        self._lock = threading.Lock()
-
-    def start(self):
-        _WATCH.add(self, time.monotonic() + self.seconds)
-        return self
-
-    def cancel(self):
-        self.cancelled = True
-
-    def attach(self, conn):
-        with self._lock:
-            self._conn = conn
-            expired = self.expired
-        if expired:
-            _shutdown(conn)
-
-    def _expire(self):
-        with self._lock:
-            if self.cancelled:
-                return
-            self.expired = True
-            conn = self._conn
-        if conn is not None:
-            _shutdown(conn)
-
-    def message(self):
-        return ('no complete answer within the deadline of %ss for the whole exchange (connect, TLS, '
-                'authentication, queries)' % self.seconds)
-
-
-def _shutdown(conn):
-    sock = getattr(conn, '_sock', None)
-    if sock is None:
-        return
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except (OSError, ValueError):
-        pass
-
-
-def open_connection(params, timeout, deadline=None):
-    """A PyMySQL connection with connect, read and write timeouts (seconds); raises connection.ConnectError.
-
-    deadline: a Deadline for the whole exchange, attached before the first byte is read."""
-    if connection.pymysql is None:
-        raise connection.ConnectError('the PyMySQL library is not installed for the controller\'s Python')
-    try:
-        refusal = identity_refusal(params)
-        # The TCP connect happens before there is a socket to shut down: it gets no longer than the deadline.
-        connect_timeout = timeout if deadline is None else max(1, min(timeout, int(deadline.seconds)))
-        kwargs = connection.connection_kwargs(dict(params, connect_timeout=connect_timeout))
-    except ValueError as e:
-        raise connection.ConnectError('cannot connect to %s: %s' % (describe_target(params), e))
-    if refusal:
-        raise connection.ConnectError(refusal)
-    kwargs.update(read_timeout=timeout, write_timeout=timeout)
-    try:
-        conn = fleet_wire.FleetConnection(defer_connect=True, **kwargs)
-        if deadline is not None:
-            conn._dbfleet_deadline = deadline
-            deadline.attach(conn)
-        conn.connect()
-        return conn
-    except connection.pymysql.err.MySQLError as e:
-        if deadline is not None and deadline.expired:
-            raise connection.ConnectError('cannot connect to %s: %s' % (describe_target(params), deadline.message()))
-        raise connection.ConnectError('cannot connect to %s: %s'
-                                      % (describe_target(params), error_text(e)))
-    except (OSError, ValueError) as e:
-        raise connection.ConnectError('cannot connect to %s: %s' % (describe_target(params), e))
-    except Exception:  # pylint: disable=broad-except  # a socket shut down mid-handshake (TLS) fails oddly
-        if deadline is not None and deadline.expired:
-            raise connection.ConnectError('cannot connect to %s: %s' % (describe_target(params), deadline.message()))
-        raise
-
-
 # ---------------------------------------------------------------- desired state
 def controller_roles(roles, role_inputs):
     """(roles, notes): the roles whose desired state the controller can work out for a host.
@@ -392,7 +170,7 @@ def startup_notes(item):
     where = _ORIGIN_TEXT.get(origin, origin)
     if item.get('origin_path'):
         where = '%s (%s)' % (where, item['origin_path'])
-    if origin in verify.RUNTIME_ORIGINS:
+    if origin in verdict.RUNTIME_ORIGINS:
         return ['the server says the running value was set at runtime; what the option files on the host '
                 'say is not visible over SQL']
     return ['the server says the running value came from %s when it started; an option file edited since is '
@@ -401,7 +179,7 @@ def startup_notes(item):
 
 def audit_host(params, settings, roles=(), role_variables=None, notes=(), timeout=DEFAULT_TIMEOUT,
                connect=None, upgrade_target=None, deadline=DEFAULT_DEADLINE, startup_cache=None,
-               startup_cache_max_age=verify.DEFAULT_STARTUP_CACHE_MAX_AGE):
+               startup_cache_max_age=startup_cache.DEFAULT_STARTUP_CACHE_MAX_AGE):
     """The verify result for one host, audited over one connection from the controller.
 
     settings: name -> desired value (merged over the roles' desired settings); roles: the roles whose
@@ -456,207 +234,6 @@ def _audit_host(params, settings, roles, role_variables, notes, timeout, connect
     return result
 
 
-# ---------------------------------------------------------------- the pool
-# The stack of each pool thread: PyMySQL, ssl and verify.audit() stay far below it (Python frames live on
-# the heap); the default (8 MiB of address space each) is not needed for thousands of threads.
-THREAD_STACK = 1 << 20
-
-
-def run_pool(jobs, worker, pool=AUTO_POOL, on_result=None):
-    """{name: worker(job)} for jobs ({name: job}), at most `pool` at a time (pool_size() sizes it).
-
-    A worker that raises gives dict(failed=True, msg=...) for its host; the others complete. on_result(name,
-    outcome), if given, is called for each host as it completes (one at a time) instead of keeping the
-    results: the dict returned is then empty."""
-    results = {}
-    lock = threading.Lock()
-
-    def one(name, job):
-        try:
-            outcome = worker(job)
-        except Exception as e:  # pylint: disable=broad-except
-            outcome = dict(failed=True, msg='%s: %s' % (type(e).__name__, e))
-        with lock:
-            if on_result is None:
-                results[name] = outcome
-            else:
-                on_result(name, outcome)
-
-    if not jobs:
-        return results
-    previous = threading.stack_size(THREAD_STACK)
-    try:
-        with ThreadPoolExecutor(max_workers=max(1, min(int(pool), len(jobs)))) as executor:
-            for name, job in jobs.items():
-                executor.submit(one, name, job)
-    finally:
-        threading.stack_size(previous)
-    return results
-
-
-# ---------------------------------------------------------------- worker processes
-# One process audits at most one core's worth of hosts: a host costs the controller 4-7 ms of CPU (TLS, the
-# protocol, verify.audit()), under one GIL per process. `workers` processes, each with its share of the
-# hosts and of the pool, use as many cores. Below this many hosts per process a fork costs more than it saves.
-MIN_HOSTS_PER_WORKER = 64
-MAX_WORKERS = 256
-_FRAME = struct.Struct('>I')
-_NOT_PREPARED = 'not audited: no job was prepared for this host'
-
-
-def usable_cpus():
-    """The CPUs this process may run on (its affinity mask; os.cpu_count() where that is not known)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def worker_count(workers, hosts, cpus=None):
-    """(count, error): how many worker processes audit `hosts` hosts.
-
-    workers None: one per usable CPU, with at least MIN_HOSTS_PER_WORKER hosts each (1 for a small fleet);
-    set: 1 to MAX_WORKERS (an error otherwise), no more than the hosts. 1 means no extra process."""
-    if workers is not None:
-        if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= MAX_WORKERS:
-            return 0, 'workers must be 1-%d; got %r' % (MAX_WORKERS, workers)
-        return max(1, min(workers, hosts)), None
-    cpus = usable_cpus() if cpus is None else cpus
-    return max(1, min(cpus, hosts // MIN_HOSTS_PER_WORKER)), None
-
-
-def shard(names, count):
-    """`names` dealt out over `count` shards in turn (hosts next to each other in the inventory, often on one
-    site or one server, spread over every worker)."""
-    return [names[i::count] for i in range(count)]
-
-
-def _send(fd, name, outcome):
-    try:
-        data = pickle.dumps((name, outcome), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as e:  # pylint: disable=broad-except  # a value that does not pickle: that host's error
-        data = pickle.dumps((name, dict(failed=True, msg='the result could not be passed back from its worker '
-                                        'process: %s: %s' % (type(e).__name__, e))), protocol=pickle.HIGHEST_PROTOCOL)
-    view = memoryview(_FRAME.pack(len(data)) + data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _child(jobs, worker, pool, fd, prepare=None):
-    """In a worker process: a fresh deadline thread and lock (a fork keeps neither's state safely), the
-    shard's jobs prepared (prepare()), its hosts audited, each result written to fd as it completes."""
-    global _WATCH  # pylint: disable=global-statement
-    _WATCH = _Watch()
-    if fleet_wire.FleetConnection is not None:
-        fleet_wire.FleetConnection._lock = threading.Lock()
-    if prepare is not None:
-        jobs, early = prepare(jobs)
-        for name, outcome in early.items():
-            _send(fd, name, outcome)
-    run_pool(jobs, worker, pool, on_result=lambda name, outcome: _send(fd, name, outcome))
-
-
-def _frames(buffer):
-    """(decoded (name, outcome) frames, the bytes left) of a worker's stream."""
-    out = []
-    while len(buffer) >= _FRAME.size:
-        size = _FRAME.unpack_from(buffer)[0]
-        if len(buffer) < _FRAME.size + size:
-            break
-        out.append(pickle.loads(bytes(buffer[_FRAME.size:_FRAME.size + size])))
-        del buffer[:_FRAME.size + size]
-    return out
-
-
-def _exit_text(status):
-    if os.WIFSIGNALED(status):
-        return 'killed by signal %d' % os.WTERMSIG(status)
-    return 'exit code %d' % os.WEXITSTATUS(status)
-
-
-def run_workers(jobs, worker, pool=AUTO_POOL, workers=1, prepare=None):
-    """{name: worker(job)} for jobs, in the order of jobs: the hosts dealt out over `workers` processes
-    (shard()), each running run_pool() over its share with its share of `pool`, results streamed back
-    through a pipe as each host completes and merged here.
-
-    prepare: called with each share of jobs ({name: job}) in its own process, in one thread, before the pool
-    starts: returns (jobs for the pool, {name: result} of hosts done already, such as input errors). Work that
-    is not safe in threads and costs CPU per host (reading each host's inputs) then runs on every core.
-    workers 1 (or one job): prepare and run_pool() in this process. A worker process that ends before passing back all
-    its hosts (killed, out of memory) gives each host it did not pass back dict(failed=True, msg=...) naming
-    the process and how it ended; the other processes' hosts complete."""
-    names = list(jobs)
-    count = max(1, min(int(workers), len(names)))
-    if count == 1:
-        early = {}
-        if prepare is not None:
-            jobs, early = prepare(jobs)
-        results = run_pool(jobs, worker, pool)
-        results.update(early)
-        return dict((name, results.get(name) or dict(failed=True, msg=_NOT_PREPARED)) for name in names)
-    shares = shard(names, count)
-    share_pool = max(1, -(-int(pool) // count))
-    children = {}
-    results = {}
-    selector = selectors.DefaultSelector()
-    try:
-        for index, share in enumerate(shares):
-            read_fd, write_fd = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the child's coverage is its results
-                code = 0
-                try:
-                    os.close(read_fd)
-                    for other in children.values():
-                        os.close(other['fd'])
-                    _child(dict((name, jobs[name]) for name in share), worker, share_pool, write_fd, prepare)
-                except BaseException:  # pylint: disable=broad-except
-                    code = 1
-                finally:
-                    os._exit(code)  # pylint: disable=protected-access  # no atexit of the parent in a child
-            os.close(write_fd)
-            children[pid] = dict(fd=read_fd, index=index, share=share, buffer=bytearray())
-            selector.register(read_fd, selectors.EVENT_READ, pid)
-        open_pipes = len(children)
-        while open_pipes:
-            for key, _events in selector.select():
-                child = children[key.data]
-                data = os.read(key.fd, 1 << 16)
-                if data:
-                    child['buffer'] += data
-                    for name, outcome in _frames(child['buffer']):
-                        results[name] = outcome
-                    continue
-                selector.unregister(key.fd)
-                os.close(key.fd)
-                child['fd'] = None
-                open_pipes -= 1
-                child['status'] = os.waitpid(key.data, 0)[1]
-                child['reaped'] = True
-    finally:
-        selector.close()
-        for pid, child in children.items():
-            if child.get('fd') is not None:
-                os.close(child['fd'])
-            if not child.get('reaped'):
-                try:
-                    os.kill(pid, signal.SIGTERM)
-                    child['status'] = os.waitpid(pid, 0)[1]
-                except OSError:
-                    child['status'] = 0
-    for pid, child in children.items():
-        for name in child['share']:
-            if name in results:
-                continue
-            if child['status'] == 0:
-                results[name] = dict(failed=True, msg=_NOT_PREPARED)
-            else:
-                results[name] = dict(failed=True, msg='the audit worker process %d of %d (pid %d) ended (%s) before it '
-                                     'passed back this host\'s result'
-                                     % (child['index'] + 1, count, pid, _exit_text(child['status'])))
-    return dict((name, results[name]) for name in names)
-
-
 def summarize(results):
     """Counts of hosts: ok, startup_unknown (no drift, but a variable whose restart value is not known), drift,
     error."""
@@ -666,7 +243,7 @@ def summarize(results):
             out['hosts_error'] += 1
         elif result.get('drift'):
             out['hosts_drift'] += 1
-        elif (result.get('summary') or {}).get(verify.STARTUP_UNKNOWN):
+        elif (result.get('summary') or {}).get(verdict.STARTUP_UNKNOWN):
             out['hosts_startup_unknown'] += 1
         else:
             out['hosts_ok'] += 1

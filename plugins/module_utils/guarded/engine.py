@@ -10,7 +10,8 @@ says what it changes, the engine says how a change is guarded:
   quoting, the numeric ranges and the off-peak window gate of the modules' pure checks, all before any
   connection;
 - **the window again** before each table and each retry (GuardedChange.window_closed);
-- **metadata locks**: who holds one on a table, from the source the flavor offers (find_blockers);
+- **metadata locks**: who holds one on a table, from the source the flavor offers (find_blockers; the sources and
+  their listing are guarded/locks.py);
 - **bounded lock waits**: each statement with a short session lock_wait_timeout and a bounded number of
   retries on a lock wait timeout or deadlock (run_statement);
 - **signals**: SIGTERM/SIGINT/SIGHUP raise Interrupted (not an Exception), so finally blocks run;
@@ -20,7 +21,7 @@ says what it changes, the engine says how a change is guarded:
 - **the per-server marker** (guarded/marker.py): a file in a private state directory on the host that records
   a guarded part under way, with the server's identity and the session's; the next run on that server checks
   before it acts (session_verdict, super_read_only_verdict, ahi_verdict) and undoes only what is still the
-  interrupted run's (check_interrupted);
+  interrupted run's (check_interrupted: guarded/recovery.py, InterruptedRun, of which GuardedChange is one);
 - **followers**: a replica-side run of another controller's change is cancelled through its cancel file;
 - **scope** (guarded/scope.py): where global settings are switched (ServerScope, or a cluster's ClusterScope,
   chosen in scope_for()).
@@ -38,18 +39,17 @@ import time
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
-from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import ConnectError, open_connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.tls import unverified_warning
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import (
     error_text, execute, global_variables, query, query_one)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError, human_size, now_stamp, onoff
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.locks import lock_holders
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.marker import (
-    MARKER_VERSION, Marker, ahi_verdict, cancel_file_problem, marker_key, process_alive, process_start, read_identity,
-    session_verdict, super_read_only_verdict)
+    AHI, MARKER_VERSION, SUPER_READ_ONLY, Marker, marker_key, process_start, read_identity)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.recovery import InterruptedRun
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.scope import SCOPE_VARIABLES, ServerScope, scope_for
 from ansible_collections.dbfleet.innodb.plugins.module_utils.offpeak import status as window_status
-from ansible_collections.dbfleet.innodb.plugins.module_utils.host.private_paths import NOFOLLOW
 from ansible_collections.dbfleet.innodb.plugins.module_utils.signals import Interrupted, Interruptible
 
 try:
@@ -58,39 +58,13 @@ except ImportError:  # pragma: no cover - reported by the module
     pymysql = None
 
 
-AHI = 'innodb_adaptive_hash_index'
-SUPER_READ_ONLY = 'super_read_only'
 # Errors worth another attempt: the lock wait ran out (MDL or row lock) or a deadlock.
 RETRYABLE_ERRORS = frozenset((1205, 1213))
 SIGNALS = ('SIGTERM', 'SIGINT', 'SIGHUP')
-# Where metadata locks are listed (versions/capability_facts.py metadata_lock_sources names them per flavor/version):
-# source -> (probe that says whether it is enabled, its column, the enabled value, the listing, its first argument).
-MDL_SOURCES = {
-    'performance_schema': (
-        "SELECT ENABLED FROM performance_schema.setup_instruments WHERE NAME = 'wait/lock/metadata/sql/mdl'",
-        'ENABLED', 'YES',
-        'SELECT ml.OBJECT_SCHEMA AS db, ml.OBJECT_NAME AS tbl, ml.LOCK_TYPE AS lock_type, '
-        'ml.LOCK_STATUS AS lock_status, t.PROCESSLIST_ID AS id, t.PROCESSLIST_USER AS user, '
-        't.PROCESSLIST_HOST AS host, t.PROCESSLIST_COMMAND AS command, t.PROCESSLIST_TIME AS time '
-        'FROM performance_schema.metadata_locks ml JOIN performance_schema.threads t '
-        'ON t.THREAD_ID = ml.OWNER_THREAD_ID WHERE ml.OBJECT_TYPE = %s AND ml.OBJECT_SCHEMA = %s '
-        'AND ml.OBJECT_NAME = %s AND (t.PROCESSLIST_ID IS NULL OR t.PROCESSLIST_ID <> CONNECTION_ID())',
-        ('TABLE',)),
-    'metadata_lock_info': (
-        "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'METADATA_LOCK_INFO'",
-        'PLUGIN_STATUS', 'ACTIVE',
-        'SELECT m.TABLE_SCHEMA AS db, m.TABLE_NAME AS tbl, m.LOCK_TYPE AS lock_type, '
-        'm.LOCK_MODE AS lock_status, p.ID AS id, p.USER AS user, p.HOST AS host, '
-        'p.COMMAND AS command, p.TIME AS time FROM information_schema.METADATA_LOCK_INFO m '
-        'LEFT JOIN information_schema.PROCESSLIST p ON p.ID = m.THREAD_ID '
-        'WHERE m.LOCK_TYPE LIKE %s AND m.TABLE_SCHEMA = %s AND m.TABLE_NAME = %s '
-        'AND m.THREAD_ID <> CONNECTION_ID()',
-        ('Table%',)),
-}
 
 
 # ---------------------------------------------------------------- the engine
-class GuardedChange(object):
+class GuardedChange(InterruptedRun):
     """One guarded change on one server. Clients (the drop, the conversion) fill tables, plan and report
     and call the engine for everything guarded. Collects steps as it goes."""
 
@@ -214,131 +188,6 @@ class GuardedChange(object):
             return
         self.save_marker(state='done', finished=now_stamp())
 
-    # ------------------------------------------------------------ an interrupted earlier run
-    def check_interrupted(self):
-        """Find what an earlier run on this server left behind; check before acting on it.
-
-        A marker in state 'done' only records what that run did. A 'running' marker whose process is gone
-        is an interrupted run: its session is killed when it is still the same session, super_read_only
-        goes back ON on a server that is still a replica, AHI back only when nobody changed it since; each
-        finding is reported. A running follower of another run is cancelled through its cancel file (its
-        own finally puts AHI back); a running change of another run stops this one.
-        Returns the marker's data for the client (what the earlier run did), or None."""
-        data = self.marker.read()
-        if not data:
-            return None
-        if data.get('state') == 'done':
-            return data
-        alive = process_alive(data.get('pid'), data.get('pid_start'))
-        info = dict(found=data.get('mode'), run_id=data.get('run_id'), pid=data.get('pid'),
-                    started=data.get('started'), tables=data.get('tables'), done=sorted(data.get('done') or []),
-                    ahi_before=data.get('ahi_before'), process_alive=alive, outcome=None, actions=[], findings=[])
-        if alive and self.p.get('run_id') and data.get('run_id') == self.p.get('run_id'):
-            self.own_run_alive = True
-            return None  # this run's own follower (the readiness probe sees it)
-        self.interrupted_run = info
-        if alive:
-            data = self._cancel_follower(data, info)
-            if data is None:
-                return None
-        return self._undo(data, info)
-
-    def _cancel_follower(self, data, info):
-        cancel = data.get('cancel_file')
-        if data.get('mode') != 'follow' or not cancel:
-            raise GuardedError('another %s run is under way on this server (pid %s, started %s UTC, %s of %s); wait '
-                               'for it to end' % (data.get('module') or self.module, data.get('pid'),
-                                                  data.get('started'), data.get('mode'),
-                                                  ', '.join(data.get('tables') or [])))
-        info['actions'].append('cancel the follower of run %s (pid %s) through %s' % (
-            data.get('run_id'), data.get('pid'), cancel))
-        if self.check_mode:
-            info['outcome'] = 'would_cancel'
-            self.changed = True
-            return None
-        problem = cancel_file_problem(cancel)
-        if problem:
-            raise GuardedError('the marker of an earlier run names a cancel file that is not private: %s' % problem)
-        os.close(os.open(cancel, os.O_WRONLY | os.O_CREAT | os.O_APPEND | NOFOLLOW, 0o600))
-        deadline = self.clock() + float(self.p.get('restore_timeout') or 60)
-        while process_alive(data.get('pid'), data.get('pid_start')) and self.clock() < deadline:
-            self.sleep(0.2)
-        if process_alive(data.get('pid'), data.get('pid_start')):
-            raise GuardedError('the follower of an earlier run (pid %s) did not stop within %ss of its cancel file %s'
-                               % (data.get('pid'), self.p.get('restore_timeout'), cancel))
-        info['outcome'] = 'cancelled'
-        self.changed = True
-        data = self.marker.read()
-        if not data or data.get('state') == 'done':
-            self.refresh_vars()
-            return None
-        return data
-
-    def read_set_info(self, name, conn=None):
-        """When and by whom a global variable was last SET (performance_schema.variables_info), or None."""
-        if not capability_facts.capability('variables_info_table', self.identity.flavor, self.identity.version):
-            return None
-        try:
-            row = query_one(conn or self.conn, 'SELECT SET_TIME, SET_USER, SET_HOST FROM '
-                                               'performance_schema.variables_info WHERE VARIABLE_NAME = %s', (name,))
-        except pymysql.err.MySQLError:
-            return None
-        if not row:
-            return None
-        return dict(time=str(row.get('SET_TIME')) if row.get('SET_TIME') is not None else None,
-                    user=row.get('SET_USER') or None, host=row.get('SET_HOST') or None)
-
-    def _undo(self, data, info):
-        """The process is gone and left its changes: check each one, then undo what is still the run's."""
-        ident = read_identity(self.conn)
-        server_now = ident['server']
-        ahi_now = self.read_ahi()
-        sro_now = onoff(global_variables(self.conn, [SUPER_READ_ONLY]).get(SUPER_READ_ONLY))
-        role_now = None
-        if data.get('super_read_only_lifted'):
-            role_now = topology.read_server(self.conn, query, global_variables)['role']
-        row = None
-        sid = (data.get('session') or {}).get('id')
-        if sid is not None:
-            row = query_one(self.conn, 'SELECT ID, USER, HOST, TIME FROM information_schema.PROCESSLIST WHERE ID = %s',
-                            (sid,))
-        kill, kill_finding = session_verdict(data, server_now, row, ident['now'])
-        ahi_back, ahi_finding = ahi_verdict(data, server_now, ahi_now, self.read_set_info(AHI))
-        sro_back, sro_finding = super_read_only_verdict(data, role_now, sro_now)
-        if data.get('version', 1) < MARKER_VERSION:
-            info['findings'].append('the marker was written by an older version (no server or session identity): '
-                                    'nothing is replayed from it')
-            kill = ahi_back = sro_back = False
-        for finding in (kill_finding, ahi_finding, sro_finding):
-            if finding:
-                info['findings'].append(finding)
-        if kill:
-            info['actions'].append('KILL %s (the interrupted run\'s session)' % sid)
-        if ahi_back:
-            info['actions'].append('SET GLOBAL innodb_adaptive_hash_index = %s (the interrupted run found it %s, '
-                                   'it is %s)' % (data['ahi_before'], data['ahi_before'], ahi_now))
-        if sro_back:
-            info['actions'].append('SET GLOBAL super_read_only = ON (the interrupted run lifted it)')
-        if self.check_mode:
-            info['outcome'] = info['outcome'] or 'would_undo'
-            if ahi_back or sro_back or kill:
-                self.changed = True
-            self.plan.extend(info['actions'])
-            return data
-        if kill:
-            self.kill_session(self.conn, sid)
-        if ahi_back:
-            self.set_ahi(data['ahi_before'])
-            self.changed = True
-        if sro_back:
-            execute(self.conn, 'SET GLOBAL super_read_only = ON')
-            self.changed = True
-        info['outcome'] = 'undone' if (kill or ahi_back or sro_back or not info['findings']) else 'left'
-        self.marker.write(dict(data, state='done', undone_by=self.p.get('run_id'), undone_pid=os.getpid(),
-                               findings=info['findings']))
-        self.refresh_vars()
-        return data
-
     # ------------------------------------------------------------ read-only facts
     def read_replica_hosts(self):
         """The replicas registered with this server (server_id, host, port), for the playbook to compare
@@ -383,7 +232,7 @@ class GuardedChange(object):
         sources = capability_facts.capability('metadata_lock_sources', self.identity.flavor, self.identity.version)
         used = None
         for source in sources:
-            rows = self._mdl_rows(source, present)
+            rows = lock_holders(self.conn, source, present)
             if rows is None:
                 continue
             used = source
@@ -403,25 +252,6 @@ class GuardedChange(object):
         return '; '.join('%s held by connection %s (%s@%s, %s, %ss, %s %s)' % (
             b['table'], b['connection_id'], b['user'], b['host'], b['command'], b['seconds'], b['lock'], b['status'])
             for b in self.blockers)
-
-    def _mdl_rows(self, source, present):
-        """The metadata-lock holders from one source (MDL_SOURCES), or None when it is not enabled here."""
-        if source not in MDL_SOURCES:  # pragma: no cover - data error
-            return None
-        probe, column, enabled, sql, prefix = MDL_SOURCES[source]
-        try:
-            on = query_one(self.conn, probe)
-        except pymysql.err.MySQLError:
-            return None
-        if not on or on[column] != enabled:
-            return None
-        rows = []
-        for db, table in present:
-            for r in query(self.conn, sql, prefix + (db, table)):
-                rows.append(dict(table='%s.%s' % (r['db'], r['tbl']), connection_id=r['id'], user=r['user'],
-                                 host=r['host'], command=r['command'], seconds=r['time'],
-                                 lock=r['lock_type'], status=r['lock_status'], source=source))
-        return rows
 
     # ------------------------------------------------------------ signals (module_utils/signals.py)
     def install_signal_handlers(self):

@@ -29,6 +29,9 @@ except ImportError:  # pragma: no cover - reported by the module
 
 
 MARKER_VERSION = 2
+# The global settings a guarded part may switch: its marker records them, the next run checks them.
+AHI = 'innodb_adaptive_hash_index'
+SUPER_READ_ONLY = 'super_read_only'
 # Seconds two readings of a server's start time (NOW() - Uptime) may differ and still be one start (both are whole
 # seconds; a restart moves it by the server's whole previous uptime).
 START_TOLERANCE = 10

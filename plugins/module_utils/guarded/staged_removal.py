@@ -23,6 +23,9 @@ Safe by construction:
   - each run's links are listed in a manifest (a JSON file in the staging directory, written before each
     link is made): the next run finishes what an interrupted run left by its manifest, checking each link's
     device and inode, never by a file name's pattern.
+
+This module holds the staging (the directory's checks, the links, the manifest, an interrupted run's leftovers);
+the files a table owns are guarded/table_files.py's, the shrinking in steps guarded/shrink.py's.
 """
 
 from __future__ import annotations
@@ -30,29 +33,23 @@ from __future__ import annotations
 import errno
 import glob
 import json
-import math
 import os
 import stat
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.inputs import GuardedError, human_size, now_stamp
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.marker import process_alive, process_start
-from ansible_collections.dbfleet.innodb.plugins.module_utils.host.private_paths import NOFOLLOW, open_private_file
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.shrink import (
+    MIB, StepPacer, shrink_file, shrink_schedule, yield_to_the_server)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.table_files import catalog_query, owned_files, server_path
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host.private_paths import open_private_file
 
-MIB = 1024 * 1024
-# The smallest step the per-step time bound lowers a step to, and the first step of a shrinking (it grows to
-# shrink_step_mb while the steps stay well inside the bound: on the lab's ext4 with discard, a first step of
-# 256 MiB took 0.2-0.7 s under load, 16 MiB 0.02-0.05 s).
-MIN_STEP_BYTES = MIB
-START_STEP_BYTES = 16 * MIB
-# The CPU priority (nice) the shrinking runs at.
-LOWEST_PRIORITY = 19
 MANIFEST_VERSION = 1
 MANIFEST_PREFIX = 'dbfleet-staged-'
 # The staging directory's name beside the datadir when the run gives none (a directory inside the datadir would
 # be a database to MariaDB: SHOW DATABASES lists it as #mysql50#<name>).
 DEFAULT_STAGING_NAME = 'dbfleet-staged-drop'
 
-# The staged removal's options, with their defaults and ranges: part of drop_tables.DROP_OPTIONS (the module's
+# The staged removal's options, with their defaults and ranges: part of drop_rules.DROP_OPTIONS (the module's
 # argument spec and range check, drop_tables.yml's inputs).
 STAGED_OPTIONS = dict(
     file_removal=dict(type='str', choices=['immediate', 'staged'], default='immediate'),
@@ -67,79 +64,7 @@ STAGED_OPTIONS = dict(
 )
 
 
-# ---------------------------------------------------------------- pure helpers
-def filename_encode(name):
-    """A plain identifier as the server names it on disk and in the InnoDB catalog (letters, digits and _ as
-    they are, any other character as @ and its code point in four hex digits: $ -> @0024)."""
-    out = []
-    for c in name:
-        if c.isascii() and (c.isalnum() or c == '_'):
-            out.append(c)
-        else:
-            out.append('@%04x' % ord(c))
-    return ''.join(out)
-
-
-def like_escape(text):
-    """text for a LIKE pattern, its wildcards (and the escape character) taken literally."""
-    return text.replace('\\', '\\\\').replace('%', '\\%').replace('_', '\\_')
-
-
-def catalog_query(catalog, db, table):
-    """(sql, args) that lists the tablespaces of db.table and of each of its partitions from the catalog
-    capability_facts.py tablespace_files_catalog names: table_name, space, space_name, space_type, path, file_size."""
-    base = '%s/%s' % (filename_encode(db), filename_encode(table))
-    plain = '%s/%s' % (db, table)
-    join = (' LEFT JOIN %s d ON d.SPACE = t.SPACE' % catalog['datafiles']) if catalog.get('datafiles') else ''
-    sql = ('SELECT t.NAME AS table_name, t.SPACE AS space, s.NAME AS space_name, %s AS space_type, %s AS path, '
-           's.FILE_SIZE AS file_size FROM %s t LEFT JOIN %s s ON s.SPACE = t.SPACE%s '
-           'WHERE t.NAME IN (%%s, %%s) OR t.NAME LIKE %%s ORDER BY t.NAME'
-           % (catalog.get('space_type') or 'NULL', catalog['path'], catalog['tables'], catalog['tablespaces'], join))
-    return sql, (base, plain, like_escape(base + '#') + '%')
-
-
-def owned_files(rows, db, table):
-    """The files db.table owns, from catalog_query's rows: (files, left_alone). files: [{catalog_name, partition,
-    path, file_size}] (partition None for the table itself); left_alone: why the table has no file of its own
-    (the system or a general tablespace), else None. Rows of another table whose name merely starts alike are
-    not the table's: only the table's own name and '<name>#p#...' / '#P#...' (a partition, MySQL 8 / MySQL 5.7
-    and MariaDB spelling) count."""
-    names = set(('%s/%s' % (db, table), '%s/%s' % (filename_encode(db), filename_encode(table))))
-    files, shared = [], []
-    for r in rows:
-        name = r['table_name']
-        base, sep, rest = name.partition('#')
-        if base not in names or (sep and not rest.lower().startswith('p#')):
-            continue
-        partition = rest[2:] if sep else None
-        space_type = (r.get('space_type') or '').lower()
-        if int(r.get('space') or 0) == 0 or space_type == 'system':
-            shared.append('the system tablespace')
-            continue
-        if space_type == 'general':
-            shared.append('the general tablespace %s' % r.get('space_name'))
-            continue
-        if not r.get('path'):
-            shared.append('tablespace %s, whose file the catalog does not name' % r.get('space'))
-            continue
-        files.append(dict(catalog_name=name, partition=partition, path=r['path'],
-                          file_size=int(r['file_size']) if r.get('file_size') is not None else None))
-    left_alone = None
-    if shared:
-        left_alone = ('%s.%s is in %s: no file of its own to stage, left as it is (the DROP frees its pages inside '
-                      'that tablespace)' % (db, table, ', '.join(sorted(set(shared)))))
-    return files, left_alone
-
-
-def server_path(server_root, datadir, path):
-    """A path as the server names it (relative to its datadir, or absolute) as seen from this host, where the
-    server's filesystem root is server_root ('/' unless the server runs in a chroot or container)."""
-    full = path if os.path.isabs(path) else os.path.join(datadir, path)
-    full = os.path.normpath(full)
-    root = server_root or '/'
-    return full if root == '/' else os.path.join(root, full.lstrip('/'))
-
-
+# ---------------------------------------------------------------- checks
 def default_staging_dir(datadir):
     """The staging directory when the run gives none: beside the datadir (same parent)."""
     return os.path.join(os.path.dirname(os.path.normpath(datadir)), DEFAULT_STAGING_NAME)
@@ -172,95 +97,6 @@ def free_space_problem(free_bytes, margin_bytes, held_bytes):
     return ('the filesystem of the staging directory has %s free, less than free_space_margin_mb (%s); the links '
             'would hold another %s until they are shrunk' % (human_size(free_bytes), human_size(margin_bytes),
                                                              human_size(held_bytes)))
-
-
-def shrink_targets(size, step):
-    """The sizes a file of size bytes is truncated to, step by step: size - step, size - 2 step, ..., 0."""
-    step = max(int(step), 1)
-    out = []
-    size = int(size)
-    while size > 0:
-        size = max(size - step, 0)
-        out.append(size)
-    return out
-
-
-def next_step_bytes(step, seconds, max_step, step_bound):
-    """The next truncate's size after one of step bytes took seconds: halved (not below MIN_STEP_BYTES) when it
-    took longer than step_bound, doubled back (not above max_step, the run's shrink_step_mb) when it took less
-    than a quarter of it, else kept. A step's time is the filesystem freeing its extents (and trimming them with
-    `discard`): a slow disk or a busy journal gets smaller steps, each one short."""
-    max_step = max(int(max_step), 1)
-    low = min(MIN_STEP_BYTES, max_step)
-    if step_bound and seconds > step_bound:
-        return max(int(step) // 2, low)
-    if not step_bound or seconds < step_bound / 4.0:
-        return min(int(step) * 2, max_step)
-    return min(max(int(step), low), max_step)
-
-
-class StepPacer(object):
-    """The shrinking's pace: the step size (adapted to the per-step time bound), the pause after each step (in
-    proportion to what it freed), the deadline, and what the steps took (report())."""
-
-    def __init__(self, max_step, pause, step_bound, deadline, sleep, clock):
-        self.max_step = max(int(max_step), 1)
-        self.step = min(self.max_step, START_STEP_BYTES)
-        self.pause = float(pause)
-        self.step_bound = float(step_bound) if step_bound else None
-        self.deadline = deadline
-        self.sleep = sleep
-        self.clock = clock
-        self.steps = 0
-        self.truncate_seconds = 0.0
-        self.max_seconds = 0.0
-        self.over_bound = 0
-        self.smallest = self.step
-
-    def truncate(self, fd, target):
-        """ftruncate fd to target, timed; the next step's size adapted to what this one took."""
-        started = self.clock()
-        os.ftruncate(fd, target)
-        took = self.clock() - started
-        self.steps += 1
-        self.truncate_seconds += took
-        self.max_seconds = max(self.max_seconds, took)
-        if self.step_bound and took > self.step_bound:
-            self.over_bound += 1
-        self.step = next_step_bytes(self.step, took, self.max_step, self.step_bound)
-        self.smallest = min(self.smallest, self.step)
-
-    def pause_after(self, freed):
-        """The pause after a step that freed bytes: shrink_pause for a full step of shrink_step_mb, in proportion for
-        a smaller one, so smaller steps keep the schedule's pace (shrink_step_mb per shrink_pause) and its estimate
-        against shrink_max_seconds: the same work in shorter bursts."""
-        return self.pause * min(float(freed) / self.max_step, 1.0)
-
-    def report(self):
-        return dict(steps=self.steps, truncate_seconds=round(self.truncate_seconds, 3),
-                    max_step_seconds=round(self.max_seconds, 4), step_bound_seconds=self.step_bound,
-                    over_bound=self.over_bound, smallest_step_bytes=self.smallest,
-                    smallest_step=human_size(self.smallest), max_step_bytes=self.max_step)
-
-
-def shrink_schedule(sizes, step_bytes, pause, bound):
-    """How shrinking files of sizes (bytes) goes: steps (one truncate each), the pauses between them, the
-    estimated seconds (pauses only: a truncate of step_bytes is short) against the bound, and whether it fits.
-    When it does not, the step size that would fit is named."""
-    steps = sum(len(shrink_targets(s, step_bytes)) for s in sizes)
-    seconds = max(steps - 1, 0) * float(pause)
-    total = sum(int(s) for s in sizes)
-    fits = seconds <= bound
-    text = ('%d file(s), %s: %d truncate step(s) of %s with %ss between, about %ss (bound %ss)' % (
-        len(sizes), human_size(total), steps, human_size(step_bytes), pause, round(seconds, 1), bound))
-    need = None
-    if not fits:
-        per = int(bound // float(pause)) + 1 if pause else steps
-        need = int(math.ceil(total / float(max(per - len(sizes), 1)) / MIB))
-        text += ('; does not fit: raise shrink_max_seconds, lower shrink_pause or raise shrink_step_mb to about %d'
-                 % need)
-    return dict(files=len(sizes), bytes=total, size=human_size(total), steps=steps, step_bytes=int(step_bytes),
-                pause=float(pause), seconds=round(seconds, 1), bound=bound, fits=fits, text=text)
 
 
 def leftover_action(entry, st, writer_alive):
@@ -561,51 +397,6 @@ class StagedRemoval(object):
             if not self.check_mode and not open_links and not alive:
                 _unlink_quiet(path)
         return self.leftovers
-
-
-def yield_to_the_server():
-    """This process (the module, once the drops are done) at the lowest CPU priority (nice 19): a truncate's work,
-    the kernel freeing the extents, is done in the caller's time, and on a busy host the server's threads go first.
-    Nothing to put back: the module's process ends with the run. Where the priority cannot be lowered, unchanged."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, max(os.getpriority(os.PRIO_PROCESS, 0), LOWEST_PRIORITY))
-    except (AttributeError, OSError):
-        pass
-
-
-def shrink_file(link, identity, pacer, on_step=None):
-    """Truncate the file behind link in steps (pacer: StepPacer, each step's size adapted to its time bound, a
-    pause in proportion to what the step freed) and remove it: 'removed'. Only while it has no other name (st_nlink 1) and is the file
-    the manifest recorded (identity (dev, ino)); when it has another name (the table's own) only the link is
-    removed: 'released'. When the pacer's deadline passes, the rest goes at once."""
-    try:
-        fd = os.open(link, os.O_WRONLY | NOFOLLOW)
-    except FileNotFoundError:
-        return 'removed'
-    try:
-        st = os.fstat(fd)
-        if (st.st_dev, st.st_ino) != tuple(identity) or not stat.S_ISREG(st.st_mode):
-            return 'foreign'
-        if st.st_nlink > 1:
-            os.unlink(link)
-            return 'released'
-        size = st.st_size
-        while size > 0:
-            if os.fstat(fd).st_nlink > 1:   # someone gave it a name again: stop, keep the data
-                os.unlink(link)
-                return 'released'
-            before = size
-            size = 0 if pacer.clock() >= pacer.deadline else max(size - pacer.step, 0)
-            pacer.truncate(fd, size)
-            if size == 0:
-                break
-            if on_step:
-                on_step()
-            pacer.sleep(pacer.pause_after(before - size))
-        os.unlink(link)
-        return 'removed'
-    finally:
-        os.close(fd)
 
 
 def _unlink_quiet(path):

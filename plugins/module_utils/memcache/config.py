@@ -8,9 +8,9 @@ applied in one transaction (apply_plan())."""
 
 from __future__ import annotations
 
-from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.plugin import (
-    CONFIG_SCHEMA, CONTAINER_COLUMNS, container_row, container_statement, policy_statement, row_statement,
-    same_container)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.containers import (
+    CONTAINER_COLUMNS, container_row, container_statement, policy_statement, row_statement, same_container)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.memcache.plugin import CONFIG_SCHEMA
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import execute, query, query_one
 
 # What the stock innodb_memcached_config.sql inserts with its demo, so a plan that loads it sees it.
@@ -24,7 +24,7 @@ CONFIG_OPTIONS = ('separator', 'table_map_delimiter')
 
 
 def table_metadata(conn, schema, table):
-    """(table, columns, indexes) from information_schema, in the shapes memcache/plugin.py expects."""
+    """(table, columns, indexes) from information_schema, in the shapes memcache/containers.py expects."""
     row = query_one(conn, 'SELECT ENGINE AS engine, TABLE_TYPE AS table_type FROM information_schema.TABLES '
                           'WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s', (schema, table))
     if row is None:

@@ -7,7 +7,8 @@ variables and the server's facts to its desired state (for_role(), for_roles()).
 A record names the role's desired-state function, outputs, server variables, settings, engines, drop-in, whether
 site.yml applies it; every table by role derives from it. The functions themselves live by idea, each loaded only
 when its role's desired state is worked out (a module's payload runs from a zip, compiled on every run: an audit of
-explicit settings compiles none of them): the InnoDB roles' in module_utils/roles/states.py, the settings role's in module_utils/roles/settings.py;
+explicit settings compiles none of them): the InnoDB roles' in module_utils/roles/states.py (flush_neighbors' and memcached's
+in module_utils/roles/flush_neighbors.py and memcached.py), the settings role's in module_utils/roles/settings.py;
 they read their input through module_utils/roles/inputs.py (Checker) and write their drop-in through the one option-file writer,
 module_utils/roles/option_writer.py. This file keeps what every caller shares: the registry, InputError and shown() (bad input, named
 as the user wrote it) and the drop-in's path (dropin_file()). for_roles() is the one route every caller takes:
@@ -82,7 +83,9 @@ class Role(object):
                     holds it by name (module, function) and imports it on first use (Role.function);
                     ('role_states', 'from_record') for a role whose record says all of it (each owned setting
                     from the one input that pins it: states.from_record())
-    outputs         facts the role sets under its prefix: not inputs, never reported as unknown
+    outputs         facts the role sets under its prefix: not inputs, never reported as unknown. The scaffold
+                    publishes those a state says (published_outputs(): <name>_desired_settings, <name>_pending_restart,
+                    <name>_restarted, <name>_<key> for a key of the state); the role's tasks set the others
     server_variables  server variables its function reads (server_facts `variables`)
     owns            the server variables its states may name in `settings`, in order, each with the input that
                     pins it: a name (that input's value is the setting's: upgrade.pin() offers it), a tuple of
@@ -134,6 +137,10 @@ class Role(object):
         module, function = self.source
         if module == 'role_states':
             from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import states as loaded
+        elif module == 'flush_neighbors':
+            from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import flush_neighbors as loaded
+        elif module == 'memcached':
+            from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import memcached as loaded
         elif module == 'settings':
             from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import settings as loaded
         else:
@@ -171,7 +178,7 @@ class Role(object):
 
 # In the order site.yml applies them and verify.yml audits them.
 REGISTRY = (
-    Role('flush_neighbors', ('role_states', 'flush_neighbors'),
+    Role('flush_neighbors', ('flush_neighbors', 'flush_neighbors'),
          outputs=('flush_neighbors_desired_settings', 'flush_neighbors_storage', 'flush_neighbors_report'),
          server_variables=('innodb_flush_neighbors', 'innodb_io_capacity', 'innodb_io_capacity_max'),
          # innodb_io_capacity / innodb_io_capacity_max are the settings role's too: flush_neighbors sets them only
@@ -188,7 +195,7 @@ REGISTRY = (
                ('innodb_adaptive_hash_index_partitions', 'adaptive_hash_parts')),
          owns_prefixes=(('innodb_adaptive_hash_index', ('adaptive_hash_enabled',)),),
          restarts=True),
-    Role('memcached', ('role_states', 'memcached'),
+    Role('memcached', ('memcached', 'memcached'),
          outputs=('memcached_desired_settings', 'memcached_report', 'memcached_restarted'),
          owns=(('daemon_memcached_option',
                 ('memcached_port', 'memcached_bind_address', 'memcached_daemon_extra_options')),
@@ -335,6 +342,9 @@ def for_role(role, inputs, facts, detect_storage):
       notes              plain sentences
       inputs             the role's inputs as used: its defaults with the user's values over them
       role               the role's name
+      published          {output: value}: the record's outputs the state says (published_outputs()), set as facts
+                         by the scaffold's desired step (its restart step sets <role>_restarted and
+                         <role>_pending_restart again after a restart)
     """
     from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
     record = RECORDS[role]
@@ -355,7 +365,17 @@ def for_role(role, inputs, facts, detect_storage):
     state['inputs'] = dict(INPUTS[role], **inputs)
     state['role'] = role
     _persisted(role, inputs, facts, state)
+    state['published'] = published_outputs(record, state)
     return state
+
+
+def published_outputs(record, state):
+    """{output: value} of the record's outputs that the state says, before any restart: <role>_desired_settings
+    (the state's settings), <role>_pending_restart, <role>_restarted (false: nothing restarted yet), and
+    <role>_<key> for a key of the state (flush_neighbors_storage). The role's tasks set the others (its report)."""
+    prefix = record.name + '_'
+    said = dict(state, desired_settings=state['settings'], restarted=False)
+    return dict((name, said[name[len(prefix):]]) for name in record.outputs if name[len(prefix):] in said)
 
 
 def _persisted(role, inputs, facts, state):

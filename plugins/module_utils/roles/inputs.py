@@ -19,6 +19,14 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 _INT_RE = re.compile(r'^\s*[-+]?\d+\s*$')
 
 
+def size_or_none(value):
+    """Bytes of a size as the user wrote it (1073741824, '1G', '512M'), or None when it is not one."""
+    try:
+        return values.parse_size(value)
+    except values.ValueError_:
+        return None
+
+
 def server_text(facts):
     """'MySQL 8.0', 'MariaDB 10.11': the flavor and series, for range messages."""
     version = facts.get('version') or [0, 0, 0]

@@ -16,10 +16,10 @@ The facts it reads besides the usual ones (server_facts.report(catalog=True)):
   written as a percentage ('70%').
 
 What it decides, per setting: the server's own name (a version's other spelling, the redo log's size in the unit
-the server takes: flavors.REDO_LOG), the value the server will run with (block sizes, the buffer pool's chunk x
-instances, the memory a percentage means), whether it is set at runtime (dynamic, and different from the running
-value) or waits for a restart (read-only), and the drop-in line. Unit tests: tests/unit/plugins/module_utils/
-test_settings.py.
+the server takes: flavors.REDO_LOG, roles/redo_log.py), the value the server will run with (block sizes, the buffer
+pool's chunk x instances, the memory a percentage means), whether it is set at runtime (dynamic, and different from
+the running value) or waits for a restart (read-only), and the drop-in line. Unit tests: tests/unit/plugins/
+module_utils/roles/test_settings.py, test_redo_log.py.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import fla
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import option_writer
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import redo_log
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import security_settings
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
@@ -67,13 +68,6 @@ def _identity(facts):
     return facts.get('flavor'), tuple(int(x) for x in (facts.get('version') or (0, 0, 0)))
 
 
-def _size(value):
-    try:
-        return values.parse_size(value)
-    except values.ValueError_:
-        return None
-
-
 # ---------------------------------------------------------------- security
 def security_inputs(check, wanted):
     """wanted (settings_values) without the settings that turn security off (security_settings.RULES) unless
@@ -100,81 +94,6 @@ def security_inputs(check, wanted):
 
 
 # ---------------------------------------------------------------- names
-def translate_redo(wanted, catalog, where):
-    """The redo log's size in the names and unit this server takes (flavors.REDO_LOG).
-
-    wanted: {name: value} of the user's map (normalized names). Returns (wanted, translated, errors): the map with the
-    redo names replaced by the server's, what was translated (dict(written, value, name, server_value, reason)),
-    and messages."""
-    names = flavors.REDO_LOG
-    capacity, file_size, files = names['capacity'], names['file_size'], names['files']
-    given = [n for n in (capacity, file_size) if n in wanted]
-    if not given and files not in wanted:
-        return wanted, [], []
-    out = dict((k, v) for k, v in wanted.items() if k not in (capacity, file_size, files))
-    translated, errors = [], []
-    if len(given) == 2:
-        return out, [], ['settings_values names both %s and %s: write the redo log size once (either name; each '
-                         'server gets its own)' % (capacity, file_size)]
-    files_given = wanted.get(files)
-    n_files = None
-    if files_given is not None:
-        try:
-            n_files = values.parse_int(files_given)
-        except values.ValueError_:
-            return out, [], ['settings_values.%s must be a whole number; got %s' % (files, desired.shown(files_given))]
-    if not given:
-        # Only the number of files: a setting of its own (the caller reports a server without it).
-        out[files] = files_given
-        return out, [], []
-    written = given[0]
-    raw = wanted[written]
-    size = _size(raw)
-    if size is None:
-        return out, [], ['settings_values.%s must be a size (digits with K, M, G); got %s' % (written, desired.shown(raw))]
-    running_files = _size((catalog.get(files) or {}).get('value'))
-    if capacity in catalog:
-        if written == capacity:
-            out[capacity] = raw
-            if files_given is not None:
-                translated.append(dict(written=files, value=files_given, name=None, server_value=None,
-                                       reason='%s takes the redo log as one size (%s): %s is left out'
-                                       % (where, capacity, files)))
-            return out, translated, errors
-        count = n_files or running_files or 2
-        out[capacity] = size * count
-        translated.append(dict(written=file_size, value=raw, name=capacity, server_value=size * count,
-                               reason='%s takes the redo log as one size: %s %s x %d file(s) = %s %d'
-                               % (where, file_size, raw, count, capacity, size * count)))
-        return out, translated, errors
-    if file_size not in catalog:
-        out[written] = raw       # reported as not on this server by the caller
-        return out, translated, errors
-    if files in catalog:
-        # MySQL before 8.0.30: a size per file.
-        count = n_files or running_files or 2
-        if written == capacity:
-            per_file = size // count
-            out[file_size] = per_file
-            translated.append(dict(written=capacity, value=raw, name=file_size, server_value=per_file,
-                                   reason='%s takes the redo log as %d file(s) of %s: %s %s / %d = %d'
-                                   % (where, count, file_size, capacity, raw, count, per_file)))
-        else:
-            out[file_size] = raw
-        if files_given is not None:
-            out[files] = files_given
-        return out, translated, errors
-    # MariaDB: one file.
-    count = n_files or 1
-    out[file_size] = size * count
-    if written == capacity or count != 1:
-        translated.append(dict(written=written, value=raw, name=file_size, server_value=size * count,
-                               reason='%s keeps the redo log in one file, %s: %s%s' % (
-                                   where, file_size, '%s %s' % (written, raw),
-                                   (' x %d file(s) = %d' % (count, size * count)) if count != 1 else '')))
-    return out, translated, errors
-
-
 def close_names(name, catalog):
     """The closest real variable names of this server (difflib), best first."""
     return difflib.get_close_matches(name, sorted(catalog), 3, 0.75)
@@ -241,7 +160,7 @@ def buffer_pool_unit(wanted, catalog):
     chunk = wanted.get('innodb_buffer_pool_chunk_size', (catalog.get('innodb_buffer_pool_chunk_size') or {}).get('value'))
     instances = wanted.get('innodb_buffer_pool_instances',
                            (catalog.get('innodb_buffer_pool_instances') or {}).get('value') or 1)
-    return _size(chunk) or 0, _size(instances) or 1
+    return role_input.size_or_none(chunk) or 0, role_input.size_or_none(instances) or 1
 
 
 def ignored_while(name, wanted, catalog):
@@ -279,7 +198,7 @@ def settings(variables, facts):
     (what the server does to each value), memory (what a percentage was taken of), resize (the buffer pool's online
     resize), unsupported, unresolved, left_alone, issues, notes.
 
-    The steps, each a function of its own: the inputs (role_inputs), the names (wanted_names, translate_redo), each
+    The steps, each a function of its own: the inputs (role_inputs), the names (wanted_names, redo_log.translate_redo), each
     setting against this server (setting_rows), the checks across settings (cross_checks), then what happens to
     each (plan) and the notes (plan_notes).
     """
@@ -289,7 +208,7 @@ def settings(variables, facts):
     memory = facts.get('memory') or {}
     wanted_raw, persist, resize_timeout, floor = role_inputs(check, facts, where)
     wanted, left_alone = wanted_names(check, wanted_raw)
-    wanted, translated, errors = translate_redo(wanted, catalog, where)
+    wanted, translated, errors = redo_log.translate_redo(wanted, catalog, where)
     for message in errors:
         check.error(message)
     found = setting_rows(check, wanted, facts, where, translated)
@@ -329,7 +248,7 @@ def role_inputs(check, facts, where):
     floor_raw = check.raw('settings_buffer_pool_floor')
     floor = None
     if floor_raw is not None:
-        floor = _size(floor_raw)
+        floor = role_input.size_or_none(floor_raw)
         if floor is None or isinstance(floor_raw, bool):
             check.error('settings_buffer_pool_floor must be a size (bytes, or digits with K, M, G, T); got %s'
                         % desired.shown(floor_raw))
@@ -485,7 +404,7 @@ def cross_checks(check, rows, catalog, floor, relative):
     by_name = dict((r['name'], r) for r in rows)
     cap, cap_max = by_name.get('innodb_io_capacity'), by_name.get('innodb_io_capacity_max')
     if cap is not None:
-        top = cap_max['runs'] if cap_max else _size((catalog.get('innodb_io_capacity_max') or {}).get('value'))
+        top = cap_max['runs'] if cap_max else role_input.size_or_none((catalog.get('innodb_io_capacity_max') or {}).get('value'))
         if top is not None and cap['runs'] > top:
             check.error('settings_values.innodb_io_capacity (%d) exceeds innodb_io_capacity_max (%d%s): the server would '
                         'run %d; raise innodb_io_capacity_max in the map too'
@@ -562,7 +481,7 @@ def _safe_order(runtime, catalog):
     names = [list(item)[0] for item in runtime]
     if 'innodb_io_capacity' in names and 'innodb_io_capacity_max' in names:
         cap = [i for i in runtime if 'innodb_io_capacity' in i][0]['innodb_io_capacity']
-        running_max = _size((catalog.get('innodb_io_capacity_max') or {}).get('value'))
+        running_max = role_input.size_or_none((catalog.get('innodb_io_capacity_max') or {}).get('value'))
         if running_max is not None and cap > running_max:
             runtime = sorted(runtime, key=lambda i: 0 if 'innodb_io_capacity_max' in i else 1)
         else:

@@ -19,12 +19,11 @@ own server, read by lab/read_flavor_data.py), it returns one finding per problem
   accounts of mysql_native_password on MySQL 9; tables of a missing engine are verify's blockers).
 
 Each finding names what to do: the setting to pin and the role that owns it (pin), the settings role's
-settings_values for the rest, the target's name for a renamed setting.
+settings_values for the rest, the target's name for a renamed setting. The host's settings (Setting rows, from every
+place a value comes from) are versions/upgrade_settings.py's.
 """
 
 from __future__ import annotations
-
-from collections import namedtuple
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired as desired_utils
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import flavors
@@ -32,6 +31,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import cap
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import facts as version_facts
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.upgrade_settings import DEFAULT_ORIGINS, RUNTIME_ORIGINS
 
 WOULD_NOT_START = 'would_not_start'
 IGNORED = 'ignored'
@@ -60,21 +60,6 @@ def sized_by_server(name):
             return True
     return False
 
-
-# Where a running value came from, as the server says (MySQL variables_info VARIABLE_SOURCE, MariaDB
-# GLOBAL_VALUE_ORIGIN): its default (compiled in, or sized at start-up) ...
-DEFAULT_ORIGINS = ('COMPILED', 'COMPILE-TIME', 'AUTO')
-# ... an option file, the command line, mysqld-auto.cnf.
-FILE_ORIGINS = ('EXPLICIT', 'CONFIG', 'GLOBAL', 'SERVER', 'LOGIN', 'CLIENT', 'EXTRA')
-COMMAND_LINE_ORIGINS = ('COMMAND_LINE', 'COMMAND-LINE')
-PERSISTED_ORIGINS = ('PERSISTED',)
-# ... or a SET GLOBAL since start-up.
-RUNTIME_ORIGINS = ('DYNAMIC', 'SQL')
-
-# A setting as the host's start-up reads it. origin: option_file | command_line | persisted | server (the server's
-# record of where the value came from, when the files are not read); loose: written loose- (an unknown name is then
-# ignored); where: file:line [group], 'the command line (...)', 'mysqld-auto.cnf'.
-Setting = namedtuple('Setting', 'name value origin where loose file line group text')
 
 # Option prefixes the server reads before a name (optionfiles.SPECIAL_PREFIXES, and maximum- for the upper
 # bound a session may set).
@@ -129,48 +114,7 @@ class Target(object):
         return False
 
 
-# ---------------------------------------------------------------- the host's settings
-def _loose(text):
-    body = str(text or '').strip().lstrip('-').lower().replace('-', '_')
-    return body.startswith('loose_')
-
-
-def option_settings(entries, origin='option_file'):
-    """Settings from optionfiles.Entry rows (option files, or the command line with origin 'command_line')."""
-    out = []
-    for entry in entries:
-        if origin == 'command_line':
-            where = 'the command line (%s)' % entry.text
-        else:
-            where = '%s:%d [%s]' % (entry.file, entry.line, entry.group)
-        out.append(Setting(entry.name, entry.value, origin, where, _loose(entry.text), entry.file, entry.line,
-                           entry.group, entry.text))
-    return out
-
-
-def persisted_settings(persisted):
-    """Settings from performance_schema.persisted_variables ({name: value})."""
-    return [Setting(name, value, 'persisted', 'mysqld-auto.cnf (SET PERSIST)', False, None, None, None, None)
-            for name, value in sorted(persisted.items())]
-
-
-def origin_settings(table):
-    """Settings from the server's record of where each running value came from (variable_table rows), for an
-    audit that cannot read the option files: the variables set by a file, the command line or mysqld-auto.cnf."""
-    out = []
-    for name, row in sorted(table.items()):
-        origin = str(row.get('origin') or '').upper()
-        if origin in FILE_ORIGINS:
-            where = '%s (the server records it; the line is not known here)' % (row.get('path') or 'an option file')
-            out.append(Setting(name, row.get('value'), 'server', where, None, row.get('path'), None, None, None))
-        elif origin in COMMAND_LINE_ORIGINS:
-            out.append(Setting(name, row.get('value'), 'server', 'the command line', None, None, None, None, None))
-        elif origin in PERSISTED_ORIGINS:
-            out.append(Setting(name, row.get('value'), 'persisted', 'mysqld-auto.cnf (SET PERSIST)', False, None,
-                               None, None, None))
-    return out
-
-
+# ---------------------------------------------------------------- the host's settings on the target
 def variable_name(target, setting_name):
     """The variable a setting name sets on target: the name itself when it is a variable there, else skip-X,
     disable-X and enable-X set X."""

@@ -356,9 +356,10 @@ def assert_ran_inside_without_password(job, login):
 
 
 # ---------------------------------------------------------------- fixtures (imported by the conftest.py of local/awx and fleet/awx)
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def project(tmp_path_factory):
-    """The controller's project of this module: a fresh clone of HEAD and the collections its sync installs."""
+    """The controller's project: a fresh clone of HEAD and the collections its sync installs, synced once for the
+    session's jobs (each job copies it into its private data directory, none writes into it)."""
     return Project(str(tmp_path_factory.mktemp("awx-project")))
 
 

@@ -1,7 +1,7 @@
 """What the table conversion tests share (local/playbooks/test_convert_tables.py, fleet/playbooks/
 test_convert_tables_fleet.py): playbooks/convert_tables.yml as they run it, and a table's engine and content read from
 its server."""
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.convert_tables import checksum_from_row, content_checksum_sql
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.content_checksum import checksum_from_row, content_checksum_sql
 from dbfleet_testing.runs import YAML_RESULTS, flat, playbook_proc
 from dbfleet_testing.windows import window_around_now
 

@@ -1,41 +1,63 @@
 """The drain of a cluster member before its restart (role restart, ``restart_cluster_drain``) on the lab's real
-Galera cluster (galera1-3 + galera_replica; test_galera.py's fixture starts them when they are not up).
+Galera cluster (galera1-3 + galera_replica) and Group Replication group (gr1-3) (the directory's fixtures start them
+when they are not up).
 
-A client keeps one connection to galera3 and samples it every 0.05 s with a query on a table (``ok``, ``rejected``:
-error 1047, ``down``: no answer) while tests/integration/playbooks/restart_drain.yml restarts galera3 alone:
+One run of tests/integration/playbooks/restart_drain.yml (fixture ``drained``) restarts three members, one at a time,
+each drained its own way, as an inventory's host variables set a drain per member: galera3 by reject_queries, galera2
+by drain tasks, a secondary of the group by offline_mode. A client keeps one connection to galera3 and samples it
+every 0.05 s with a query on a table (``ok``, ``rejected``: error 1047, ``down``: no answer); an application's session
+on the group's secondary does the same (``ok``, ``cut``, ``refused``: error 3032 at login, ``down``). The tests read
+that one run:
 
 - reject_queries: the client's queries are rejected for the drain's seconds before the node goes down, the node
   serves again after its gate, wsrep_reject_queries is NONE at the end; check mode says what it would set, sets nothing;
+- tasks: the drain task file runs before the stop, the restore file after the gate;
+- offline_mode on a secondary of the group: an ordinary user's session is cut and a new login refused with error 3032
+  before the stop, it logs in again after the gate, offline_mode is OFF at the end.
+
+And runs of their own, none of which restarts anything:
+
 - a restart that fails after the drain (a restart command that exits 1): the rescue puts wsrep_reject_queries
   back, the node was never stopped, the message says the drain was put back;
-- offline_mode on a MariaDB node, a drain method that does not exist: refused before any change, naming the input;
-- tasks: the drain task file runs before the stop, the restore file after the gate;
-- offline_mode on a secondary of the lab's Group Replication group (gr1-3, test_group_replication.py's fixture): an
-  ordinary user's session is cut and a new login refused with error 3032 before the stop, it logs in again after
-  the gate, offline_mode is OFF at the end.
+- offline_mode on a MariaDB node: refused before any change, naming the input; a drain method that does not exist and
+  two drain task mappings that cannot run (one per node, one run: every host's inputs are checked before anything
+  restarts): each refused, naming its host and the input.
 """
 import os
+import tempfile
 import threading
 import time
 
 import pymysql
+import pytest
+import yaml
 
-from dbfleet_testing.clusters import HOSTS, INVENTORY
+from dbfleet_testing.clusters import HOSTS, INVENTORY, MEMBERS
 from dbfleet_testing.clusters import pid_of, primary_of, wait_all_online
 from dbfleet_testing.lab import REPO
 from dbfleet_testing.runs import flat, playbook
 
 SCHEMA = 'galera_drain_it'
-NODE = 'galera3'
+NODE = 'galera3'            # drained by reject_queries
+TASKS_NODE = 'galera2'      # drained by the drain tasks
 PLAYBOOK = os.path.join(REPO, 'tests', 'integration', 'playbooks', 'restart_drain.yml')
+TASK_FILES = os.path.join('..', 'tasks')     # relative to the playbook's directory (tests/integration/playbooks)
 ER_UNKNOWN_COM_ERROR = 1047
 
 
-def run(extra, check=False, limit='galera'):
+def run(extra, check=False, limit='galera', host_vars=None):
+    """restart_drain.yml on the play `limit`, NODE restarting unless extra says otherwise; host_vars: {host: {variable:
+    value}} given to the hosts by a second inventory source, as an inventory's host_vars give a drain per member."""
     args = dict(restart_drain_hosts=[NODE], restart_drain_play=limit)
     args.update(extra)
-    rc, out = playbook(INVENTORY, PLAYBOOK, args, check=check, limit=limit,
-                       env_extra=dict(ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default'))
+    inventories = [INVENTORY]
+    with tempfile.TemporaryDirectory(prefix='drain-hostvars-') as where:
+        if host_vars:
+            inventories.append(os.path.join(where, 'host_vars.yml'))
+            with open(inventories[-1], 'w', encoding='utf-8') as handle:
+                yaml.safe_dump({'all': {'hosts': host_vars}}, handle)
+        rc, out = playbook(inventories, PLAYBOOK, args, check=check, limit=limit,
+                           env_extra=dict(ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default'))
     return rc, flat(out)
 
 
@@ -101,25 +123,104 @@ def prepare(cl):
         time.sleep(0.2)
 
 
-def test_reject_queries_drains_before_the_stop_and_serves_after_the_gate(cluster):  # noqa: F811
+ER_SERVER_OFFLINE_MODE = 3032
+APP_USER, APP_PASSWORD = 'drain_app', 'drain-app-pw-1'
+
+
+class AppClient(threading.Thread):
+    """An application's session on one member (a user without CONNECTION_ADMIN): SELECT 1 every 0.05 s, logging in
+    again when its session is gone: ``ok``, ``cut`` (the session ended under it), ``refused`` (error 3032 at login),
+    ``down`` (no server)."""
+
+    def __init__(self, address, port):
+        super().__init__(daemon=True)
+        self.where = dict(host=address, port=port)
+        self.samples = []
+        self.stop = threading.Event()
+
+    def run(self):
+        conn = None
+        while not self.stop.is_set():
+            if conn is None:
+                try:
+                    conn = pymysql.connect(user=APP_USER, password=APP_PASSWORD, connect_timeout=1, read_timeout=2,
+                                           autocommit=True, **self.where)
+                except pymysql.err.MySQLError as e:
+                    self.samples.append((time.monotonic(), 'refused' if e.args and e.args[0] == ER_SERVER_OFFLINE_MODE
+                                         else 'down'))
+                    time.sleep(0.05)
+                    continue
+            try:
+                with conn.cursor() as cur:
+                    cur.execute('SELECT 1')
+                    cur.fetchall()
+                self.samples.append((time.monotonic(), 'ok'))
+            except pymysql.err.MySQLError:
+                self.samples.append((time.monotonic(), 'cut'))
+                try:
+                    conn.close()
+                except Exception:  # pylint: disable=broad-except
+                    pass
+                conn = None
+            time.sleep(0.05)
+
+    def finish(self):
+        self.stop.set()
+        self.join(10)
+        return self.samples
+
+
+def shown(seen, started):
+    return ', '.join('%s %.2f-%.2f' % (w, a - started, b - started) for w, a, b in seen)
+
+
+@pytest.fixture(scope='module')
+def drained(cluster, group, tmp_path_factory):
+    """One run of restart_drain.yml on the cluster and the group that restarts three members one at a time, each with
+    its own drain (host variables of a second inventory source): NODE by reject_queries (3 s), TASKS_NODE by the drain
+    tasks (marks in a file), a secondary of the group by offline_mode (2 s); NODE's client (Sampler) and the
+    secondary's application session (AppClient) sample the whole run. Returns what the tests read."""
     prepare(cluster)
+    primary = primary_of(group)
+    secondary = sorted(m for m in MEMBERS if m != primary)[0]
+    group.query(primary, "CREATE USER IF NOT EXISTS %s@'%%' IDENTIFIED BY %s", (APP_USER, APP_PASSWORD))
+    group.query(primary, "GRANT SELECT ON *.* TO %s@'%%'", (APP_USER,))
+    mark = tmp_path_factory.mktemp('drain-marks') / 'marks'
+    pids = dict((n, cluster.pid(n)) for n in (NODE, TASKS_NODE))
+    pids[secondary] = pid_of(group, secondary)
+    row = group.hosts[secondary]
+    sampler = Sampler(cluster)
+    client = AppClient(row.get('address') or '127.0.0.1', row['port'])
+    sampler.start()
+    client.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    rc, output = run({'restart_drain_hosts': [NODE, TASKS_NODE, secondary], 'restart_drain_mark_file': str(mark)},
+                     limit='galera:group_replication', host_vars={
+                         NODE: {'restart_cluster_drain': 'reject_queries', 'restart_cluster_drain_seconds': 3},
+                         TASKS_NODE: {'restart_cluster_drain': 'tasks', 'restart_cluster_drain_seconds': 0,
+                                      'restart_cluster_drain_tasks': {
+                                          'drain': os.path.join(TASK_FILES, 'drain_mark.yml'),
+                                          'restore': os.path.join(TASK_FILES, 'restore_mark.yml')}},
+                         secondary: {'restart_cluster_drain': 'offline_mode', 'restart_cluster_drain_seconds': 2}})
+    time.sleep(1)
+    seen = phases(sampler.finish())
+    app_seen = phases(client.finish())
+    print('\n%s drain phases (s from the run start): %s' % (NODE, shown(seen, started)))
+    print('%s offline_mode phases (s from the run start): %s' % (secondary, shown(app_seen, started)))
+    return dict(rc=rc, output=output, pids=pids, seen=seen, app_seen=app_seen, secondary=secondary,
+                marks=mark.read_text() if mark.exists() else '')
+
+
+def test_reject_queries_drains_before_the_stop_and_serves_after_the_gate(cluster, drained):  # noqa: F811
     rc, output = run({'restart_cluster_drain': 'reject_queries', 'restart_cluster_drain_seconds': 3}, check=True)
     assert rc == 0, output
     assert '%s: reject_queries, would set wsrep_reject_queries=ALL (now NONE), then wait 3 s' % NODE in output, output
     assert reject_queries(cluster) == 'NONE'
 
-    pid = cluster.pid(NODE)
-    sampler = Sampler(cluster)
-    sampler.start()
-    time.sleep(0.5)
-    started = time.monotonic()
-    rc, output = run({'restart_cluster_drain': 'reject_queries', 'restart_cluster_drain_seconds': 3})
-    time.sleep(1)
-    seen = phases(sampler.finish())
+    rc, output, seen = drained['rc'], drained['output'], drained['seen']
     assert rc == 0, output
-    print('\ndrain phases (s from the run start): %s' % ', '.join(
-        '%s %.2f-%.2f' % (w, a - started, b - started) for w, a, b in seen))
-    assert cluster.pid(NODE) != pid, 'the node did not restart'
+    assert cluster.pid(NODE) != drained['pids'][NODE], 'the node did not restart'
     kinds = [w for w, _a, _b in seen]
     # ok (before the run), rejected (the drain), down (the restart), then ok again (after the gate).
     assert kinds[0] == 'ok' and kinds[-1] == 'ok', seen
@@ -169,106 +270,42 @@ def test_a_drain_the_server_lacks_and_a_bad_method_are_refused_before_any_change
     assert rc != 0, output
     assert 'drain offline_mode needs offline_mode (MySQL/Percona Server 5.7.5 and later); this server runs MariaDB 10.11' \
         in output, output
-    rc, output = run({'restart_cluster_drain': 'haproxy'})
+    # Every host's restart inputs are checked before anything restarts, the pending one's and the others': one wrong
+    # drain per node, each named with its host in the one run.
+    rc, output = run({}, host_vars={
+        'galera1': {'restart_cluster_drain': 'haproxy'},
+        'galera2': {'restart_cluster_drain': 'tasks', 'restart_cluster_drain_tasks': {'drain': '/nonexistent.yml'}},
+        'galera3': {'restart_cluster_drain': 'tasks',
+                    'restart_cluster_drain_tasks': {'drain': os.path.join(TASK_FILES, 'drain_mark.yml'),
+                                                    'restore': os.path.join(TASK_FILES, 'nope.yml')}}})
     assert rc != 0, output
-    assert 'restart_cluster_drain must be null, reject_queries, offline_mode or tasks (got "haproxy")' in output, output
-    rc, output = run({'restart_cluster_drain': 'tasks', 'restart_cluster_drain_tasks': {'drain': '/nonexistent.yml'}})
-    assert rc != 0, output
-    assert 'restart_cluster_drain_tasks must be a mapping with drain and restore task files' in output, output
-    rc, output = run({'restart_cluster_drain': 'tasks',
-                      'restart_cluster_drain_tasks': {'drain': '../tasks/drain_mark.yml', 'restore': '../tasks/nope.yml'}})
-    assert rc != 0, output
-    assert 'restart_cluster_drain_tasks.restore: no such file %s' % os.path.join(
+    assert 'galera1: restart_cluster_drain must be null, reject_queries, offline_mode or tasks (got "haproxy")' \
+        in output, output
+    assert 'galera2: restart_cluster_drain_tasks must be a mapping with drain and restore task files' in output, output
+    assert 'galera3: restart_cluster_drain_tasks.restore: no such file %s' % os.path.join(
         os.path.dirname(PLAYBOOK), '..', 'tasks', 'nope.yml') in output, output
     assert dict((h, cluster.pid(h)) for h in HOSTS) == pids, 'a host restarted although the run refused'
     assert reject_queries(cluster) == 'NONE'
 
 
-def test_drain_tasks_run_before_the_stop_and_after_the_gate(cluster, tmp_path):  # noqa: F811
-    prepare(cluster)
-    pid = cluster.pid(NODE)
-    mark = tmp_path / 'marks'
-    # Relative to the playbook's directory (tests/integration/playbooks).
-    files = os.path.join('..', 'tasks')
-    rc, output = run({'restart_cluster_drain': 'tasks', 'restart_cluster_drain_seconds': 0,
-                      'restart_drain_mark_file': str(mark),
-                      'restart_cluster_drain_tasks': {'drain': os.path.join(files, 'drain_mark.yml'),
-                                                      'restore': os.path.join(files, 'restore_mark.yml')}})
+def test_drain_tasks_run_before_the_stop_and_after_the_gate(cluster, drained):  # noqa: F811
+    rc, output = drained['rc'], drained['output']
     assert rc == 0, output
-    assert cluster.pid(NODE) != pid, 'the node did not restart'
-    assert mark.read_text().split('\n')[:2] == ['drain %s' % NODE, 'restore %s' % NODE], mark.read_text()
-    # The drain ran before the restart, the restore after the gate passed.
-    assert output.index('Record the drain of the member') < output.index('Restart the server with its restart command') \
-        < output.index('Gate, up, replicating, caught up') < output.index('Record the restore of the member'), output
+    assert cluster.pid(TASKS_NODE) != drained['pids'][TASKS_NODE], 'the node did not restart'
+    marks = drained['marks']
+    assert marks.split('\n')[:2] == ['drain %s' % TASKS_NODE, 'restore %s' % TASKS_NODE], marks
+    # The drain ran before the node's restart, the restore after its gate passed.
+    assert output.index('Record the drain of the member') \
+        < output.index('Restart the server with its restart command and wait for it to answer: %s' % TASKS_NODE) \
+        < output.index('Gate, up, replicating, caught up, new settings in effect: %s' % TASKS_NODE) \
+        < output.index('Record the restore of the member'), output
     cluster.wait_synced()
 
 
-ER_SERVER_OFFLINE_MODE = 3032
-APP_USER, APP_PASSWORD = 'drain_app', 'drain-app-pw-1'
-
-
-class AppClient(threading.Thread):
-    """An application's session on one member (a user without CONNECTION_ADMIN): SELECT 1 every 0.05 s, logging in
-    again when its session is gone: ``ok``, ``cut`` (the session ended under it), ``refused`` (error 3032 at login),
-    ``down`` (no server)."""
-
-    def __init__(self, address, port):
-        super().__init__(daemon=True)
-        self.where = dict(host=address, port=port)
-        self.samples = []
-        self.stop = threading.Event()
-
-    def run(self):
-        conn = None
-        while not self.stop.is_set():
-            if conn is None:
-                try:
-                    conn = pymysql.connect(user=APP_USER, password=APP_PASSWORD, connect_timeout=1, read_timeout=2,
-                                           autocommit=True, **self.where)
-                except pymysql.err.MySQLError as e:
-                    self.samples.append((time.monotonic(), 'refused' if e.args and e.args[0] == ER_SERVER_OFFLINE_MODE
-                                         else 'down'))
-                    time.sleep(0.05)
-                    continue
-            try:
-                with conn.cursor() as cur:
-                    cur.execute('SELECT 1')
-                    cur.fetchall()
-                self.samples.append((time.monotonic(), 'ok'))
-            except pymysql.err.MySQLError:
-                self.samples.append((time.monotonic(), 'cut'))
-                try:
-                    conn.close()
-                except Exception:  # pylint: disable=broad-except
-                    pass
-                conn = None
-            time.sleep(0.05)
-
-    def finish(self):
-        self.stop.set()
-        self.join(10)
-        return self.samples
-
-
-def test_offline_mode_cuts_ordinary_sessions_of_a_group_secondary(group):  # noqa: F811
-    primary = primary_of(group)
-    secondary = sorted(m for m in ('gr1', 'gr2', 'gr3') if m != primary)[0]
-    group.query(primary, "CREATE USER IF NOT EXISTS %s@'%%' IDENTIFIED BY %s", (APP_USER, APP_PASSWORD))
-    group.query(primary, "GRANT SELECT ON *.* TO %s@'%%'", (APP_USER,))
-    row = group.hosts[secondary]
-    pid = pid_of(group, secondary)
-    client = AppClient(row.get('address') or '127.0.0.1', row['port'])
-    client.start()
-    time.sleep(0.5)
-    started = time.monotonic()
-    rc, output = run({'restart_drain_hosts': [secondary], 'restart_cluster_drain': 'offline_mode',
-                      'restart_cluster_drain_seconds': 2}, limit='group_replication')
-    time.sleep(1)
-    seen = phases(client.finish())
-    print('\noffline_mode phases (s from the run start): %s' % ', '.join(
-        '%s %.2f-%.2f' % (w, a - started, b - started) for w, a, b in seen))
+def test_offline_mode_cuts_ordinary_sessions_of_a_group_secondary(group, drained):  # noqa: F811
+    rc, output, seen, secondary = drained['rc'], drained['output'], drained['app_seen'], drained['secondary']
     assert rc == 0, output
-    assert pid_of(group, secondary) != pid, 'the member did not restart'
+    assert pid_of(group, secondary) != drained['pids'][secondary], 'the member did not restart'
     kinds = [w for w, _a, _b in seen]
     assert kinds[0] == 'ok' and kinds[-1] == 'ok', seen
     # The session is cut, then every login refused with 3032, before the server goes down.

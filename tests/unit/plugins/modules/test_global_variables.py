@@ -1,5 +1,5 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The setter (global_variables) and the auditor (verify.decide) agree on every value: what one refuses
+"""The setter (global_variables) and the auditor (verdict.decide) agree on every value: what one refuses
 the other reports as an error, and what one leaves alone the other finds in place."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import fla
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
-from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verdict as audit_verdict
 from ansible_collections.dbfleet.innodb.plugins.modules import global_variables
 
 MYSQL80 = server_identity.ServerIdentity(flavors.MYSQL, (8, 0, 36), '8.0.36', None)
@@ -50,39 +50,39 @@ def setter(name, desired):
 
 
 def auditor(name, desired):
-    """verify.decide's status for the same server, its option file saying what it runs."""
+    """verdict.decide's status for the same server, its option file saying what it runs."""
     resolved = values.resolve(name, MYSQL80, RUNNING).resolved
     variable = values.describe(resolved, MYSQL80, RUNNING[resolved])
     rounding = (str(CHUNK), '1') if resolved == 'innodb_buffer_pool_size' else None
-    return verify.decide(desired, variable.kind, RUNNING[resolved], verify.Startup(RUNNING[resolved], FILE),
-                         variable.dynamic, variable.choices, rounding=rounding, limits=variable.limits,
-                         settable=(variable.settable, variable.reason or ''))
+    return audit_verdict.decide(desired, variable.kind, RUNNING[resolved], audit_verdict.Startup(RUNNING[resolved], FILE),
+                                variable.dynamic, variable.choices, rounding=rounding, limits=variable.limits,
+                                settable=(variable.settable, variable.reason or ''))
 
 
 # (variable, desired as written, setter verdict, auditor status, fragment of the setter's message)
 AGREEMENT = [
-    ('innodb_io_capacity', '2K', 'same', verify.OK, None),
-    ('innodb_io_capacity', 2048, 'same', verify.OK, None),
-    ('innodb_io_capacity', '2 K', 'error', verify.ERROR, "innodb_io_capacity: '2 K' is not an integer"),
-    ('innodb_io_capacity', 50, 'error', verify.ERROR, 'innodb_io_capacity: 50 is below the minimum 100'),
-    ('innodb_io_capacity', '1.5K', 'error', verify.ERROR, 'is not an integer'),
-    ('innodb_flush_neighbors', '1', 'change', verify.DRIFT_RUNTIME, None),
-    ('innodb_flush_neighbors', 3, 'error', verify.ERROR, 'innodb_flush_neighbors: 3 is above the maximum 2'),
-    ('innodb_adaptive_hash_index', 'y', 'same', verify.OK, None),
-    ('innodb_adaptive_hash_index', 't', 'same', verify.OK, None),
-    ('innodb_adaptive_hash_index', 'Yes', 'same', verify.OK, None),
-    ('innodb_adaptive_hash_index', 'n', 'change', verify.DRIFT_RUNTIME, None),
-    ('innodb_adaptive_hash_index', 'maybe', 'error', verify.ERROR, "'maybe' is not a boolean"),
-    ('innodb_buffer_pool_size', '1000M', 'same', verify.OK, None),
-    ('innodb_buffer_pool_size', '1G', 'same', verify.OK, None),
-    ('innodb_buffer_pool_size', '2 G', 'error', verify.ERROR, "'2 G' is not a size"),
-    ('innodb_buffer_pool_size', '2G', 'change', verify.DRIFT_RUNTIME, None),
-    ('innodb_max_dirty_pages_pct', 90, 'same', verify.OK, None),
-    ('innodb_max_dirty_pages_pct', '75.5', 'change', verify.DRIFT_RUNTIME, None),
-    ('innodb_max_dirty_pages_pct', 'lots', 'error', verify.ERROR, "'lots' is not a number"),
-    ('innodb_flush_method', 'o_direct', 'same', verify.OK, None),
-    ('innodb_flush_method', 'fsync', 'error', verify.DRIFT_RUNTIME, 'innodb_flush_method is read-only'),
-    ('innodb_flush_method', 'direct', 'error', verify.ERROR, "'direct' is not one of"),
+    ('innodb_io_capacity', '2K', 'same', audit_verdict.OK, None),
+    ('innodb_io_capacity', 2048, 'same', audit_verdict.OK, None),
+    ('innodb_io_capacity', '2 K', 'error', audit_verdict.ERROR, "innodb_io_capacity: '2 K' is not an integer"),
+    ('innodb_io_capacity', 50, 'error', audit_verdict.ERROR, 'innodb_io_capacity: 50 is below the minimum 100'),
+    ('innodb_io_capacity', '1.5K', 'error', audit_verdict.ERROR, 'is not an integer'),
+    ('innodb_flush_neighbors', '1', 'change', audit_verdict.DRIFT_RUNTIME, None),
+    ('innodb_flush_neighbors', 3, 'error', audit_verdict.ERROR, 'innodb_flush_neighbors: 3 is above the maximum 2'),
+    ('innodb_adaptive_hash_index', 'y', 'same', audit_verdict.OK, None),
+    ('innodb_adaptive_hash_index', 't', 'same', audit_verdict.OK, None),
+    ('innodb_adaptive_hash_index', 'Yes', 'same', audit_verdict.OK, None),
+    ('innodb_adaptive_hash_index', 'n', 'change', audit_verdict.DRIFT_RUNTIME, None),
+    ('innodb_adaptive_hash_index', 'maybe', 'error', audit_verdict.ERROR, "'maybe' is not a boolean"),
+    ('innodb_buffer_pool_size', '1000M', 'same', audit_verdict.OK, None),
+    ('innodb_buffer_pool_size', '1G', 'same', audit_verdict.OK, None),
+    ('innodb_buffer_pool_size', '2 G', 'error', audit_verdict.ERROR, "'2 G' is not a size"),
+    ('innodb_buffer_pool_size', '2G', 'change', audit_verdict.DRIFT_RUNTIME, None),
+    ('innodb_max_dirty_pages_pct', 90, 'same', audit_verdict.OK, None),
+    ('innodb_max_dirty_pages_pct', '75.5', 'change', audit_verdict.DRIFT_RUNTIME, None),
+    ('innodb_max_dirty_pages_pct', 'lots', 'error', audit_verdict.ERROR, "'lots' is not a number"),
+    ('innodb_flush_method', 'o_direct', 'same', audit_verdict.OK, None),
+    ('innodb_flush_method', 'fsync', 'error', audit_verdict.DRIFT_RUNTIME, 'innodb_flush_method is read-only'),
+    ('innodb_flush_method', 'direct', 'error', audit_verdict.ERROR, "'direct' is not one of"),
 ]
 
 
@@ -94,7 +94,7 @@ def test_setter_and_auditor_agree(server, name, desired, set_verdict, audit_stat
     assert (verdict, status) == (set_verdict, audit_status), (message, notes)
     if fragment:
         assert fragment in message
-    if status == verify.ERROR:
+    if status == audit_verdict.ERROR:
         # The auditor names the same problem.
         assert message.split(': ', 1)[1] in notes[0]
 
@@ -103,7 +103,7 @@ def test_buffer_pool_below_one_chunk_is_refused_by_the_setter_and_drift_for_the_
     verdict, message = setter('innodb_buffer_pool_size', '64M')
     assert verdict == 'error' and 'a running server rounds it up to 134217728' in message
     status, notes = auditor('innodb_buffer_pool_size', '64M')
-    assert status == verify.DRIFT_RUNTIME, notes
+    assert status == audit_verdict.DRIFT_RUNTIME, notes
 
 
 def test_unknown_names_are_named_with_a_close_match(server):

@@ -17,11 +17,13 @@ PREFIX = 'ansible_collections.dbfleet.innodb.plugins.module_utils.'
 # The role functions of every role, the option-file writer and the role input checks they use (none is audited in an
 # audit of explicit settings), the cluster reading, the storage engines' code (only with a target or for myrocks) and
 # the off-peak windows' parser (only the controller-side audit reads cached times).
-ROLE_CODE = ('roles.states', 'roles.inputs', 'roles.option_writer', 'roles.settings', 'memcache.plugin')
+ROLE_CODE = ('roles.states', 'roles.flush_neighbors', 'roles.memcached', 'roles.inputs', 'roles.option_writer',
+             'roles.settings', 'roles.redo_log', 'memcache.plugin', 'memcache.containers', 'memcache.daemon_options')
 NOT_LOADED = ('report.build', 'replication.topology', 'restart.service_restart', 'versions.upgrade', 'host.storage',
               'host.block_devices', 'host.storage_probe',
               'restart.refused_start', 'restart.dropin_backups', 'replication.topology_plan', 'replication.restart_gate',
-              'replication.cluster_switchover', 'replication.cluster_drain',
+              'replication.cluster_switchover', 'replication.cluster_drain', 'versions.upgrade_settings',
+              'audit.upgrade_evidence',
               'versions.facts', 'versions.flavor_data', 'host.private_paths', 'replication.clusters', 'storage_engines',
               'offpeak') + ROLE_CODE
 
@@ -56,10 +58,11 @@ def test_a_role_audit_loads_the_code_of_the_audited_role_only():
     setup = 'from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired'
     ours, _loaded = loaded_by("desired.RECORDS['settings'].function", setup)
     assert 'roles.settings' in ours and 'roles.inputs' in ours and 'roles.option_writer' in ours
-    assert 'roles.states' not in ours and 'memcache.plugin' not in ours, ours
+    assert 'roles.states' not in ours and 'memcache.daemon_options' not in ours, ours
     ours, _loaded = loaded_by("desired.RECORDS['adaptive_hash'].function", setup)
     assert 'roles.states' in ours and 'roles.inputs' in ours and 'roles.option_writer' in ours
-    assert 'roles.settings' not in ours and 'memcache.plugin' not in ours and 'host.storage' not in ours, ours
+    assert 'roles.settings' not in ours and 'memcache.daemon_options' not in ours and 'host.storage' not in ours, ours
+    assert 'roles.flush_neighbors' not in ours and 'roles.memcached' not in ours, ours
 
 
 # A server that answers SHOW GLOBAL VARIABLES / STATUS with the given values (fake_sql.Conn, beside the report's tests).

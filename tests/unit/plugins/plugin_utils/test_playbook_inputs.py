@@ -11,7 +11,7 @@ import pytest
 from ansible_collections.dbfleet.innodb.plugins.plugin_utils import playbook_inputs as pi
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import topology
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.convert_tables import CONVERT_OPTIONS
-from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_tables import DROP_OPTIONS
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.drop_rules import DROP_OPTIONS
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.module import GUARDED_OPTIONS
 
 DROP = {'drop_tables_tables': ['shop.orders_2019'], 'drop_tables_window': '02:00-05:00'}

@@ -1,5 +1,6 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""verify_fleet: the controller's login per host, the bounded pool, the per-host timeout, errors isolated."""
+"""verify_fleet: the controller's login per host, one host's audit under its timeout and deadline (also a pool of
+them), errors isolated, the roles the controller can work out."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.client_files import describe_target, resolve_login
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
-from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import fleet_wire
+from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import fleet_pool
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify_fleet as fa
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host.process import local_process
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
@@ -66,37 +67,6 @@ def test_no_login_host_on_a_remote_host_uses_ansible_host():
     assert resolve_login(params)['host'] == '10.0.0.7'
 
 
-# ---------------------------------------------------------------- the pool
-def test_pool_is_bounded_and_one_failure_is_that_hosts_error():
-    running, peak, lock = [0], [0], threading.Lock()
-
-    def worker(job):
-        with lock:
-            running[0] += 1
-            peak[0] = max(peak[0], running[0])
-        try:
-            time.sleep(0.02)
-            if job == 'boom':
-                raise RuntimeError('kaput')
-            return dict(failed=False, drift=job == 'drift')
-        finally:
-            with lock:
-                running[0] -= 1
-
-    jobs = dict(('h%02d' % i, 'ok') for i in range(40))
-    jobs['h07'] = 'boom'
-    jobs['h08'] = 'drift'
-    results = fa.run_pool(jobs, worker, pool=5)
-    assert sorted(results) == sorted(jobs)
-    assert peak[0] <= 5
-    assert results['h07'] == dict(failed=True, msg='RuntimeError: kaput')
-    assert fa.summarize(results) == dict(hosts=40, hosts_ok=38, hosts_startup_unknown=0, hosts_drift=1, hosts_error=1)
-
-
-def test_pool_with_no_jobs():
-    assert fa.run_pool({}, lambda job: job) == {}
-
-
 # ---------------------------------------------------------------- one host
 class FakeConn(object):
     def __init__(self):
@@ -138,38 +108,6 @@ def test_an_exception_while_auditing_is_that_hosts_error(monkeypatch):
     monkeypatch.setattr(verify, 'audit', broken)
     out = fa.audit_host(dict(login_host='h', login_port=1), {}, connect=lambda params, timeout, deadline=None: conn)
     assert out['failed'] and 'KeyError' in out['msg'] and conn.closed
-
-
-def test_open_connection_passes_the_timeout_for_connect_read_and_write(monkeypatch):
-    seen = {}
-
-    class Fake(object):
-        def __init__(self, **kwargs):
-            seen.update(kwargs)
-
-        def connect(self):
-            pass
-    monkeypatch.setattr(fleet_wire, 'FleetConnection', Fake)
-    fa.open_connection(dict(login_host='h', login_port=3306, login_user='u', config_file=None), 7)
-    assert (seen['connect_timeout'], seen['read_timeout'], seen['write_timeout']) == (7, 7, 7)
-
-
-def test_the_tcp_connect_gets_no_longer_than_the_deadline(monkeypatch):
-    seen = {}
-
-    class Fake(object):
-        _sock = None
-
-        def __init__(self, **kwargs):
-            seen.update(kwargs)
-
-        def connect(self):
-            seen['connected'] = True
-    monkeypatch.setattr(fleet_wire, 'FleetConnection', Fake)
-    conn = fa.open_connection(dict(login_host='h', login_port=3306, login_user='u', config_file=None), 10,
-                              fa.Deadline(3))
-    assert (seen['connect_timeout'], seen['read_timeout'], seen['defer_connect'], seen['connected']) == (3, 10, True, True)
-    assert conn._dbfleet_deadline.seconds == 3
 
 
 def test_a_server_that_never_answers_times_out():
@@ -278,7 +216,7 @@ def test_the_deadline_covers_a_pool_of_tricklers():
     try:
         jobs = dict(('h%d' % i, server.port) for i, server in enumerate(servers))
         start = time.monotonic()
-        results = fa.run_pool(jobs, lambda port: fa.audit_host(
+        results = fleet_pool.run_pool(jobs, lambda port: fa.audit_host(
             dict(login_host='127.0.0.1', login_port=port, login_user='u', config_file=None), {}, timeout=1,
             deadline=2), pool=3)
         elapsed = time.monotonic() - start
@@ -353,207 +291,3 @@ def test_local_process_is_never_read_from_the_controller(tmp_path):
     process, reason = local_process(dict(pid_file=str(pid_file)), dict(login_host='127.0.0.1'),
                                     proc_root=None)
     assert process is None and 'controller' in reason
-
-
-# ---------------------------------------------------------------- how many at once
-LIMITS = dict(files=20000, files_open=40, memory=64 << 30, threads=60000, threads_running=3)
-
-
-@pytest.mark.parametrize('limits,held,bound', [
-    (LIMITS, 20000 - 40 - fa.FILES_RESERVED, 'open files: ulimit -n 20000, 40 open'),
-    (dict(LIMITS, files=1024), 1024 - 40 - fa.FILES_RESERVED, 'open files: ulimit -n 1024'),
-    (dict(LIMITS, memory=1 << 30), (1 << 30) // 2 // fa.MEMORY_PER_HOST, 'memory: 1024 MiB available'),
-    (dict(LIMITS, threads=500), 500 - 3 - fa.THREADS_RESERVED, 'threads: at most 500, 3 running'),
-    (dict(files=None, memory=None, threads=None), fa.MAX_POOL, 'no limit known'),
-    (dict(LIMITS, files=80), 0, 'open files: ulimit -n 80, 40 open'),
-])
-def test_the_controller_capacity_is_its_lowest_bound(limits, held, bound):
-    hosts, reason = fa.controller_capacity(limits)
-    assert hosts == held
-    assert reason.startswith(bound), reason
-
-
-@pytest.mark.parametrize('pool,hosts,limits,size,error', [
-    (None, 10000, LIMITS, fa.AUTO_POOL, None),                  # unset: as many as held, at most AUTO_POOL
-    (None, 40, LIMITS, 40, None),                               # never more threads than hosts
-    (None, 10000, dict(LIMITS, files=300), 300 - 40 - fa.FILES_RESERVED, None),
-    (2000, 10000, LIMITS, 2000, None),                          # explicit: beyond AUTO_POOL when it fits
-    (2000, 10, LIMITS, 10, None),
-    (5000, 10000, dict(LIMITS, files=1024), 0,
-     'pool 5000 is more hosts at once than this controller can hold: at most 920 (open files: ulimit -n 1024, 40 open)'),
-    (None, 10, dict(LIMITS, files=100), 0, 'the controller cannot hold one more connection (open files'),
-])
-def test_pool_size(pool, hosts, limits, size, error):
-    got, problem = fa.pool_size(pool, hosts, limits)
-    assert got == size
-    if error is None:
-        assert problem is None
-    else:
-        assert problem.startswith(error), problem
-
-
-def test_the_controller_limits_are_read_from_this_process():
-    limits = fa.controller_limits()
-    assert limits['files'] is None or limits['files'] >= limits['files_open'] > 0
-    assert limits['memory'] is None or limits['memory'] > 0
-    assert limits['threads_running'] >= 1
-
-
-def test_one_thread_keeps_every_deadline():
-    """Hundreds of deadlines: each expires at its time, cancelled ones never, and no thread per deadline."""
-    before = threading.active_count()
-    start = time.monotonic()
-    late = [fa.Deadline(0.3).start() for _i in range(300)]
-    early = [fa.Deadline(0.1).start() for _i in range(300)]
-    cancelled = [fa.Deadline(0.2).start() for _i in range(300)]
-    assert threading.active_count() <= before + 1
-    for deadline in cancelled:
-        deadline.cancel()
-    while not all(d.expired for d in early) and time.monotonic() - start < 2:
-        time.sleep(0.01)
-    assert all(d.expired for d in early)
-    assert 0.09 <= time.monotonic() - start < 0.3
-    assert not any(d.expired for d in late)
-    while not all(d.expired for d in late) and time.monotonic() - start < 2:
-        time.sleep(0.01)
-    assert all(d.expired for d in late) and time.monotonic() - start < 0.6
-    assert not any(d.expired for d in cancelled)
-
-
-def test_a_deadline_shuts_the_socket_it_watches():
-    left, right = socket.socketpair()
-
-    class Conn(object):
-        _sock = left
-    try:
-        deadline = fa.Deadline(0.1).start()
-        deadline.attach(Conn())
-        right.settimeout(2)
-        start = time.monotonic()
-        assert right.recv(10) == b''             # the peer sees the shutdown
-        assert deadline.expired and time.monotonic() - start < 1
-    finally:
-        left.close()
-        right.close()
-
-
-# ---------------------------------------------------------------- worker processes
-def test_worker_count_one_per_cpu_with_enough_hosts_each():
-    assert fa.worker_count(None, 10000, cpus=2) == (2, None)
-    assert fa.worker_count(None, 10000, cpus=1) == (1, None)
-    # a small fleet: a fork would cost more than it saves
-    assert fa.worker_count(None, fa.MIN_HOSTS_PER_WORKER * 2 - 1, cpus=8) == (1, None)
-    assert fa.worker_count(None, fa.MIN_HOSTS_PER_WORKER * 3, cpus=8) == (3, None)
-    assert fa.worker_count(None, 0, cpus=4) == (1, None)
-
-
-def test_explicit_worker_count_wins_and_is_checked():
-    assert fa.worker_count(3, 10, cpus=1) == (3, None)
-    assert fa.worker_count(8, 5, cpus=1) == (5, None)
-    for bad in (0, -1, fa.MAX_WORKERS + 1, True, '2'):
-        count, error = fa.worker_count(bad, 100, cpus=2)
-        assert count == 0 and error.startswith('workers must be 1-%d' % fa.MAX_WORKERS), bad
-
-
-def test_shard_deals_hosts_out_in_turn():
-    names = ['h%d' % i for i in range(7)]
-    shares = fa.shard(names, 3)
-    assert shares == [['h0', 'h3', 'h6'], ['h1', 'h4'], ['h2', 'h5']]
-    assert sorted(n for share in shares for n in share) == sorted(names)
-
-
-def test_run_workers_merges_every_process_in_host_order():
-    import os
-    names = ['db%03d' % i for i in range(50)]
-    jobs = dict((name, i) for i, name in enumerate(reversed(names)))
-
-    def worker(job):
-        if job == 7:
-            raise ValueError('bad host')
-        return dict(value=job * 2, pid=os.getpid())
-
-    results = fa.run_workers(jobs, worker, pool=8, workers=3)
-    assert list(results) == list(jobs)                       # the order of the jobs, not of completion
-    assert results[names[-8]] == dict(failed=True, msg='ValueError: bad host')
-    assert all(results[n]['value'] == jobs[n] * 2 for n in names if jobs[n] != 7)
-    pids = set(r['pid'] for r in results.values() if 'pid' in r)
-    assert len(pids) == 3 and os.getpid() not in pids
-
-
-def test_run_workers_one_worker_stays_in_this_process():
-    import os
-    results = fa.run_workers({'a': 1, 'b': 2}, lambda job: dict(pid=os.getpid(), job=job), pool=4, workers=1)
-    assert results == {'a': dict(pid=os.getpid(), job=1), 'b': dict(pid=os.getpid(), job=2)}
-
-
-def test_a_worker_process_that_dies_fails_only_the_hosts_it_did_not_pass_back():
-    import os
-    jobs = dict(('h%d' % i, i) for i in range(6))      # workers 2: h0 h2 h4 | h1 h3 h5
-
-    def worker(job):
-        if job == 3:
-            os._exit(9)       # the process ends mid-audit (as the kernel's OOM killer would end it)
-        if job == 5:
-            time.sleep(0.5)   # still in flight when its process ends
-        return dict(ok=job)
-
-    results = fa.run_workers(jobs, worker, pool=1, workers=2)
-    assert [results['h%d' % i] for i in (0, 2, 4)] == [dict(ok=0), dict(ok=2), dict(ok=4)]
-    assert results['h1'] == dict(ok=1)                 # passed back before its process ended
-    for name in ('h3', 'h5'):
-        assert results[name]['failed'] is True
-        assert 'worker process 2 of 2' in results[name]['msg'] and 'exit code 9' in results[name]['msg']
-
-
-def test_a_result_that_does_not_pickle_is_that_hosts_error():
-    results = fa.run_workers({'a': 1, 'b': 2}, lambda job: dict(value=(lambda: job) if job == 2 else job),
-                             pool=2, workers=2)
-    assert results['a'] == dict(value=1)
-    assert results['b']['failed'] is True and 'could not be passed back' in results['b']['msg']
-
-
-def test_run_pool_streams_results_when_asked():
-    seen = []
-    assert fa.run_pool({'a': 1, 'b': 2}, lambda job: job + 1, pool=2, on_result=lambda n, o: seen.append((n, o))) == {}
-    assert sorted(seen) == [('a', 2), ('b', 3)]
-
-
-def test_frames_decode_a_stream_cut_anywhere():
-    import pickle
-    stream = b''
-    for item in (('a', {'x': 1}), ('b', {'y': [2, 3]})):
-        data = pickle.dumps(item)
-        stream += fa._FRAME.pack(len(data)) + data
-    for cut in range(len(stream) + 1):
-        buffer, got = bytearray(stream[:cut]), []
-        got.extend(fa._frames(buffer))
-        buffer += stream[cut:]
-        got.extend(fa._frames(buffer))
-        assert got == [('a', {'x': 1}), ('b', {'y': [2, 3]})] and not buffer
-
-
-@pytest.mark.parametrize('workers', [1, 3])
-def test_run_workers_prepares_each_share_in_its_own_process(workers):
-    import os
-    names = ['h%02d' % i for i in range(12)]
-    prepared_in = {}
-
-    def prepare(share):
-        jobs, early = {}, {}
-        for name in share:
-            if name == 'h05':
-                early[name] = dict(failed=True, msg='cannot read the host variables')
-            elif name != 'h07':                      # h07: no job and no result
-                jobs[name] = (name, os.getpid())
-        return jobs, early
-
-    results = fa.run_workers(dict((n, n) for n in names), lambda job: dict(host=job[0], prepared_pid=job[1],
-                                                                           audit_pid=os.getpid()),
-                             pool=4, workers=workers, prepare=prepare)
-    assert list(results) == names
-    assert results['h05'] == dict(failed=True, msg='cannot read the host variables')
-    assert results['h07'] == dict(failed=True, msg=fa._NOT_PREPARED)
-    audited = [r for n, r in results.items() if n not in ('h05', 'h07')]
-    assert all(r['prepared_pid'] == r['audit_pid'] for r in audited)
-    prepared_in = set(r['prepared_pid'] for r in audited)
-    assert len(prepared_in) == workers and (os.getpid() in prepared_in) == (workers == 1)

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Pure parts of the table conversion (target engine, names, the plan per table, the content checksum, the
-comparison) and the sequence against a fake server (what runs in which order, what is refused before any change)."""
+"""Pure parts of the table conversion (target engine, names, the plan per table) and the sequence against a fake
+server (what runs in which order, what is refused before any change)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.signals import Interrupted
 from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.convert_tables import (
-    CONVERSIONS, Conversion, ConvertError, checksum_from_row, compare, content_checksum_sql, decide,
-    loaded_engines, parse_tables, target_engine)
+    CONVERSIONS, Conversion, ConvertError, decide, loaded_engines, parse_tables, target_engine)
+from ansible_collections.dbfleet.innodb.plugins.module_utils.guarded.content_checksum import checksum_from_row
 
 
 class MySQLError(Exception):
@@ -68,32 +68,6 @@ def test_conversions_only_between_known_engines():
     for target, sources in CONVERSIONS.items():
         assert engine_facts.known_engine(target)
         assert all(engine_facts.known_engine(s) for s in sources)
-
-
-def test_checksum_sql_hashes_values_with_null_flags_and_sums_two_lanes():
-    sql = content_checksum_sql('shop', 'orders', ['id', 'note'])
-    assert sql.endswith('FROM `shop`.`orders`')
-    row = "CONCAT_WS('#', CAST(`id` AS BINARY), CAST(`note` AS BINARY), CONCAT(ISNULL(`id`), ISNULL(`note`)))"
-    assert 'SUM(CRC32(%s)) AS l0, SUM(CRC32(REVERSE(%s))) AS l1' % (row, row) in sql
-    assert 'BIT_XOR' not in sql and 'CHECKSUM TABLE' not in sql
-    # every legal column name is quoted (a backtick doubled), never refused after LOCK TABLES (issue 23)
-    odd = content_checksum_sql('shop', 'orders', ['first name', 'id`; DROP TABLE x', 'prénom'])
-    assert 'CAST(`first name` AS BINARY), CAST(`id``; DROP TABLE x` AS BINARY), CAST(`prénom` AS BINARY)' in odd
-    with pytest.raises(ConvertError):
-        content_checksum_sql('shop', 'orders', [])
-
-
-def test_checksum_from_row_wraps_lanes():
-    row = dict(row_count=3, l0=1, l1=(1 << 32) + 2)
-    assert checksum_from_row(row) == dict(rows=3, checksum='0000000100000002')
-    assert checksum_from_row({}) == dict(rows=0, checksum='0' * 16)
-
-
-def test_compare_names_table_and_both_values():
-    same = dict(rows=5, checksum='ab')
-    assert compare('d.t', same, dict(same)) is None
-    msg = compare('d.t', same, dict(rows=4, checksum='cd'))
-    assert msg.startswith('d.t:') and 'rows 5 before, 4 after' in msg and 'checksum ab before, cd after' in msg
 
 
 def test_loaded_engines_only_yes_or_default():

@@ -184,7 +184,7 @@ def test_no_lock_listing_warns_what_a_holder_does_here(monkeypatch, scope, words
     run = d.Drop(dict(tables=['shop.big']), warn=warned.append)
     run.identity = type('I', (), dict(flavor=flavors.MARIADB, version=(10, 11, 6)))()
     run.scope = scope
-    run._mdl_rows = lambda source, present: None  # no source enabled
+    monkeypatch.setattr(g, 'lock_holders', lambda conn, source, present: None)  # no source enabled
     monkeypatch.setattr(g, 'query_one', lambda conn, sql, args=None: dict(n=2, oldest=7))
     assert run.find_blockers([('shop', 'big')]) is None
     assert len(warned) == 1 and 'cannot list metadata locks on this server' in warned[0] and words in warned[0], warned

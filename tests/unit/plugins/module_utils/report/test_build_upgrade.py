@@ -11,6 +11,7 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_dat
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import upgrade
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.upgrade_settings import option_settings
 from ansible_collections.dbfleet.innodb.plugins.module_utils.report import build as vr
 from ansible_collections.dbfleet.innodb.plugins.module_utils.report import files as vf
 from ansible_collections.dbfleet.innodb.plugins.module_utils.report import html_page as vh
@@ -24,7 +25,7 @@ EVIL = '<!--<script>'
 
 
 def upgrade_result(entries=(), runtime=None):
-    settings = upgrade.option_settings(entries)
+    settings = option_settings(entries)
     runtime = runtime or {}
     items = upgrade.findings(TARGET, MYSQL80, settings, runtime, dict.fromkeys(runtime, 'COMPILED'))
     return upgrade.result(TARGET, items)
@@ -88,7 +89,7 @@ def unknown_target_outcomes():
                                 'innodb_log_files_in_group = 2')
     out = {}
     for host, entries in (('db1', ()), ('db2', [removed])):
-        items = upgrade.findings(unknown, MYSQL80, upgrade.option_settings(entries), {}, {})
+        items = upgrade.findings(unknown, MYSQL80, option_settings(entries), {}, {})
         out[host] = dict(variables={}, server=dict(flavor='mysql'), target=dict(flavor='mysql', version='99.1.0'),
                          upgrade=upgrade.result(unknown, items))
     return out

@@ -13,6 +13,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import ser
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import option_writer
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import states as role_states
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import flush_neighbors as flush_neighbors_role
+from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import memcached as memcached_role
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import inputs as role_input
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))))
@@ -189,151 +191,16 @@ def test_adaptive_hash_reports_every_bad_variable_at_once():
     assert 'adaptive_hash_parts' in text and 'adaptive_hash_enabled' in text
 
 
-# ---------------------------------------------------------------- flush_neighbors
+# ---------------------------------------------------------------- shared by the roles' own tests
+# (test_flush_neighbors.py, test_memcached.py): what storage_facts detects, a memcached container
 SSD = dict(storage_class='ssd', confidence='high', reasons=['sda is non-rotational'], mount='/',
            devices=[dict(name='sda')])
 UNKNOWN = dict(storage_class='unknown', confidence='low', reasons=['no block device'], devices=[])
-
-
-def test_flush_neighbors_detected_ssd():
-    out = role_states.flush_neighbors({}, facts(), SSD)
-    assert out['settings'] == {'innodb_flush_neighbors': 0}
-    assert out['storage']['storage_class'] == 'ssd' and out['storage']['source'] == 'sysfs'
-    assert out['storage']['devices'] == ['sda']
-    assert out['runtime'] == [{'innodb_flush_neighbors': 0}]
-    assert out['option_file'] == [dict(name='innodb_flush_neighbors', value='0')]
-
-
-def test_flush_neighbors_override_wins_and_says_so():
-    out = role_states.flush_neighbors({'flush_neighbors_storage_class': 'hdd', 'flush_neighbors_map': {'hdd': 2}},
-                                      facts(), SSD)
-    assert out['settings'] == {'innodb_flush_neighbors': 2} and out['storage']['source'] == 'override'
-    assert 'wins over the detected ssd' in out['storage']['reasons'][0]
-
-
-def test_flush_neighbors_unknown_or_low_confidence_leaves_alone():
-    assert role_states.flush_neighbors({}, facts(), UNKNOWN)['left_alone'] is True
-    low = dict(SSD, confidence='low')
-    out = role_states.flush_neighbors({'flush_neighbors_min_confidence': 'high'}, facts(), low)
-    assert out['settings'] == {} and out['storage']['storage_class'] == 'unknown'
-    assert 'low confidence' in out['storage']['reasons'][0]
-
-
-def test_flush_neighbors_io_profile_order_raises_the_maximum_first():
-    running = facts(runtime={'innodb_io_capacity_max': '2000'})
-    out = role_states.flush_neighbors({'flush_neighbors_io_profile': True,
-                                       'flush_neighbors_io_capacity': {'ssd': 3000}}, running, SSD)
-    assert out['settings'] == {'innodb_flush_neighbors': 0, 'innodb_io_capacity': 3000,
-                               'innodb_io_capacity_max': 4000}
-    assert out['runtime'] == [{'innodb_flush_neighbors': 0}, {'innodb_io_capacity_max': 4000},
-                              {'innodb_io_capacity': 3000}]
-    lower = role_states.flush_neighbors({'flush_neighbors_io_profile': True}, running, SSD)
-    assert lower['runtime'][1:] == [{'innodb_io_capacity': 2000}, {'innodb_io_capacity_max': 4000}]
-
-
-def test_flush_neighbors_mariadb_note():
-    out = role_states.flush_neighbors({'flush_neighbors_storage_class': 'hdd'}, facts('mariadb', (10, 11, 6)), SSD)
-    assert out['notes'] and 'non-rotational' in out['notes'][0]
-
-
-@pytest.mark.parametrize('variables,message', [
-    ({'flush_neighbors_map': {'ssd': 3}}, 'flush_neighbors_map.ssd must be 0-2 on MySQL 8.0; got 3'),
-    ({'flush_neighbors_map': {'ssd': 'ten'}}, "flush_neighbors_map.ssd must be a whole number; got 'ten'"),
-    ({'flush_neighbors_map': 'ssd'}, "flush_neighbors_map must be a map of ssd/hdd/mixed to values; got 'ssd'"),
-    ({'flush_neighbors_map': {'fast': 0}}, 'flush_neighbors_map has keys fast; it takes only ssd, hdd, mixed'),
-    ({'flush_neighbors_io_capacity': {'ssd': 50}}, 'flush_neighbors_io_capacity.ssd must be 100 or more on MySQL 8.0; got 50'),
-    ({'flush_neighbors_io_capacity': {'ssd': 5000}}, 'flush_neighbors_io_capacity.ssd (5000) may not exceed'),
-    ({'flush_neighbors_storage_class': 'nvme'}, "flush_neighbors_storage_class must be one of ssd, hdd; got 'nvme'"),
-    ({'flush_neighbors_probe': 'perhaps'}, "flush_neighbors_probe must be true or false; got 'perhaps'"),
-])
-def test_flush_neighbors_bad_input(variables, message):
-    assert message in error_of(role_states.flush_neighbors, variables, facts(), SSD)
-
-
-def test_flush_neighbors_set_persist_needs_the_capability():
-    text = error_of(role_states.flush_neighbors, {'flush_neighbors_persist': 'set_persist'},
-                    facts('mariadb', (10, 11, 6)), SSD)
-    assert 'needs SET PERSIST' in text
-    assert role_states.flush_neighbors({'flush_neighbors_persist': 'both'}, facts(), SSD)['persist'] == 'both'
-
-
-def test_flush_neighbors_header_has_no_line_break():
-    out = role_states.flush_neighbors({}, facts(datadir='/data\n[client]\n'), SSD)
-    assert '\n' not in out['header']
-
-
-# ---------------------------------------------------------------- memcached
 CONTAINER = dict(name='token', schema='s', table='t', key_column='id', value_columns=['v'], unique_index='PRIMARY')
 
 
 def mc(**variables):
     return dict(dict(memcached_containers=[CONTAINER]), **variables)
-
-
-def test_memcached_daemon_option_and_option_file():
-    out = role_states.memcached(mc(memcached_port=33211, memcached_daemon_extra_options=' -c 512 ',
-                                   memcached_r_batch_size=5, memcached_api_enable_binlog=True,
-                                   memcached_api_trx_level=1), facts(runs_as_root=True))
-    assert out['daemon_option'] == '-p33211 -l 127.0.0.1 -u root -c 512'
-    assert out['static_settings'] == {'daemon_memcached_option': out['daemon_option'],
-                                      'daemon_memcached_r_batch_size': 5, 'innodb_api_enable_binlog': True}
-    assert out['settings'] == dict(out['static_settings'], innodb_api_trx_level=1)
-    assert out['runtime'] == {'innodb_api_trx_level': 1}
-    assert out['option_file'] == [
-        dict(name='loose-daemon_memcached_option', value='"-p33211 -l 127.0.0.1 -u root -c 512"'),
-        dict(name='loose-daemon_memcached_r_batch_size', value='5'),
-        dict(name='loose-innodb_api_enable_binlog', value='ON'),
-        dict(name='loose-innodb_api_trx_level', value='1')]
-
-
-def test_memcached_unknown_root_adds_user_root_and_unsupported_has_no_settings():
-    assert '-u root' in role_states.memcached(mc(), facts(runs_as_root=None))['daemon_option']
-    assert '-u root' not in role_states.memcached(mc(), facts(runs_as_root=False))['daemon_option']
-    out = role_states.memcached(mc(), facts('mariadb', (10, 11, 6)))
-    assert out['supported'] is False and out['settings'] == {} and 'MariaDB' in out['reason']
-
-
-@pytest.mark.parametrize('variables,message', [
-    (mc(memcached_daemon_extra_options='-c 10\ninnodb_buffer_pool_size = 1'),
-     'memcached_daemon_extra_options must be on one line'),
-    (mc(memcached_daemon_extra_options='-c "10'), 'memcached_daemon_extra_options has an unbalanced " quote'),
-    (mc(memcached_daemon_extra_options="-o 'x"), "memcached_daemon_extra_options has an unbalanced ' quote"),
-    (mc(memcached_daemon_extra_options='-c 10 # x'), 'memcached_daemon_extra_options may hold only'),
-    (mc(memcached_daemon_extra_options='-p 1'), 'must not set -p, -l or -u'),
-    # The plugin's own parser: a clustered or attached -l is still -l (the old check looked at the first letter).
-    (mc(memcached_daemon_extra_options='-vl 0.0.0.0'), 'must not set -p, -l or -u'),
-    (mc(memcached_daemon_extra_options='-c 512 -l0.0.0.0'), 'must not set -p, -l or -u'),
-    (mc(memcached_daemon_extra_options='-Mu mysql'), 'found -u'),
-    (mc(memcached_daemon_extra_options='-vh'), '-h prints the help and calls exit()'),
-    (mc(memcached_daemon_extra_options='-X /tmp/x.so'), '-X loads an extension library'),
-    (mc(memcached_port=0), 'memcached_port must be 1-65535; got 0'),
-    (mc(memcached_port='ten'), "memcached_port must be a whole number; got 'ten'"),
-    (mc(memcached_bind_address='0.0.0.0'), 'memcached_bind_address 0.0.0.0 is beyond loopback'),
-    (mc(memcached_bind_address='127.0.0.1\n[mysqld]'), 'memcached_bind_address must be one address without spaces'),
-    (mc(memcached_r_batch_size=0), 'memcached_r_batch_size must be 1-1073741824 on MySQL 8.0; got 0'),
-    (mc(memcached_w_batch_size=2000000), 'memcached_w_batch_size must be 1-1048576 on MySQL 8.0; got 2000000'),
-    (mc(memcached_api_trx_level=4), 'memcached_api_trx_level must be 0-3 on MySQL 8.0; got 4'),
-    (mc(memcached_probe_timeout=-1), 'memcached_probe_timeout must be 1 or more; got -1'),
-    (mc(memcached_probe_expected='k=v'), "memcached_probe_expected must be a map; got 'k=v'"),
-    (mc(memcached_write_policy='sometimes'), 'memcached_write_policy must be one of'),
-    (mc(memcached_containers=[CONTAINER, CONTAINER]), 'duplicate container names: token'),
-    (mc(memcached_containers='token'), "memcached_containers must be a list of maps; got 'token'"),
-])
-def test_memcached_bad_input(variables, message):
-    assert message in error_of(role_states.memcached, variables, facts())
-
-
-def test_memcached_without_containers_is_audited_but_not_installed():
-    out = role_states.memcached({}, facts())
-    assert out['settings']['daemon_memcached_option'] == '-p11211 -l 127.0.0.1'
-    assert 'at least one container is needed' in out['refusals'][0]
-    assert role_states.memcached(dict(memcached_state='absent'), facts())['refusals'] == []
-
-
-def test_memcached_remote_bind_with_opt_in():
-    out = role_states.memcached(mc(memcached_bind_address='10.0.0.5', memcached_allow_remote=True), facts())
-    assert '-l 10.0.0.5' in out['daemon_option']
-    assert role_states.memcached(dict(memcached_state='absent'), facts())['settings'] == {}
 
 
 # ---------------------------------------------------------------- every role at once (verify, site.yml)
@@ -348,10 +215,10 @@ def test_for_roles_equals_each_role_alone_with_the_defaults_filling_in():
     server = facts('mysql', (8, 0, 33))
     settings, states, unknown = desired.for_roles(['flush_neighbors', 'adaptive_hash', 'memcached'], variables,
                                                   server, no_storage)
-    alone = dict(flush_neighbors=role_states.flush_neighbors(dict(flush_neighbors_io_profile=True), server,
-                                                             no_storage('/var/lib/mysql/', False)),
+    alone = dict(flush_neighbors=flush_neighbors_role.flush_neighbors(dict(flush_neighbors_io_profile=True), server,
+                                                                      no_storage('/var/lib/mysql/', False)),
                  adaptive_hash=role_states.adaptive_hash(dict(adaptive_hash_parts=16), server),
-                 memcached=role_states.memcached(dict(memcached_r_batch_size=7), server))
+                 memcached=memcached_role.memcached(dict(memcached_r_batch_size=7), server))
     assert sorted(states) == sorted(alone)
     for role, state in alone.items():
         # for_role() adds the scaffold's keys (dropin, runtime_steps, inputs ...) and changes nothing else.
@@ -363,6 +230,24 @@ def test_for_roles_equals_each_role_alone_with_the_defaults_filling_in():
     assert settings['innodb_io_capacity'] == 2000 and settings['innodb_adaptive_hash_index_parts'] == 16
     assert settings['daemon_memcached_r_batch_size'] == 7
     assert unknown == ['flush_neighbors_typo']
+
+
+def test_the_state_publishes_the_outputs_it_says():
+    """What the scaffold sets as facts for a role (its tasks set only the rest): the record's outputs the state
+    says, each from its own key; a restart the scaffold's restart step accounts for later."""
+    server = facts('mysql', (8, 0, 33))
+    _settings, states, _unknown = desired.for_roles(['flush_neighbors', 'adaptive_hash', 'memcached'],
+                                                    dict(adaptive_hash_parts=16), server, no_storage)
+    hash_state, flush_state = states['adaptive_hash'], states['flush_neighbors']
+    assert hash_state['published'] == dict(adaptive_hash_desired_settings=hash_state['settings'],
+                                           adaptive_hash_pending_restart=True, adaptive_hash_restarted=False)
+    assert flush_state['published'] == dict(flush_neighbors_desired_settings=flush_state['settings'],
+                                            flush_neighbors_storage=flush_state['storage'])
+    assert states['memcached']['published'] == dict(memcached_desired_settings=states['memcached']['settings'],
+                                                    memcached_restarted=False)
+    for role, state in states.items():
+        assert set(state['published']) < set(desired.RECORDS[role].outputs), role
+        assert role + '_report' not in state['published']
 
 
 def test_for_roles_names_the_role_of_every_bad_variable():
@@ -450,8 +335,8 @@ def test_myrocks_bad_input(variables, message):
     ('adaptive_hash', lambda: role_states.adaptive_hash({'adaptive_hash_enabled': True, 'adaptive_hash_parts': 16},
                                                         facts('mysql', (8, 0, 33)))),
     ('adaptive_hash', lambda: role_states.adaptive_hash({'adaptive_hash_parts': 16}, facts('percona', (5, 6, 40)))),
-    ('flush_neighbors', lambda: role_states.flush_neighbors({'flush_neighbors_io_profile': True}, facts(), SSD)),
-    ('memcached', lambda: role_states.memcached(mc(memcached_r_batch_size=5, memcached_w_batch_size=2,
+    ('flush_neighbors', lambda: flush_neighbors_role.flush_neighbors({'flush_neighbors_io_profile': True}, facts(), SSD)),
+    ('memcached', lambda: memcached_role.memcached(mc(memcached_r_batch_size=5, memcached_w_batch_size=2,
                                                    memcached_api_enable_binlog=True, memcached_api_enable_mdl=True,
                                                    memcached_api_trx_level=1), facts(version=(8, 0, 33)))),
     ('myrocks', lambda: role_states.myrocks(dict(WANTED, myrocks_block_cache_size=1 << 30), rocks(loaded=True))),

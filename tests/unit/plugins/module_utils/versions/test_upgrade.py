@@ -7,6 +7,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_dat
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import upgrade
+from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.upgrade_settings import (
+    option_settings, origin_settings, persisted_settings)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.facts import Variable
 
 MYSQL80 = server_identity.ServerIdentity('mysql', (8, 0, 33), '8.0.33', None)
@@ -22,7 +24,7 @@ def entry(name, value, line, group='mysqld', text=None):
 
 
 def run(target, identity, entries=(), runtime=None, origins=None, persisted=None, uses=None, **kwargs):
-    settings = upgrade.option_settings(entries) + upgrade.persisted_settings(persisted or {})
+    settings = option_settings(entries) + persisted_settings(persisted or {})
     return upgrade.findings(target, identity, settings, runtime or {}, origins or {}, uses, **kwargs)
 
 
@@ -162,7 +164,7 @@ def test_features_the_target_drops():
 def test_origin_settings_when_the_files_cannot_be_read():
     table = {'innodb_log_files_in_group': dict(origin='EXPLICIT', path='/etc/my.cnf', value='2'),
              'innodb_io_capacity': dict(origin='COMPILED', path=None), 'expire_logs_days': dict(origin='PERSISTED')}
-    settings = upgrade.origin_settings(table)
+    settings = origin_settings(table)
     items = upgrade.findings(TO_97, MYSQL80, settings, {}, {})
     assert kinds(items) == [('would_not_start', 'innodb_log_files_in_group'), ('ignored', 'expire_logs_days')]
     assert 'unless the line is written loose-' in items[0]['message'] and '/etc/my.cnf' in items[0]['message']
@@ -178,7 +180,7 @@ def test_result_shape():
 def test_a_secret_value_never_shows():
     target = upgrade.Target('mariadb', (11, 8, 0), flavor_data)
     secret = entry('wsrep_sst_auth', 'sst:Hunter2pw', 4)
-    item = upgrade.setting_findings(target, upgrade.option_settings([secret._replace(name='wsrep_sst_auth_old')]))[0]
+    item = upgrade.setting_findings(target, option_settings([secret._replace(name='wsrep_sst_auth_old')]))[0]
     item = upgrade.masked(dict(item, setting='wsrep_sst_auth', message=item['message'] + ' sst:Hunter2pw'))
     assert 'Hunter2pw' not in str(item) and item['masked']
     plain = upgrade.masked(upgrade._finding(upgrade.VALUE_ADJUSTED, 'x_options', 'bad: password=abc;', value='password=abc'))
