@@ -356,26 +356,34 @@ def compare(cluster, writer, figures):
     return summary
 
 
+LOG_LINE = re.compile(r'(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d+) .*?\| (.*)$')
+
+
+def passed_tasks(lines, task=None):
+    """[(time, task name, host)] of the tasks that passed in lines of an Ansible log (ANSIBLE_LOG_PATH), and the task
+    the last of them is in (to go on with the lines that follow)."""
+    out = []
+    for line in lines:
+        match = LOG_LINE.match(line)
+        if not match:
+            continue
+        text = match.group(3)
+        if text.startswith('TASK ['):
+            task = text[6:].split(']')[0]
+        elif text.startswith('ok: [') and task:
+            stamp = time.mktime(time.strptime(match.group(1), '%Y-%m-%d %H:%M:%S')) + int(match.group(2)) / 1000.0
+            out.append((stamp, task, text[5:].split(']')[0]))
+    return out, task
+
+
 def tasks_ok(log):
     """[(time, task name, host)] of the tasks that passed, from an Ansible log (ANSIBLE_LOG_PATH)."""
-    out = []
-    task = None
     try:
         handle = open(log, encoding='utf-8')      # pylint: disable=consider-using-with
     except OSError:
-        return out
+        return []
     with handle:
-        for line in handle:
-            match = re.match(r'(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d+) .*?\| (.*)$', line)
-            if not match:
-                continue
-            stamp = time.mktime(time.strptime(match.group(1), '%Y-%m-%d %H:%M:%S')) + int(match.group(2)) / 1000.0
-            text = match.group(3)
-            if text.startswith('TASK ['):
-                task = text[6:].split(']')[0]
-            elif text.startswith('ok: [') and task:
-                out.append((stamp, task, text[5:].split(']')[0]))
-    return out
+        return passed_tasks(handle)[0]
 
 
 class Run:
@@ -389,14 +397,26 @@ class Run:
         self.started = time.time()
         self.proc = subprocess.Popen(cmd, env=env(ANSIBLE_LOG_PATH=self.log), stdout=self.out,  # pylint: disable=consider-using-with
                                      stderr=subprocess.STDOUT, cwd=REPO, text=True)
+        self._ok, self._read, self._task = [], 0, None
 
     def tasks_ok(self):
-        """[(time, task name, host)] of the tasks that passed, from the log."""
-        return tasks_ok(self.log)
+        """[(time, task name, host)] of the tasks that passed, from the log: only the lines written since the last
+        call are read (wait_for polls it while the run writes)."""
+        try:
+            with open(self.log, 'rb') as handle:
+                handle.seek(self._read)
+                new = handle.read()
+        except OSError:
+            return list(self._ok)
+        whole = new[:new.rfind(b'\n') + 1]       # a line still being written waits for the next call
+        self._read += len(whole)
+        ok, self._task = passed_tasks(whole.decode('utf-8', 'replace').splitlines(), self._task)
+        self._ok.extend(ok)
+        return list(self._ok)
 
-    def gate_passed(self, host):
-        """Time the gate of host passed, else None."""
-        for stamp, task, _where in self.tasks_ok():
+    def gate_passed(self, host, ok=None):
+        """Time the gate of host passed, else None (from ok, the tasks_ok() already read, when given)."""
+        for stamp, task, _where in self.tasks_ok() if ok is None else ok:
             if task.endswith('new settings in effect: %s' % host) and 'Gate, up' in task:
                 return stamp
         return None
@@ -453,7 +473,8 @@ def stops(samples, members):
 
 def first_member_gate(run, members):
     """The first member whose gate passed, once one did."""
-    passed = [(run.gate_passed(m), m) for m in members]
+    ok = run.tasks_ok()
+    passed = [(run.gate_passed(m, ok), m) for m in members]
     passed = [p for p in passed if p[0]]
     return min(passed)[1] if passed else None
 
@@ -463,7 +484,9 @@ def run_with(cluster, tmp_path, playbook, extra, writer_order, inject=None, hold
     inject(run) is called once and returns the time of its fault; the monitor then runs at least hold seconds past it."""
     create_table(cluster, writer_order[0])
     cluster.wait_ready()
-    monitor, writer = Monitor(cluster, look), Writer(cluster, writer_order)
+    # One row every ~0.1 s: a write between any two of the monitor's samples, at a fifth of the rows (and of the
+    # cluster's certification and replication work) of the Writer's default pause.
+    monitor, writer = Monitor(cluster, look), Writer(cluster, writer_order, pause=0.1)
     monitor.start()
     writer.start()
     try:
