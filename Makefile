@@ -155,7 +155,8 @@ units: deps
 	$(PY) -m pytest -q tests/unit
 
 # Sanity and unit tests on the other ansible-core versions meta/runtime.yml claims (requirements/core-matrix.txt),
-# each in its own virtualenv under .cache/core/<version>; `make sanity units` run the pinned one.
+# each in its own virtualenv in the lab cache (~/.cache/dbfleet-lab/core/<version>-<hash>, tests/core-matrix.sh);
+# `make sanity units` run the pinned one.
 core-matrix: deps
 	@failed=0; for series in $$(awk '!/^#/ && NF {print $$1}' requirements/core-matrix.txt); do \
 	  $(ROOT)/tests/core-matrix.sh $$series || failed=1; done; exit $$failed

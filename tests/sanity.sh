@@ -15,12 +15,17 @@ fi
 DEST="$ROOT/.build/sanity/$CORE/ansible_collections/dbfleet/innodb"
 rm -rf "$DEST"
 mkdir -p "$DEST"
-# The files git would ship: tracked ones plus untracked ones that are not ignored.
-git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
-  [ -e "$f" ] || [ -L "$f" ] || continue
-  mkdir -p "$DEST/$(dirname "$f")"
-  cp -P "$f" "$DEST/$f"
-done
+# The files git would ship: tracked ones plus untracked ones that are not ignored (a symlink as a symlink), copied
+# by one process (a cp and a mkdir per file cost about 3 s of CPU a run).
+git ls-files -z --cached --others --exclude-standard | python -c '
+import os, shutil, sys
+dest = sys.argv[1]
+for name in sys.stdin.buffer.read().split(b"\0"):
+    if name and os.path.lexists(name):
+        target = os.path.join(os.fsencode(dest), name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copy2(name, target, follow_symlinks=False)
+' "$DEST"
 # ansible-test bootstraps pip in its sanity venvs with a script it downloads from a host outside
 # the package registries: give it the local stand-in under the name it looks for. Each ansible-test pins its own
 # pip version (2.16: 23.1.2, 2.19: 24.2, 2.21: 25.2), read off the ansible-test that runs.

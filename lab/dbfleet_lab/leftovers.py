@@ -37,7 +37,7 @@ def lab_dirs(labs_root):
 
 
 def host_key(path, labs_root):
-    """The lab host a path belongs to ('fleet/pkg1', 'mysql80', 'molecule-booted/fleet/pkg1'), or None."""
+    """The lab host a path belongs to ('fleet/pkg1', 'mysql80', 'molecule-fleet/fleet/pkg1'), or None."""
     rel = os.path.relpath(os.path.abspath(path), labs_root)
     if rel == "." or rel.startswith(".."):
         return None

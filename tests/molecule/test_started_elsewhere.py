@@ -1,6 +1,6 @@
 """The flavor scenarios start each host away from what the roles want (molecule/_lab/prepare.yml):
 the start differs from the wanted values, and the converged host runs the wanted ones, so the
-scenario fails when a role does nothing. The flavor scenarios (mysql80, mysql57, mariadb, lts), whose prepare is
+scenario fails when a role does nothing. The flavor scenarios (flavors, mysql57), whose prepare is
 molecule/_lab/prepare.yml, name this file in their verifier."""
 import json
 import os
