@@ -45,10 +45,12 @@ EXAMPLES = r'''
 
 - name: Say who each host logged in as and how
   ansible.builtin.debug:
-    msg: >-
-      {{ login.login.current_user }} on {{ login.login.flavor }} {{ login.login.version_text }} over
-      {{ login.login.transport }}, TLS {{ login.login.tls.version | default('none', true) }},
-      server verified {{ login.login.tls.verified }}
+    msg:
+      account: "{{ login.login.current_user }}"
+      server: "{{ login.login.flavor }} {{ login.login.version_text }}"
+      transport: "{{ login.login.transport }}"
+      tls: "{{ login.login.tls.version | default('none', true) }}"
+      server_verified: "{{ login.login.tls.verified }}"
 
 - name: The login must be TLS with the server verified
   ansible.builtin.assert:
