@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: login
 short_description: Check the collection's login to a MySQL, Percona Server or MariaDB server and say what it reached
-version_added: 1.1.0
+version_added: 1.0.0
 description:
   - Logs in the way every module of the collection logs in - the login options, else the host variables
     C(dbfleet_login_*), else the client option file O(config_file), else the local server's socket - with the

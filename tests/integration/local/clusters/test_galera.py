@@ -71,7 +71,8 @@ def test_plan_shows_one_cluster_topology(cluster, tmp_path):
     assert topo['cluster']['members'] == list(NODES)
     # The asynchronous replica belongs to the cluster's topology and restarts first; galera1, whose clients
     # include the replica's connection, restarts last.
-    assert plan['order'] == [REPLICA, 'galera2', 'galera3', 'galera1'], plan['order']
+    assert plan['order'] == [REPLICA, 'galera2', 'galera3', 'galera1'], \
+        (plan['order'], dict((n, plan['hosts'][n]['cluster']['clients']) for n in NODES))
     assert sorted(topo['members']) == sorted(HOSTS)
     assert plan['hosts'][REPLICA]['role'] == 'replica' and plan['hosts'][REPLICA]['sources'] == ['galera1']
     assert plan['hosts'][REPLICA]['cluster'] is None and plan['hosts'][REPLICA]['topology'] == 'galera dbfleet_galera'
