@@ -330,6 +330,10 @@ class Lab:
                     for statement, args in host.kind.replica_sql(source_host, source_port, user, password):
                         cur.execute(statement, args)
                 elif state[:2] != ("Yes", "Yes"):
+                    # Started again, not only started: an IO thread still "Connecting" waits out its connect retry
+                    # (the source was not up yet when this server started; a switchover's repoint leaves the
+                    # server's default of 60 s, longer than the wait below), and STOP makes it try now.
+                    cur.execute(host.kind.stop_replica)
                     cur.execute(host.kind.start_replica)
             self._wait_replicating(host, conn)
         finally:
