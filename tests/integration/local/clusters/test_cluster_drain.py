@@ -92,11 +92,8 @@ class Sampler(threading.Thread):
                 what = 'ok'
             except pymysql.err.MySQLError as e:
                 what = 'rejected' if e.args and e.args[0] == ER_UNKNOWN_COM_ERROR else 'down'
-                if what == 'down' and conn is not None:
-                    try:
-                        conn.close()
-                    except Exception:  # pylint: disable=broad-except
-                        pass
+                if what == 'down':
+                    close_quietly(conn)
                     conn = None
             self.samples.append((time.monotonic(), what))
             time.sleep(0.05)
@@ -168,10 +165,7 @@ class AppClient(threading.Thread):
                 self.samples.append((time.monotonic(), 'ok'))
             except pymysql.err.MySQLError:
                 self.samples.append((time.monotonic(), 'cut'))
-                try:
-                    conn.close()
-                except Exception:  # pylint: disable=broad-except
-                    pass
+                close_quietly(conn)
                 conn = None
             time.sleep(0.05)
         close_quietly(conn)
