@@ -7,7 +7,7 @@ DOCUMENTATION = r'''
 ---
 name: playbook_inputs
 short_description: A playbook's inputs, checked against their specs and ranges and given their defaults
-version_added: 1.1.0
+version_added: 1.0.0
 description:
   - Reads the inputs of one of the collection's playbooks from the play's variables (C(<prefix>_<option>), such as
     C(drop_tables_lock_wait_timeout) for C(playbooks/drop_tables.yml)), checks them and returns them by option name with

@@ -240,7 +240,6 @@ pending_restart:
   returned: success
   type: dict
   sample: {innodb_adaptive_hash_index_parts: 16}
-  version_added: 1.1.0
 skipped_variables:
   description: Names whose desired value was V(null) (not audited). Not C(skipped), which Ansible reserves for a skipped task.
   returned: success
