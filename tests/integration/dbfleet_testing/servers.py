@@ -89,6 +89,15 @@ def global_value(host, name):
     return rows[0]['Value'] if rows else None
 
 
+def global_values(host, names):
+    """{name: running value} of names on host in one statement (None: the server has no such variable)."""
+    if not names:
+        return {}
+    rows = sql(host, 'SHOW GLOBAL VARIABLES WHERE Variable_name IN (%s)' % ', '.join(['%s'] * len(names)), list(names))
+    found = dict((r['Variable_name'].lower(), r['Value']) for r in rows)
+    return dict((n, found.get(n.lower())) for n in names)
+
+
 # The roles' drop-ins and the runtime values they change, for tests that run site.yml on the lab.
 ROLE_DROPINS = ('60-dbfleet-adaptive_hash.cnf', '60-dbfleet-flush_neighbors.cnf')
 ROLE_VARIABLES = ('innodb_adaptive_hash_index', 'innodb_flush_neighbors')
@@ -112,12 +121,17 @@ def persisted_put_back(name, value):
 def persisted_value(host, name):
     """NAME's value in mysqld-auto.cnf (performance_schema.persisted_variables), or None (also on a server without
     SET PERSIST)."""
+    return persisted_values(host).get(name)
+
+
+def persisted_values(host):
+    """{name: value} of everything persisted in host's mysqld-auto.cnf (performance_schema.persisted_variables); {}
+    on a server without SET PERSIST."""
     if not sql(host, "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'performance_schema' "
                      "AND TABLE_NAME = 'persisted_variables'"):
-        return None
-    rows = sql(host, 'SELECT VARIABLE_VALUE FROM performance_schema.persisted_variables WHERE VARIABLE_NAME = %s',
-               [name])
-    return rows[0]['VARIABLE_VALUE'] if rows else None
+        return {}
+    return dict((r['VARIABLE_NAME'], r['VARIABLE_VALUE']) for r in sql(
+        host, 'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables'))
 
 
 @contextmanager

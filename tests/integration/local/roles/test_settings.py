@@ -3,13 +3,13 @@
 
 One map of InnoDB settings - dynamic, read-only, renamed (the redo log's size) and rounded (the buffer pool, a
 percentage of memory) - every value different from what each server runs before the test:
-- bad names, values and owners fail before any change;
-- check mode (--diff) predicts the real run task by task (the same tasks change, on the same hosts and items);
+- bad names, values and owners fail before any change (settings_persist on MariaDB too, in the same run);
+- check mode (--diff, with settings_restart: allowed) predicts the real run task by task (the same tasks change, on
+  the same hosts and items) and names the restarts, in their order;
 - the run sets the dynamic ones at runtime, writes the drop-in, reports the read-only ones pending; verify with
   desired_from [settings] reports them, and nothing else, as pending_restart;
-- a second run changes nothing;
-- with settings_restart: allowed the gated restart applies the read-only ones; verify then reports no drift, and a
-  third run changes nothing.
+- a second run, with settings_restart: allowed, changes nothing but the gated restart, which applies the read-only
+  ones; verify then reports no drift, and a third run changes nothing.
 The servers get back what they ran before: the drop-in is removed and each is restarted by the lab (lab.py restart)."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import pytest
 from ansible_collections.dbfleet.innodb.plugins.module_utils import values
 
 from dbfleet_testing.settings_role import DROPIN, MAP, changed_by_host, changed_by_task, play
-from dbfleet_testing.servers import LAB_HOSTS, global_value, host_vars, login, persisted_put_back, run_module, sql, verify
+from dbfleet_testing.servers import (LAB_HOSTS, global_value, global_values, host_vars, persisted_put_back,
+                                     persisted_values, sql, verify)
 
 # What waits for a restart on each server (read-only there).
 READ_ONLY = {
@@ -41,13 +42,25 @@ def dropin(host):
     return os.path.join(host_vars(host)['dbfleet_option_dropin_dir'], DROPIN)
 
 
-def desired_here(host):
-    """What the role wants on host (dbfleet.innodb.desired_settings, the role's own route)."""
-    args = dict(login(host), role='settings', variables=dict(settings_values=MAP),
-                fallback_option_files=[host_vars(host)['dbfleet_option_file']])
-    result, rc = run_module('desired_settings', args)
-    assert rc == 0, result
-    return result['desired']
+def desired_states(results):
+    """{host: what the role wants there}: the desired state each host's run worked out (fact scaffold_state, from
+    dbfleet.innodb.desired_settings, the role's own route)."""
+    return dict((r['host'], r['result']['ansible_facts']['scaffold_state']) for r in results
+                if 'scaffold_state' in (r['result'].get('ansible_facts') or {}))
+
+
+RESTART_ROLE = 'dbfleet.innodb.restart'
+
+
+def restart_role_result(result):
+    """Whether a task result is the restart role's (its tasks, or the include of it)."""
+    return (result['task'].startswith(RESTART_ROLE + ' : ')
+            or (result['result'].get('include_args') or {}).get('name') == RESTART_ROLE)
+
+
+def without_restart(results):
+    """The task results of the settings role's own steps, the restart role's left out."""
+    return [r for r in results if not restart_role_result(r)]
 
 
 def audit(host):
@@ -69,9 +82,7 @@ def as_found(lab, hosts):
     def clean(put_back, before=False):
         found = {}
         for host in hosts:
-            found[host] = dict((r['VARIABLE_NAME'], r['VARIABLE_VALUE']) for r in sql(
-                host, 'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables')) \
-                if host.startswith('mysql') else {}
+            found[host] = persisted_values(host)
             if found[host]:
                 sql(host, 'RESET PERSIST')
             for name, value in sorted(put_back.get(host, {}).items()):
@@ -89,18 +100,15 @@ def as_found(lab, hosts):
     for host in hosts:
         # What the server had persisted is in effect again; the rest as the test found it.
         was = dict((n, v) for n, v in before[host].items() if n not in found[host])
-        if any(global_value(host, n) != v for n, v in was.items()):
+        if global_values(host, list(was)) != was:
             lab.run('restart', host)
-        assert dict((n, global_value(host, n)) for n in was) == was, host
-        now = dict((r['VARIABLE_NAME'], r['VARIABLE_VALUE']) for r in sql(
-            host, 'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables')) \
-            if host.startswith('mysql') else {}
-        assert now == found[host], host
+        assert global_values(host, list(was)) == was, host
+        assert persisted_values(host) == found[host], host
 
 
 def kept_values(hosts):
     """{host: {name: running value}} of the settings the tests compare before and after."""
-    return dict((h, dict((n, global_value(h, n)) for n in KEPT)) for h in hosts)
+    return dict((h, global_values(h, KEPT)) for h in hosts)
 
 
 @pytest.fixture()
@@ -128,7 +136,8 @@ def lab_unchanged(lab):
 def test_bad_names_values_and_owners_fail_before_any_change(lab_unchanged, tmp_path):
     bad = dict(innodb_bufer_pool_size='1G', innodb_io_capacity=50, innodb_flush_neighbors=0,
                innodb_flush_method='direct', innodb_page_size=32768)
-    rc, out, _results = play(tmp_path, dict(settings_values=dict(MAP, **bad)))
+    # settings_persist: true too, which MariaDB refuses (no SET PERSIST) and MySQL takes: one run for both inputs.
+    rc, out, results = play(tmp_path, dict(settings_values=dict(MAP, **bad), settings_persist=True))
     assert rc != 0, out
     for host in LAB_HOSTS:
         assert not os.path.exists(dropin(host)), host
@@ -142,18 +151,18 @@ def test_bad_names_values_and_owners_fail_before_any_change(lab_unchanged, tmp_p
             'flush_neighbors_storage_class / flush_neighbors_map') in flat
     assert "settings_values.innodb_flush_method must be one of fsync, O_DSYNC" in flat
     assert 'settings_values.innodb_page_size is fixed when the data directory is created' in flat
-    # MariaDB has no SET PERSIST: an input error there, before anything changes.
-    mariadb = ('mariadb1011', 'mariadb118')
-    rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_persist=True), hosts=mariadb)
-    assert rc != 0 and 'MariaDB has no persisted settings' in ' '.join(out.split()), out
-    assert not any(os.path.exists(dropin(h)) for h in mariadb)
+    # MariaDB has no SET PERSIST: an input error there, in each MariaDB host's failure and in no MySQL host's.
+    failed = dict((r['host'], ' '.join(str(r['result'].get('msg', '')).split())) for r in results
+                  if r['status'] == 'failed')
+    assert sorted(failed) == sorted(LAB_HOSTS), failed
+    for host in LAB_HOSTS:
+        assert ('MariaDB has no persisted settings' in failed[host]) == host.startswith('mariadb'), (host, failed[host])
 
 
 def test_persisted_settings_on_mysql(mysql80_as_found, tmp_path):
     rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_persist=True), hosts=('mysql80',))
     assert rc == 0, out
-    persisted = dict((r['VARIABLE_NAME'], r['VARIABLE_VALUE']) for r in sql(
-        'mysql80', 'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables'))
+    persisted = persisted_values('mysql80')
     # SET PERSIST for the dynamic ones, SET PERSIST_ONLY for the read-only ones (applied at the next start).
     assert persisted['innodb_io_capacity'] == '1500' and persisted['innodb_sort_buffer_size'] == '2097152', persisted
     assert persisted['innodb_read_io_threads'] == '6' and global_value('mysql80', 'innodb_read_io_threads') == '4'
@@ -162,57 +171,60 @@ def test_persisted_settings_on_mysql(mysql80_as_found, tmp_path):
 
 
 def test_a_settings_map_reaches_every_server(lab_as_found, tmp_path):
-    wanted = dict((h, desired_here(h)) for h in LAB_HOSTS)
+    allowed = dict(settings_values=MAP, settings_restart='allowed')
+    # Check mode names every change, the restarts and their order too, and changes nothing.
+    rc, out, check_results = play(tmp_path, allowed, '--check', '--diff')
+    assert rc == 0, out
+    wanted = desired_states(check_results)
+    assert sorted(wanted) == sorted(LAB_HOSTS), sorted(wanted)
     for host, state in wanted.items():
         assert len(state['settings']) >= 10, (host, state)
+        running = global_values(host, list(state['settings']))
         for name, value in state['settings'].items():
             # A value the server already runs would prove nothing.
-            assert not values.equal(value, global_value(host, name), 'str' if isinstance(value, str) else 'int'), \
+            assert not values.equal(value, running[name], 'str' if isinstance(value, str) else 'int'), \
                 (host, name, value)
         assert set(state['restart_settings']) == READ_ONLY[host], (host, state['restart_settings'])
     assert [t['name'] for t in wanted['mariadb1011']['translated']] == ['innodb_log_file_size']
     assert wanted['mysql80']['settings']['innodb_buffer_pool_size'] % (128 << 20) == 0     # chunk x instances
     assert wanted['mariadb118']['unsupported'][0]['status'] == 'ignored'
-
-    # Check mode names every change and changes nothing.
-    rc, out, check_results = play(tmp_path, dict(settings_values=MAP), '--check', '--diff')
-    assert rc == 0, out
     assert not any(os.path.exists(dropin(h)) for h in LAB_HOSTS)
     assert global_value('mysql80', 'innodb_io_capacity') == lab_as_found['mysql80']['innodb_io_capacity']
     assert '+innodb_sort_buffer_size = 2097152' in out and '+innodb_log_file_size = 201326592' in out
     assert re.search(r'innodb_io_capacity\W+1500', out), out       # the runtime change's diff
+    assert 'would restart one server at a time, in this order:' in out, out
 
-    # The real run does what check mode said, task by task.
+    # The real run, without the restart, does what check mode said of the role's own steps, task by task.
     rc, out, real_results = play(tmp_path, dict(settings_values=MAP))
     assert rc == 0, out
-    predicted, done = changed_by_task(check_results), changed_by_task(real_results)
+    predicted, done = changed_by_task(without_restart(check_results)), changed_by_task(real_results)
     assert predicted == done, set(predicted.items()) ^ set(done.items())
+    assert not any(restart_role_result(r) for r in real_results)
     for host in LAB_HOSTS:
         assert os.path.exists(dropin(host))
         state = wanted[host]
+        running = global_values(host, list(state['settings']))
         for name, value in state['settings'].items():
-            running = global_value(host, name)
             if name in READ_ONLY[host]:
-                assert not values.equal(value, running, 'str' if isinstance(value, str) else 'int'), (host, name)
+                assert not values.equal(value, running[name], 'str' if isinstance(value, str) else 'int'), (host, name)
             else:
-                assert values.equal(value, running, 'str' if isinstance(value, str) else 'int'), (host, name, running)
+                assert values.equal(value, running[name], 'str' if isinstance(value, str) else 'int'), \
+                    (host, name, running[name])
         result = audit(host)
         assert not_ok(result) == dict((n, 'pending_restart') for n in READ_ONLY[host]), (host, not_ok(result))
     assert ('innodb_sort_buffer_size: pending_restart: the server runs 1048576, the drop-in says 2097152: read-only '
             'at runtime on MySQL 8.0.33') in ' '.join(out.split()), out
 
-    # A second run changes nothing.
-    rc, out, _results = play(tmp_path, dict(settings_values=MAP))
-    assert rc == 0 and set(changed_by_host(out).values()) == {0}, out
-
-    # The gated restart applies the read-only settings, one server at a time.
-    rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_restart='allowed'), '--check')
-    assert rc == 0 and 'would restart one server at a time, in this order:' in out, out
-    rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_restart='allowed'))
+    # A second run, with the restart allowed: the role's own steps change nothing; the gated restart applies the
+    # read-only settings, one server at a time.
+    rc, out, restart_results = play(tmp_path, allowed)
     assert rc == 0, out
+    again = changed_by_task(without_restart(restart_results))
+    assert again and not any(again.values()), [k for k, v in again.items() if v]
     for host in LAB_HOSTS:
         result = audit(host)
         assert result['drift'] is False and not_ok(result) == {}, (host, not_ok(result))
         assert global_value(host, 'innodb_sort_buffer_size') == '2097152', host
-    rc, out, _results = play(tmp_path, dict(settings_values=MAP, settings_restart='allowed'))
+    # A third run changes nothing.
+    rc, out, _results = play(tmp_path, allowed)
     assert rc == 0 and set(changed_by_host(out).values()) == {0}, out

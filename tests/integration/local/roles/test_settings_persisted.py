@@ -20,7 +20,8 @@ import pymysql
 import pytest
 
 from dbfleet_testing.settings_role import DROPIN, changed_by_host, changed_by_task, play
-from dbfleet_testing.servers import global_value, host_vars, persisted_put_back, persisted_value, sql, verify
+from dbfleet_testing.servers import (global_value, global_values, host_vars, persisted_put_back, persisted_value,
+                                     persisted_values, sql, verify)
 
 HOSTS = ('mysql80', 'mysql97')
 PERSISTED = dict(innodb_io_capacity=300, innodb_old_blocks_time=1000)
@@ -39,15 +40,21 @@ def dropin(host):
     return os.path.join(host_vars(host)['dbfleet_option_dropin_dir'], DROPIN)
 
 
-def refused_at_runtime(host):
-    """The names of MAP the running server refuses to SET GLOBAL (error 1238: read-only), asked of it now."""
+def refused_at_runtime(lab, host):
+    """The names of MAP the running server refuses to SET GLOBAL (error 1238: read-only), asked of it now (one
+    session)."""
     refused = set()
-    for name in MAP:
-        try:
-            sql(host, 'SET GLOBAL %s = @@GLOBAL.%s' % (name, name), attempts=1)
-        except pymysql.err.MySQLError as e:
-            assert e.args[0] == 1238, (host, name, e)
-            refused.add(name)
+    conn = lab.connect(host)
+    try:
+        with conn.cursor() as cur:
+            for name in MAP:
+                try:
+                    cur.execute('SET GLOBAL %s = @@GLOBAL.%s' % (name, name))
+                except pymysql.err.MySQLError as e:
+                    assert e.args[0] == 1238, (host, name, e)
+                    refused.add(name)
+    finally:
+        conn.close()
     return refused
 
 
@@ -56,7 +63,8 @@ def used_servers(lab):  # pylint: disable=unused-argument
     """Both servers with the two values persisted; afterwards everything as it was."""
     saved = {}
     for host in HOSTS:
-        saved[host] = (dict((n, global_value(host, n)) for n in MAP), dict((n, persisted_value(host, n)) for n in MAP))
+        persisted = persisted_values(host)
+        saved[host] = (global_values(host, list(MAP)), dict((n, persisted.get(n)) for n in MAP))
         assert not os.path.exists(dropin(host)), host
         for name, value in PERSISTED.items():
             sql(host, 'SET PERSIST %s = %%s' % name, [value])
@@ -64,16 +72,17 @@ def used_servers(lab):  # pylint: disable=unused-argument
     for host, (running, persisted) in saved.items():
         if os.path.exists(dropin(host)):
             os.remove(dropin(host))
+        persisted_now, running_now = persisted_values(host), global_values(host, list(MAP))
         for name in MAP:
-            if persisted_value(host, name) != persisted[name]:
+            if persisted_now.get(name) != persisted[name]:
                 sql(host, *persisted_put_back(name, persisted[name]))
-            if global_value(host, name) != running[name] and name not in ('innodb_purge_threads',):
+            if running_now[name] != running[name] and name not in ('innodb_purge_threads',):
                 sql(host, 'SET GLOBAL %s = %%s' % name, [int(running[name])])
 
 
-def test_persisted_values_are_reset_or_refused_and_the_map_needs_no_restart(used_servers, tmp_path):
+def test_persisted_values_are_reset_or_refused_and_the_map_needs_no_restart(lab, used_servers, tmp_path):
     extra = dict(settings_values=MAP)
-    refused = dict((h, refused_at_runtime(h)) for h in HOSTS)
+    refused = dict((h, refused_at_runtime(lab, h)) for h in HOSTS)
     assert refused == {'mysql80': {'innodb_purge_threads'}, 'mysql97': {'innodb_purge_threads'}}
 
     # Told not to touch persisted settings: refused on each host before anything changes, naming both.
@@ -108,10 +117,11 @@ def test_persisted_values_are_reset_or_refused_and_the_map_needs_no_restart(used
     assert sorted((r['host'], sorted(r['result']['reset_persisted'].items())) for r in resets) == [
         (h, [('innodb_io_capacity', '300'), ('innodb_old_blocks_time', '1000')]) for h in HOSTS]
     for host in HOSTS:
+        running, persisted = global_values(host, list(MAP)), persisted_values(host)
         for name, value in MAP.items():
             if name not in refused[host]:
-                assert global_value(host, name) == str(value), (host, name)
-            assert persisted_value(host, name) is None or name not in PERSISTED, (host, name)
+                assert running[name] == str(value), (host, name)
+            assert persisted.get(name) is None or name not in PERSISTED, (host, name)
         result = verify(host, {}, desired_from=['settings'], role_variables=extra,
                         fallback_option_files=[host_vars(host)['dbfleet_option_file']])
         not_ok = dict((k, v['status']) for k, v in result['variables'].items() if v['status'] != 'ok')
