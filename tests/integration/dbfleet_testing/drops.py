@@ -87,4 +87,3 @@ class Blocker(object):
             self.conn.close()
         except Exception:
             pass
-

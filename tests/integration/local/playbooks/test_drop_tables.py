@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """dbfleet.innodb.drop_tables and playbooks/drop_tables.yml against the lab's real servers.
 
-Every test creates its own dbfleet_test_drop_* schema and puts AHI back to what it was.
+Every test creates its own dbfleet_test_drop_* schema and puts AHI back to what it was (the playbook tests: their
+shared runs, one per step over the four servers, playbook_runs).
 A "real failure mid-drop" is a lock the drop has to wait for and that the pre-check does not
 look at (it only looks at metadata locks on the tables themselves): LOCK INSTANCE FOR BACKUP on
 MySQL 8 and BACKUP STAGE BLOCK_DDL on MariaDB (both block DDL only, not other users'
