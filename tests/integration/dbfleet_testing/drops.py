@@ -2,8 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the drop_tables tests share (test_drop_tables.py, test_drop_tables_staged.py): a lab server with the
 reads the tests make (Server), a session that makes DROP TABLE wait (Blocker: LOCK INSTANCE FOR BACKUP on MySQL 8,
-BACKUP STAGE BLOCK_DDL on MariaDB, a reading transaction on MySQL 5.7) and the pid of a module process started
-under ansible (module_pid)."""
+BACKUP STAGE BLOCK_DDL on MariaDB, a reading transaction on MySQL 5.7)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ import time
 import pymysql
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
-from dbfleet_testing.runs import descendants
 
 
 class Server(object):
@@ -89,17 +87,3 @@ class Blocker(object):
             self.conn.close()
         except Exception:
             pass
-
-
-def module_pid(parent, deadline):
-    while time.monotonic() < deadline:
-        for pid in descendants(parent):
-            try:
-                with open('/proc/%d/cmdline' % pid, 'rb') as f:
-                    cmd = f.read().replace(b'\0', b' ')
-            except OSError:
-                continue
-            if b'AnsiballZ_drop_tables.py' in cmd and b'/bin/sh' not in cmd:
-                return pid
-        time.sleep(0.1)
-    return None

@@ -3,6 +3,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 
 from dbfleet_testing.lab import REPO
 
@@ -83,13 +84,33 @@ def host_failure(output, host):
     head = re.compile(r'^fatal: \[%s(?: -> [^\]]+)?\]: FAILED!' % re.escape(host))
     for i, line in enumerate(lines):
         if head.match(line):
-            block = [line]
-            for more in lines[i + 1:]:
-                if not more[:1].isspace():
-                    break
-                block.append(more)
-            return flat('\n'.join(block))
+            return flat('\n'.join(_result_block(lines, i)))
     return ''
+
+
+def host_output(output, task, host):
+    """What the default callback printed for host under each task named task (its "ok: [host] =>" / "fatal: [host]..."
+    line and the result's indented lines below it), on one line; '' when it printed nothing there. One run over several
+    hosts: this one's alone."""
+    lines = output.splitlines()
+    head = re.compile(r'^\w+: \[%s(?: -> [^\]]+)?\]' % re.escape(host))
+    blocks, current = [], None
+    for i, line in enumerate(lines):
+        if line.startswith('TASK ['):
+            current = line[len('TASK ['):line.rindex(']')]
+        elif current == task and head.match(line):
+            blocks.append(flat('\n'.join(_result_block(lines, i))))
+    return ' '.join(blocks)
+
+
+def _result_block(lines, i):
+    """lines[i] and the indented lines below it."""
+    block = [lines[i]]
+    for more in lines[i + 1:]:
+        if not more[:1].isspace():
+            break
+        block.append(more)
+    return block
 
 
 def flat(text):
@@ -124,14 +145,35 @@ def module_process(name, args, check=False, timeout=180):
     this virtualenv, given its arguments as ANSIBLE_MODULE_ARGS (check mode as `_ansible_check_mode`), its result the
     JSON it prints. The module's code and its SQL are the same as under local_module, without the ansible command
     around it (about a fifth of the CPU); fails showing the output when it printed no result."""
-    payload = dict(args, _ansible_check_mode=check)
-    proc = subprocess.run([PYTHON, '-m', 'ansible_collections.%s.plugins.modules.%s' % tuple(name.rsplit('.', 1))],
-                          input=json.dumps({'ANSIBLE_MODULE_ARGS': payload}), capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=COLLECTIONS), cwd='/', timeout=timeout, check=False)
+    proc = module_process_start(name, args, check)
     try:
-        return proc.returncode, json.loads(proc.stdout)
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    return proc.returncode, module_process_result(name, out, err)
+
+
+def module_process_start(name, args, check=False):
+    """module_process's process, started and given its arguments, for a test that signals it while it runs (its pid is
+    the module's): a Popen with stdout and stderr as pipes; module_process_result reads what it printed."""
+    payload = dict(args, _ansible_check_mode=check)
+    with tempfile.TemporaryFile() as stdin:
+        stdin.write(json.dumps({'ANSIBLE_MODULE_ARGS': payload}).encode('utf-8'))
+        stdin.seek(0)
+        return subprocess.Popen([PYTHON, '-m', 'ansible_collections.%s.plugins.modules.%s' % tuple(name.rsplit('.', 1))],
+                                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, PYTHONPATH=COLLECTIONS), cwd='/')
+
+
+def module_process_result(name, stdout, stderr=''):
+    """The result module name's own process printed (module_process_start); fails showing the output when there is
+    none."""
+    try:
+        return json.loads(stdout)
     except ValueError:
-        raise AssertionError('no JSON from %s:\n%s\n%s' % (name, proc.stdout, proc.stderr)) from None
+        raise AssertionError('no JSON from %s:\n%s\n%s' % (name, stdout, stderr)) from None
 
 
 def module_result(stdout, stderr=''):

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """dbfleet.innodb.drop_tables and playbooks/drop_tables.yml against the lab's real servers.
 
-Every test creates its own dbfleet_test_drop_* schema and puts AHI back to what it was.
+Every test creates its own dbfleet_test_drop_* schema and puts AHI back to what it was (the playbook tests: their
+shared runs, one per step over the four servers, playbook_runs).
 A "real failure mid-drop" is a lock the drop has to wait for and that the pre-check does not
 look at (it only looks at metadata locks on the tables themselves): LOCK INSTANCE FOR BACKUP on
 MySQL 8 and BACKUP STAGE BLOCK_DDL on MariaDB (both block DDL only, not other users'
@@ -14,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import threading
 import time
 
@@ -22,10 +22,9 @@ import pymysql
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import capability_facts
-from dbfleet_testing.drops import Blocker, Server, module_pid
-from dbfleet_testing.lab import REPO
-from dbfleet_testing.runs import (MINIMAL_JSON, YAML_RESULTS, env, local_module_cmd, module_process,
-                                  module_result, playbook_proc)
+from dbfleet_testing.drops import Blocker, Server
+from dbfleet_testing.runs import (YAML_RESULTS, host_output, module_process, module_process_result, module_process_start,
+                                  playbook_proc)
 from dbfleet_testing.servers import LAB_HOSTS
 from dbfleet_testing.windows import window_around_now
 
@@ -168,18 +167,16 @@ def test_failure_mid_drop_still_restores_ahi(server, schema):
 
 
 def _start_drop(server, schema, **extra):
-    """drop_tables of schema.t1 (AHI toggled, a long lock wait, no retry) run as Ansible runs it, in a process
-    of its own (ansible ad-hoc, local connection), so that a test can signal the module's process."""
+    """drop_tables of schema.t1 (AHI toggled, a long lock wait, no retry) run as Ansible runs it on a host, started
+    (runs.module_process_start: the module's own process, its pid the Popen's), so that a test can signal it."""
     args = dict(server.login(), tables=['%s.t1' % schema], confirm=True, ahi_strategy='toggle',
                 lock_wait_timeout=30, retries=0, **extra)
-    return subprocess.Popen(local_module_cmd('dbfleet.innodb.drop_tables', args), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env(**MINIMAL_JSON), cwd=REPO)
+    return module_process_start('dbfleet.innodb.drop_tables', args)
 
 
 def _waitingmodule_pid(server, proc):
     """The pid of _start_drop()'s module once it has switched AHI off and waits for the blocked DROP."""
-    pid = module_pid(proc.pid, time.monotonic() + 60)
-    assert pid, 'module process not found'
+    pid = proc.pid
     deadline = time.monotonic() + 30
     while server.ahi() != 'OFF' and time.monotonic() < deadline:  # it switched AHI off and waits
         time.sleep(0.05)
@@ -208,7 +205,7 @@ def test_interrupted_module_restores_ahi_and_kills_the_waiting_drop(server, sche
         if proc.poll() is None:
             proc.kill()
         blocker.release()
-    res = module_result(out, err)
+    res = module_process_result('dbfleet.innodb.drop_tables', out, err)
     assert 'interrupted by %s' % signame in res['msg'], res
     assert_ahi_reported(res, 'ON')
     assert server.ahi() == 'ON'
@@ -476,46 +473,113 @@ def test_follow_waits_for_the_drop_and_restores_ahi(server, schema, tmp_path):
 
 
 # ------------------------------------------------------------------ the playbook
-def playbook(inventory, host, check=False, **extra):
-    """drop_tables.yml on host (drop_tables_hosts) with extra; the CompletedProcess, its output as the default callback prints
-    it with YAML results."""
-    return playbook_proc(inventory, 'drop_tables.yml', dict(extra, drop_tables_hosts=host), check=check,
+PLAYBOOK_SCHEMA = 'dbfleet_test_drop_pb_%d' % (os.getpid() % 100000)
+
+
+def playbook(inventory, check=False, **extra):
+    """drop_tables.yml on the four lab servers at once (drop_tables_hosts) with extra; the CompletedProcess, its output
+    as the default callback prints it with YAML results."""
+    return playbook_proc(inventory, 'drop_tables.yml', dict(extra, drop_tables_hosts=':'.join(HOSTS)), check=check,
                          env_extra=YAML_RESULTS)
 
 
-def test_playbook_outside_window_check_mode_and_drop(server, schema):
-    make_table(server, schema, 't1')
-    server.set_ahi('ON')
-    tables = ['%s.t1' % schema]
-    proc = playbook(server.lab.inventory, server.name, drop_tables_tables=tables, drop_tables_window=window_around_now(False),
-                    drop_tables_confirm=True)
+@pytest.fixture(scope='module')
+def playbook_runs(lab):
+    """drop_tables.yml over the four lab servers (standalone primaries: each drops, one host at a time), one run per
+    step, each read by the tests of every server: outside the window (confirmed), inside it without the
+    confirmation, check mode, the drop with AHI toggled (t1), then the rolling mode's drop (r1). What each step left
+    on each server (its table there or not, AHI) is read right after the step, and the binary log's DROP events of r1
+    after the rolling run; AHI and the schema are put back before the tests read them. ({step: CompletedProcess},
+    {host: {step: what it left}})."""
+    servers = {}
+    for host in HOSTS:
+        assert lab.hosts.get(host, {}).get('state') == 'up', (
+            '%s is not up in the lab: start it with `make lab-up` (export DBFLEET_LAB_PORT_BASE first when several '
+            'labs share the machine)' % host)
+        servers[host] = Server(lab, host)
+    schema = PLAYBOOK_SCHEMA
+    runs, left, original = {}, dict((host, {}) for host in HOSTS), {}
+
+    def read(step, table):
+        for host, srv in servers.items():
+            left[host][step] = dict(exists=srv.exists(schema, table), ahi=srv.ahi())
+
+    try:
+        for host, srv in servers.items():
+            original[host] = srv.ahi()
+            srv.sql('DROP DATABASE IF EXISTS %s' % schema)
+            srv.sql('CREATE DATABASE %s' % schema)
+            make_table(srv, schema, 't1')
+            make_table(srv, schema, 'r1')
+            srv.set_ahi('ON')
+        tables = ['%s.t1' % schema]
+        runs['outside'] = playbook(lab.inventory, drop_tables_tables=tables, drop_tables_window=window_around_now(False),
+                                   drop_tables_confirm=True)
+        read('outside', 't1')
+        runs['unconfirmed'] = playbook(lab.inventory, drop_tables_tables=tables,
+                                       drop_tables_window=window_around_now(True))
+        read('unconfirmed', 't1')
+        runs['check'] = playbook(lab.inventory, check=True, drop_tables_tables=tables,
+                                 drop_tables_window=window_around_now(True))
+        read('check', 't1')
+        runs['drop'] = playbook(lab.inventory, drop_tables_tables=tables, drop_tables_window=window_around_now(True),
+                                drop_tables_confirm=True, drop_tables_ahi_strategy='toggle')
+        read('drop', 't1')
+        positions = dict((host, _binlog_position(srv)) for host, srv in servers.items())
+        runs['rolling'] = playbook(lab.inventory, drop_tables_tables=['%s.r1' % schema],
+                                   drop_tables_window=window_around_now(True), drop_tables_confirm=True,
+                                   drop_tables_mode='rolling')
+        read('rolling', 'r1')
+        for host, srv in servers.items():
+            left[host]['rolling']['binlog_drops'] = (None if positions[host] is None
+                                                     else _binlog_drops(srv, positions[host], 'r1'))
+    finally:
+        for host, srv in servers.items():
+            srv.sql('DROP DATABASE IF EXISTS %s' % schema)
+            if host in original:
+                srv.set_ahi(original[host])
+    return runs, left
+
+
+@pytest.mark.parametrize('host', HOSTS)
+def test_playbook_outside_window_check_mode_and_drop(playbook_runs, host):
+    """Outside the window the run is refused and nothing is dropped; inside it without drop_tables_confirm it is
+    refused; check mode shows this host's DROP and drops nothing; the confirmed run drops with AHI toggled and put
+    back ON (one run over all four servers per step: playbook_runs)."""
+    runs, left = playbook_runs
+    schema = PLAYBOOK_SCHEMA
+    proc = runs['outside']
     assert proc.returncode != 0
     assert 'the next window opens at' in proc.stdout
-    assert server.exists(schema, 't1')
-    proc = playbook(server.lab.inventory, server.name, drop_tables_tables=tables, drop_tables_window=window_around_now(True))
+    assert left[host]['outside']['exists']
+    proc = runs['unconfirmed']
     assert proc.returncode != 0 and 'drop_tables_confirm is not set to true' in proc.stdout
-    proc = playbook(server.lab.inventory, server.name, check=True, drop_tables_tables=tables, drop_tables_window=window_around_now(True))
+    assert left[host]['unconfirmed']['exists']
+    proc = runs['check']
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert 'DROP TABLE %s.t1' % schema in proc.stdout
-    assert server.exists(schema, 't1')
-    proc = playbook(server.lab.inventory, server.name, drop_tables_tables=tables, drop_tables_window=window_around_now(True),
-                    drop_tables_confirm=True, drop_tables_ahi_strategy='toggle')
+    assert 'DROP TABLE %s.t1' % schema in host_output(proc.stdout, 'Show what will happen on each host', host)
+    assert left[host]['check']['exists']
+    proc = runs['drop']
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert not server.exists(schema, 't1')
-    assert "ahi_before: 'ON'" in proc.stdout and "ahi_after: 'ON'" in proc.stdout
-    assert server.ahi() == 'ON'
+    assert not left[host]['drop']['exists']
+    report = host_output(proc.stdout, 'Report per host', host)
+    assert "ahi_before: 'ON'" in report and "ahi_after: 'ON'" in report, report
+    assert left[host]['drop']['ahi'] == 'ON'
 
 
-def test_playbook_rolling_mode_single_host_no_binlog_event(server, schema):
-    make_table(server, schema, 'r1')
-    pos = _binlog_position(server)
-    proc = playbook(server.lab.inventory, server.name, drop_tables_tables=['%s.r1' % schema], drop_tables_window=window_around_now(True),
-                    drop_tables_confirm=True, drop_tables_mode='rolling')
+@pytest.mark.parametrize('host', HOSTS)
+def test_playbook_rolling_mode_no_binlog_event(playbook_runs, host):
+    """drop_tables_mode=rolling on a standalone server: dropped with binary logging off for the drop session, no
+    DROP event of the table in its binary log (where it writes one; the rolling run of playbook_runs)."""
+    runs, left = playbook_runs
+    proc = runs['rolling']
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert not server.exists(schema, 'r1')
-    assert 'binlog_disabled: true' in proc.stdout or 'SET SESSION sql_log_bin = 0' in proc.stdout, proc.stdout[-3000:]
-    if pos is not None:
-        assert _binlog_drops(server, pos, 'r1') == []
+    assert not left[host]['rolling']['exists']
+    said = ' '.join(host_output(proc.stdout, task, host) for task in ('Show what will happen on each host',
+                                                                      'Report per host'))
+    assert 'binlog_disabled: true' in said or 'SET SESSION sql_log_bin = 0' in said, proc.stdout[-3000:]
+    if left[host]['rolling']['binlog_drops'] is not None:
+        assert left[host]['rolling']['binlog_drops'] == []
 
 
 def test_stale_marker_of_a_restarted_server_is_checked_not_replayed(killed_server, tmp_path):

@@ -11,17 +11,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import threading
 import time
 
 import pytest
 
-from dbfleet_testing.lab import REPO
-from dbfleet_testing.runs import MINIMAL_JSON, YAML_RESULTS, env, local_module_cmd, module_process, playbook_proc
+from dbfleet_testing.runs import YAML_RESULTS, module_process, module_process_start, playbook_proc
 from dbfleet_testing.windows import window_around_now
 
-from dbfleet_testing.drops import Blocker, Server, module_pid
+from dbfleet_testing.drops import Blocker, Server
 
 STAGED_HOSTS = ('mysql80', 'mariadb1011')
 
@@ -151,11 +149,9 @@ def test_failed_drop_releases_and_an_interrupted_run_is_finished_by_the_next(sta
     # a run killed while it shrinks: the link and its manifest stay
     args = staged_args(schema, staging, tables=['%s.f' % schema], shrink_pause=30, shrink_max_seconds=600,
                        state_dir=str(tmp_path / 'st'))
-    proc = subprocess.Popen(local_module_cmd('dbfleet.innodb.drop_tables', dict(server.login(), **args)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(**MINIMAL_JSON), cwd=REPO)
+    proc = module_process_start('dbfleet.innodb.drop_tables', dict(server.login(), **args))
     try:
-        pid = module_pid(proc.pid, time.monotonic() + 60)
-        assert pid, 'module process not found'
+        pid = proc.pid  # the module's own process
         deadline = time.monotonic() + 60
         while server.exists(schema, 'f') and time.monotonic() < deadline:
             time.sleep(0.1)
