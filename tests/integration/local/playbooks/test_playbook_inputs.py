@@ -9,7 +9,12 @@ is, before any task runs. drop_tables.yml and convert_tables.yml take their inpu
 the same lookup in their first task (drop_tables.yml's hosts keyword takes drop_tables_hosts alone from it): a bad
 type, choice, range, table name or engine fails there, every problem in one message naming the variable and the value, and no task
 runs on any host. The deprecated playbook names drop_table and advise_ahi run drop_tables.yml and ahi_advisor.yml, whose old variable
-names (drop_<option>, advise_ahi_<option>) still work, deprecated."""
+names (drop_<option>, advise_ahi_<option>) still work, deprecated.
+
+The lookup names every bad type, choice, range and value check in one message, so the cases of one playbook and
+--limit share a run where their variables differ (TOGETHER): each case still asserts its own words in that run's
+output. A rule across inputs (drop_tables_lift_super_read_only) is checked only once every input is good: a run of its
+own."""
 from __future__ import annotations
 
 import json
@@ -25,7 +30,28 @@ from dbfleet_testing.servers import INVENTORY, ROOT
 from dbfleet_testing.runs import BIN, env, flat, playbook_proc, recap
 
 
-@pytest.mark.parametrize('playbook,extra,words', [
+@pytest.fixture(scope='module')
+def shared_run():
+    """ansible-playbook on the lab inventory once per playbook, extra vars and --limit of this module:
+    shared_run(cases, together, case, limit) runs case (an item of cases: playbook, extra vars, ...) with the extra vars
+    of every case of its group in together (tuples of indices into cases; each variable given by one case only)."""
+    done = {}
+
+    def run(cases, together, case, limit=None, base=None):
+        group = next(g for g in together if cases.index(case) in g)
+        extra = dict(base or {})
+        for other in group:
+            assert not set(cases[other][1]) & (set(extra) - set(base or {})), (cases[other], extra)
+            extra.update(cases[other][1])
+        key = (case[0], json.dumps(extra, sort_keys=True), limit)
+        if key not in done:
+            require_lab_hosts(INVENTORY)
+            done[key] = playbook_proc(INVENTORY, case[0], extra, limit=limit, timeout=300)
+        return done[key]
+    return run
+
+
+BEFORE_ANY_HOST = [
     ('rolling_restart.yml', {'rolling_restart_roles': ['adaptive_hash', 'myrock']},
      'rolling_restart_roles must be one or more of: %s. Got no match for: myrock' % ', '.join(desired.ROLES)),
     ('rolling_restart.yml', {'rolling_restart_all': 'perhaps'}, "argument 'rolling_restart_all' is of type str"),
@@ -34,10 +60,14 @@ from dbfleet_testing.runs import BIN, env, flat, playbook_proc, recap
      'rolling_restart_max_lag=-1 is out of range 0 or more; rolling_restart_timeout=0 is out of range 1 or more'),
     ('verify.yml', {'verify_target_version': 'oracle-8.4', 'verify_timeout': 'soon'},
      "verify_target_version=oracle-8.4: value 'oracle-8.4' is not an upgrade target"),
-])
-def test_a_bad_input_fails_before_any_host_is_touched(playbook, extra, words):
-    require_lab_hosts(INVENTORY)
-    proc = playbook_proc(INVENTORY, playbook, extra, timeout=300)
+]
+# rolling_restart_timeout 0 and '0' are two runs.
+BEFORE_ANY_HOST_TOGETHER = [(0, 1, 3), (2,), (4,)]
+
+
+@pytest.mark.parametrize('playbook,extra,words', BEFORE_ANY_HOST)
+def test_a_bad_input_fails_before_any_host_is_touched(playbook, extra, words, shared_run):
+    proc = shared_run(BEFORE_ANY_HOST, BEFORE_ANY_HOST_TOGETHER, (playbook, extra, words))
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     assert words in ' '.join(out.split()), out
@@ -59,7 +89,7 @@ def test_a_limit_that_leaves_localhost_out_still_checks_the_inputs(playbook, ext
     assert re.findall(r'^TASK \[(.+?)\]', out, re.M) == ['Take the inputs, checked, with their defaults'], out
 
 
-@pytest.mark.parametrize('playbook,extra,limit,words', [
+HOSTS_KEYWORD = [
     ('site.yml', {'site_hosts': {'mysql80': 1}}, 'mysql80', "argument 'site_hosts' is of type dict"),
     ('settings.yml', {'dbfleet_settings_text': '- innodb_io_capacity'}, 'mysql80',
      'dbfleet_settings_text=- innodb_io_capacity: must be a YAML map of settings'),
@@ -74,12 +104,15 @@ def test_a_limit_that_leaves_localhost_out_still_checks_the_inputs(playbook, ext
      'ahi_advisor_sample_seconds=3601 is out of range 1-3600; ahi_advisor_thresholds={"max_write_share": 1.5}: '
      'max_write_share=1.5 is out of range 0-1'),
     ('ahi_advisor.yml', {'ahi_advisor_thresholds': {'min_hit_ratio': 'high'}}, None, 'min_hit_ratio'),
-])
-def test_a_bad_input_fails_as_the_hosts_are_worked_out_whatever_the_limit(playbook, extra, limit, words):
+]
+HOSTS_KEYWORD_TOGETHER = [(0,), (1,), (2,), (3,), (4, 7), (5,), (6,)]
+
+
+@pytest.mark.parametrize('playbook,extra,limit,words', HOSTS_KEYWORD)
+def test_a_bad_input_fails_as_the_hosts_are_worked_out_whatever_the_limit(playbook, extra, limit, words, shared_run):
     """The play's hosts keyword takes them from the lookup: with --limit mysql80 (localhost left out) too, the run
     fails naming the variable and the value before any task runs on any host."""
-    require_lab_hosts(INVENTORY)
-    proc = playbook_proc(INVENTORY, playbook, extra, limit=limit, timeout=300)
+    proc = shared_run(HOSTS_KEYWORD, HOSTS_KEYWORD_TOGETHER, (playbook, extra, limit, words), limit=limit)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     assert "playbooks/%s: bad input, nothing was run: " % playbook in flat(out), out
@@ -93,7 +126,7 @@ GOOD = {
 }
 
 
-@pytest.mark.parametrize('playbook,extra,words', [
+GUARDED = [
     ('drop_tables.yml', {'drop_tables_lock_wait_timeout': 0, 'drop_tables_retries': '11', 'drop_tables_follow_timeout': 86401},
      ['drop_tables_lock_wait_timeout=0 is out of range 1-3600', 'drop_tables_retries=11 is out of range 0-10',
       'drop_tables_follow_timeout=86401 is out of range 1-86400']),
@@ -113,12 +146,16 @@ GOOD = {
      ['convert_tables_max_lag=-1 is out of range 0 or more', 'convert_tables_replica_timeout=0 is out of range 1 or more',
       "convert_tables_engine=MEMORY: engine 'MEMORY': tables are converted to InnoDB or ROCKSDB (MyRocks) only",
       "argument 'convert_tables_whole_topology' is of type str and we were unable to convert to bool"]),
-])
-def test_a_bad_range_of_a_guarded_change_fails_before_any_host_is_touched(playbook, extra, words):
+]
+# drop_tables_lift_super_read_only's rule is checked once every input is good: a run of its own.
+GUARDED_TOGETHER = [(0, 1), (2,), (3, 4)]
+
+
+@pytest.mark.parametrize('playbook,extra,words', GUARDED)
+def test_a_bad_range_of_a_guarded_change_fails_before_any_host_is_touched(playbook, extra, words, shared_run):
     """The first task (the lookup, on the controller) fails with every problem in one message; no later task runs,
     so no host is connected to: the recap counts no task done on any host."""
-    require_lab_hosts(INVENTORY)
-    proc = playbook_proc(INVENTORY, playbook, dict(GOOD[playbook], **extra), timeout=300)
+    proc = shared_run(GUARDED, GUARDED_TOGETHER, (playbook, extra, words), base=GOOD[playbook])
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     text = flat(out)
