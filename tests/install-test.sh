@@ -107,19 +107,26 @@ ansible-galaxy collection list dbfleet.innodb | grep -q "dbfleet.innodb *$galaxy
   || { echo "ERROR: ansible-galaxy collection list does not show dbfleet.innodb $galaxy_version" >&2; exit 1; }
 echo "installed dbfleet.innodb $installed_version into $WORK/collections"
 
-# Every plugin and role of the install renders with ansible-doc (each kind the collection ships): one ansible-doc per
-# kind renders all of its names (a name it cannot find or document is a warning or an error there), and each name's
-# page must be in what it printed.
+# Every plugin and role of the install renders with ansible-doc (each kind the collection ships): one ansible-doc lists
+# the names of every kind (--metadata-dump, which also reads each one's documentation and fails on one it cannot
+# read), one ansible-doc per kind renders all of its names (a name it cannot find or document is a warning or an error
+# there), and each name's page must be in what it printed. Nothing on stderr (a warning, a deprecation, an error) but
+# ansible-core's own warning about its internal collection (ansible-doc of 2.21 lists ansible._protomatter, which has
+# no version).
+doc_stderr_clean() {
+  ! grep -v "ansible/_internal/ansible_collections/ansible/_protomatter' does not have a MANIFEST" "$1" | grep -q .
+}
+if ! ansible-doc --metadata-dump dbfleet.innodb >"$WORK/doc.dump" 2>"$WORK/doc.err" || ! doc_stderr_clean "$WORK/doc.err"
+then
+  cat "$WORK/doc.err" >&2; echo "ERROR: ansible-doc --metadata-dump dbfleet.innodb" >&2; exit 1
+fi
 rendered=0
 for kind in module lookup filter test role; do
-  names=$(ansible-doc -t "$kind" -l dbfleet.innodb | awk '/^dbfleet\.innodb\./ {sub(":$", "", $1); print $1}')
+  names=$(python -c 'import json, sys; print("\n".join(sorted(n for n in json.load(open(sys.argv[1]))["all"][sys.argv[2]]
+                                                       if n.startswith("dbfleet.innodb."))))' "$WORK/doc.dump" "$kind")
   [ -n "$names" ] || { echo "ERROR: ansible-doc lists no dbfleet.innodb $kind" >&2; exit 1; }
-  # Rendered with nothing on stderr (a warning, a deprecation, an error) but ansible-core's own warning about its
-  # internal collection (ansible-doc -t role of 2.21 lists ansible._protomatter, which has no version).
   # shellcheck disable=SC2086
-  if ! ansible-doc -t "$kind" $names >"$WORK/doc.out" 2>"$WORK/doc.err" \
-     || grep -v "ansible/_internal/ansible_collections/ansible/_protomatter' does not have a MANIFEST" "$WORK/doc.err" \
-        | grep -q .; then
+  if ! ansible-doc -t "$kind" $names >"$WORK/doc.out" 2>"$WORK/doc.err" || ! doc_stderr_clean "$WORK/doc.err"; then
     cat "$WORK/doc.err" >&2; echo "ERROR: ansible-doc -t $kind" $names >&2; exit 1
   fi
   # Each page starts "> MODULE name (path)" ("> ROLE: name (path)" for a role), the name in bold (a role's between

@@ -20,7 +20,9 @@
 from __future__ import annotations
 
 import datetime
+import fcntl
 import glob
+import hashlib
 import json
 import os
 import shutil
@@ -61,31 +63,64 @@ def run(cmd, cwd=None, env=None, timeout=300):
 
 
 class Project:
-    """A synced project: the clone (project/) and the collections project sync installed."""
+    """A synced project: the clone (project/) and the collections project sync installed (sync=False: one synced
+    before in base)."""
 
-    def __init__(self, base):
+    def __init__(self, base, sync=True):
         self.base = base
         source = os.path.join(base, "source.git")
-        requirements_path = os.path.join(ROOT, "collections", "requirements.yml")
-        with open(requirements_path, encoding="utf-8") as handle:
-            (entry,) = yaml.safe_load(handle)["collections"]
-        run(["git", "clone", "-q", "--bare", ROOT, source])
-        head = run(["git", "-C", ROOT, "rev-parse", "HEAD"]).stdout.strip()
-        run(["git", "-C", source, "update-ref", "refs/heads/" + entry["version"], head])
         gitconfig = os.path.join(base, "gitconfig")
-        with open(gitconfig, "w", encoding="utf-8") as handle:
-            handle.write('[url "file://%s"]\n\tinsteadOf = %s\n' % (source, entry["name"]))
         self.env = clean_env(GIT_CONFIG_GLOBAL=gitconfig, GIT_CONFIG_NOSYSTEM="1")
         self.path = os.path.join(base, "project")
-        run(["git", "clone", "-q", "--branch", entry["version"], entry["name"], self.path], env=self.env)
-        self.head = run(["git", "-C", self.path, "rev-parse", "HEAD"], env=self.env).stdout.strip()
         self.collections = os.path.join(base, "requirements_collections")
-        cfg = os.path.join(base, "sync.cfg")
-        with open(cfg, "w", encoding="utf-8") as handle:
-            handle.write("[defaults]\n")
-        self.sync = run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "-r",
-                         os.path.join(self.path, "collections", "requirements.yml"), "-p", self.collections],
-                        cwd=self.path, env=dict(self.env, ANSIBLE_CONFIG=cfg))
+        if sync:
+            requirements_path = os.path.join(ROOT, "collections", "requirements.yml")
+            with open(requirements_path, encoding="utf-8") as handle:
+                (entry,) = yaml.safe_load(handle)["collections"]
+            run(["git", "clone", "-q", "--bare", ROOT, source])
+            head = run(["git", "-C", ROOT, "rev-parse", "HEAD"]).stdout.strip()
+            run(["git", "-C", source, "update-ref", "refs/heads/" + entry["version"], head])
+            with open(gitconfig, "w", encoding="utf-8") as handle:
+                handle.write('[url "file://%s"]\n\tinsteadOf = %s\n' % (source, entry["name"]))
+            run(["git", "clone", "-q", "--branch", entry["version"], entry["name"], self.path], env=self.env)
+            cfg = os.path.join(base, "sync.cfg")
+            with open(cfg, "w", encoding="utf-8") as handle:
+                handle.write("[defaults]\n")
+            run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "-r",
+                 os.path.join(self.path, "collections", "requirements.yml"), "-p", self.collections],
+                cwd=self.path, env=dict(self.env, ANSIBLE_CONFIG=cfg))
+        self.head = run(["git", "-C", self.path, "rev-parse", "HEAD"], env=self.env).stdout.strip()
+
+
+# The project synced once per commit for all of a checkout's test sessions: make test's local and fleet streams run
+# their job tests at once, each its own pytest; the first syncs (under a lock), the other reads the same sync.
+PROJECT_CACHE = os.path.join(ROOT, ".cache", "awx-project")
+PROJECT_KEEP_SECONDS = 6 * 3600      # another commit's sync is removed once no session can still use it
+
+
+def shared_project(cache=PROJECT_CACHE):
+    """The Project of HEAD and collections/requirements.yml, synced into cache/<commit>-<requirements hash> by the
+    first session that asks (the others wait for it under cache/.lock) and read from there by the next ones."""
+    head = run(["git", "-C", ROOT, "rev-parse", "HEAD"]).stdout.strip()
+    with open(os.path.join(ROOT, "collections", "requirements.yml"), "rb") as handle:
+        key = "%s-%s" % (head[:16], hashlib.sha256(handle.read()).hexdigest()[:12])
+    os.makedirs(cache, exist_ok=True)
+    base = os.path.join(cache, key)
+    complete = os.path.join(base, ".complete")
+    with open(os.path.join(cache, ".lock"), "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(complete):
+            shutil.rmtree(base, ignore_errors=True)
+            os.makedirs(base)
+            Project(base)
+            with open(complete, "w", encoding="utf-8"):
+                pass
+        for other in os.listdir(cache):
+            stamp = os.path.join(cache, other, ".complete")
+            if other != key and not other.startswith(".") and (
+                    not os.path.exists(stamp) or time.time() - os.path.getmtime(stamp) > PROJECT_KEEP_SECONDS):
+                shutil.rmtree(os.path.join(cache, other), ignore_errors=True)
+    return Project(base, sync=False)
 
 
 def controller_inventory(inventory_file, group_vars_dir=None):
@@ -357,10 +392,11 @@ def assert_ran_inside_without_password(job, login):
 
 # ---------------------------------------------------------------- fixtures (imported by the conftest.py of local/awx and fleet/awx)
 @pytest.fixture(scope="session")
-def project(tmp_path_factory):
-    """The controller's project: a fresh clone of HEAD and the collections its sync installs, synced once for the
-    session's jobs (each job copies it into its private data directory, none writes into it)."""
-    return Project(str(tmp_path_factory.mktemp("awx-project")))
+def project():
+    """The controller's project: a fresh clone of HEAD and the collections its sync installs, synced once per commit
+    for every session's jobs (shared_project(); each job copies it into its private data directory, none writes into
+    it)."""
+    return shared_project()
 
 
 @pytest.fixture(scope="module")
