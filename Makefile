@@ -13,6 +13,11 @@ LAB         := $(PY) $(ROOT)/lab/lab.py
 export PATH := $(VENV)/bin:$(PATH)
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_CONFIG := $(ROOT)/ansible.cfg
+# The checks start thousands of Python processes on the same sources (lab.py, the modules the tests run directly):
+# their bytecode is kept under .cache/pycache, outside the tree, also where the environment sets
+# PYTHONDONTWRITEBYTECODE (Python then checks each cached file against its source).
+export PYTHONPYCACHEPREFIX := $(ROOT)/.cache/pycache
+unexport PYTHONDONTWRITEBYTECODE
 
 APT_PACKAGES := mariadb-server mariadb-client libaio1 libnuma1 openssh-server iproute2 haproxy \
                 percona-toolkit sysbench libmemcached-tools unzip maven chromium chromium-driver \
