@@ -25,6 +25,11 @@ description:
     chunk times instances is refused (a running server rounds it up; only a restart runs it).
   - Variable names are resolved for the server's flavor and version
     (for example C(innodb_adaptive_hash_index_parts) and C(innodb_adaptive_hash_index_partitions)).
+  - The variables are set in the order O(variables) gives them (a YAML mapping keeps its order, and so does a
+    mapping a role or a Jinja expression builds), one after the other on one connection. Order matters where one
+    variable bounds another - C(innodb_io_capacity) may never exceed C(innodb_io_capacity_max), and MySQL quietly
+    lowers a higher capacity to the maximum - so to raise both, give C(innodb_io_capacity_max) first. Every value is
+    checked before the first is set.
   - After each change the module reads the value back. A SET that the server accepted but did not apply
     (it happens to C(innodb_adaptive_hash_index) during a buffer pool resize) fails the task.
   - Read-only (static) variables are refused, with a message that says to write them to an option file and restart.
@@ -43,7 +48,9 @@ extends_documentation_fragment:
 options:
   variables:
     description:
-      - Variable name to desired value. A V(null) value leaves that variable alone.
+      - Variable name to desired value, set in this order. A V(null) value leaves that variable alone.
+      - When a SET fails, the variables before it stay set; the task fails naming the variable and those already
+        set (RV(variables) holds what was done).
     type: dict
     default: {}
   reset_persisted:
@@ -102,6 +109,12 @@ EXAMPLES = r'''
       innodb_flush_neighbors: 0
       innodb_adaptive_hash_index: "ON"
 
+- name: Raise the I/O capacity and its maximum, in that order (the capacity may never exceed the maximum)
+  dbfleet.innodb.global_variables:
+    variables:
+      innodb_io_capacity_max: 4000
+      innodb_io_capacity: 3000
+
 - name: Persist a read-only variable for the next start on MySQL 8 (SET PERSIST_ONLY)
   dbfleet.innodb.global_variables:
     variables:
@@ -140,6 +153,13 @@ variables:
       after: "********"
       changed: true
       masked: true
+order:
+  description: The names of O(variables) that are not V(null), in the order the module went through them, setting each
+    that differs (in check mode, would set); one already right keeps its place and is not set.
+  returned: success
+  type: list
+  elements: str
+  sample: [innodb_io_capacity_max, innodb_io_capacity]
 reset_persisted:
   description: The persisted values O(reset_persisted) removed (would remove, in check mode), name to the value that was
     persisted.
@@ -214,7 +234,7 @@ def _plan(module, conn, identity, wanted):
     persisted = _persisted(conn) if module.params['persist'] or persist_only else {}
     names = frozenset(server_vars)
     plan, errors, found = [], [], {}
-    for name, desired in sorted(wanted.items()):
+    for name, desired in wanted.items():
         if desired is None:
             continue
         found[name] = values.resolve(name, identity, names)
@@ -225,7 +245,9 @@ def _plan(module, conn, identity, wanted):
     rounding = None
     if capability_facts.capability('buffer_pool_chunk_rounding', identity.flavor, identity.version):
         rounding = (server_vars.get('innodb_buffer_pool_chunk_size'), server_vars.get('innodb_buffer_pool_instances'))
-    for name, resolved in sorted(found.items()):
+    # In the order given: the caller's order is the order of the SETs (innodb_io_capacity_max before a higher
+    # innodb_io_capacity).
+    for name, resolved in found.items():
         if resolved.problem is not None:
             continue
         resolved = resolved.resolved
@@ -269,6 +291,23 @@ def _plan(module, conn, identity, wanted):
                          canonical=canonical, before=before, change=not same, limits=variable.limits))
     # One message per variable, in the order of the names.
     return plan, [text for _name, text in sorted(errors, key=lambda e: e[0])]
+
+
+def masked(result_vars):
+    """result_vars with a secret's values (wsrep_sst_auth, *_password, ...) masked by name, also the running value it
+    replaced."""
+    for name, item in result_vars.items():
+        if masking.is_secret_variable(name) or masking.is_secret_variable(item['resolved_name']):
+            item.update(dict((f, masking.MASK) for f in ('desired', 'before', 'after') if item[f] not in (None, '')),
+                        masked=True)
+    return result_vars
+
+
+def fail_midway(module, msg, result_vars, identity, **extra):
+    """Fail after the SETs before this one: they stay, the message names them (variables says what each did)."""
+    done = [name for name, item in result_vars.items() if item['changed']]
+    module.fail_json(msg='%s; set before it, and still set: %s' % (msg, ', '.join(done) or 'nothing'),
+                     variables=masked(result_vars), server=identity.to_dict(), **extra)
 
 
 def reset_persisted(module, conn, identity, before_diff):
@@ -340,8 +379,8 @@ def main():
                     execute(conn, sql, (values.sql_value(item['canonical'], item['kind'],
                                                          item['choices']),))
                 except Exception as e:  # PyMySQL raises its own error classes
-                    module.fail_json(msg='SET %s %s failed: %s' % (verb, item['resolved'], error_text(e)),
-                                     variables=result_vars, server=identity.to_dict())
+                    fail_midway(module, 'SET %s %s failed: %s' % (verb, item['resolved'], error_text(e)),
+                                result_vars, identity)
                 if verb == 'PERSIST_ONLY':
                     after = _persisted(conn).get(item['resolved'])
                     result_vars[item['name']] = dict(resolved_name=item['resolved'], desired=item['desired'],
@@ -353,19 +392,18 @@ def main():
                     resize = wait_for_resize(conn, status_before, module.params['resize_timeout'])
                     resize.update({'from': item['before'], 'to': str(item['canonical'])})
                     if not resize['completed']:
-                        module.fail_json(msg='the buffer pool resize to %s did not finish: %s' % (
-                            item['canonical'], resize['reason']), resize=resize, variables=result_vars,
-                            server=identity.to_dict())
+                        fail_midway(module, 'the buffer pool resize to %s did not finish: %s' % (
+                            item['canonical'], resize['reason']), result_vars, identity, resize=resize)
                 after = global_variables(conn, [item['resolved']]).get(item['resolved'])
                 # MariaDB shows a set wsrep_sst_auth as ******** (the read-back cannot compare a hidden secret).
                 hidden = after == masking.MASK and masking.is_secret_variable(item['resolved'])
                 if not hidden and not values.equal(item['canonical'], after, item['kind'], item['choices'],
                                                    limits=item['limits']):
-                    module.fail_json(
-                        msg='SET %s %s = %s was accepted but the server still runs with %s (for '
-                            'innodb_adaptive_hash_index this happens during a buffer pool resize); '
-                            'nothing claims success' % (verb, item['resolved'], item['canonical'], after),
-                        variables=result_vars, server=identity.to_dict())
+                    fail_midway(
+                        module, 'SET %s %s = %s was accepted but the server still runs with %s (for '
+                                'innodb_adaptive_hash_index this happens during a buffer pool resize); '
+                                'nothing claims success' % (verb, item['resolved'], item['canonical'], after),
+                        result_vars, identity)
             elif item['change']:
                 after = values.display(item['canonical'], item['kind'])
             result_vars[item['name']] = dict(resolved_name=item['resolved'], desired=item['desired'],
@@ -375,12 +413,8 @@ def main():
                 after_diff[item['resolved']] = str(after)
         changed = bool(reset) or any(v['changed'] for v in result_vars.values())
         extra = dict(resize=resize) if resize else {}
-        # A secret's values (wsrep_sst_auth, *_password, ...) by name, also the running value it replaced.
-        for name, item in result_vars.items():
-            if masking.is_secret_variable(name) or masking.is_secret_variable(item['resolved_name']):
-                item.update(dict((f, masking.MASK) for f in ('desired', 'before', 'after') if item[f] not in (None, '')),
-                            masked=True)
-        module.exit_json(changed=changed, variables=result_vars, server=identity.to_dict(), reset_persisted=masking.mask_by_name(reset),
+        module.exit_json(changed=changed, variables=masked(result_vars), order=[item['name'] for item in plan],
+                         server=identity.to_dict(), reset_persisted=masking.mask_by_name(reset),
                          diff=dict(before=masking.mask_by_name(before_diff), after=masking.mask_by_name(after_diff)),
                          **extra)
     finally:

@@ -334,8 +334,11 @@ def for_role(role, inputs, facts, detect_storage):
       settings           {server variable: value}: what verify compares
       option_file, option_file_text  the drop-in's lines and body, from the one writer (option_writer.with_option_file())
       dropin             write | remove | leave: what happens to the drop-in (default: write when it has lines)
-      runtime            what to set at runtime; runtime_steps the same as a list of {name: value} batches,
-                         one global_variables run each, in order; runtime_persist: SET PERSIST them
+      runtime            what to set at runtime; runtime_steps the same as a list of {name: value} steps in the
+                         order the server takes them (innodb_io_capacity_max before a higher innodb_io_capacity);
+                         runtime_variables the steps as one {name: value} in that order (runtime_in_order()), which
+                         the scaffold sets in ONE global_variables run (it sets its variables in the order given);
+                         runtime_persist: SET PERSIST them
       pending_restart, restart_settings, restart_reason  what waits for a restart (role_input.restart_state())
       persisted_reset    settings whose persisted value (mysqld-auto.cnf) would override the drop-in at the next
                          start: RESET PERSIST before the runtime steps (persisted.plan(), by <role>_persisted)
@@ -357,6 +360,7 @@ def for_role(role, inputs, facts, detect_storage):
         state = record.function(inputs, facts)
     runtime = state.get('runtime') or {}
     state.setdefault('runtime_steps', list(runtime) if isinstance(runtime, list) else ([runtime] if runtime else []))
+    state['runtime_variables'] = runtime_in_order(role, state['runtime_steps'])
     state.setdefault('runtime_persist', False)
     state.setdefault('dropin', 'write' if state.get('option_file') else 'leave')
     state.setdefault('notes', [])
@@ -367,6 +371,19 @@ def for_role(role, inputs, facts, detect_storage):
     _persisted(role, inputs, facts, state)
     state['published'] = published_outputs(record, state)
     return state
+
+
+def runtime_in_order(role, steps):
+    """The runtime steps ([{name: value}], in order) as one {name: value} in the same order: what the scaffold gives
+    global_variables in one run. A name in two steps would lose its place; it is the role function's mistake
+    (ValueError naming the role)."""
+    out = {}
+    for step in steps:
+        for name, value in step.items():
+            if name in out:
+                raise ValueError('%s: runtime_steps set %s twice' % (role, name))
+            out[name] = value
+    return out
 
 
 def published_outputs(record, state):

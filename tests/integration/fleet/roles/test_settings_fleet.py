@@ -176,10 +176,10 @@ def test_a_settings_map_reaches_the_ssh_fleet(fleet, fleet_as_found, tmp_path):
     assert predicted == done, sorted(set(predicted.items()) ^ set(done.items()), key=str)
     assert 'restarts one server at a time, in this order: db2 -> db1 -> db4 -> db3' in flat(out), out
     for host in HOSTS:
-        # The dynamic ones at runtime (each in its own step), the drop-in in the package's drop-in directory.
+        # The dynamic ones at runtime (one run, in their order), the drop-in in the package's drop-in directory.
         set_now = set(name for r in real_results if r['host'] == host and r['status'] == 'ok'
                       and r['task'].endswith(': Set at runtime, in the order of the desired state, the settings of '
-                                             'settings') and r['item'] for name in r['item'])
+                                             'settings') for name in r['result']['order'])
         assert set_now == set(wanted[host]) - READ_ONLY[host], (host, set_now)
         path = fleet.dropin_path(host, DROPIN)
         assert os.path.dirname(path).endswith('/etc/mysql/mysql.conf.d' if host in ('db1', 'db2')

@@ -36,6 +36,7 @@ BOOK = r"""
       login_password: "{{ dbfleet_login_password }}"
     flush_neighbors: "{{ query('lab_sql', 'SELECT @@GLOBAL.innodb_flush_neighbors AS v')[0].v | string }}"
     io_capacity: "{{ query('lab_sql', 'SELECT @@GLOBAL.innodb_io_capacity AS v')[0].v | string }}"
+    io_capacities: "{{ query('lab_sql', 'SELECT @@GLOBAL.innodb_io_capacity_max AS m, @@GLOBAL.innodb_io_capacity AS c')[0] }}"
   tasks:
     - name: check mode
       dbfleet.innodb.global_variables:
@@ -122,6 +123,26 @@ BOOK = r"""
             <<: *login
             settings: {innodb_io_capacity: 50}
           ignore_errors: true
+
+        # In the order given: the maximum first, then a capacity above the running maximum (MySQL would keep a
+        # capacity set first at the running maximum, and the module's read-back would fail the task).
+        - name: raise the capacity and its maximum, in check mode
+          dbfleet.innodb.global_variables:
+            <<: *login
+            variables: {innodb_io_capacity_max: "{{ case.io_max }}", innodb_io_capacity: "{{ case.io_capacity }}"}
+          check_mode: true
+          diff: true
+          ignore_errors: true
+
+        - name: raise the capacity and its maximum
+          dbfleet.innodb.global_variables:
+            <<: *login
+            variables: {innodb_io_capacity_max: "{{ case.io_max }}", innodb_io_capacity: "{{ case.io_capacity }}"}
+          diff: true
+          ignore_errors: true
+
+        - name: io_capacity and its maximum after the raise
+          ansible.builtin.debug: {msg: "{{ io_capacities }}"}
 """
 
 
@@ -132,9 +153,13 @@ def cases(tmp_path_factory):
     tests check, not a second run to clean up)."""
     original = dict((name, socket_global_value(hv, 'innodb_flush_neighbors')) for name, hv in HOSTS.items())
     io_original = dict((name, socket_global_value(HOSTS[name], 'innodb_io_capacity')) for name in IO_HOSTS)
+    io_max_original = dict((name, socket_global_value(HOSTS[name], 'innodb_io_capacity_max')) for name in IO_HOSTS)
     extra = dict(io_hosts=IO_HOSTS, cases=dict(
         (name, dict(target=2 if int(value) != 2 else 1, read_only_value=0 if value != '0' else 1))
         for name, value in original.items()))
+    for name, value in io_max_original.items():
+        # Both above the running maximum: only the maximum first gets there.
+        extra['cases'][name].update(io_max=2 * int(value), io_capacity=int(value) + 500)
     try:
         run = task_run(INVENTORY, BOOK, tmp_path_factory.mktemp('global_variables'), extra, verbosity=4)
         yield run, original, extra['cases']
@@ -143,10 +168,12 @@ def cases(tmp_path_factory):
             socket_sql(hv, 'SET GLOBAL innodb_flush_neighbors = %s', (int(original[name]),))
         for name, value in io_original.items():
             socket_sql(HOSTS[name], 'SET GLOBAL innodb_io_capacity = %s', (int(value),))
+            socket_sql(HOSTS[name], 'SET GLOBAL innodb_io_capacity_max = %s', (int(io_max_original[name]),))
     for name, hv in HOSTS.items():
         assert socket_global_value(hv, 'innodb_flush_neighbors') == original[name], name
     for name, value in io_original.items():
         assert socket_global_value(HOSTS[name], 'innodb_io_capacity') == value, name
+        assert socket_global_value(HOSTS[name], 'innodb_io_capacity_max') == io_max_original[name], name
 
 
 @pytest.fixture(params=sorted(HOSTS) or ['none'])
@@ -231,3 +258,21 @@ def test_setter_and_verify_agree_on_suffixes_and_ranges(host, cases):
     audit = run('verify 50', host)
     item = audit['variables']['innodb_io_capacity']
     assert item['status'] == 'error' and '50 is below the minimum 100' in item['notes'][0], item
+
+
+@pytest.mark.parametrize('host', IO_HOSTS)
+def test_variables_are_set_in_the_order_given(host, cases):
+    """innodb_io_capacity_max, then innodb_io_capacity above the running maximum, in one run: check mode and --diff
+    say that order, the run sets both (on MySQL the other order leaves the capacity at the maximum and fails)."""
+    run, _original, wanted = cases
+    case = wanted[host]
+    predicted = run('raise the capacity and its maximum, in check mode', host)
+    assert not predicted['failed'] and predicted['changed'] is True, predicted.get('msg')
+    assert predicted['order'] == ['innodb_io_capacity_max', 'innodb_io_capacity'], predicted
+    assert list(predicted['diff']['after'].items()) == [('innodb_io_capacity_max', str(case['io_max'])),
+                                                        ('innodb_io_capacity', str(case['io_capacity']))], predicted
+    done = run('raise the capacity and its maximum', host)
+    assert not done['failed'], done.get('msg')
+    assert done['order'] == predicted['order'] and done['diff'] == predicted['diff'], (done, predicted)
+    now = run('io_capacity and its maximum after the raise', host)['msg']
+    assert (str(now['m']), str(now['c'])) == (str(case['io_max']), str(case['io_capacity'])), now

@@ -226,6 +226,8 @@ def test_for_roles_equals_each_role_alone_with_the_defaults_filling_in():
         assert states[role]['inputs'] == dict(desired.INPUTS[role], **desired.role_inputs(role, variables)[0])
     assert states['adaptive_hash']['dropin'] == 'write' and states['adaptive_hash']['runtime_steps'] == []
     assert states['flush_neighbors']['runtime_steps'] == states['flush_neighbors']['runtime']
+    assert states['flush_neighbors']['runtime_variables'] == desired.runtime_in_order(
+        'flush_neighbors', states['flush_neighbors']['runtime_steps'])
     assert states['memcached']['pending_restart'] is False and states['memcached']['restart_settings'] == {}
     assert settings['innodb_io_capacity'] == 2000 and settings['innodb_adaptive_hash_index_parts'] == 16
     assert settings['daemon_memcached_r_batch_size'] == 7
@@ -487,3 +489,16 @@ def test_a_record_alone_checks_the_ranges_of_the_version_table_and_its_restart_i
 def test_a_record_alone_leaves_what_the_server_lacks_unsupported(recorded_role):
     state = recorded_role.function(dict(lru_depth=2048), facts('mysql', (8, 0, 33)))
     assert state['unsupported'][0]['name'] == 'innodb_lru_scan_depth' and state['option_file'] == []
+
+
+def test_the_runtime_steps_are_one_mapping_in_their_order():
+    """runtime_variables, what the scaffold sets in one global_variables run: the steps in their order (the maximum
+    first when the capacity goes above the running maximum), each name once."""
+    steps = [{'innodb_flush_neighbors': 0}, {'innodb_io_capacity_max': 4000}, {'innodb_io_capacity': 3000}]
+    assert list(desired.runtime_in_order('flush_neighbors', steps).items()) == [
+        ('innodb_flush_neighbors', 0), ('innodb_io_capacity_max', 4000), ('innodb_io_capacity', 3000)]
+    assert desired.runtime_in_order('memcached', [{'b': 1, 'a': 2}]) == {'b': 1, 'a': 2}
+    assert list(desired.runtime_in_order('memcached', [{'b': 1, 'a': 2}])) == ['b', 'a']
+    assert desired.runtime_in_order('adaptive_hash', []) == {}
+    with pytest.raises(ValueError, match='flush_neighbors: runtime_steps set innodb_io_capacity twice'):
+        desired.runtime_in_order('flush_neighbors', [{'innodb_io_capacity': 1}, {'innodb_io_capacity': 2}])
