@@ -5,7 +5,8 @@ systemd (mariadb.service), GTID replication; pkg3: Debian 13, MariaDB 11.8; pkg4
 (mysql.service), each from its package. Ansible arrives over SSH as the unprivileged user `deploy`
 with `become`; the inventory (inventories/booted/hosts.yml) names no path, unit, socket, restart command
 or login. What the collection finds by itself is checked against what the package really has, read
-inside the machine; then site.yml (check mode exact, applied, idempotent) and verify.yml run there.
+inside the machine; then site.yml (check mode exact, applied, idempotent; its runs shared with test_vendor_unit.py,
+dbfleet_testing.booted_site) and verify.yml run there.
 """
 import datetime
 import json
@@ -22,6 +23,7 @@ sys.path.insert(0, os.path.join(ROOT, "lab"))
 
 from dbfleet_testing.lab import BOOTED_HOSTS, inside  # noqa: E402  pylint: disable=wrong-import-position
 from dbfleet_testing.runs import env, playbook, recap  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.booted_site import SITE_DROPINS, SITE_VARS  # noqa: E402  pylint: disable=wrong-import-position
 
 # The distributions' packages; pkg5 (a tarball under a vendor-style unit, also booted) has test_vendor_unit.py.
 HOSTS = tuple(h for h in BOOTED_HOSTS if h != "pkg5")
@@ -32,8 +34,6 @@ PACKAGES = {"pkg1": ("mariadb", "mariadb", "/etc/mysql/mariadb.conf.d", "/etc/my
             "pkg4": ("mysql", "mysql", "/etc/mysql/mysql.conf.d", None)}
 # Never set on a user's host by its inventory in this test: the collection must find them (or be told).
 TOLD_PREFIXES = ("dbfleet_login_", "dbfleet_option_", "dbfleet_restart_", "dbfleet_service_name", "dbfleet_config_file")
-# MariaDB 10.5+ and MySQL 8.4+ default innodb_adaptive_hash_index to OFF: ON is a real change.
-SITE_VARS = {"adaptive_hash_enabled": True}
 
 
 @pytest.fixture(scope="module")
@@ -98,40 +98,32 @@ def test_what_the_collection_finds_is_what_the_package_has(booted, tmp_path):
         assert facts["version_text"] == expected[host]["dbfleet_lab_expected_version"]
 
 
-def test_site_check_mode_exact_then_applied_then_idempotent(booted):
+def test_site_check_mode_exact_then_applied_then_idempotent(site_runs):
+    """site.yml's runs over the booted hosts (dbfleet_testing.booted_site, shared with test_vendor_unit.py), for these
+    hosts: check mode says what the run changes and changes nothing, the run changes that, a second run and a second
+    check mode run change nothing."""
     dropins = {h: PACKAGES[h][2] + "/60-dbfleet-adaptive_hash.cnf" for h in HOSTS}
-    for host in HOSTS:      # the package's state (a run before this one may have left the role's file)
-        inside(booted, host, "rm", "-f", dropins[host])
-        booted.query(host, "SET GLOBAL innodb_adaptive_hash_index = OFF")
-    before = {h: booted.query(h, "SELECT @@innodb_adaptive_hash_index AS v")[0]["v"] for h in HOSTS}
-    assert before == {h: 0 for h in HOSTS}
-    code, out = playbook(booted.booted_inventory, "site.yml", SITE_VARS, check=True)
-    assert code == 0, out[-3000:]
-    checked = recap(out)
-    assert all(checked[h]["changed"] >= 2 for h in HOSTS), checked      # the drop-in and the runtime value
-    assert {h: booted.query(h, "SELECT @@innodb_adaptive_hash_index AS v")[0]["v"] for h in HOSTS} == before
-    for host in HOSTS:
-        assert not os.path.exists(os.path.join(booted.lab_dir, "fleet", host, "root", dropins[host].lstrip("/")))
+    assert {h: site_runs.ahi["before"][h] for h in HOSTS} == {h: 0 for h in HOSTS}
+    checked = site_runs.changed["checked"]
+    assert all(checked[h] >= 2 for h in HOSTS), checked      # the drop-in and the runtime value
+    assert {h: site_runs.ahi["checked"][h] for h in HOSTS} == {h: 0 for h in HOSTS}
+    assert {h: site_runs.dropin_after_check[h] for h in HOSTS} == {h: False for h in HOSTS}
 
-    code, out = playbook(booted.booted_inventory, "site.yml", SITE_VARS)
-    assert code == 0, out[-3000:]
-    applied = recap(out)
-    assert {h: applied[h]["changed"] for h in HOSTS} == {h: checked[h]["changed"] for h in HOSTS}, (checked, applied)
+    applied = site_runs.changed["applied"]
+    assert {h: applied[h] for h in HOSTS} == {h: checked[h] for h in HOSTS}, (checked, applied)
     for host in HOSTS:
-        assert booted.query(host, "SELECT @@innodb_adaptive_hash_index AS v")[0]["v"] == 1
-        text = inside(booted, host, "cat", dropins[host])
-        assert "innodb_adaptive_hash_index = ON" in text
+        assert site_runs.ahi["applied"][host] == 1
+        assert SITE_DROPINS[host] == dropins[host]
+        assert "innodb_adaptive_hash_index = ON" in site_runs.dropin_text[host]
         # The server reads it: its own option-file reader prints it among the [mysqld] options.
-        assert "--innodb_adaptive_hash_index=ON" in inside(booted, host, "my_print_defaults", "mysqld")
+        assert "--innodb_adaptive_hash_index=ON" in site_runs.print_defaults[host]
 
-    code, out = playbook(booted.booted_inventory, "site.yml", SITE_VARS)
-    assert code == 0, out[-3000:]
-    assert {h: recap(out)[h]["changed"] for h in HOSTS} == {h: 0 for h in HOSTS}, out[-3000:]
-    code, out = playbook(booted.booted_inventory, "site.yml", SITE_VARS, check=True)
-    assert code == 0 and {h: recap(out)[h]["changed"] for h in HOSTS} == {h: 0 for h in HOSTS}, out[-3000:]
+    for run in ("again", "checked_again"):
+        assert {h: site_runs.changed[run][h] for h in HOSTS} == {h: 0 for h in HOSTS}, site_runs.output[run]
 
 
-def test_verify_both_modes(booted, tmp_path):
+def test_verify_both_modes(booted, site_runs, tmp_path):  # pylint: disable=unused-argument
+    """verify.yml where site.yml applied adaptive_hash (site_runs)."""
     pattern = ":".join(HOSTS)
     # Host mode: the verify module on the host, logged in through the socket as root; the option files read there.
     code, out = playbook(booted.booted_inventory, "verify.yml",

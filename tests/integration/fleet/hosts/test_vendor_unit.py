@@ -5,7 +5,8 @@ root's auth_socket login, in a booted Debian 12 machine reached over SSH as depl
 
 - what the collection finds there by itself (server_facts): the socket, the drop-in directory, the unit, the login;
   the inventory tells none of them;
-- site.yml on it: check mode exact, then applied, then idempotent.
+- site.yml on it: check mode exact, then applied, then idempotent (its runs over all the booted hosts, shared with
+  test_booted_hosts.py: dbfleet_testing.booted_site).
 
 The start-failure fault test on pkg5 is tests/integration/fleet/faults/test_restart_systemd.py (pkg5 among its hosts).
 """
@@ -22,13 +23,12 @@ sys.path.insert(0, os.path.join(ROOT, "lab"))
 
 from dbfleet_testing.lab import LabHandle, default_lab_dir, lab_py  # noqa: E402  pylint: disable=wrong-import-position
 from dbfleet_testing.lab import inside as inside_host  # noqa: E402  pylint: disable=wrong-import-position
-from dbfleet_testing.runs import env, playbook, recap  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.runs import env  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.booted_site import SITE_DROPINS  # noqa: E402  pylint: disable=wrong-import-position
 
 HOST = "pkg5"
 TOLD_PREFIXES = ("dbfleet_login_", "dbfleet_option_", "dbfleet_restart_", "dbfleet_service_name", "dbfleet_config_file")
 DROPIN = "/etc/mysql/mysql.conf.d/60-dbfleet-adaptive_hash.cnf"
-# MySQL 8.0 defaults innodb_adaptive_hash_index to ON: the test turns it OFF at runtime first, so ON is a change.
-SITE_VARS = {"adaptive_hash_enabled": True}
 
 
 @pytest.fixture(scope="module")
@@ -50,14 +50,6 @@ def booted():
 def inside(lab, *argv):
     """A command inside pkg5 (dbfleet_testing.lab.inside)."""
     return inside_host(lab, HOST, *argv)
-
-
-def site(lab, check=False):
-    rc, out = playbook(lab.booted_inventory, "site.yml", SITE_VARS, check=check, limit=HOST)
-    assert rc == 0, out[-3000:]
-    counts = recap(out)
-    assert HOST in counts, "no recap line for %s:\n%s" % (HOST, out[-3000:])
-    return counts[HOST]["changed"]
 
 
 def test_the_collection_finds_the_vendor_layout_by_itself(booted, tmp_path):
@@ -93,16 +85,19 @@ def test_the_collection_finds_the_vendor_layout_by_itself(booted, tmp_path):
         [{"plugin": "auth_socket"}]
 
 
-def test_site_check_mode_exact_then_applied_then_idempotent(booted):
-    inside(booted, "rm", "-f", DROPIN)     # the package's state (a run before this one may have left the role's file)
-    booted.query(HOST, "SET GLOBAL innodb_adaptive_hash_index = OFF")
-    checked = site(booted, check=True)
+def test_site_check_mode_exact_then_applied_then_idempotent(site_runs):
+    """site.yml's runs over the booted hosts (dbfleet_testing.booted_site, shared with test_booted_hosts.py), for
+    pkg5: check mode says what the run changes and changes nothing, the run changes that, a second run and a second
+    check mode run change nothing."""
+    assert site_runs.ahi["before"][HOST] == 0
+    assert all(HOST in site_runs.changed[run] for run in site_runs.changed), site_runs.output
+    checked = site_runs.changed["checked"][HOST]
     assert checked >= 2                     # the drop-in and the runtime value
-    assert booted.query(HOST, "SELECT @@innodb_adaptive_hash_index AS v")[0]["v"] == 0
-    assert not os.path.exists(os.path.join(booted.lab_dir, "fleet", HOST, "root", DROPIN.lstrip("/")))
-    assert site(booted) == checked
-    assert booted.query(HOST, "SELECT @@innodb_adaptive_hash_index AS v")[0]["v"] == 1
+    assert site_runs.ahi["checked"][HOST] == 0
+    assert SITE_DROPINS[HOST] == DROPIN and not site_runs.dropin_after_check[HOST]
+    assert site_runs.changed["applied"][HOST] == checked
+    assert site_runs.ahi["applied"][HOST] == 1
     # The server reads the role's file: its own option-file reader prints it among the [mysqld] options.
-    assert "--innodb_adaptive_hash_index=ON" in inside(booted, "my_print_defaults", "mysqld")
-    assert site(booted) == 0
-    assert site(booted, check=True) == 0
+    assert "--innodb_adaptive_hash_index=ON" in site_runs.print_defaults[HOST]
+    assert site_runs.changed["again"][HOST] == 0, site_runs.output["again"]
+    assert site_runs.changed["checked_again"][HOST] == 0, site_runs.output["checked_again"]
