@@ -169,11 +169,14 @@ def _shared_scenario(hosts, directory):
     seen['apply'] = run()
     seen['ahi_after_apply'] = dict((host, ahi_on(HOSTS[host])) for host in hosts)
     seen['dropins_after_apply'] = dict((host, read_file(dropin_path(HOSTS[host]))) for host in hosts)
+    # A value the run did not set is the role's failure, not someone else's change: stop with the run's output.
+    assert seen['ahi_after_apply'] == start, seen['apply'][2]
     seen['check_again'] = run(check=True, extra={'adaptive_hash_part': 16})
     unchanged_by_others(start)
     # The partitions written and reported pending: each host asked for a count it does not run.
     seen['flip'] = run(diff=True, flip=True, inventory=with_parts)
     seen['ahi_after_flip'] = dict((host, ahi_on(HOSTS[host])) for host in hosts)
+    assert seen['ahi_after_flip'] == flipped, seen['flip'][2]
     seen['dropins'] = dict((host, read_file(dropin_path(HOSTS[host]))) for host in hosts)
     seen['parts_after_runs'] = parts_now()
     seen['second'] = run(flip=True, inventory=with_parts)
