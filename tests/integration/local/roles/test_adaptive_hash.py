@@ -69,11 +69,14 @@ def run_role(inventory, limit, extra, check=False, diff=False):
         'hosts': 'all',
         'gather_facts': False,
         'roles': [{'role': 'dbfleet.innodb.adaptive_hash'}],
+        # Every host's report in one file, written once (one module run per play, not one per host).
         'post_tasks': [{
-            'name': 'Keep the report',
-            'ansible.builtin.copy': {'content': '{{ adaptive_hash_report | to_json }}',
-                                     'dest': report_dir + '/{{ inventory_hostname }}.json', 'mode': '0600'},
-            'check_mode': False, 'changed_when': False,
+            'name': 'Keep the reports',
+            'ansible.builtin.copy': {
+                'content': "{{ dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, "
+                           "'adaptive_hash_report'))) | to_json }}",
+                'dest': report_dir + '/reports.json', 'mode': '0600'},
+            'check_mode': False, 'changed_when': False, 'run_once': True,
         }],
     }]
     pb = os.path.join(report_dir, 'play.yml')
@@ -82,10 +85,9 @@ def run_role(inventory, limit, extra, check=False, diff=False):
     try:
         proc = playbook_proc(inventory, pb, extra, check=check, diff=diff, limit=limit)
         reports = {}
-        for name in os.listdir(report_dir):
-            if name.endswith('.json'):
-                with open(os.path.join(report_dir, name), encoding='utf-8') as handle:
-                    reports[name[:-5]] = json.load(handle)
+        if os.path.exists(os.path.join(report_dir, 'reports.json')):
+            with open(os.path.join(report_dir, 'reports.json'), encoding='utf-8') as handle:
+                reports = json.load(handle)
     finally:
         shutil.rmtree(report_dir, ignore_errors=True)
     return recap(proc.stdout), reports, proc.stdout + proc.stderr
@@ -124,78 +126,6 @@ class ForeignChange(Exception):
     """Someone else changed innodb_adaptive_hash_index on this shared server meanwhile."""
 
 
-def _toggle_scenario(hosts):
-    """Each step is one run over every host (each flips what it runs now: a per-host value, from an extra variable
-    the run templates for each host), as a DBA would run the role over the fleet."""
-    start = dict((host, not ahi_on(HOSTS[host])) for host in hosts)      # flip whatever each server runs now
-
-    def run(check=False, diff=False, flip=False):
-        wanted = dict((host, start[host] is not flip) for host in hosts)
-        return run_role(INVENTORY, ':'.join(hosts), {'adaptive_hash_enabled': '{{ __test_wanted[inventory_hostname] }}',
-                                                     '__test_wanted': wanted}, check=check, diff=diff)
-
-    def unchanged_by_others():
-        if any(ahi_on(HOSTS[host]) is not start[host] for host in hosts):
-            raise ForeignChange()
-
-    rc, rep, out = run(check=True, diff=True)
-    if any(ahi_on(HOSTS[host]) is start[host] for host in hosts):
-        raise ForeignChange()
-    check_changed = {}
-    for host in hosts:
-        assert rc[host]['failed'] == 0, out
-        # The runtime value changes; the drop-in too unless it already says so.
-        assert rc[host]['changed'] in (1, 2), out
-        check_changed[host] = rc[host]['changed']
-    for value in set(start.values()):   # the runtime diff shown for every host (one run prints all hosts' diffs)
-        hosts_of = sum(1 for host in hosts if start[host] is value)
-        assert out.count("innodb_adaptive_hash_index: '%s'" % ('ON' if value else 'OFF')) >= hosts_of, out
-
-    rc, rep, out = run()
-    for host in hosts:
-        assert rc[host]['failed'] == 0 and rc[host]['changed'] == check_changed[host], out   # check mode was exact
-        assert ahi_on(HOSTS[host]) is start[host]
-        text = read_file(dropin_path(HOSTS[host]))
-        assert 'Managed by the dbfleet.innodb.adaptive_hash role' in text
-        assert '[mysqld]' in text
-        assert 'innodb_adaptive_hash_index = %s' % ('ON' if start[host] else 'OFF') in text
-        assert rep[host]['desired'] == {'innodb_adaptive_hash_index': start[host]}
-        assert rep[host]['pending_restart'] is False
-
-    rc, rep, out = run()
-    unchanged_by_others()
-    assert all(rc[host]['changed'] == 0 for host in hosts), out            # idempotent
-    rc, rep, out = run(check=True)
-    unchanged_by_others()
-    assert all(rc[host]['changed'] == 0 for host in hosts), out            # and check mode agrees
-
-    rc, rep, out = run(diff=True, flip=True)
-    for host in hosts:
-        assert rc[host]['changed'] == 2, out           # both the runtime value and the drop-in flip
-        assert ahi_on(HOSTS[host]) is (not start[host])
-    for value in set(start.values()):
-        hosts_of = sum(1 for host in hosts if start[host] is value)
-        assert out.count("+innodb_adaptive_hash_index = %s" % ('OFF' if value else 'ON')) >= hosts_of, out
-
-
-def test_enable_disable_runtime_dropin_check_mode_idempotence():
-    """The lab may be shared: a change made by someone else meanwhile restarts the scenario."""
-    hosts = sorted(HOSTS)
-    before_files = dict((host, read_file(dropin_path(HOSTS[host]))) for host in hosts)
-    for attempt in range(3):
-        with contextlib.ExitStack() as stack:
-            for host in hosts:
-                stack.enter_context(Restore(HOSTS[host]))
-            try:
-                _toggle_scenario(hosts)
-                break
-            except ForeignChange:
-                if attempt == 2:
-                    pytest.fail('innodb_adaptive_hash_index kept changing under the test: is another run '
-                                'using this lab? (give each run its own DBFLEET_LAB_PORT_BASE)')
-    assert dict((host, read_file(dropin_path(HOSTS[host]))) for host in hosts) == before_files       # put back
-
-
 def parts_inventory(directory, wanted):
     """An inventory beside the lab's giving each host its own adaptive_hash_parts (host variables, over the lab's
     group_vars); its path."""
@@ -206,54 +136,142 @@ def parts_inventory(directory, wanted):
     return path
 
 
-@pytest.fixture(scope='module')
-def parts_runs(tmp_path_factory):
-    """The partitions written and reported pending: each step one run over every host at once (each asked for a count
-    it does not run), as a DBA would run the role over the fleet. What each step said and what each server ran after
-    it, per host; every host put back afterwards (runtime value and drop-in)."""
-    hosts = sorted(HOSTS)
+def _shared_scenario(hosts, directory):
+    """Each step is one run over every host (each flips what it runs now: a per-host value, from an extra variable
+    the run templates for each host), as a DBA would run the role over the fleet: check mode (with diff), the run,
+    check mode again (nothing left to do; with a misspelt variable, adaptive_hash_part, that the role names in a
+    warning and ignores), then the run that flips every host back and also asks each for partitions
+    it does not run (host variables of parts_inventory()), that run again (nothing to do; the partitions still
+    pending), and rolling_restart.yml in check mode (what verify and the rolling restart see). What each step said,
+    and what each server ran after it; raises ForeignChange when a server's value moved under the scenario."""
+    start = dict((host, not ahi_on(HOSTS[host])) for host in hosts)      # flip whatever each server runs now
     running = dict((host, int(socket_global_value(HOSTS[host], 'innodb_adaptive_hash_index_parts'))) for host in hosts)
     wanted = dict((host, 4 if running[host] != 4 else 16) for host in hosts)
-    inventories = [INVENTORY, parts_inventory(str(tmp_path_factory.mktemp('ahi-parts')), wanted)]
+    with_parts = [INVENTORY, parts_inventory(directory, wanted)]
+
+    def run(check=False, diff=False, flip=False, inventory=INVENTORY, extra=None):
+        ahi = dict((host, start[host] is not flip) for host in hosts)
+        variables = dict({'adaptive_hash_enabled': '{{ __test_wanted[inventory_hostname] }}', '__test_wanted': ahi},
+                         **(extra or {}))
+        return run_role(inventory, ':'.join(hosts), variables, check=check, diff=diff)
+
+    def unchanged_by_others(value):
+        if any(ahi_on(HOSTS[host]) is not value[host] for host in hosts):
+            raise ForeignChange()
 
     def parts_now():
         return dict((host, int(socket_global_value(HOSTS[host], 'innodb_adaptive_hash_index_parts'))) for host in hosts)
-    seen = dict(running=running, wanted=wanted)
-    with contextlib.ExitStack() as stack:
-        for host in hosts:
-            stack.enter_context(Restore(HOSTS[host]))
-        seen['first'] = run_role(inventories, ':'.join(hosts), {})
-        seen['dropins'] = dict((host, read_file(dropin_path(HOSTS[host]))) for host in hosts)
-        seen['parts_after_runs'] = parts_now()
-        seen['second'] = run_role(inventories, ':'.join(hosts), {})
-        # What verify (and the rolling restart) sees.
-        seen['rolling'] = run_playbook(inventories, 'rolling_restart.yml', check=True, limit=':'.join(hosts))
-        seen['parts_after_check'] = parts_now()
+
+    flipped = dict((host, not start[host]) for host in hosts)
+    seen = dict(start=start, running=running, wanted=wanted)
+    seen['check'] = run(check=True, diff=True)
+    unchanged_by_others(flipped)                  # check mode changed nothing (or someone else did)
+    seen['apply'] = run()
+    seen['ahi_after_apply'] = dict((host, ahi_on(HOSTS[host])) for host in hosts)
+    seen['dropins_after_apply'] = dict((host, read_file(dropin_path(HOSTS[host]))) for host in hosts)
+    # A value the run did not set is the role's failure, not someone else's change: stop with the run's output.
+    assert seen['ahi_after_apply'] == start, seen['apply'][2]
+    seen['check_again'] = run(check=True, extra={'adaptive_hash_part': 16})
+    unchanged_by_others(start)
+    # The partitions written and reported pending: each host asked for a count it does not run.
+    seen['flip'] = run(diff=True, flip=True, inventory=with_parts)
+    seen['ahi_after_flip'] = dict((host, ahi_on(HOSTS[host])) for host in hosts)
+    assert seen['ahi_after_flip'] == flipped, seen['flip'][2]
+    seen['dropins'] = dict((host, read_file(dropin_path(HOSTS[host]))) for host in hosts)
+    seen['parts_after_runs'] = parts_now()
+    seen['second'] = run(flip=True, inventory=with_parts)
+    unchanged_by_others(flipped)
+    # What verify (and the rolling restart) sees.
+    seen['rolling'] = run_playbook(with_parts, 'rolling_restart.yml', check=True, limit=':'.join(hosts))
+    seen['parts_after_check'] = parts_now()
     return seen
 
 
+@pytest.fixture(scope='module')
+def shared_runs(tmp_path_factory):
+    """_shared_scenario() over every host of the shared lab, every host put back afterwards (runtime value and
+    drop-in), with the drop-ins before and after. The lab may be shared: a change made by someone else meanwhile
+    restarts the scenario."""
+    hosts = sorted(HOSTS)
+    before_files = dict((host, read_file(dropin_path(HOSTS[host]))) for host in hosts)
+    for attempt in range(3):
+        with contextlib.ExitStack() as stack:
+            for host in hosts:
+                stack.enter_context(Restore(HOSTS[host]))
+            try:
+                seen = _shared_scenario(hosts, str(tmp_path_factory.mktemp('ahi-parts')))
+                break
+            except ForeignChange:
+                if attempt == 2:
+                    pytest.fail('innodb_adaptive_hash_index kept changing under the test: is another run '
+                                'using this lab? (give each run its own DBFLEET_LAB_PORT_BASE)')
+    seen.update(hosts=hosts, before_files=before_files,
+                after_files=dict((host, read_file(dropin_path(HOSTS[host]))) for host in hosts))
+    return seen
+
+
+def test_enable_disable_runtime_dropin_check_mode_idempotence(shared_runs):
+    """The lab may be shared: a change made by someone else meanwhile restarts the scenario (shared_runs)."""
+    hosts, start = shared_runs['hosts'], shared_runs['start']
+    rc, rep, out = shared_runs['check']
+    check_changed = {}
+    for host in hosts:
+        assert rc[host]['failed'] == 0, out
+        # The runtime value changes; the drop-in too unless it already says so.
+        assert rc[host]['changed'] in (1, 2), out
+        check_changed[host] = rc[host]['changed']
+    for value in set(start.values()):   # the runtime diff shown for every host (one run prints all hosts' diffs)
+        hosts_of = sum(1 for host in hosts if start[host] is value)
+        assert out.count("innodb_adaptive_hash_index: '%s'" % ('ON' if value else 'OFF')) >= hosts_of, out
+
+    rc, rep, out = shared_runs['apply']
+    for host in hosts:
+        assert rc[host]['failed'] == 0 and rc[host]['changed'] == check_changed[host], out   # check mode was exact
+        assert shared_runs['ahi_after_apply'][host] is start[host]
+        text = shared_runs['dropins_after_apply'][host]
+        assert 'Managed by the dbfleet.innodb.adaptive_hash role' in text
+        assert '[mysqld]' in text
+        assert 'innodb_adaptive_hash_index = %s' % ('ON' if start[host] else 'OFF') in text
+        assert rep[host]['desired'] == {'innodb_adaptive_hash_index': start[host]}
+        assert rep[host]['pending_restart'] is False
+
+    rc, rep, out = shared_runs['check_again']
+    assert all(rc[host]['changed'] == 0 for host in hosts), out            # check mode: nothing left to do
+    rc, rep, out = shared_runs['second']
+    assert all(rc[host]['changed'] == 0 for host in hosts), out            # idempotent (the same run again)
+
+    rc, rep, out = shared_runs['flip']
+    for host in hosts:
+        assert rc[host]['changed'] == 2, out           # both the runtime value and the drop-in flip
+        assert shared_runs['ahi_after_flip'][host] is (not start[host])
+    for value in set(start.values()):
+        hosts_of = sum(1 for host in hosts if start[host] is value)
+        assert out.count("+innodb_adaptive_hash_index = %s" % ('OFF' if value else 'ON')) >= hosts_of, out
+    assert shared_runs['after_files'] == shared_runs['before_files']       # put back
+
+
 @pytest.mark.parametrize('host', sorted(HOSTS))
-def test_parts_written_and_reported_pending_restart(parts_runs, host):
-    running, wanted = parts_runs['running'][host], parts_runs['wanted'][host]
-    rc, rep, out = parts_runs['first']
+def test_parts_written_and_reported_pending_restart(shared_runs, host):
+    running, wanted = shared_runs['running'][host], shared_runs['wanted'][host]
+    rc, rep, out = shared_runs['flip']
     assert rc[host]['failed'] == 0, out
     assert rep[host]['pending_restart'] is True
     assert rep[host]['partition_variable'] == 'innodb_adaptive_hash_index_parts'
     assert rep[host]['issues'][0]['status'] == 'pending_restart'
-    assert 'innodb_adaptive_hash_index_parts = %d' % wanted in parts_runs['dropins'][host]
-    assert parts_runs['parts_after_runs'][host] == running   # no restart (never)
+    assert 'innodb_adaptive_hash_index_parts = %d' % wanted in shared_runs['dropins'][host]
+    assert shared_runs['parts_after_runs'][host] == running   # no restart (never)
 
-    rc, rep, out = parts_runs['second']
+    rc, rep, out = shared_runs['second']
     assert rc[host]['changed'] == 0, out
     assert rep[host]['pending_restart'] is True       # still reported, nothing re-done
 
-    proc, rc, out = parts_runs['rolling']
+    proc, rc, out = shared_runs['rolling']
     assert proc.returncode == 0, out
     text = ' '.join(out.split())
     order = re.search(r'would restart one server at a time, in this order: ([^;]+);', text)
     assert order and host in order.group(1).split(' -> '), out
     assert '%s: primary in topology %s, for innodb_adaptive_hash_index_parts' % (host, host) in text, out
-    assert parts_runs['parts_after_check'][host] == running
+    assert shared_runs['parts_after_check'][host] == running
 
 
 BAD_INPUT = [
@@ -295,9 +313,9 @@ def test_bad_input_rejected_before_anything_changes(bad_input_run, extra, needle
     assert bad_input_run['after'] == bad_input_run['before']
 
 
-def test_misspelt_variable_is_named_in_a_warning():
+def test_misspelt_variable_is_named_in_a_warning(shared_runs):
     host = sorted(HOSTS)[0]
-    rc, rep, out = run_role(INVENTORY, host, {'adaptive_hash_part': 16})
+    rc, rep, out = shared_runs['check_again']
     assert rc[host]['failed'] == 0, out
     assert 'adaptive_hash_part is not a variable of the adaptive_hash role' in ' '.join(out.split()), out
     assert 'innodb_adaptive_hash_index_parts' not in rep[host]['desired']
@@ -335,6 +353,14 @@ def parts_pending(inventory, parts):
     assert all(r['pending_restart'] for r in rep.values()), out
 
 
+@pytest.fixture(scope='module')
+def four_parts_pending(private_lab):
+    """parts_pending(PRIVATE_INV, 4), once for the tests that start from it: the refused rolling restart changes
+    nothing, so the one after it finds the 4 partitions still pending."""
+    parts_pending(PRIVATE_INV, 4)
+    return private_lab
+
+
 @pytest.mark.own_lab
 def test_role_restarts_when_allowed(private_lab):
     hosts = private_lab
@@ -365,12 +391,11 @@ def test_role_restarts_when_allowed(private_lab):
 
 
 @pytest.mark.own_lab
-def test_rolling_restart_refuses_an_inventory_that_disagrees_with_the_servers(private_lab):
-    hosts = private_lab
+def test_rolling_restart_refuses_an_inventory_that_disagrees_with_the_servers(four_parts_pending):
+    hosts = four_parts_pending
     # The inventory lists mysql57 as a replica; the server replicates from no one: refused before anything.
     inv = private_inventory('rolling.yml', lambda data: data['all']['children'].update(
         replicas={'hosts': {'mysql57': {}}}))
-    parts_pending(PRIVATE_INV, 4)
     proc, _rc, out = run_playbook(inv, 'rolling_restart.yml', {'adaptive_hash_parts': 4})
     assert proc.returncode != 0, out
     text = ' '.join(out.split())
@@ -380,9 +405,8 @@ def test_rolling_restart_refuses_an_inventory_that_disagrees_with_the_servers(pr
 
 
 @pytest.mark.own_lab
-def test_rolling_restart_order_and_verify(private_lab):
-    hosts = private_lab
-    parts_pending(PRIVATE_INV, 4)
+def test_rolling_restart_order_and_verify(four_parts_pending):
+    hosts = four_parts_pending
 
     proc, rc, out = run_playbook(PRIVATE_INV, 'rolling_restart.yml', {'adaptive_hash_parts': 4}, check=True)
     assert proc.returncode == 0, out

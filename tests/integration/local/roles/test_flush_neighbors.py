@@ -24,13 +24,20 @@ PLAYBOOK = """
   roles:
     - role: dbfleet.innodb.flush_neighbors
   post_tasks:
+    # Every host's facts in one file, written once (one module run per play, not one per host): fact -> host -> value.
     - name: Keep the role's facts for the test
+      vars:
+        __hosts: "{{ ansible_play_hosts }}"
       ansible.builtin.copy:
-        content: "{{ {'report': flush_neighbors_report, 'storage': flush_neighbors_storage,
-                      'desired': flush_neighbors_desired_settings} | to_json }}"
-        dest: "{{ out_dir }}/{{ inventory_hostname }}.json"
+        content: >-
+          {{ {'report': dict(__hosts | zip(__hosts | map('extract', hostvars, 'flush_neighbors_report'))),
+              'storage': dict(__hosts | zip(__hosts | map('extract', hostvars, 'flush_neighbors_storage'))),
+              'desired': dict(__hosts | zip(__hosts | map('extract', hostvars, 'flush_neighbors_desired_settings')))}
+             | to_json }}
+        dest: "{{ out_dir }}/facts.json"
         mode: "0644"
       delegate_to: localhost
+      run_once: true
       check_mode: false
       changed_when: false
 """
@@ -44,17 +51,25 @@ class Run(object):
                       self.out, re.M)
         assert m, self.out[-3000:]
         self.ok, self.changed, self.unreachable, self.failed = (int(x) for x in m.groups())
-        path = os.path.join(out_dir, host + '.json')
-        self.facts = json.load(open(path)) if os.path.exists(path) else None
+        path = os.path.join(out_dir, 'facts.json')
+        facts = json.load(open(path)) if os.path.exists(path) else {}
+        self.facts = (dict((name, facts[name][host]) for name in ('report', 'storage', 'desired'))
+                      if host in facts.get('report', {}) else None)
+
+
+@pytest.fixture(scope='module')
+def inventory(lab, tmp_path_factory):
+    """A private inventory of the shared lab (inventories/lab/hosts.yml may be rewritten by other labs), written once
+    for the tests of this module."""
+    path = str(tmp_path_factory.mktemp('flush-inventory') / 'hosts.yml')
+    lab.run('--inventory', path, 'inventory')
+    return path
 
 
 @pytest.fixture
-def play(tmp_path, lab):
+def play(tmp_path, inventory):
     book = tmp_path / 'play.yml'
     book.write_text(PLAYBOOK)
-    # a private inventory of the shared lab (inventories/lab/hosts.yml may be rewritten by other labs)
-    inventory = str(tmp_path / 'hosts.yml')
-    lab.run('--inventory', inventory, 'inventory')
 
     def run(host, extra=None, check=False):
         """One run on host; on a list of hosts, one run on all of them: {host: Run}."""
@@ -247,15 +262,13 @@ BAD_INPUT = [
 
 
 @pytest.fixture(scope='module')
-def bad_input_run(lab, tmp_path_factory):
+def bad_input_run(lab, inventory, tmp_path_factory):
     """Every bad input of BAD_INPUT in one run on mariadb1011: each case is that host under a name of its own
     (servers.alias_inventory: case0, case1...), given the case's variables over the class whose value differs from what
     the server runs (a run that went through would change something). The host's flushing variables and drop-in
     before and after the run ({case: Run}), put back afterwards."""
     host = 'mariadb1011'
     tmp = tmp_path_factory.mktemp('flush-bad')
-    inventory = str(tmp / 'hosts.yml')
-    lab.run('--inventory', inventory, 'inventory')
     saved = snapshot(lab, host)
     klass = 'ssd' if saved[0]['innodb_flush_neighbors'] else 'hdd'
     cases = dict(('case%d' % i, dict({'flush_neighbors_storage_class': klass}, **extra))

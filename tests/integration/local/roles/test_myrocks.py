@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from dbfleet_testing.runs import ansible
-from dbfleet_testing.servers import engines, host_vars, sql
+from dbfleet_testing.runs import ansible, host_failure, recap
+from dbfleet_testing.servers import alias_inventory, engines, host_vars, sql
 
 HOST = 'mariadb118'
 DROPIN = '60-dbfleet-myrocks.cnf'
@@ -113,13 +113,6 @@ def test_role_enables_myrocks_end_to_end(without_myrocks, tmp_path):
     assert not os.path.exists(dropin()) and not loaded()
 
 
-def test_role_refuses_on_mysql_before_any_change(lab, tmp_path):
-    rc, changed, out = play(tmp_path, dict(myrocks_enabled=True, myrocks_restart='allowed'), host='mysql97')
-    assert rc != 0 and changed == 0, out
-    assert 'MyRocks cannot be enabled on mysql97: mysql never shipped the ROCKSDB (MyRocks) engine' in out
-    assert not os.path.exists(dropin('mysql97'))
-
-
 def test_an_option_file_injection_is_refused_before_anything_is_written(without_myrocks, tmp_path):
     """issue 23: a value with a line break must not add `init_file=` (SQL run as the server at its next
     start) to the drop-in; the one option-file writer refuses it before any task changes anything."""
@@ -133,14 +126,41 @@ def test_an_option_file_injection_is_refused_before_anything_is_written(without_
         assert not os.path.exists(dropin()) and not loaded()
 
 
-def test_a_bad_restart_method_is_refused_even_with_nothing_to_restart(lab, tmp_path):
-    rc, changed, out = play(tmp_path, dict(dbfleet_restart_method='reboot'))
-    assert rc != 0 and changed == 0, out
-    assert "dbfleet_restart_method must be one of service, command; got 'reboot'" in out, out
+@pytest.fixture(scope='module')
+def cases_run(lab, tmp_path_factory):
+    """The cases that need no MyRocks on the server, in one run, each host under a name of its own with the case's
+    variables (host variables: servers.alias_inventory): mysql97 asked to enable MyRocks, and mariadb118 as
+    bad_method (dbfleet_restart_method reboot, nothing else asked) and as misspelt (myrocks_enable). The recap
+    ({host: counts}) and the output."""
+    tmp = tmp_path_factory.mktemp('myrocks-cases')
+    path = tmp / 'myrocks.yml'
+    path.write_text(PLAY)
+    mysql = alias_inventory(tmp / 'mysql.yml', 'mysql97',
+                            {'mysql97': dict(myrocks_enabled=True, myrocks_restart='allowed')})
+    mariadb = alias_inventory(tmp / 'mariadb.yml', HOST, {'bad_method': dict(dbfleet_restart_method='reboot'),
+                                                          'misspelt': dict(myrocks_enable=True)})
+    _rc, out = ansible('ansible-playbook', '-i', 'inventories/lab', '-i', mysql, '-i', mariadb, str(path), '-e',
+                       json.dumps(dict(target='mysql97:bad_method:misspelt')))
+    return recap(out), out
 
 
-def test_a_misspelt_variable_warns_when_the_role_has_nothing_else_to_do(lab, tmp_path):
-    rc, changed, out = play(tmp_path, dict(myrocks_enable=True))
-    assert (rc, changed) == (0, 0), out
+def test_role_refuses_on_mysql_before_any_change(cases_run):
+    rc, out = cases_run
+    assert rc['mysql97']['failed'] == 1 and rc['mysql97']['changed'] == 0, out
+    assert ('MyRocks cannot be enabled on mysql97: mysql never shipped the ROCKSDB (MyRocks) engine'
+            in host_failure(out, 'mysql97')), out
+    assert not os.path.exists(dropin('mysql97'))
+
+
+def test_a_bad_restart_method_is_refused_even_with_nothing_to_restart(cases_run):
+    rc, out = cases_run
+    assert rc['bad_method']['failed'] == 1 and rc['bad_method']['changed'] == 0, out
+    assert ("dbfleet_restart_method must be one of service, command; got 'reboot'"
+            in host_failure(out, 'bad_method')), out
+
+
+def test_a_misspelt_variable_warns_when_the_role_has_nothing_else_to_do(cases_run):
+    rc, out = cases_run
+    assert (rc['misspelt']['failed'], rc['misspelt']['changed']) == (0, 0), out
     assert 'myrocks_enable is not a variable of the myrocks role (misspelt?)' in out, out
     assert not os.path.exists(dropin())
