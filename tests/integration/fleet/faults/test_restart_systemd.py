@@ -169,7 +169,7 @@ def booted(request, tmp_path_factory):
     deadline = time.monotonic() + REPLICATING_AGAIN
     while True:     # the replicas have the primaries' rows
         first = state()
-        behind = [h for h, f in first.items() if f['source'] and first[h]['table'] != first[f['source']]['table']]
+        behind = [h for h, f in first.items() if f['source'] and f['table'] != first[f['source']]['table']]
         if not behind or time.monotonic() > deadline:
             break
         time.sleep(1)
