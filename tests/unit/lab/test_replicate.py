@@ -7,37 +7,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "la
 
 from dbfleet_lab import labs  # noqa: E402  pylint: disable=wrong-import-position
 from dbfleet_lab import servers  # noqa: E402  pylint: disable=wrong-import-position
-
-
-class FakeConn:
-    def __init__(self, states):
-        self.states = list(states)
-        self.statements = []
-
-    def cursor(self):
-        conn = self
-
-        class Cursor:
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                return False
-
-            def execute(self, statement, args=None):
-                conn.statements.append(statement)
-        return Cursor()
-
-    def close(self):
-        pass
+from fake_db import Conn  # noqa: E402  pylint: disable=wrong-import-position
 
 
 class FakeKind(servers.MySQL80):
-    def __init__(self, conn):
-        self.conn = conn
+    """The replica's state (IO thread, SQL thread, last IO error) as read one after the other: the last one stays."""
+
+    def __init__(self, states):
+        self.states = list(states)
 
     def replica_state(self, conn):
-        return conn.states.pop(0) if len(conn.states) > 1 else conn.states[0]
+        return self.states.pop(0) if len(self.states) > 1 else self.states[0]
 
 
 class FakeInstance:
@@ -49,10 +29,10 @@ class FakeInstance:
 
 
 def replicate(states):
-    conn = FakeConn(states)
+    conn = Conn()
     lab = object.__new__(labs.Lab)
     lab.instance = lambda name: FakeInstance(conn)
-    host = labs.Host(name="db2", kind=FakeKind(conn), server_id=2, source="db1")
+    host = labs.Host(name="db2", kind=FakeKind(states), server_id=2, source="db1")
     lab._replicate(host, "10.0.0.11", 3306, "repl", "pw")  # pylint: disable=protected-access
     return conn.statements
 

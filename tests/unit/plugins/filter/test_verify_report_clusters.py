@@ -11,7 +11,7 @@ from ansible_collections.dbfleet.innodb.plugins.filter.verify_report import veri
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import membership
 
-from fake_sql import Conn
+from fake_db import variables_server
 
 CLUSTER = dict(kind='galera', name='24b97d40-e8cf-11f1-b24a-c7da101eb7b5', label='dbfleet_galera', size=3,
                state='Donor/Desynced', status='Primary', ready=False, quorum=True, role=None, queue=0)
@@ -34,13 +34,13 @@ def test_cluster_state_per_host_in_the_report_and_the_html():
 
 def test_server_facts_cluster_info_of_a_galera_node_and_of_a_standalone_server():
     identity = server_identity.identity_from_variables(dict(version='10.11.19-MariaDB-0+deb12u1-log', version_comment='Debian 12'))
-    conn = Conn(dict(wsrep_on='ON', wsrep_provider='/usr/lib/galera/libgalera_smm.so', wsrep_cluster_name='dbfleet_galera'),
+    conn = variables_server(dict(wsrep_on='ON', wsrep_provider='/usr/lib/galera/libgalera_smm.so', wsrep_cluster_name='dbfleet_galera'),
                 dict(wsrep_cluster_state_uuid=CLUSTER['name'], wsrep_cluster_size='3', wsrep_cluster_status='Primary',
                      wsrep_local_state_comment='Synced', wsrep_ready='ON', wsrep_connected='ON', wsrep_local_recv_queue='0'))
     info = membership.cluster_info(conn, identity)
     # the settings every Galera member must share that the server reports (here only the cluster name)
     assert info == dict(CLUSTER, state='Synced', ready=True, settings=dict(wsrep_cluster_name='dbfleet_galera'))
-    assert membership.cluster_info(Conn(dict(wsrep_on='OFF'), {}), identity) is None
+    assert membership.cluster_info(variables_server(dict(wsrep_on='OFF'), {}), identity) is None
 
 
 def member(name, osu, ahi='ON'):

@@ -65,16 +65,16 @@ def test_a_role_audit_loads_the_code_of_the_audited_role_only():
     assert 'roles.flush_neighbors' not in ours and 'roles.memcached' not in ours, ours
 
 
-# A server that answers SHOW GLOBAL VARIABLES / STATUS with the given values (fake_sql.Conn, beside the report's tests).
-FAKE_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'filter')
+# A server that answers SHOW GLOBAL VARIABLES / STATUS with the given values (tests/unit/fixtures/fake_db.py).
+FAKE_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'fixtures')
 
 
 def cluster_info_loads(version, variables):
     setup = ('from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import membership\n'
              'from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity\n'
-             'sys.path.insert(0, %r)\nfrom fake_sql import Conn\n'
+             'sys.path.insert(0, %r)\nfrom fake_db import variables_server\n'
              'identity = server_identity.identity_from_variables(dict(version=%r, version_comment=""))' % (FAKE_SERVER, version))
-    ours, _loaded = loaded_by('print(json.dumps(membership.cluster_info(Conn(%r, {}), identity)))' % (variables,), setup)
+    ours, _loaded = loaded_by('print(json.dumps(membership.cluster_info(variables_server(%r, {}), identity)))' % (variables,), setup)
     return ours
 
 

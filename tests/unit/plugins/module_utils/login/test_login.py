@@ -13,6 +13,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connec
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login import login
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 
+from fake_db import Conn
+
 
 def test_tls_facts_are_the_sessions_and_verified_only_with_tls():
     tls = login.tls_facts(dict(ssl_version='TLSv1.3', ssl_cipher='TLS_AES_256_GCM_SHA384'), 'verify_ca', True)
@@ -60,45 +62,24 @@ def test_a_tcp_login_that_went_through_the_socket_says_so_without_the_password()
     assert login.way_in(dict(unix_socket='/run/mysqld/mysqld.sock'), params)['notes'] == []
 
 
-class AccountConn:
+def account_conn(rows=None, error=None):
     """Answers the account-plugin query with rows, or raises error."""
-
-    def __init__(self, rows=None, error=None):
-        self.rows, self.error, self.sql = rows or [], error, []
-
-    def cursor(self, *args):
-        conn = self
-
-        class Cursor:
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                return False
-
-            def execute(self, sql, args=None):
-                conn.sql.append(sql)
-                if conn.error:
-                    raise conn.error
-
-            def fetchall(self):
-                return conn.rows
-        return Cursor()
+    return Conn(lambda sql, args: rows or [], error=error)
 
 
 def test_account_plugin_from_its_column_never_from_show_create_user():
-    conn = AccountConn(rows=[dict(plugin='caching_sha2_password')])
+    conn = account_conn(rows=[dict(plugin='caching_sha2_password')])
     assert login.account_plugin(conn) == ('caching_sha2_password', None)
-    assert conn.sql == [login.ACCOUNT_PLUGIN_SQL]
+    assert conn.statements == [login.ACCOUNT_PLUGIN_SQL]
     assert 'SHOW CREATE USER' not in login.ACCOUNT_PLUGIN_SQL and 'authentication_string' not in login.ACCOUNT_PLUGIN_SQL
-    assert login.account_plugin(AccountConn(rows=[dict(plugin=b'unix_socket')])) == ('unix_socket', None)
+    assert login.account_plugin(account_conn(rows=[dict(plugin=b'unix_socket')])) == ('unix_socket', None)
 
 
 def test_account_plugin_unknown_says_why():
     denied = pymysql.err.OperationalError(1142, "SELECT command denied to user 'app'@'localhost' for table 'user'")
-    plugin, note = login.account_plugin(AccountConn(error=denied))
+    plugin, note = login.account_plugin(account_conn(error=denied))
     assert plugin is None and note.startswith('account_plugin unknown') and '(1142)' in note
-    plugin, note = login.account_plugin(AccountConn(rows=[]))
+    plugin, note = login.account_plugin(account_conn(rows=[]))
     assert plugin is None and 'no row' in note
 
 

@@ -9,6 +9,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.replication.channels import channel_from_row
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 
+from fake_db import Conn, rows_for
+
 # One channel as each server spells it: MySQL 8.0.22 and later, MySQL 5.7 / 8.0 before 8.0.22 (Channel_name in
 # SHOW SLAVE STATUS of some 5.7 builds), MariaDB's SHOW ALL SLAVES STATUS.
 ROWS = {
@@ -41,39 +43,19 @@ def test_gtid_sets_errors_and_filters():
     assert channel_from_row(ROWS['mariadb'])['gtid_io_pos'] == '0-1-5'
 
 
-class _Cursor:
-    def __init__(self, rows):
-        self.rows, self.result = rows, []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def execute(self, sql, args=None):
-        self.result = list(self.rows) if sql.startswith('SHOW REPLICA') else []
-
-    def fetchall(self):
-        return self.result
-
-
-class _Conn:
-    def __init__(self, rows):
-        self.rows = rows
-
-    def cursor(self):
-        return _Cursor(self.rows)
+def replica_status(rows):
+    """A server whose SHOW REPLICA STATUS gives rows."""
+    return Conn(rows_for('SHOW REPLICA', rows))
 
 
 def test_server_facts_reads_the_channels_through_the_one_reader():
     """server_facts shows the threads' states as the server writes them ("Yes", "Connecting"), from the same reader:
     the channel name of every spelling included."""
     identity = server_identity.identity_from_variables(dict(version='8.0.36', version_comment='MySQL Community Server - GPL'))
-    info = membership.replication_info(_Conn([ROWS['slave'], ROWS['replica']]), identity, dict(read_only='ON'))
+    info = membership.replication_info(replica_status([ROWS['slave'], ROWS['replica']]), identity, dict(read_only='ON'))
     assert info['statement'] == 'SHOW REPLICA STATUS' and info['role'] == 'replica' and info['read_only'] is True
     assert info['channels'] == [
         dict(name='east', source_host='db1', source_port=3306, io_running='Connecting', sql_running='Yes',
              seconds_behind=12),
         dict(name='', source_host='db1', source_port=3306, io_running='Yes', sql_running='No', seconds_behind=None)]
-    assert membership.replication_info(_Conn([]), identity, {})['role'] == 'primary'
+    assert membership.replication_info(replica_status([]), identity, {})['role'] == 'primary'
