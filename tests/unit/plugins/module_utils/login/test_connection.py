@@ -1,9 +1,11 @@
 """The connection: its keyword arguments and clean errors."""
 
+import ssl
+
 import pytest
 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.connection import (
-    ConnectError, connection_kwargs, open_connection)
+    ConnectError, Connection, connection_kwargs, open_connection)
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_args_from_host
 
 
@@ -55,3 +57,18 @@ def test_a_read_timeout_reaches_the_client_only_when_given(tmp_path):
     none = str(tmp_path / 'none')
     assert connection_kwargs(dict(login_host='db1', login_port=3306, read_timeout=13, config_file=none))['read_timeout'] == 13
     assert 'read_timeout' not in connection_kwargs(dict(login_host='db1', login_port=3306, config_file=none))
+
+
+def test_preferred_tls_keeps_one_unverified_context_per_process():
+    """Preferred TLS (the default) tries TLS and falls back when the server offers none, as PyMySQL's does, without
+    a new context (and the system's CA store loaded) for every login; another mode keeps its own context, and TLS
+    required stays required."""
+    first, second = (Connection(host='db1.example', user='u', defer_connect=True) for _ in range(2))
+    assert first.ssl and not first._ssl_required   # pylint: disable=protected-access
+    assert first.ctx is second.ctx
+    assert first.ctx.verify_mode == ssl.CERT_NONE and not first.ctx.check_hostname
+    assert first.ctx.minimum_version == ssl.TLSVersion.TLSv1_2
+    assert first.ctx.cert_store_stats()['x509_ca'] == 0
+    required = Connection(host='db1.example', user='u', defer_connect=True,
+                          dbfleet_tls=dict(mode='required', ca_cert=None, client_cert=None, client_key=None))
+    assert required.ctx is not first.ctx and required._ssl_required   # pylint: disable=protected-access
