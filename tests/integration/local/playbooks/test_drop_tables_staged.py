@@ -39,12 +39,18 @@ def staged(request, lab):
     srv.sql('CREATE DATABASE %s' % name)
     yield srv, name, staging
     srv.sql('DROP DATABASE IF EXISTS %s' % name)
+    left = removed_staging(staging)
+    assert left == [], 'files left behind in %s: %s' % (staging, left)
+
+
+def removed_staging(staging):
+    """Remove a test's staging directory (when there is one); the files that were left in it."""
     left = os.listdir(staging) if os.path.isdir(staging) else []
     if os.path.isdir(staging):
         for f in left:
             os.unlink(os.path.join(staging, f))
         os.rmdir(staging)
-    assert left == [], 'files left behind in %s: %s' % (staging, left)
+    return left
 
 
 def module(server, check=False, **args):
@@ -231,11 +237,7 @@ def staged_playbook_runs(lab):
     finally:
         for srv in servers.values():
             srv.sql('DROP DATABASE IF EXISTS %s' % schema)
-        rest = os.listdir(staging) if os.path.isdir(staging) else []
-        if os.path.isdir(staging):
-            for f in rest:
-                os.unlink(os.path.join(staging, f))
-            os.rmdir(staging)
+        rest = removed_staging(staging)
     assert rest == [], 'files left behind in %s: %s' % (staging, rest)
     return runs, left, staging
 
