@@ -29,6 +29,11 @@ from dbfleet_testing.servers import LAB_HOSTS
 from dbfleet_testing.windows import window_around_now
 
 HOSTS = LAB_HOSTS
+# The refusals of the module's pure_checks (names, window, time zone, confirmation, option pairs, the cancel file's
+# directory) come before it reads any server: the same on every server, so one server's run is the proof (each of
+# these tests also asserts that the module failed before its first step on the server). On the others they would
+# prove the same fact again.
+PURE = pytest.mark.parametrize('server', [HOSTS[0]], indirect=True)
 
 
 # ------------------------------------------------------------------ helpers
@@ -64,6 +69,11 @@ def make_table(server, schema, table, rows=200):
     server.sql('CREATE TABLE %s.%s (id INT PRIMARY KEY, k INT, v VARCHAR(64), KEY (k)) ENGINE=InnoDB' % (schema, table))
     server.sql('INSERT INTO %s.%s VALUES %s' % (schema, table, ', '.join(
         "(%d, %d, LEFT(SHA2(%d, 256), 32))" % (i, i % 17, i) for i in range(1, rows + 1))))   # MySQL 9.7: no MD5()
+
+
+def assert_refused_before_the_server(result):
+    """The module failed in its pure checks: no step on the server (no connection, nothing read)."""
+    assert result['failed'] is True and 'steps' not in result and 'server' not in result, result
 
 
 def assert_ahi_reported(result, before):
@@ -213,13 +223,16 @@ def test_interrupted_module_restores_ahi_and_kills_the_waiting_drop(server, sche
     assert server.exists(schema, 't1')
 
 
+@PURE
 def test_lift_super_read_only_needs_the_binlog_off(server, schema):
     make_table(server, schema, 't1')
     rc, res = module(server, tables=['%s.t1' % schema], confirm=True, lift_super_read_only=True)
     assert rc != 0 and 'lift_super_read_only needs disable_binlog=true' in res['msg'] and 'errant GTID' in res['msg']
     assert server.exists(schema, 't1')
+    assert_refused_before_the_server(res)
 
 
+@PURE
 def test_cancel_file_in_a_shared_directory_refused(server, schema):
     make_table(server, schema, 't1')
     server.set_ahi('ON')
@@ -227,6 +240,7 @@ def test_cancel_file_in_a_shared_directory_refused(server, schema):
                      cancel_file='/tmp/dbfleet-drop-tables.cancel')
     assert rc != 0 and 'writable by others' in res['msg'] and 'private directory' in res['msg'], res
     assert server.ahi() == 'ON'
+    assert_refused_before_the_server(res)
 
 
 @pytest.fixture(params=['mysql80', 'mariadb1011'])
@@ -309,6 +323,7 @@ def test_module_killed_outright_is_undone_by_the_next_run(killed_server, tmp_pat
     (['innodb_memcache.containers'], 'system schema'),
     (['dbfleet_test_drop_x'], 'exactly "db.table"'),
 ])
+@PURE
 def test_bad_names_refused_before_anything(server, schema, tables, words):
     make_table(server, schema, 'sentinel')
     server.set_ahi('ON')
@@ -317,6 +332,7 @@ def test_bad_names_refused_before_anything(server, schema, tables, words):
     assert words in res['msg']
     assert server.exists(schema, 'sentinel')
     assert server.ahi() == 'ON'
+    assert_refused_before_the_server(res)
 
 
 def test_missing_table_refuses_all(server, schema):
@@ -346,26 +362,32 @@ def test_views_and_referenced_tables_refused(server, schema):
 
 @pytest.mark.parametrize('window, words', [('25:00-03:00', 'start 25:00'), ('02:00', 'HH:MM-HH:MM'),
                                            ('02:00-02:00', 'empty'), ('abc', 'HH:MM-HH:MM')])
+@PURE
 def test_malformed_window_refused(server, schema, window, words):
     make_table(server, schema, 'sentinel')
     rc, res = module(server, tables=['%s.sentinel' % schema], confirm=True, window=window)
     assert rc != 0 and words in res['msg']
     assert server.exists(schema, 'sentinel')
+    assert_refused_before_the_server(res)
 
 
+@PURE
 def test_unknown_timezone_refused(server, schema):
     make_table(server, schema, 'sentinel')
     rc, res = module(server, tables=['%s.sentinel' % schema], confirm=True, window='02:00-03:00',
                      timezone='Mars/Olympus')
     assert rc != 0 and 'time zone' in res['msg'] and server.exists(schema, 'sentinel')
+    assert_refused_before_the_server(res)
 
 
+@PURE
 def test_missing_confirmation_refused(server, schema):
     make_table(server, schema, 'sentinel')
     server.set_ahi('ON')
     rc, res = module(server, tables=['%s.sentinel' % schema], ahi_strategy='toggle')
     assert rc != 0 and 'confirm is not set' in res['msg']
     assert server.exists(schema, 'sentinel') and server.ahi() == 'ON'
+    assert_refused_before_the_server(res)
 
 
 def test_outside_window_says_when_it_opens_and_force_overrides(server, schema):

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from dbfleet_testing.runs import YAML_RESULTS, module_process, module_process_start, playbook_proc
+from dbfleet_testing.runs import YAML_RESULTS, host_output, module_process, module_process_start, playbook_proc
 from dbfleet_testing.windows import window_around_now
 
 from dbfleet_testing.drops import Blocker, Server
@@ -39,12 +39,18 @@ def staged(request, lab):
     srv.sql('CREATE DATABASE %s' % name)
     yield srv, name, staging
     srv.sql('DROP DATABASE IF EXISTS %s' % name)
+    left = removed_staging(staging)
+    assert left == [], 'files left behind in %s: %s' % (staging, left)
+
+
+def removed_staging(staging):
+    """Remove a test's staging directory (when there is one); the files that were left in it."""
     left = os.listdir(staging) if os.path.isdir(staging) else []
     if os.path.isdir(staging):
         for f in left:
             os.unlink(os.path.join(staging, f))
         os.rmdir(staging)
-    assert left == [], 'files left behind in %s: %s' % (staging, left)
+    return left
 
 
 def module(server, check=False, **args):
@@ -182,26 +188,80 @@ def test_failed_drop_releases_and_an_interrupted_run_is_finished_by_the_next(sta
     assert os.listdir(staging) == [] and not server.exists(schema, 't1')
 
 
-def test_playbook_staged_check_mode_and_drop(staged):
-    server, schema, staging = staged
-    server.sql('CREATE TABLE %s.pb (id INT PRIMARY KEY, b LONGBLOB) ENGINE=InnoDB PARTITION BY HASH(id) PARTITIONS 2'
-               % schema)
-    server.sql("INSERT INTO %s.pb VALUES (1, REPEAT('z', 2000000)), (2, REPEAT('z', 2000000))" % schema)
-    extra = dict(drop_tables_hosts=server.name, drop_tables_tables=['%s.pb' % schema], drop_tables_window=window_around_now(True),
-                 drop_tables_confirm=True, drop_tables_file_removal='staged', drop_tables_staging_dir=staging, drop_tables_shrink_step_mb=1,
-                 drop_tables_shrink_pause=0.05, drop_tables_free_space_margin_mb=1)
-    proc = playbook_proc(server.lab.inventory, 'drop_tables.yml', extra, check=True, env_extra=YAML_RESULTS)
+@pytest.fixture(scope='module')
+def staged_playbook_runs(lab):
+    """drop_tables.yml with file_removal=staged over both servers at once (one host at a time within the run):
+    check mode, the drop, then drop_tables_finish_staged.yml; each server's table pb (2 partitions of ~2 MB) in a
+    schema of its own, and one staging directory for the run (the playbook takes one drop_tables_staging_dir) on the
+    servers' filesystem, the servers' user's, beside their lab directories. What each run left (the table there or
+    not, the staging directory's files) is read right after it. ({step: CompletedProcess}, {host: {step: what it
+    left}}, the staging directory)."""
+    servers = {}
+    for host in STAGED_HOSTS:
+        assert lab.hosts.get(host, {}).get('state') == 'up', (
+            '%s is not up in the lab: start it with `make lab-up` (export DBFLEET_LAB_PORT_BASE first when several '
+            'labs share the machine)' % host)
+        servers[host] = Server(lab, host)
+    # <lab>/<host>/data: the directory of the lab's servers holds the staging directory.
+    parents = set(os.path.dirname(os.path.dirname(os.path.normpath(srv.value('SELECT @@datadir'))))
+                  for srv in servers.values())
+    assert len(parents) == 1, 'the servers %s do not share one lab directory: %s' % (STAGED_HOSTS, parents)
+    staging = os.path.join(parents.pop(), 'dbfleet-staged-pb-test-%d' % os.getpid())
+    schema = 'dbfleet_test_staged_pb_%d' % (os.getpid() % 100000)
+    runs, left = {}, dict((host, {}) for host in STAGED_HOSTS)
+
+    def read(step):
+        for host, srv in servers.items():
+            left[host][step] = dict(exists=srv.exists(schema, 'pb'),
+                                    staged=sorted(os.listdir(staging)) if os.path.isdir(staging) else None)
+
+    extra = dict(drop_tables_hosts=':'.join(STAGED_HOSTS), drop_tables_tables=['%s.pb' % schema],
+                 drop_tables_window=window_around_now(True), drop_tables_confirm=True, drop_tables_file_removal='staged',
+                 drop_tables_staging_dir=staging, drop_tables_shrink_step_mb=1, drop_tables_shrink_pause=0.05,
+                 drop_tables_free_space_margin_mb=1)
+    try:
+        for srv in servers.values():
+            srv.sql('DROP DATABASE IF EXISTS %s' % schema)
+            srv.sql('CREATE DATABASE %s' % schema)
+            srv.sql('CREATE TABLE %s.pb (id INT PRIMARY KEY, b LONGBLOB) ENGINE=InnoDB PARTITION BY HASH(id) '
+                    'PARTITIONS 2' % schema)
+            srv.sql("INSERT INTO %s.pb VALUES (1, REPEAT('z', 2000000)), (2, REPEAT('z', 2000000))" % schema)
+        runs['check'] = playbook_proc(lab.inventory, 'drop_tables.yml', extra, check=True, env_extra=YAML_RESULTS)
+        read('check')
+        runs['drop'] = playbook_proc(lab.inventory, 'drop_tables.yml', extra, env_extra=YAML_RESULTS)
+        read('drop')
+        runs['finish'] = playbook_proc(lab.inventory, 'drop_tables_finish_staged.yml',
+                                       dict(drop_tables_hosts=':'.join(STAGED_HOSTS), drop_tables_staging_dir=staging),
+                                       env_extra=YAML_RESULTS)
+        read('finish')
+    finally:
+        for srv in servers.values():
+            srv.sql('DROP DATABASE IF EXISTS %s' % schema)
+        rest = removed_staging(staging)
+    assert rest == [], 'files left behind in %s: %s' % (staging, rest)
+    return runs, left, staging
+
+
+@pytest.mark.parametrize('host', STAGED_HOSTS)
+def test_playbook_staged_check_mode_and_drop(staged_playbook_runs, host):
+    """The playbook, over both servers in one run per step: check mode names the links and the shrinking and
+    changes nothing; the drop links, drops, shrinks and removes (nothing left); a finishing run then finds
+    nothing of earlier runs."""
+    runs, left, staging = staged_playbook_runs
+    proc = runs['check']
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert 'file removal: staged, the links hold' in proc.stdout and 'truncate step(s) of 1.0 MiB' in proc.stdout
-    assert server.exists(schema, 'pb') and (not os.path.exists(staging) or os.listdir(staging) == [])
-    proc = playbook_proc(server.lab.inventory, 'drop_tables.yml', extra, env_extra=YAML_RESULTS)
+    shown = host_output(proc.stdout, 'Show what will happen on each host', host)
+    assert 'file removal: staged, the links hold' in shown and 'truncate step(s) of 1.0 MiB' in shown, shown
+    assert left[host]['check']['exists'] and left[host]['check']['staged'] in (None, [])
+    proc = runs['drop']
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert not server.exists(schema, 'pb') and os.listdir(staging) == []
-    assert 'mode: staged' in proc.stdout and proc.stdout.count('%s/' % staging) >= 2, proc.stdout[-3000:]
-    proc = playbook_proc(server.lab.inventory, 'drop_tables_finish_staged.yml',
-                         dict(drop_tables_hosts=server.name, drop_tables_staging_dir=staging), env_extra=YAML_RESULTS)
-    assert proc.returncode == 0 and 'staged files of earlier runs: 0 removed, 0 released' in proc.stdout, \
-        proc.stdout[-3000:]
+    assert not left[host]['drop']['exists'] and left[host]['drop']['staged'] == []
+    report = host_output(proc.stdout, 'Report per host', host)
+    assert 'mode: staged' in report and report.count('%s/' % staging) >= 2, report
+    proc = runs['finish']
+    said = host_output(proc.stdout, 'Report', host)
+    assert proc.returncode == 0 and 'staged files of earlier runs: 0 removed, 0 released' in said, proc.stdout[-3000:]
+    assert left[host]['finish']['staged'] == []
 
 
 def test_follower_links_its_own_copy_and_frees_it_once_the_drop_arrives(staged, tmp_path):

@@ -20,7 +20,7 @@ import re
 import pytest
 
 from dbfleet_testing.servers import INVENTORY, LAB_HOSTS, ROLE_VARIABLES, lab_inventory, role_state_kept, sql
-from dbfleet_testing.runs import playbook_proc
+from dbfleet_testing.runs import PLAYBOOKS, playbook_proc
 
 # Role inputs that change every lab server (none of them is every server's default): the adaptive hash index
 # on (OFF by default on MySQL 8.4+/9.x and MariaDB 10.5+), innodb_flush_neighbors 1 for disks (0 by default on
@@ -35,6 +35,36 @@ def playbook(name, inventories, extra, env_extra=None, expect_rc=0):
     proc = playbook_proc(inventories, name, extra, timeout=300, env_extra=env_extra)
     assert proc.returncode == expect_rc, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout + proc.stderr
+
+
+# The controller-mode audits of the fixture, in this order, each verify.yml with its own inputs: without the cache
+# (verify_fail_on_drift: the run passes), with it, and with it beyond its bound. The per-host run is older than a
+# second by the time the last one starts: stale.
+CONTROLLER_RUNS = (
+    ('controller', dict(verify_fail_on_drift=True)),
+    ('cached', dict(verify_startup_cache=True)),
+    ('stale', dict(verify_startup_cache=True, verify_startup_cache_max_age=1)),
+)
+# The first play of verify.yml: where each audit's output begins.
+VERIFY_FIRST_PLAY = 'PLAY [Check the inputs, and audit every host from the controller in controller mode]'
+
+
+def controller_runs(tmp):
+    """A playbook that imports verify.yml once for each of CONTROLLER_RUNS (controller mode, reports under tmp)."""
+    path = tmp / 'controller-runs.yml'
+    path.write_text(json.dumps([
+        {'name': 'The controller-mode audit: %s' % name,
+         'ansible.builtin.import_playbook': os.path.join(PLAYBOOKS, 'verify.yml'),
+         'vars': dict(inputs, verify_mode='controller', verify_report_dir=str(tmp / name))}
+        for name, inputs in CONTROLLER_RUNS]))
+    return str(path)
+
+
+def split_controller_runs(output):
+    """The output of controller_runs() cut into each audit's part, in CONTROLLER_RUNS's order."""
+    parts = output.split(VERIFY_FIRST_PLAY)[1:]
+    assert len(parts) == len(CONTROLLER_RUNS), output[-3000:]
+    return parts
 
 
 def report(directory):
@@ -67,16 +97,10 @@ def runs(tmp_path_factory):
         common = dict(ROLE_VARS, verify_desired_from=['flush_neighbors', 'adaptive_hash'], verify_timeout=5)
         out['host'] = playbook('verify.yml', inventories, dict(common, verify_mode='host', verify_startup_cache=True,
                                                                verify_report_dir=str(tmp / 'host')), cache)
-        out['controller'] = playbook('verify.yml', inventories, dict(common, verify_mode='controller',
-                                                                     verify_fail_on_drift=True,
-                                                                     verify_report_dir=str(tmp / 'controller')), cache)
-        out['cached'] = playbook('verify.yml', inventories, dict(common, verify_mode='controller',
-                                                                 verify_startup_cache=True,
-                                                                 verify_report_dir=str(tmp / 'cached')), cache)
-        # The per-host run is older than a second by now: stale.
-        out['stale'] = playbook('verify.yml', inventories, dict(common, verify_mode='controller', verify_startup_cache=True,
-                                                                verify_startup_cache_max_age=1,
-                                                                verify_report_dir=str(tmp / 'stale')), cache)
+        # The three controller-mode audits in one run (verify.yml imported once for each, its inputs as the play's
+        # variables); the fact cache is read when that run starts, as a later run reads it.
+        controller = playbook(controller_runs(tmp), inventories, common, cache)
+        out['controller'], out['cached'], out['stale'] = split_controller_runs(controller)
     yield dict(lab=lab, tmp=tmp, out=out, **dict((k, report(str(tmp / k))) for k in ('host', 'controller', 'cached',
                                                                                      'stale')))
 
