@@ -5,7 +5,7 @@ when they are not up).
 One run of tests/integration/playbooks/restart_drain.yml (fixture ``drained``) restarts three members, one at a time,
 each drained its own way, as an inventory's host variables set a drain per member: galera3 by reject_queries, galera2
 by drain tasks, a secondary of the group by offline_mode. A client keeps one connection to galera3 and samples it
-every 0.05 s with a query on a table (``ok``, ``rejected``: error 1047, ``down``: no answer); an application's session
+every 0.1 s with a query on a table (``ok``, ``rejected``: error 1047, ``down``: no answer); an application's session
 on the group's secondary does the same (``ok``, ``cut``, ``refused``: error 3032 at login, ``down``). The tests read
 that one run:
 
@@ -43,6 +43,9 @@ TASKS_NODE = 'galera2'      # drained by the drain tasks
 PLAYBOOK = os.path.join(REPO, 'tests', 'integration', 'playbooks', 'restart_drain.yml')
 TASK_FILES = os.path.join('..', 'tasks')     # relative to the playbook's directory (tests/integration/playbooks)
 ER_UNKNOWN_COM_ERROR = 1047
+# How often the clients below query (the drains last 1-3 s, the shortest phase a test reads; a client's query costs this
+# process CPU for the whole run, every phase of three restarts).
+SAMPLE_SECONDS = 0.1
 
 
 def run(extra, check=False, limit='galera', host_vars=None):
@@ -72,7 +75,7 @@ def close_quietly(conn):
 
 
 class Sampler(threading.Thread):
-    """One client of NODE, as an application behind a load balancer: a query on a table every 0.05 s."""
+    """One client of NODE, as an application behind a load balancer: a query on a table every 0.1 s."""
 
     def __init__(self, cl):
         super().__init__(daemon=True)
@@ -96,7 +99,7 @@ class Sampler(threading.Thread):
                     close_quietly(conn)
                     conn = None
             self.samples.append((time.monotonic(), what))
-            time.sleep(0.05)
+            self.stop.wait(SAMPLE_SECONDS)
         close_quietly(conn)
 
     def finish(self):
@@ -136,7 +139,7 @@ APP_USER, APP_PASSWORD = 'drain_app', 'drain-app-pw-1'
 
 
 class AppClient(threading.Thread):
-    """An application's session on one member (a user without CONNECTION_ADMIN): SELECT 1 every 0.05 s, logging in
+    """An application's session on one member (a user without CONNECTION_ADMIN): SELECT 1 every 0.1 s, logging in
     again when its session is gone: ``ok``, ``cut`` (the session ended under it), ``refused`` (error 3032 at login),
     ``down`` (no server)."""
 
@@ -156,7 +159,7 @@ class AppClient(threading.Thread):
                 except pymysql.err.MySQLError as e:
                     self.samples.append((time.monotonic(), 'refused' if e.args and e.args[0] == ER_SERVER_OFFLINE_MODE
                                          else 'down'))
-                    time.sleep(0.05)
+                    self.stop.wait(SAMPLE_SECONDS)
                     continue
             try:
                 with conn.cursor() as cur:
@@ -167,7 +170,7 @@ class AppClient(threading.Thread):
                 self.samples.append((time.monotonic(), 'cut'))
                 close_quietly(conn)
                 conn = None
-            time.sleep(0.05)
+            self.stop.wait(SAMPLE_SECONDS)
         close_quietly(conn)
 
     def finish(self):
