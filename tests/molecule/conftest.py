@@ -8,11 +8,10 @@ scenario's inventory; a check that applies to no host of the scenario is not col
 applies to no host at all stops the run (the scenario names a check it cannot run), and a check that skips fails it:
 no Molecule check skips itself, so that "N passed" counts what was checked, on every host it applies to.
 """
-import json
-import os
 
-import pymysql
 import pytest
+
+from dbhelpers import connect, login_of
 
 SKIPS = pytest.StashKey[list]()
 FILES = pytest.StashKey[set]()
@@ -88,30 +87,15 @@ def pytest_terminal_summary(terminalreporter, config):
             terminalreporter.line(line, red=True)
 
 
-@pytest.fixture
+@pytest.fixture(scope='module')
 def hostvars(host):
     return host.ansible.get_variables()
 
 
-def lab_admin():
-    """The lab's admin account (user, password) from the scenario's lab (DBFLEET_LAB_DIR, DBFLEET_LAB_MODE)."""
-    lab_dir = os.environ['DBFLEET_LAB_DIR']
-    if os.environ.get('DBFLEET_LAB_MODE') == 'ssh':
-        lab_dir = os.path.join(lab_dir, 'fleet')
-    with open(os.path.join(lab_dir, 'secrets.json'), encoding='utf-8') as handle:
-        secrets = json.load(handle)
-    return secrets['admin_user'], secrets['admin_password']
-
-
-@pytest.fixture
+@pytest.fixture(scope='module')
 def login(hostvars):
-    """(user, password): the inventory's login, or on a booted host, whose inventory names none (the collection logs
-    in as root through the socket with become), the lab's admin account for the checks' own connections."""
-    if hostvars.get('dbfleet_login_user'):
-        return hostvars['dbfleet_login_user'], hostvars.get('dbfleet_login_password', '')
-    if hostvars.get('ansible_become'):
-        return lab_admin()
-    return 'root', ''
+    """(user, password) for the checks' own connections (dbhelpers.login_of)."""
+    return login_of(hostvars)
 
 
 @pytest.fixture
@@ -131,13 +115,6 @@ def dropin_dir(host, hostvars):
 @pytest.fixture
 def db(hostvars, login):
     """A connection to the host's server with the inventory's login (socket first)."""
-    kwargs = dict(user=login[0], password=login[1],
-                  connect_timeout=10, autocommit=True, cursorclass=pymysql.cursors.DictCursor)
-    if hostvars.get('dbfleet_login_unix_socket') and hostvars.get('ansible_connection') == 'local':
-        kwargs['unix_socket'] = hostvars['dbfleet_login_unix_socket']
-    else:
-        kwargs['host'] = hostvars.get('ansible_host', hostvars.get('dbfleet_login_host', '127.0.0.1'))
-        kwargs['port'] = int(hostvars.get('dbfleet_login_port', 3306))
-    conn = pymysql.connect(**kwargs)
+    conn = connect(hostvars, login)
     yield conn
     conn.close()

@@ -5,14 +5,21 @@ The scenarios that converge the role name this file in their verifier; it runs o
 their storage class (flush_neighbors_storage_class) and maps it to a value: the class mapped through the built-in map
 merged with flush_neighbors_map gives the value the host must run. The last check restarts the server (the host's
 dbfleet_restart_command, or on a booted host its package's unit) and runs the verify module: the value must survive
-through the drop-in.
+through the drop-in. The restarts happen one host after another, then one run of the verify module audits them all.
 """
 
 import json
+import os
+import subprocess
+import tempfile
 import time
 
 import pymysql
 import pytest
+import testinfra
+from testinfra.utils.ansible_runner import AnsibleRunner
+
+from dbhelpers import login_of
 
 BUILTIN_MAP = {'ssd': 0, 'hdd': 1, 'mixed': 1}
 DROPIN = '60-dbfleet-flush_neighbors.cnf'
@@ -77,8 +84,9 @@ def test_dropin_written(host, expected, dropin_dir):
     assert 'innodb_flush_neighbors = %d' % expected[1] in lines
 
 
-@pytest.mark.hosts(applies=_restartable)
-def test_value_survives_restart_and_verify_agrees(host, hostvars, expected, login):
+def _restart(host, hostvars, login):
+    """Restart the host's server as an operator would (the host's dbfleet_restart_command, or on a booted host its
+    package's unit) and wait until it answers again: its innodb_flush_neighbors then."""
     booted = _booted(hostvars)     # a booted host: its package's unit, no login given
     if booted:
         unit = 'mariadb' if hostvars['dbfleet_lab_expected_flavor'] == 'mariadb' else 'mysql'
@@ -104,15 +112,45 @@ def test_value_survives_restart_and_verify_agrees(host, hostvars, expected, logi
                 raise
             time.sleep(2)
     try:
-        assert _global(conn, 'innodb_flush_neighbors') == str(expected[1])
+        return _global(conn, 'innodb_flush_neighbors')
     finally:
         conn.close()
-    args = dict(login_args, settings={'innodb_flush_neighbors': expected[1]})
-    if hostvars.get('dbfleet_option_file'):
-        args['fallback_option_files'] = [hostvars['dbfleet_option_file']]
-    # On a booted host the module logs in as root through the server's socket (become), as the roles do.
-    result = host.ansible('dbfleet.innodb.verify', json.dumps(args), check=False, become=booted)
+
+
+@pytest.fixture(scope='session')
+def restarted(request):
+    """Every host of the scenario this check applies to restarted, one after another (each answering again before the
+    next), then audited by the verify module in one ansible run over them all, as playbooks/verify.yml audits a host:
+    the flush_neighbors role's desired state worked out there (desired_from), the login and the option file from the
+    host's variables, become where the inventory says. {host: (innodb_flush_neighbors after the restart, verify's
+    result)}."""
+    inventory = request.config.option.ansible_inventory
+    runner = AnsibleRunner.get_runner(inventory)
+    hosts = [name for name in runner.get_hosts('all')
+             if _wanted(runner.get_variables(name)) is not None and _restartable(runner.get_variables(name))]
+    values = {}
+    for name in hosts:
+        values[name] = _restart(testinfra.get_host('ansible://%s?ansible_inventory=%s' % (name, inventory)),
+                                runner.get_variables(name), login_of(runner.get_variables(name)))
+    with tempfile.TemporaryDirectory() as tree:
+        run = subprocess.run(['ansible', '-i', inventory, '--tree', tree, '-m', 'dbfleet.innodb.verify',
+                              '-a', json.dumps({'desired_from': ['flush_neighbors']}), ':'.join(hosts)],
+                             check=False, capture_output=True, text=True)
+        results = {}
+        for name in hosts:
+            path = os.path.join(tree, name)
+            assert os.path.exists(path), 'the verify run left no result for %s: %s' % (name, run.stderr[-2000:])
+            with open(path, encoding='utf-8') as handle:
+                results[name] = json.load(handle)
+    return {name: (values[name], results[name]) for name in hosts}
+
+
+@pytest.mark.hosts(applies=_restartable)
+def test_value_survives_restart_and_verify_agrees(hostvars, expected, restarted):
+    value, result = restarted[hostvars['inventory_hostname']]
+    assert value == str(expected[1])
     assert not result.get('failed'), result.get('msg')
     status = result['variables']['innodb_flush_neighbors']
+    assert int(status['desired']) == expected[1], status
     assert status['status'] == 'ok', status
     assert result['changed'] is False

@@ -12,6 +12,8 @@ import uuid
 import pytest
 from testinfra.modules.ansible import AnsibleException
 
+from dbhelpers import connect
+
 pytestmark = pytest.mark.hosts(applies=lambda hostvars: 'memcached_port' in hostvars)
 
 
@@ -52,12 +54,36 @@ def test_memcached_dropin_is_managed_and_matches(host, hostvars, db, memcached_p
     assert 'loose-daemon_memcached_option = "%s"' % running in text
 
 
-def test_memcached_policy_refuses_writes_by_default(host, db, memcached_port):
+@pytest.fixture(scope='module')
+def served(host, hostvars, login):
+    """One probe run read by several checks: a row written over SQL, looked up through the container `token`, with
+    the write check (a write the policy refuses) and the daemon's stats; the row is deleted again right after.
+    (key, value, the probe's result)."""
+    memcached_port = int(hostvars['memcached_port'])
+    key = 'k-sql-%s' % uuid.uuid4().hex[:10]
+    value = 'tok-%s' % uuid.uuid4().hex
+    db = connect(hostvars, login)
+    with db.cursor() as cur:
+        cur.execute("INSERT INTO app.token (id, token, owner) VALUES (%s, %s, 'carol')", (key, value))
+    try:
+        probe = _probe(host, 'port=%d container=token keys=%s check_write_refused=true stats=true'
+                       % (memcached_port, key))
+        multi = _probe(host, 'port=%d container=token_owner keys=%s' % (memcached_port, key))
+        # An independent client: memccat from Debian's libmemcached-tools.
+        memccat = host.check_output('memccat --servers=127.0.0.1:%s %s', str(memcached_port), '@@token.%s' % key)
+    finally:
+        with db.cursor() as cur:
+            cur.execute('DELETE FROM app.token WHERE id = %s', (key,))
+        db.close()
+    return dict(key=key, value=value, probe=probe, multi=multi, memccat=memccat)
+
+
+def test_memcached_policy_refuses_writes_by_default(db, memcached_port, served):
     assert _one(db, 'SELECT COUNT(*) AS n FROM innodb_memcache.cache_policies')['n'] == 1
     policy = _one(db, 'SELECT get_policy, set_policy, delete_policy, flush_policy FROM innodb_memcache.cache_policies')
     assert policy == dict(get_policy='innodb_only', set_policy='disabled', delete_policy='disabled',
                           flush_policy='disabled')
-    result = _probe(host, 'port=%d container=token check_write_refused=true' % memcached_port)
+    result = served['probe']
     check = result['write_check']
     assert check['refused'] is True
     assert result['changed'] is False, 'a refused write stores no row: nothing changed'
@@ -66,22 +92,11 @@ def test_memcached_policy_refuses_writes_by_default(host, db, memcached_port):
     assert _one(db, 'SELECT COUNT(*) AS n FROM app.token WHERE id = %s', (key,))['n'] == 0
 
 
-def test_memcached_sql_row_served_by_probe_and_memccat(host, db, memcached_port):
-    key = 'k-sql-%s' % uuid.uuid4().hex[:10]
-    value = 'tok-%s' % uuid.uuid4().hex
-    with db.cursor() as cur:
-        cur.execute("INSERT INTO app.token (id, token, owner) VALUES (%s, %s, 'carol')", (key, value))
-    try:
-        probe = _probe(host, 'port=%d container=token keys=%s' % (memcached_port, key))
-        assert probe['lookups']['@@token.%s' % key]['value'] == value
-        multi = _probe(host, 'port=%d container=token_owner keys=%s' % (memcached_port, key))
-        assert multi['lookups']['@@token_owner.%s' % key]['value'] == '%s|carol' % value
-        # An independent client: memccat from Debian's libmemcached-tools.
-        out = host.check_output('memccat --servers=127.0.0.1:%s %s', str(memcached_port), '@@token.%s' % key)
-        assert out.strip() == value
-    finally:
-        with db.cursor() as cur:
-            cur.execute('DELETE FROM app.token WHERE id = %s', (key,))
+def test_memcached_sql_row_served_by_probe_and_memccat(host, memcached_port, served):
+    key, value = served['key'], served['value']
+    assert served['probe']['lookups']['@@token.%s' % key]['value'] == value
+    assert served['multi']['lookups']['@@token_owner.%s' % key]['value'] == '%s|carol' % value
+    assert served['memccat'].strip() == value
     gone = _probe(host, 'port=%d container=token keys=%s' % (memcached_port, key))
     assert gone['lookups']['@@token.%s' % key]['found'] is False
 
@@ -98,8 +113,8 @@ def test_memcached_containers_match_the_scenario(db, memcached_port):
     assert 'aaa' not in rows, 'the stock demo container is not loaded by default'
 
 
-def test_memcached_version_and_stats_answer(host, db, memcached_port):
-    probe = _probe(host, 'port=%d stats=true' % memcached_port)
+def test_memcached_version_and_stats_answer(db, memcached_port, served):
+    probe = served['probe']
     assert probe['version'] == _one(db, 'SELECT @@version AS v')['v'].split('-')[0]
     assert int(probe['stats']['curr_connections']) >= 1
 

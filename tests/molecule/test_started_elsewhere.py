@@ -11,11 +11,14 @@ from dbhelpers import global_value
 
 
 @pytest.fixture
-def start(host, hostvars):
-    path = os.path.join(os.environ['DBFLEET_LAB_DIR'], 'molecule-start-%s.json' % hostvars['inventory_hostname'])
+def start(hostvars):
+    path = os.path.join(os.environ['DBFLEET_LAB_DIR'], 'molecule-start.json')
     assert os.path.exists(path), 'molecule/_lab/prepare.yml did not run for this scenario (%s missing)' % path
     with open(path) as handle:
-        return json.load(handle)
+        started = json.load(handle)
+    assert hostvars['inventory_hostname'] in started, 'prepare did not start %s away: %s' % (
+        hostvars['inventory_hostname'], path)
+    return started[hostvars['inventory_hostname']]
 
 
 def _on(value):
