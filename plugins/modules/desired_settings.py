@@ -154,6 +154,14 @@ desired:
     dropin_problem:
       description: Why RV(desired.dropin_file) is V(null).
       type: str
+    dropin_now:
+      description:
+        - What the drop-in file holds now - C(exists), and for a regular file its C(checksum) (SHA-1) and C(mode)
+          (for example V(0644)); V(null) when that cannot be told (a symbolic link, a file that cannot be read).
+        - The role C(dbfleet.innodb.scaffold) writes the drop-in only when it differs from what the role would write,
+          and removes it only when there is one.
+      type: dict
+      sample: {exists: true, checksum: 22d640285278029fe6c3bf37fc07d21c62d7aaf5, mode: '0644'}
     runtime:
       description: What to set at runtime (a dict; for C(flush_neighbors) a list of one-variable dicts in a safe order).
       type: raw
@@ -184,6 +192,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbfleet.innodb.plugins.module_utils.login.spec import login_argument_spec
 from ansible_collections.dbfleet.innodb.plugins.module_utils.roles import desired
 from ansible_collections.dbfleet.innodb.plugins.module_utils import masking
+from ansible_collections.dbfleet.innodb.plugins.module_utils.host import optionfiles
 from ansible_collections.dbfleet.innodb.plugins.module_utils.host import os_facts
 from ansible_collections.dbfleet.innodb.plugins.module_utils.restart import method as restart_method
 from ansible_collections.dbfleet.innodb.plugins.module_utils import server_facts
@@ -243,6 +252,9 @@ def main():
     family = None if dropin_dir else os_facts.host_family()
     for role in roles:
         states[role]['dropin_file'], states[role]['dropin_problem'] = desired.dropin_file(role, dropin_dir, family)
+        # What it holds now: the scaffold writes it only when it differs (roles/scaffold/tasks/apply.yml).
+        path = states[role]['dropin_file']
+        states[role]['dropin_now'] = optionfiles.file_now(path) if path else None
         if module.params['dropin_required'] and states[role]['dropin_file'] is None:
             module.fail_json(msg='%s: nothing changed: %s' % (role, states[role]['dropin_problem']),
                              unknown_variables=unknown)

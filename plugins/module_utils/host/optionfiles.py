@@ -14,6 +14,8 @@ Pure functions, no server access:
   command line (/proc/PID/cmdline).
 - read_client_file(path): the options a client (the mysql command, PyMySQL through the collection)
   takes from one option file, e.g. ~/.my.cnf; errors name the file and line number, never the text.
+- file_now(path): what an option file holds now (its SHA-1 and mode), for a caller that writes it only when it
+  differs (the roles' drop-ins: roles/scaffold/tasks/apply.yml).
 
 Rules followed (mysys/my_default.cc in MySQL, mysys/my_default.c in MariaDB):
 - `[group]` headers select the groups; options outside a wanted group are ignored.
@@ -34,7 +36,9 @@ Rules followed (mysys/my_default.cc in MySQL, mysys/my_default.c in MariaDB):
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 from collections import namedtuple
 
 MAX_INCLUDE_DEPTH = 10
@@ -377,3 +381,25 @@ def read_client_file(path, groups=CLIENT_GROUPS):
     for entry in result.entries:
         found[entry.name] = entry.value
     return found
+
+
+def file_now(path):
+    """What the file at path holds now: {'exists': False} when there is none, {'exists': True, 'checksum': SHA-1 of
+    its bytes (as Ansible's stat and copy compare them), 'mode': '0644'} for a regular file, None when that cannot be
+    told (a symbolic link, another kind of file, a file that cannot be read): the caller writes it then, as always."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return {'exists': False}
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    digest = hashlib.sha1()
+    try:
+        with open(path, 'rb') as handle:
+            for block in iter(lambda: handle.read(65536), b''):
+                digest.update(block)
+    except OSError:
+        return None
+    return {'exists': True, 'checksum': digest.hexdigest(), 'mode': '%04o' % stat.S_IMODE(info.st_mode)}

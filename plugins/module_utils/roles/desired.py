@@ -335,7 +335,8 @@ def for_role(role, inputs, facts, detect_storage):
       option_file, option_file_text  the drop-in's lines and body, from the one writer (option_writer.with_option_file())
       dropin             write | remove | leave: what happens to the drop-in (default: write when it has lines)
       runtime            what to set at runtime; runtime_steps the same as a list of {name: value} steps in the
-                         order the server takes them (innodb_io_capacity_max before a higher innodb_io_capacity);
+                         order the server takes them (innodb_io_capacity_max before a higher innodb_io_capacity),
+                         without those the server runs already (runtime_to_set());
                          runtime_variables the steps as one {name: value} in that order (runtime_in_order()), which
                          the scaffold sets in ONE global_variables run (it sets its variables in the order given);
                          runtime_persist: SET PERSIST them
@@ -360,8 +361,9 @@ def for_role(role, inputs, facts, detect_storage):
         state = record.function(inputs, facts)
     runtime = state.get('runtime') or {}
     state.setdefault('runtime_steps', list(runtime) if isinstance(runtime, list) else ([runtime] if runtime else []))
-    state['runtime_variables'] = runtime_in_order(role, state['runtime_steps'])
     state.setdefault('runtime_persist', False)
+    state['runtime_steps'] = runtime_to_set(state['runtime_steps'], facts, state['runtime_persist'])
+    state['runtime_variables'] = runtime_in_order(role, state['runtime_steps'])
     state.setdefault('dropin', 'write' if state.get('option_file') else 'leave')
     state.setdefault('notes', [])
     for key, value in role_input.restart_state(False, {}, '').items():
@@ -371,6 +373,29 @@ def for_role(role, inputs, facts, detect_storage):
     _persisted(role, inputs, facts, state)
     state['published'] = published_outputs(record, state)
     return state
+
+
+def runtime_to_set(steps, facts, persist):
+    """The runtime steps that change something on this server: a step none of whose settings the server runs already
+    (its facts: a dynamic, settable variable whose running value means the desired one, values.equal()) is left out, so
+    the scaffold runs no global_variables where it would find nothing to do. With persist every step stays (SET
+    PERSIST writes mysqld-auto.cnf, whatever the server runs). A setting without facts, or whose value cannot be
+    compared, stays (global_variables decides)."""
+    if persist:
+        return list(steps)
+    from ansible_collections.dbfleet.innodb.plugins.module_utils import values
+    known = facts.get('variables') or {}
+
+    def runs_already(name, value):
+        fact = known.get(name) or {}
+        settable = fact.get('exists') and fact.get('dynamic') is True and fact.get('settable') is True
+        if not (settable and fact.get('kind')):
+            return False
+        try:
+            return values.equal(value, fact.get('runtime'), fact['kind'])
+        except values.ValueError_:
+            return False
+    return [step for step in steps if not all(runs_already(name, value) for name, value in step.items())]
 
 
 def runtime_in_order(role, steps):

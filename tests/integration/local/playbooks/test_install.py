@@ -109,7 +109,9 @@ def test_site_and_verify_from_the_installed_tarball(installed, user_dir):
         _proc, again = playbook(installed, user_dir, 'site', {'site_hosts': list(HOSTS)})
         for host in HOSTS:
             assert again[host]['changed'] == 0 and again[host]['failed'] == 0, (host, again)
-            assert again[host]['ok'] == recap[host]['ok'], (host, again[host], recap[host])
+            # The same tasks, those with nothing to do skipped (a drop-in that says it already, a value set already).
+            assert (again[host]['ok'] + again[host]['skipped'] == recap[host]['ok'] + recap[host]['skipped']
+                    and again[host]['ok'] < recap[host]['ok']), (host, again[host], recap[host])
 
         reports = user_dir / 'reports'
         _proc, audit = playbook(installed, user_dir, 'verify', {'verify_hosts': list(HOSTS),

@@ -18,7 +18,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from dbfleet_testing.servers import INVENTORY, LAB_HOSTS, ROOT, lab_inventory, role_state_kept, sql
+from dbfleet_testing.servers import (INVENTORY, LAB_HOSTS, ROLE_DROPINS, ROOT, host_vars, lab_inventory,
+                                     role_state_kept, sql)
 from dbfleet_testing.runs import CALLBACKS, playbook_proc
 
 BLOCKER_HOST = 'mariadb118'
@@ -142,9 +143,10 @@ def test_a_bad_target_fails_before_any_module_runs(lab_hosts, tmp_path):
     assert not (tmp_path / 'r' / 'verify.json').exists()
 
 
-# playbooks/site.yml on one host: the desired state of both roles of its first play in one
-# desired_settings run, each role's drop-in (template) and runtime change (global_variables), and
-# flush_neighbors' closing verify. docs/development.md has the counts before and after.
+# playbooks/site.yml on one host where both roles of its first play have work to do (no drop-in, each runtime value
+# the other way round): the desired state of both roles in one desired_settings run, each role's drop-in (template)
+# and runtime change (global_variables), and flush_neighbors' closing verify. docs/development.md has the counts before
+# and after (a second run writes no drop-in and sets nothing: the template and global_variables runs are skipped).
 SITE_RUNS = {'dbfleet.innodb.desired_settings': 1, 'ansible.builtin.template': 2,
              'dbfleet.innodb.global_variables': 2, 'dbfleet.innodb.verify': 1}
 SITE_HOST = 'mariadb1011'
@@ -156,6 +158,13 @@ def test_site_module_runs_per_host(lab_hosts, tmp_path):
     counts = tmp_path / 'runs-site.yml'
     # site.yml's drop-ins and runtime changes are put back, so later tests find the lab as it was.
     with role_state_kept([SITE_HOST]):
+        directory = host_vars(SITE_HOST)['dbfleet_option_dropin_dir']
+        for name in ROLE_DROPINS:
+            if os.path.exists(os.path.join(directory, name)):
+                os.unlink(os.path.join(directory, name))
+        # The lab's group_vars ask for innodb_flush_neighbors 0 and the adaptive hash index on.
+        sql(SITE_HOST, 'SET GLOBAL innodb_flush_neighbors = 1')
+        sql(SITE_HOST, 'SET GLOBAL innodb_adaptive_hash_index = OFF')
         proc, runs = playbook(os.path.join(ROOT, 'playbooks', 'site.yml'), {'site_hosts': SITE_HOST}, tmp_path)
     actions = json.loads(counts.read_text())['actions'][SITE_HOST]
     assert actions == SITE_RUNS, actions

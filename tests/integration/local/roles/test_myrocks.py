@@ -113,34 +113,41 @@ def test_role_enables_myrocks_end_to_end(without_myrocks, tmp_path):
     assert not os.path.exists(dropin()) and not loaded()
 
 
+# issue 23: a value with a line break must not add `init_file=` (SQL run as the server at its next start) to the
+# drop-in.
+INJECTION = dict(myrocks_enabled=True, myrocks_restart='allowed',
+                 myrocks_default_cf_options='compression=kLZ4Compression\ninit_file=/tmp/p.sql')
+
+
+def refused_injection(rc, changed, out):
+    """The one option-file writer refused INJECTION before any task changed anything."""
+    assert rc != 0 and changed == 0, out
+    assert 'myrocks: invalid input, nothing changed: myrocks_default_cf_options must be on one line' in out, out
+    assert not re.search(r'^[+ ]?\s*(loose-)?init_file\s*=', out, re.M), out
+    assert not os.path.exists(dropin()) and not loaded()
+
+
 def test_an_option_file_injection_is_refused_before_anything_is_written(without_myrocks, tmp_path):
-    """issue 23: a value with a line break must not add `init_file=` (SQL run as the server at its next
-    start) to the drop-in; the one option-file writer refuses it before any task changes anything."""
-    wanted = dict(myrocks_enabled=True, myrocks_restart='allowed',
-                  myrocks_default_cf_options='compression=kLZ4Compression\ninit_file=/tmp/p.sql')
-    for flags in (('--check', '--diff'), ()):
-        rc, changed, out = play(tmp_path, wanted, *flags)
-        assert rc != 0 and changed == 0, out
-        assert 'myrocks: invalid input, nothing changed: myrocks_default_cf_options must be on one line' in out, out
-        assert not re.search(r'^[+ ]?\s*(loose-)?init_file\s*=', out, re.M), out
-        assert not os.path.exists(dropin()) and not loaded()
+    """INJECTION in check mode with --diff (the real run: cases_run's host injection)."""
+    refused_injection(*play(tmp_path, INJECTION, '--check', '--diff'))
 
 
 @pytest.fixture(scope='module')
 def cases_run(lab, tmp_path_factory):
     """The cases that need no MyRocks on the server, in one run, each host under a name of its own with the case's
     variables (host variables: servers.alias_inventory): mysql97 asked to enable MyRocks, and mariadb118 as
-    bad_method (dbfleet_restart_method reboot, nothing else asked) and as misspelt (myrocks_enable). The recap
-    ({host: counts}) and the output."""
+    bad_method (dbfleet_restart_method reboot, nothing else asked), as misspelt (myrocks_enable) and as injection
+    (INJECTION). The recap ({host: counts}) and the output."""
     tmp = tmp_path_factory.mktemp('myrocks-cases')
     path = tmp / 'myrocks.yml'
     path.write_text(PLAY)
     mysql = alias_inventory(tmp / 'mysql.yml', 'mysql97',
                             {'mysql97': dict(myrocks_enabled=True, myrocks_restart='allowed')})
     mariadb = alias_inventory(tmp / 'mariadb.yml', HOST, {'bad_method': dict(dbfleet_restart_method='reboot'),
-                                                          'misspelt': dict(myrocks_enable=True)})
+                                                          'misspelt': dict(myrocks_enable=True),
+                                                          'injection': INJECTION})
     _rc, out = ansible('ansible-playbook', '-i', 'inventories/lab', '-i', mysql, '-i', mariadb, str(path), '-e',
-                       json.dumps(dict(target='mysql97:bad_method:misspelt')))
+                       json.dumps(dict(target='mysql97:bad_method:misspelt:injection')))
     return recap(out), out
 
 
@@ -164,3 +171,9 @@ def test_a_misspelt_variable_warns_when_the_role_has_nothing_else_to_do(cases_ru
     assert (rc['misspelt']['failed'], rc['misspelt']['changed']) == (0, 0), out
     assert 'myrocks_enable is not a variable of the myrocks role (misspelt?)' in out, out
     assert not os.path.exists(dropin())
+
+
+def test_an_option_file_injection_is_refused_in_a_real_run(cases_run):
+    rc, out = cases_run
+    refused_injection(1 if rc['injection']['failed'] else 0, rc['injection']['changed'], host_failure(out, 'injection'))
+    assert not re.search(r'^[+ ]?\s*(loose-)?init_file\s*=', out, re.M), out

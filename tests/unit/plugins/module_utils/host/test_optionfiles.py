@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import pytest
@@ -235,3 +236,24 @@ def test_an_escaped_quote_does_not_end_quoted_text():
     assert of.parse_line("password = 'x\\'y # z'") == ('option', ('password', "x'y # z"))
     assert of.parse_line('password = "p\\\\"#c') == ('option', ('password', 'p\\'))
     assert of.parse_line('password = a\\"b # c') == ('option', ('password', 'a"b # c'))
+
+
+# ---------------------------------------------------------------- file_now: what a drop-in holds now
+def test_file_now_regular_file_checksum_and_mode(tmp_path):
+    path = write(tmp_path / 'conf.d' / '60-x.cnf', '[mysqld]\ninnodb_adaptive_hash_index = ON\n')
+    os.chmod(path, 0o640)
+    # The SHA-1 that Ansible's stat/copy (and the hash('sha1') filter of the text) give for the same bytes.
+    assert of.file_now(path) == {'exists': True, 'mode': '0640',
+                                 'checksum': hashlib.sha1(b'[mysqld]\ninnodb_adaptive_hash_index = ON\n').hexdigest()}
+
+
+def test_file_now_absent_file(tmp_path):
+    assert of.file_now(str(tmp_path / 'none.cnf')) == {'exists': False}
+
+
+def test_file_now_cannot_tell_a_link_or_a_directory(tmp_path):
+    target = write(tmp_path / 'real.cnf', '[mysqld]\n')
+    link = str(tmp_path / 'link.cnf')
+    os.symlink(target, link)
+    assert of.file_now(link) is None             # the scaffold writes it then, as it always did
+    assert of.file_now(str(tmp_path)) is None

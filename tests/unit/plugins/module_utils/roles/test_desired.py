@@ -502,3 +502,38 @@ def test_the_runtime_steps_are_one_mapping_in_their_order():
     assert desired.runtime_in_order('adaptive_hash', []) == {}
     with pytest.raises(ValueError, match='flush_neighbors: runtime_steps set innodb_io_capacity twice'):
         desired.runtime_in_order('flush_neighbors', [{'innodb_io_capacity': 1}, {'innodb_io_capacity': 2}])
+
+
+def test_the_runtime_steps_leave_out_what_the_server_runs_already():
+    """runtime_to_set(): a step whose every setting the server runs already (a dynamic, settable variable whose running
+    value means the desired one) is left out, so the scaffold runs no global_variables for it; with SET PERSIST every
+    step stays; a setting without facts, or one that cannot be compared, stays (global_variables decides)."""
+    def fact(runtime, kind='int', **more):
+        return dict(dict(exists=True, dynamic=True, settable=True, kind=kind, runtime=runtime), **more)
+    server = dict(variables=dict(innodb_flush_neighbors=fact('0'), innodb_io_capacity_max=fact('2000'),
+                                 innodb_io_capacity=fact('200'), innodb_adaptive_hash_index=fact('ON', 'bool'),
+                                 read_only_one=fact('1', dynamic=False), not_settable=fact('1', settable=False),
+                                 unknown_kind=fact('1', kind=None)))
+    steps = [{'innodb_flush_neighbors': 0}, {'innodb_io_capacity_max': 4000}, {'innodb_io_capacity': 200}]
+    assert desired.runtime_to_set(steps, server, False) == [{'innodb_io_capacity_max': 4000}]
+    assert desired.runtime_to_set(steps, server, True) == steps
+    assert desired.runtime_to_set([{'innodb_adaptive_hash_index': True}], server, False) == []
+    assert desired.runtime_to_set([{'innodb_adaptive_hash_index': False}], server, False) == [
+        {'innodb_adaptive_hash_index': False}]
+    # A step with two settings stays while one of them differs.
+    assert desired.runtime_to_set([{'innodb_flush_neighbors': 0, 'innodb_io_capacity': 300}], server, False) == [
+        {'innodb_flush_neighbors': 0, 'innodb_io_capacity': 300}]
+    for name in ('read_only_one', 'not_settable', 'unknown_kind', 'no_facts'):
+        assert desired.runtime_to_set([{name: 1}], server, False) == [{name: 1}], name
+    # A value that cannot be read as its kind is global_variables' to refuse.
+    assert desired.runtime_to_set([{'innodb_io_capacity': 'many'}], server, False) == [{'innodb_io_capacity': 'many'}]
+
+
+def test_for_role_sets_at_runtime_only_what_differs():
+    server = facts('mysql', (8, 0, 33))
+    server['variables']['innodb_adaptive_hash_index'].update(dynamic=True, kind='bool', runtime='ON')
+    state = desired.for_role('adaptive_hash', dict(adaptive_hash_enabled=True), server, no_storage)
+    assert state['runtime'] == {'innodb_adaptive_hash_index': True}     # what the role manages, as before
+    assert state['runtime_steps'] == [] and state['runtime_variables'] == {}
+    state = desired.for_role('adaptive_hash', dict(adaptive_hash_enabled=False), server, no_storage)
+    assert state['runtime_variables'] == {'innodb_adaptive_hash_index': False}
