@@ -34,9 +34,10 @@ def test_cluster_state_per_host_in_the_report_and_the_html():
 
 def test_server_facts_cluster_info_of_a_galera_node_and_of_a_standalone_server():
     identity = server_identity.identity_from_variables(dict(version='10.11.19-MariaDB-0+deb12u1-log', version_comment='Debian 12'))
-    conn = variables_server(dict(wsrep_on='ON', wsrep_provider='/usr/lib/galera/libgalera_smm.so', wsrep_cluster_name='dbfleet_galera'),
-                dict(wsrep_cluster_state_uuid=CLUSTER['name'], wsrep_cluster_size='3', wsrep_cluster_status='Primary',
-                     wsrep_local_state_comment='Synced', wsrep_ready='ON', wsrep_connected='ON', wsrep_local_recv_queue='0'))
+    conn = variables_server(
+        dict(wsrep_on='ON', wsrep_provider='/usr/lib/galera/libgalera_smm.so', wsrep_cluster_name='dbfleet_galera'),
+        dict(wsrep_cluster_state_uuid=CLUSTER['name'], wsrep_cluster_size='3', wsrep_cluster_status='Primary',
+             wsrep_local_state_comment='Synced', wsrep_ready='ON', wsrep_connected='ON', wsrep_local_recv_queue='0'))
     info = membership.cluster_info(conn, identity)
     # the settings every Galera member must share that the server reports (here only the cluster name)
     assert info == dict(CLUSTER, state='Synced', ready=True, settings=dict(wsrep_cluster_name='dbfleet_galera'))

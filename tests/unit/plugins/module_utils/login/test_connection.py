@@ -63,7 +63,8 @@ def test_preferred_tls_keeps_one_unverified_context_per_process():
     """Preferred TLS (the default) tries TLS and falls back when the server offers none, as PyMySQL's does, without
     a new context (and the system's CA store loaded) for every login; another mode keeps its own context, and TLS
     required stays required."""
-    first, second = (Connection(host='db1.example', user='u', defer_connect=True) for _ in range(2))
+    first = Connection(host='db1.example', user='u', defer_connect=True)
+    second = Connection(host='db2.example', user='u', defer_connect=True)
     assert first.ssl and not first._ssl_required   # pylint: disable=protected-access
     assert first.ctx is second.ctx
     assert first.ctx.verify_mode == ssl.CERT_NONE and not first.ctx.check_hostname
