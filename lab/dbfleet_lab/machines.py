@@ -32,10 +32,9 @@ import subprocess
 import tempfile
 import time
 
-import pymysql
-
 from . import LabError, built_once, run, say, tail
 from .chroots import APT_ENV, APT_OPTIONS, MIRROR, POLICY_RC_D, _mounts_under, _step, remove_tree
+from .connection import Connection
 from .servers import MYSQL80, MariaDB, MySQL80
 
 BASE_PACKAGES = ("systemd", "systemd-sysv", "dbus", "openssh-server", "sudo", "python3", "python3-pymysql",
@@ -658,11 +657,11 @@ class Machine:
     def connect_root(self, timeout=5):
         """The lab's admin account over TCP (the machine's socket is inside it)."""
         user, password = self._admin
-        return pymysql.connect(host=self.address, port=self.port, user=user, password=password,
-                               connect_timeout=timeout, autocommit=True)
+        return Connection(host=self.address, port=self.port, user=user, password=password,
+                          connect_timeout=timeout, autocommit=True)
 
     def query(self, sql, user=None, password=None):
-        conn = self.connect_root() if user is None else pymysql.connect(
+        conn = self.connect_root() if user is None else Connection(
             host=self.address, port=self.port, user=user, password=password, connect_timeout=5, autocommit=True)
         try:
             with conn.cursor() as cur:

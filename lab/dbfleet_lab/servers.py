@@ -32,6 +32,7 @@ import pymysql.cursors
 from . import LabError, built_once, run, say, tail
 from .artifacts import Artifact, ensure_dist, tarball_in_jar, unzip_members
 from .chroots import ensure_chroot, wrap
+from .connection import Connection
 
 START_TIMEOUT = 60
 STOP_TIMEOUT = 60
@@ -453,8 +454,8 @@ class Instance:
                                     start_new_session=True, cwd=self.dir)
 
     def connect_root(self, timeout=5):
-        return pymysql.connect(unix_socket=self.socket, user="root", password="", connect_timeout=timeout,
-                               autocommit=True)
+        return Connection(unix_socket=self.socket, user="root", password="", connect_timeout=timeout,
+                          autocommit=True)
 
     def wait_ready(self, proc, timeout=START_TIMEOUT):
         deadline = time.monotonic() + timeout
@@ -526,8 +527,7 @@ class Instance:
 
     def query(self, sql, user="root", password=""):
         """Rows and column names of one statement over the socket."""
-        conn = pymysql.connect(unix_socket=self.socket, user=user, password=password, connect_timeout=5,
-                               autocommit=True)
+        conn = Connection(unix_socket=self.socket, user=user, password=password, connect_timeout=5, autocommit=True)
         try:
             with conn.cursor() as cur:
                 cur.execute(sql)

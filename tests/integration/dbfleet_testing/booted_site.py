@@ -1,13 +1,16 @@
 """site.yml over the SSH fleet's booted hosts, pkg1-pkg4 (the distributions' packages,
 tests/integration/fleet/hosts/test_booted_hosts.py) and pkg5 (the vendor-style unit, test_vendor_unit.py beside it),
 in one sequence of runs that each test reads for its hosts (fixture ``site_runs``, session-scoped, offered by
-fleet/hosts/conftest.py)."""
+fleet/hosts/conftest.py); and what server_facts finds on each of them, one ad-hoc run over all five (fixture
+``booted_facts``)."""
+import json
 import os
+import subprocess
 
 import pytest
 
-from dbfleet_testing.lab import BOOTED_HOSTS, inside
-from dbfleet_testing.runs import playbook, recap
+from dbfleet_testing.lab import BOOTED_HOSTS, REPO, inside
+from dbfleet_testing.runs import env, playbook, recap
 
 # MariaDB 10.5+ and MySQL 8.4+ default innodb_adaptive_hash_index to OFF, MySQL 8.0 to ON: it is turned OFF at runtime
 # first on every host, so ON is a real change everywhere.
@@ -60,3 +63,27 @@ class SiteRuns:
 def site_runs(booted_machines):
     """SiteRuns on the booted hosts (conftest.booted_machines), once for the modules that read it."""
     return SiteRuns(booted_machines)
+
+
+def module_results(inventory, hosts, module, tmp_path, args=""):
+    """One ad-hoc module run over hosts through the inventory (SSH as deploy, become): host -> its result dict
+    (ansible --tree: a file per host)."""
+    tree = tmp_path / ("tree-" + module)
+    proc = subprocess.run([os.path.join(REPO, ".venv", "bin", "ansible"), "-i", inventory, ":".join(hosts), "-m",
+                           module, "-a", args, "-t", str(tree)], env=env(), capture_output=True, text=True,
+                          timeout=300, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = {}
+    for host in hosts:
+        with open(tree / host, encoding="utf-8") as handle:
+            results[host] = json.load(handle)
+    return results
+
+
+@pytest.fixture(scope="session")
+def booted_facts(booted_machines, tmp_path_factory):
+    """host -> what dbfleet.innodb.server_facts finds on each booted host, one run over pkg1-pkg5 read by
+    test_booted_hosts.py and test_vendor_unit.py."""
+    results = module_results(booted_machines.booted_inventory, BOOTED_HOSTS, "dbfleet.innodb.server_facts",
+                             tmp_path_factory.mktemp("booted_facts"))
+    return dict((host, result["server_facts"]) for host, result in results.items())

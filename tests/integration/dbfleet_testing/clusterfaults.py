@@ -26,7 +26,7 @@ import pymysql
 import pytest
 import yaml
 
-from dbfleet_testing.lab import REPO, LabHandle, default_lab_dir, lab_py, statement_rows
+from dbfleet_testing.lab import REPO, Connection, LabHandle, default_lab_dir, lab_py, statement_rows
 from dbfleet_testing.runs import env, flat
 from dbfleet_lab.netns import Namespace, veth_name  # pylint: disable=wrong-import-order
 
@@ -96,9 +96,9 @@ class FleetCluster(Queries):
         return self.fleet.hosts[host]['address']
 
     def connect(self, host, timeout=3, read_timeout=10):
-        return pymysql.connect(host=self.address(host), port=3306, user=self.fleet.admin_user,
-                               password=self.fleet.admin_password, connect_timeout=timeout, read_timeout=read_timeout,
-                               write_timeout=read_timeout, autocommit=True)
+        return Connection(host=self.address(host), port=3306, user=self.fleet.admin_user,
+                          password=self.fleet.admin_password, connect_timeout=timeout, read_timeout=read_timeout,
+                          write_timeout=read_timeout, autocommit=True)
 
     def states(self, members=None):
         out = {}

@@ -17,6 +17,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 LAB_PY = os.path.join(REPO, "lab", "lab.py")
 sys.path.insert(0, os.path.join(REPO, "lab"))
 
+from dbfleet_lab.connection import Connection  # noqa: E402  pylint: disable=wrong-import-position
+
 
 def lab_py(*args, check=True):
     """Run lab.py with the running interpreter; returns the CompletedProcess (text output)."""
@@ -125,7 +127,7 @@ class LabHandle:
                  {"host": row.get("address") or "127.0.0.1", "port": row["port"]})
         kwargs.setdefault("connect_timeout", 10)
         kwargs.setdefault("autocommit", True)
-        return pymysql.connect(user=self.admin_user, password=self.admin_password, **where, **kwargs)
+        return Connection(user=self.admin_user, password=self.admin_password, **where, **kwargs)
 
     def query(self, host, sql, args=None, tries=1):
         """One statement as the admin user, rows as dicts; with tries > 1, an OperationalError

@@ -11,7 +11,7 @@ import yaml
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions.flavor_data import catalog as flavor_data
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import server_identity
 from ansible_collections.dbfleet.innodb.plugins.module_utils.versions import facts as version_facts
-from dbfleet_testing.lab import DEFAULT_HOSTS, REPO, require_lab_hosts, statement_rows
+from dbfleet_testing.lab import DEFAULT_HOSTS, REPO, Connection, require_lab_hosts, statement_rows
 from dbfleet_testing.runs import COLLECTIONS, PYTHON
 
 ROOT = REPO
@@ -67,10 +67,10 @@ def sql(host, statement, args=None, attempts=10):
     params = login(host)
     for attempt in range(attempts):
         try:
-            conn = pymysql.connect(host=params['login_host'], port=params['login_port'],
-                                   user=params['login_user'], password=params['login_password'],
-                                   autocommit=True, cursorclass=pymysql.cursors.DictCursor,
-                                   connect_timeout=5)
+            conn = Connection(host=params['login_host'], port=params['login_port'],
+                              user=params['login_user'], password=params['login_password'],
+                              autocommit=True, cursorclass=pymysql.cursors.DictCursor,
+                              connect_timeout=5)
             try:
                 with conn.cursor() as cur:
                     cur.execute(statement, args)
@@ -255,8 +255,8 @@ def socket_connect(hv, database=None, tries=30):
     """A PyMySQL connection over hv's socket; tried again once a second while another user of the lab restarts it."""
     for i in range(tries):
         try:
-            return pymysql.connect(unix_socket=hv['dbfleet_login_unix_socket'], user=hv['dbfleet_login_user'],
-                                   password=hv['dbfleet_login_password'], autocommit=True, database=database)
+            return Connection(unix_socket=hv['dbfleet_login_unix_socket'], user=hv['dbfleet_login_user'],
+                              password=hv['dbfleet_login_password'], autocommit=True, database=database)
         except pymysql.err.OperationalError:
             if i == tries - 1:
                 raise

@@ -5,8 +5,8 @@ import json
 import os
 import time
 
-import pymysql
 from dbfleet_testing import clusterfaults
+from dbfleet_testing.lab import Connection
 from dbfleet_testing.replication import one, wait_replicating
 from dbfleet_lab import haproxy  # pylint: disable=wrong-import-order
 from dbfleet_lab.netns import GATEWAY  # pylint: disable=wrong-import-order
@@ -39,9 +39,9 @@ class Pair(clusterfaults.Queries):
 
     def connect(self, host, timeout=3, read_timeout=10):
         if host == 'endpoint':
-            return pymysql.connect(host=GATEWAY, port=PORTS[self.primary], user=self.fleet.admin_user,
-                                   password=self.fleet.admin_password, connect_timeout=timeout,
-                                   read_timeout=read_timeout, autocommit=True)
+            return Connection(host=GATEWAY, port=PORTS[self.primary], user=self.fleet.admin_user,
+                              password=self.fleet.admin_password, connect_timeout=timeout,
+                              read_timeout=read_timeout, autocommit=True)
         return self.fleet.connect(host, connect_timeout=timeout, read_timeout=read_timeout)
 
     def writer(self):

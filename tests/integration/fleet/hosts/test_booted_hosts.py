@@ -11,7 +11,6 @@ dbfleet_testing.booted_site) and verify.yml run there.
 import datetime
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -22,8 +21,9 @@ from dbfleet_testing.lab import REPO as ROOT
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 
 from dbfleet_testing.lab import BOOTED_HOSTS, inside  # noqa: E402  pylint: disable=wrong-import-position
-from dbfleet_testing.runs import env, playbook, recap  # noqa: E402  pylint: disable=wrong-import-position
-from dbfleet_testing.booted_site import SITE_DROPINS, SITE_VARS  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.runs import playbook, recap  # noqa: E402  pylint: disable=wrong-import-position
+from dbfleet_testing.booted_site import (  # noqa: E402  pylint: disable=wrong-import-position
+    SITE_DROPINS, SITE_VARS, module_results)
 
 # The distributions' packages; pkg5 (a tarball under a vendor-style unit, also booted) has test_vendor_unit.py.
 HOSTS = tuple(h for h in BOOTED_HOSTS if h != "pkg5")
@@ -42,17 +42,6 @@ def booted(booted_machines):
     return booted_machines
 
 
-def module_result(inventory, host, module, tmp_path, args=""):
-    """One ad-hoc module run through the inventory (SSH as deploy, become): its result dict (ansible --tree)."""
-    tree = tmp_path / ("tree-" + host)
-    proc = subprocess.run([os.path.join(ROOT, ".venv", "bin", "ansible"), "-i", inventory, host, "-m", module,
-                           "-a", args, "-t", str(tree)], env=env(), capture_output=True, text=True, timeout=300,
-                          cwd=ROOT, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    with open(tree / host, encoding="utf-8") as handle:
-        return json.load(handle)
-
-
 def test_the_inventory_says_only_what_a_users_would(booted):
     with open(booted.booted_inventory, encoding="utf-8") as handle:
         data = yaml.safe_load(handle)
@@ -66,12 +55,12 @@ def test_the_inventory_says_only_what_a_users_would(booted):
         assert told == [], "%s: the inventory tells %s" % (name, told)
 
 
-def test_what_the_collection_finds_is_what_the_package_has(booted, tmp_path):
+def test_what_the_collection_finds_is_what_the_package_has(booted, booted_facts):
     from dbfleet_lab.inventory import read_hosts  # pylint: disable=import-outside-toplevel
     expected = read_hosts(booted.booted_inventory)
     assert [expected[h]["dbfleet_lab_expected_version"][:5] for h in HOSTS] == ["10.11", "10.11", "11.8.", "9.7.4"]
     for host in HOSTS:
-        facts = module_result(booted.booted_inventory, host, "dbfleet.innodb.server_facts", tmp_path)["server_facts"]
+        facts = booted_facts[host]
         flavor, unit, last_dir, client_file = PACKAGES[host]
         # The package's layout, read inside the machine: the last !includedir of /etc/mysql/my.cnf.
         includes = [line.split(None, 1)[1].strip().rstrip("/") for line in
@@ -208,8 +197,8 @@ def test_convert_tables_on_a_standalone_host(booted):
 def test_flush_neighbors_says_what_it_sees_of_the_storage(booted, tmp_path):
     """From inside the machine the datadir's mount is the host's disk under the machine's root: the role names
     that device and, where its flags say nothing (virtio-blk here), says it cannot tell and leaves the server alone."""
-    result = module_result(booted.booted_inventory, "pkg1", "dbfleet.innodb.desired_settings", tmp_path,
-                           "role=flush_neighbors")["desired"]
+    result = module_results(booted.booted_inventory, ["pkg1"], "dbfleet.innodb.desired_settings", tmp_path,
+                            "role=flush_neighbors")["pkg1"]["desired"]
     storage = result["storage"]
     root = os.path.join(booted.lab_dir, "fleet", "pkg1", "root")
     seen_here = os.stat(os.path.join(root, "var", "lib", "mysql"))

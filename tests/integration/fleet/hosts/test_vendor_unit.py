@@ -12,7 +12,6 @@ The start-failure fault test on pkg5 is tests/integration/fleet/faults/test_rest
 """
 import json
 import os
-import subprocess
 import sys
 
 import pytest
@@ -23,7 +22,6 @@ sys.path.insert(0, os.path.join(ROOT, "lab"))
 
 from dbfleet_testing.lab import LabHandle, default_lab_dir, lab_py  # noqa: E402  pylint: disable=wrong-import-position
 from dbfleet_testing.lab import inside as inside_host  # noqa: E402  pylint: disable=wrong-import-position
-from dbfleet_testing.runs import env  # noqa: E402  pylint: disable=wrong-import-position
 from dbfleet_testing.booted_site import SITE_DROPINS  # noqa: E402  pylint: disable=wrong-import-position
 
 HOST = "pkg5"
@@ -52,7 +50,7 @@ def inside(lab, *argv):
     return inside_host(lab, HOST, *argv)
 
 
-def test_the_collection_finds_the_vendor_layout_by_itself(booted, tmp_path):
+def test_the_collection_finds_the_vendor_layout_by_itself(booted, booted_facts):
     with open(booted.booted_inventory, encoding="utf-8") as handle:
         data = yaml.safe_load(handle)
     from dbfleet_lab.inventory import hosts_in  # pylint: disable=import-outside-toplevel
@@ -66,13 +64,7 @@ def test_the_collection_finds_the_vendor_layout_by_itself(booted, tmp_path):
     assert inside(booted, "readlink", "/proc/%s/exe" % shown["MainPID"]).strip() == "/usr/local/mysql/bin/mysqld"
     assert os.path.exists(os.path.join(booted.lab_dir, "fleet", HOST, "root", "usr/local/mysql/lib/plugin/libmemcached.so"))
 
-    tree = tmp_path / "tree"
-    proc = subprocess.run([os.path.join(ROOT, ".venv", "bin", "ansible"), "-i", booted.booted_inventory, HOST, "-m",
-                           "dbfleet.innodb.server_facts", "-t", str(tree)], env=env(), capture_output=True, text=True,
-                          timeout=300, cwd=ROOT, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    with open(tree / HOST, encoding="utf-8") as handle:
-        facts = json.load(handle)["server_facts"]
+    facts = booted_facts[HOST]
     assert (facts["flavor"], facts["version_text"], facts["runs_as_user"]) == ("mysql", "8.0.33", "mysql"), facts
     # The package's layout: /etc/mysql/my.cnf -> mysql.cnf, whose last !includedir is mysql.conf.d.
     assert "/etc/mysql/my.cnf" in facts["option_files"]
