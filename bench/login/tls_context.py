@@ -15,29 +15,24 @@ import os
 import sys
 import time
 
-import yaml
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, 'lab'))
+
+from dbfleet_lab.inventory import read_hosts  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def lab_logins():
-    with open(os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml')) as handle:
-        inventory = yaml.safe_load(handle)
-    found = {}
-
-    def walk(node):
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if isinstance(value, dict) and 'dbfleet_login_port' in value:
-                    found[key] = value
-                else:
-                    walk(value)
-    walk(inventory)
-    if not found:
+    """Each lab server's login over 127.0.0.1 (TCP, preferred TLS), from the lab's inventory."""
+    try:
+        hosts = read_hosts(os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml'))
+    except OSError:
+        hosts = {}
+    logins = dict((name, dict(login_user=hv['dbfleet_login_user'], login_password=hv['dbfleet_login_password'],
+                              login_host='127.0.0.1', login_port=hv['dbfleet_login_port'], config_file=None))
+                  for name, hv in sorted(hosts.items()) if 'dbfleet_login_port' in hv)
+    if not logins:
         raise SystemExit('the lab is not up: make lab-up')
-    return dict((name, dict(login_user=hv['dbfleet_login_user'], login_password=hv['dbfleet_login_password'],
-                            login_host='127.0.0.1', login_port=hv['dbfleet_login_port'], config_file=None))
-                for name, hv in sorted(found.items()))
+    return logins
 
 
 def main():
