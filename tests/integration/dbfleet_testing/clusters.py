@@ -10,7 +10,7 @@ import pymysql
 import pytest
 
 from dbfleet_testing.clusterfaults import Queries
-from dbfleet_testing.lab import REPO, LabHandle, default_lab_dir, lab_py, require_lab_hosts
+from dbfleet_testing.lab import REPO, LabHandle, connect_mysql, default_lab_dir, lab_py, require_lab_hosts
 
 # ---------------------------------------------------------------- Galera
 INVENTORY = os.path.join(REPO, 'inventories', 'lab', 'hosts.yml')
@@ -30,9 +30,9 @@ class Cluster(Queries):
 
     def connect(self, host, timeout=3, read_timeout=10):
         hv = self.hv[host]
-        return pymysql.connect(host='127.0.0.1', port=hv['dbfleet_login_port'], user=hv['dbfleet_login_user'],
-                               password=hv['dbfleet_login_password'], connect_timeout=timeout, read_timeout=read_timeout,
-                               write_timeout=read_timeout, autocommit=True)
+        return connect_mysql(host='127.0.0.1', port=hv['dbfleet_login_port'], user=hv['dbfleet_login_user'],
+                             password=hv['dbfleet_login_password'], connect_timeout=timeout, read_timeout=read_timeout,
+                             write_timeout=read_timeout, autocommit=True)
 
     def wsrep(self, node):
         """{wsrep status name: value} of a node; None when it does not answer."""
