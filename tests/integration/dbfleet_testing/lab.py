@@ -13,24 +13,24 @@ import time
 import pymysql
 import pytest
 
+from ansible_collections.dbfleet.innodb.plugins.module_utils.login.tls import tls_context
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 LAB_PY = os.path.join(REPO, "lab", "lab.py")
 sys.path.insert(0, os.path.join(REPO, "lab"))
+PREFERRED_TLS = dict(mode="preferred", ca_cert=None, client_cert=None, client_key=None)
 
 
 class _Connection(pymysql.connections.Connection):
-    """PyMySQL's connection with one TLS context for every connection that asks for no TLS option: PyMySQL then
-    prefers TLS and builds a default context per connection (it reads the system's CA store: ~30 ms of CPU, more
-    than a monitor's look or a writer's INSERT), also for a login a stopped server refuses at once."""
-
-    preferred = None
+    """PyMySQL's connection with the collection's one preferred-TLS context of the process (login.tls.tls_context(), as
+    the collection's logins): given no TLS option, PyMySQL prefers TLS and builds a new context per connection, reading
+    the system's CA store (~30 ms of CPU, more than a monitor's look or a writer's INSERT), also for a login a stopped
+    server refuses at once. Still preferred: a server without TLS gets the login in clear."""
 
     def _create_ssl_ctx(self, sslp):
-        if sslp:
-            return super()._create_ssl_ctx(sslp)
-        if _Connection.preferred is None:
-            _Connection.preferred = super()._create_ssl_ctx(sslp)
-        return _Connection.preferred
+        if not sslp:
+            return tls_context(PREFERRED_TLS)
+        return super()._create_ssl_ctx(sslp)
 
 
 def connect_mysql(**kwargs):
