@@ -174,26 +174,47 @@ class Galera(FleetCluster):
     wait_synced = FleetCluster.wait_ready
 
 
-def cluster_fixture(name, cls, members, replicas, group, title, figures):
+# The fleet's hosts a cluster fixture of this session started: the module that takes them down is the last one of the
+# session to use them (test_cluster_drop_faults.py and test_cluster_faults.py run one after the other on galera1-3).
+STARTED = set()
+HOSTS_OF = {}       # id(a module's cluster fixture) -> its hosts
+
+
+def later_module_uses(request, name, hosts):
+    """Whether a test of a later module of this session uses a cluster fixture called name over the same hosts."""
+    module = request.node.nodeid
+    items = request.session.items
+    mine = [i for i, item in enumerate(items) if item.nodeid.split('::')[0] == module]
+    return any(name in item.fixturenames and item.nodeid.split('::')[0] != module
+               and HOSTS_OF.get(id(getattr(item.module, name, None))) == hosts for item in items[max(mine) + 1:])
+
+
+def cluster_fixture(name, cls, members, replicas, group, title=None, figures=None):
     """A module's cluster fixture called name: its hosts started when one is down (and stopped at the end
-    then; at once when the cluster does not come up whole); the module's figures printed at its end."""
+    then, unless a later module of the session has a fixture of that name: its end stops them; at once when
+    the cluster does not come up whole); the module's figures printed at its end (title given)."""
     hosts = tuple(members) + tuple(replicas)
 
     @pytest.fixture(scope='module', name=name)
-    def fixture():
+    def fixture(request):
         lab_dir = default_lab_dir()
         try:
-            started = up(lab_dir, hosts)
+            if up(lab_dir, hosts):
+                STARTED.add(hosts)
             cluster = cls(lab_dir, members, replicas, group)
             cluster.wait_ready()
         except BaseException:
             # A cluster half up (a node that could not join) stays out of the way of the next module and run.
+            STARTED.discard(hosts)
             lab_py('--mode', 'ssh', '--lab-dir', lab_dir, 'down', '--purge', *hosts, check=False)
             raise
         yield cluster
-        print_figures(title, figures)
-        if started:
+        if title:
+            print_figures(title, figures)
+        if hosts in STARTED and not later_module_uses(request, name, hosts):
+            STARTED.discard(hosts)
             cluster.lab('down', '--purge', *hosts)     # gone from lab.py status: the default fleet's tests see db1-db4 only
+    HOSTS_OF[id(fixture)] = hosts
     return fixture
 
 

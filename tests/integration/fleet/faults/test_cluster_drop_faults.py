@@ -1,8 +1,8 @@
 """playbooks/drop_tables.yml on the SSH fleet's real Galera cluster (galera1-3 + galera_replica), its controller killed.
 
-The fixture starts the fleet's galera1-3 and galera_replica (``lab.py --mode ssh up``, network namespaces, sshd, the
-playbook over real SSH) when they are not up, as the fault tests of test_cluster_faults.py do (clusterfaults.up), and
-takes them down at the end of the module if it started them. Each test makes a fresh table on galera1 (it reaches
+The fixture, test_cluster_faults.py's (clusterfaults.cluster_fixture), starts the fleet's galera1-3 and galera_replica
+(``lab.py --mode ssh up``, network namespaces, sshd, the playbook over real SSH) when they are not up, and takes them
+down at the end of the last module of the session that uses them if it started them. Each test makes a fresh table on galera1 (it reaches
 every node and the replica), switches AHI ON everywhere and runs drop_tables.yml with ``drop_tables_ahi_strategy=toggle`` on
 group ``galera``: galera1 drops once, galera2 and galera3 follow it through the cluster, galera_replica through
 replication; each follower switches AHI OFF before the drop reaches it.
@@ -30,9 +30,9 @@ import time
 
 import pytest
 
-from dbfleet_testing.clusterfaults import FleetCluster, up
+from dbfleet_testing.clusterfaults import Galera, cluster_fixture
 from dbfleet_testing.runs import descendants, env, flat
-from dbfleet_testing.lab import REPO, default_lab_dir
+from dbfleet_testing.lab import REPO
 
 
 NODES = ('galera1', 'galera2', 'galera3')
@@ -49,36 +49,9 @@ def window_now():
     return '%02d:00-%02d:00' % ((hour + 23) % 24, (hour + 2) % 24)
 
 
-class Galera(FleetCluster):
-    """The fleet's Galera cluster: its members' admin connections over their namespaces' addresses."""
-
-    def wait_synced(self, timeout=120):
-        deadline = time.time() + timeout
-        seen = {}
-        while time.time() < deadline:
-            seen = {}
-            for node in NODES:
-                try:
-                    seen[node] = dict(self.query(node, "SHOW GLOBAL STATUS WHERE Variable_name IN "
-                                                       "('wsrep_local_state_comment', 'wsrep_ready', 'wsrep_cluster_size')"))
-                except Exception:  # pylint: disable=broad-except
-                    seen[node] = None
-            if all(s and s.get('wsrep_local_state_comment') == 'Synced' and s.get('wsrep_ready') == 'ON'
-                   and s.get('wsrep_cluster_size') == '3' for s in seen.values()):
-                return
-            time.sleep(0.3)
-        raise AssertionError('the cluster is not Synced on every node: %s' % seen)
-
-
-@pytest.fixture(scope='module')
-def cluster():
-    lab_dir = default_lab_dir()
-    started = up(lab_dir, EVERY)
-    handle = Galera(lab_dir, NODES, (REPLICA,), 'galera')
-    handle.wait_synced()
-    yield handle
-    if started:
-        handle.lab('down', '--purge', *EVERY)     # gone from lab.py status: the default fleet's tests see db1-db4 only
+# The module shares galera1-3 and galera_replica with test_cluster_faults.py (the same fixture name): started once
+# for both when they run in one session.
+galera = cluster_fixture('galera', Galera, NODES, (REPLICA,), 'galera')
 
 
 def drop_cmd(cl, table, **extra):
@@ -153,12 +126,12 @@ def cluster_intact(cl, table):
 
 
 @pytest.fixture(scope='module')
-def faults(cluster, request):
-    before = dict((n, ahi(cluster, n)) for n in EVERY)
-    yield cluster
+def faults(galera, request):
+    before = dict((n, ahi(galera, n)) for n in EVERY)
+    yield galera
     for n, value in before.items():
-        cluster.query(n, 'SET GLOBAL innodb_adaptive_hash_index = %s' % value)
-    cluster.query('galera1', 'DROP DATABASE IF EXISTS %s' % SCHEMA)
+        galera.query(n, 'SET GLOBAL innodb_adaptive_hash_index = %s' % value)
+    galera.query('galera1', 'DROP DATABASE IF EXISTS %s' % SCHEMA)
     line = ('cluster drop fault figures: %(faults_injected)d controller kills, %(runs_stopped)d runs stopped with AHI '
             'OFF on every follower, AHI back on every member on the same run %(ahi_restored_this_run)d time(s) and on '
             'the next run %(ahi_restored_next_run)d time(s) (%(interrupted_followers_found)d interrupted followers '
