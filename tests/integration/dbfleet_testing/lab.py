@@ -13,10 +13,10 @@ import time
 import pymysql
 import pytest
 
-
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 LAB_PY = os.path.join(REPO, "lab", "lab.py")
 sys.path.insert(0, os.path.join(REPO, "lab"))
+
 from dbfleet_lab.connection import Connection  # noqa: E402  pylint: disable=wrong-import-position
 
 
