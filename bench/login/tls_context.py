@@ -13,26 +13,11 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, 'lab'))
 
-from dbfleet_lab.inventory import read_hosts  # noqa: E402  pylint: disable=wrong-import-position
-
-
-def lab_logins():
-    """Each lab server's login over 127.0.0.1 (TCP, preferred TLS), from the lab's inventory."""
-    try:
-        hosts = read_hosts(os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml'))
-    except OSError:
-        hosts = {}
-    logins = dict((name, dict(login_user=hv['dbfleet_login_user'], login_password=hv['dbfleet_login_password'],
-                              login_host='127.0.0.1', login_port=hv['dbfleet_login_port'], config_file=None))
-                  for name, hv in sorted(hosts.items()) if 'dbfleet_login_port' in hv)
-    if not logins:
-        raise SystemExit('the lab is not up: make lab-up')
-    return logins
+from dbfleet_lab.serverload import alternating_cpu, tcp_logins  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def main():
@@ -40,22 +25,25 @@ def main():
     per = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     sys.path.insert(0, os.path.join(ROOT, '.collections'))
     from ansible_collections.dbfleet.innodb.plugins.module_utils.login import connection
-    logins = lab_logins()
+    logins = tcp_logins(os.path.join(ROOT, 'inventories', 'lab', 'hosts.yml'))
     contexts = dict(ours=connection.Connection._create_ssl_ctx,
                     pymysql=connection.pymysql.connections.Connection._create_ssl_ctx)
-    cpu = dict((k, 0.0) for k in contexts)
     tls = {}
-    for number in range(rounds):
-        for label in (('ours', 'pymysql') if number % 2 == 0 else ('pymysql', 'ours')):
+
+    def logins_with(label):
+        def one_round():
             connection.Connection._create_ssl_ctx = contexts[label]
-            start = time.process_time()
             for _i in range(per):
                 for name, params in logins.items():
                     conn = connection.open_connection(params)
                     tls[name] = 'TLS' if conn._sock.__class__.__name__ == 'SSLSocket' else 'clear'
                     conn.close()
-            cpu[label] += time.process_time() - start
-    connection.Connection._create_ssl_ctx = contexts['ours']
+        return one_round
+
+    try:
+        cpu = alternating_cpu(rounds, dict((label, logins_with(label)) for label in contexts))
+    finally:
+        connection.Connection._create_ssl_ctx = contexts['ours']
     logins_each = rounds * per * len(logins)
     print('servers: %s' % ', '.join('%s (%s)' % item for item in sorted(tls.items())))
     print('%d logins each way, CPU per login: ours %.2f ms, pymysql %.2f ms, ours/pymysql %.2f'

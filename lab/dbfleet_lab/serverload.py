@@ -54,6 +54,37 @@ def host_vars(inventory, host):
     return hosts[host]
 
 
+def tcp_logins(inventory, names=None):
+    """{host: the collection's login parameters over 127.0.0.1} of the lab's servers that are up (the lab's admin
+    login, TCP to the host's port: login_ssl_mode preferred), for a benchmark that calls the collection's own code;
+    names: only those hosts. Exits with how to start the lab when there is none."""
+    try:
+        hosts = read_hosts(inventory)
+    except OSError:
+        hosts = {}
+    logins = dict((name, dict(login_user=hv["dbfleet_login_user"], login_password=hv["dbfleet_login_password"],
+                              login_host="127.0.0.1", login_port=hv["dbfleet_login_port"], config_file=None))
+                  for name, hv in sorted(hosts.items())
+                  if "dbfleet_login_port" in hv and (names is None or name in names))
+    if not logins:
+        raise SystemExit("no lab server is up in %s: start the lab with `make lab-up`" % inventory)
+    return logins
+
+
+def alternating_cpu(rounds, arms):
+    """This process's CPU seconds per arm of a comparison run in one process: arms is {label: a callable that runs one
+    round of that arm}; every round runs each arm once, in the given order in even rounds and the reverse in odd ones,
+    so neither arm always runs first (or right after the other warmed a cache)."""
+    labels = list(arms)
+    cpu = dict.fromkeys(labels, 0.0)
+    for number in range(rounds):
+        for label in labels if number % 2 == 0 else labels[::-1]:
+            start = time.process_time()
+            arms[label]()
+            cpu[label] += time.process_time() - start
+    return cpu
+
+
 def connect(login, autocommit=True, **extra):
     """A PyMySQL connection for a login (see login_kwargs); extra keywords go to pymysql.connect()."""
     import pymysql  # pylint: disable=import-outside-toplevel

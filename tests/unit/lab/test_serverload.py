@@ -58,3 +58,23 @@ def test_sysbench_options_over_tcp_or_socket(tmp_path):
     path = serverload.write_sysbench_config(str(tmp_path / 'sb.cfg'), hv, 'db', tcp=True)
     assert open(path).read().splitlines()[-2:] == ['mysql-host=127.0.0.1', 'mysql-port=39780']
     assert os.stat(path).st_mode & 0o077 == 0
+
+
+def test_alternating_cpu_reverses_the_order_every_other_round():
+    ran = []
+    cpu = serverload.alternating_cpu(3, dict(a=lambda: ran.append('a'), b=lambda: ran.append('b')))
+    assert ran == ['a', 'b', 'b', 'a', 'a', 'b']
+    assert set(cpu) == {'a', 'b'} and all(seconds >= 0 for seconds in cpu.values())
+
+
+def test_tcp_logins_from_the_lab_inventory(tmp_path):
+    inventory = tmp_path / 'hosts.yml'
+    inventory.write_text('all:\n  hosts:\n    mysql80: {dbfleet_login_user: dbfleet, dbfleet_login_password: pw, '
+                         'dbfleet_login_port: 34680, dbfleet_login_unix_socket: /x.sock}\n'
+                         '    other: {ansible_host: 10.0.0.1}\n')
+    assert serverload.tcp_logins(str(inventory)) == dict(mysql80=dict(
+        login_user='dbfleet', login_password='pw', login_host='127.0.0.1', login_port=34680, config_file=None))
+    with pytest.raises(SystemExit, match='make lab-up'):
+        serverload.tcp_logins(str(inventory), names=('mariadb1011',))
+    with pytest.raises(SystemExit, match='make lab-up'):
+        serverload.tcp_logins(str(tmp_path / 'none.yml'))
