@@ -16,6 +16,8 @@ from ansible_collections.dbfleet.innodb.plugins.module_utils.replication import 
 from ansible_collections.dbfleet.innodb.plugins.module_utils.sql import NamedGlobalVariables
 from ansible_collections.dbfleet.innodb.plugins.module_utils.audit import verify
 
+from fake_db import Conn
+
 MYSQL84 = {
     'version': '8.4.3', 'version_comment': 'MySQL Community Server - GPL', 'innodb_read_only': 'OFF',
     'datadir': '/var/lib/mysql/', 'basedir': '/usr/', 'plugin_dir': '/usr/lib/mysql/plugin/',
@@ -33,40 +35,15 @@ MYSQL84.update(('unread_variable_%03d' % i, str(i)) for i in range(40))
 _SHOW = re.compile(r'^SHOW GLOBAL VARIABLES(?: WHERE Variable_name IN \((.*)\))?$')
 
 
-class FakeServer:
+def fake_server(variables):
     """A server that knows its global variables and answers every other statement with no rows."""
-
-    def __init__(self, variables):
-        self.variables = variables
-        self.statements = []
-
-    def cursor(self):
-        return FakeCursor(self)
-
-
-class FakeCursor:
-    def __init__(self, server):
-        self.server, self.rows = server, []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def execute(self, sql, args=None):
-        self.server.statements.append(sql)
+    def answer(sql, args):
         m = _SHOW.match(sql)
         if m is None:
-            self.rows = []
-            return 0
+            return []
         names = None if m.group(1) is None else set(a.lower() for a in args)
-        self.rows = [dict(Variable_name=k, Value=v) for k, v in sorted(self.server.variables.items())
-                     if names is None or k in names]
-        return len(self.rows)
-
-    def fetchall(self):
-        return self.rows
+        return [dict(Variable_name=k, Value=v) for k, v in sorted(variables.items()) if names is None or k in names]
+    return Conn(answer)
 
 
 def _reads(server):
@@ -74,7 +51,7 @@ def _reads(server):
 
 
 def test_named_variables_answer_from_one_statement_and_absence_is_the_truth():
-    server = FakeServer(MYSQL84)
+    server = fake_server(MYSQL84)
     variables = NamedGlobalVariables(server, ['VERSION', 'innodb_redo_log_capacity', 'no_such_one'])
     assert variables.get('version') == '8.4.3'
     assert variables['innodb_redo_log_capacity'] == '104857600'
@@ -84,7 +61,7 @@ def test_named_variables_answer_from_one_statement_and_absence_is_the_truth():
 
 
 def test_a_name_not_asked_for_or_iterating_reads_every_variable_once():
-    server = FakeServer(MYSQL84)
+    server = fake_server(MYSQL84)
     variables = NamedGlobalVariables(server, ['version'])
     assert variables.get('max_connections') == '151'
     assert variables.complete
@@ -95,7 +72,7 @@ def test_a_name_not_asked_for_or_iterating_reads_every_variable_once():
 
 def test_named_variables_need_a_name():
     with pytest.raises(ValueError):
-        NamedGlobalVariables(FakeServer(MYSQL84), [])
+        NamedGlobalVariables(fake_server(MYSQL84), [])
 
 
 def test_audit_variable_names_hold_every_spelling_the_roles_and_what_the_audit_reads():
@@ -122,7 +99,7 @@ SETTINGS = [
 
 @pytest.mark.parametrize('settings, reads', list(zip(SETTINGS, (1, 1, 2))))
 def test_the_audit_reading_named_variables_answers_as_reading_every_one(settings, reads):
-    full, named = FakeServer(MYSQL84), FakeServer(MYSQL84)
+    full, named = fake_server(MYSQL84), fake_server(MYSQL84)
     expected = verify.audit(full, settings, proc_root=None, desired_from=['adaptive_hash', 'flush_neighbors'],
                             role_variables={}, detect_storage=lambda datadir, probe: dict(
                                 storage_class='ssd', confidence='high', reasons=[]), now=_NOW)
@@ -136,7 +113,7 @@ def test_the_audit_reading_named_variables_answers_as_reading_every_one(settings
 
 
 def test_the_audit_of_known_names_reads_no_variable_it_does_not_need():
-    server = FakeServer(MYSQL84)
+    server = fake_server(MYSQL84)
     verify.audit(server, SETTINGS[0], proc_root=None, now=_NOW, read_named=True)
     assert len(_reads(server)) == 1 and 'WHERE' in _reads(server)[0]
 
@@ -154,7 +131,7 @@ MEMCACHED_INPUTS = dict(memcached_containers=[dict(name='token', schema='s', tab
 
 def test_the_memcached_roles_audit_reads_its_settings_by_name():
     """The memcached role's settings (daemon_memcached_*, innodb_api_*) are in the name set: one read, the same answer."""
-    full, named = FakeServer(MYSQL80_MEMCACHED), FakeServer(MYSQL80_MEMCACHED)
+    full, named = fake_server(MYSQL80_MEMCACHED), fake_server(MYSQL80_MEMCACHED)
     expected = verify.audit(full, {}, proc_root=None, desired_from=['memcached'], role_variables=MEMCACHED_INPUTS, now=_NOW)
     got = verify.audit(named, {}, proc_root=None, desired_from=['memcached'], role_variables=MEMCACHED_INPUTS, now=_NOW,
                        read_named=True)
@@ -169,7 +146,7 @@ def test_pending_restart_holds_the_settings_that_wait_for_a_restart_with_their_d
     # at run time does not (rolling_restart.yml hands pending_restart to the restart role as it is).
     cnf = tmp_path / 'my.cnf'
     cnf.write_text('[mysqld]\ninnodb_adaptive_hash_index_parts = 16\ninnodb_flush_neighbors = 0\n')
-    result = verify.audit(FakeServer(MYSQL84), {'innodb_adaptive_hash_index_parts': 16, 'innodb_flush_neighbors': 0,
+    result = verify.audit(fake_server(MYSQL84), {'innodb_adaptive_hash_index_parts': 16, 'innodb_flush_neighbors': 0,
                                                 'max_connections': 300},
                           option_files=[str(cnf)], proc_root=None, now=_NOW)
     assert result['variables']['max_connections']['status'] == 'drift_runtime'
@@ -177,7 +154,7 @@ def test_pending_restart_holds_the_settings_that_wait_for_a_restart_with_their_d
 
 
 def test_step_read_variables_reads_only_the_named_ones_when_asked():
-    server = FakeServer(MYSQL84)
+    server = fake_server(MYSQL84)
     named, server_names = verify._read_variables(server, {'sort_buffer_size': '1M'}, (), True)  # pylint: disable=protected-access
     assert named is server_names and isinstance(named, NamedGlobalVariables) and not named.complete
     assert named['sort_buffer_size'] == '262144' and len(_reads(server)) == 1
