@@ -56,6 +56,12 @@ class LabHandle:
     def up_hosts(self):
         return [name for name, row in self.hosts.items() if row["state"] == "up"]
 
+    def require_up(self, host):
+        """Fails the test, saying how to start the lab, when host is not up in it (a test never skips for that)."""
+        assert self.hosts.get(host, {}).get("state") == "up", (
+            "%s is not up in the lab: start it with `make lab-up` (export DBFLEET_LAB_PORT_BASE first when several "
+            "labs share the machine)" % host)
+
     # The fleet's hosts as the machine running the lab sees them: a tarball server in a namespace
     # (<lab>/fleet/<host>/), or a booted machine (DBFLEET_FLEET_BOOTED=1; its root under <lab>/fleet/<host>/root).
     def _fleet_instance(self, host):

@@ -39,7 +39,7 @@ def checksum_table(lab, host, table):
 
 # ------------------------------------------------------------------ local lab, MariaDB 11.8
 def test_convert_aria_and_myisam_on_mariadb118(lab):
-    assert lab.hosts.get(HOST, {}).get('state') == 'up', 'start the lab with `make lab-up` (%s is down)' % HOST
+    lab.require_up(HOST)
     conn = lab.connect(HOST, via='socket')
     cur = conn.cursor()
     cur.execute('DROP DATABASE IF EXISTS %s' % SCHEMA)
@@ -143,7 +143,7 @@ def _module(lab, host, state_dir, **args):
 def test_odd_column_names_converted_and_unlocked(lab, host, tmp_path):
     """Columns named with a space, a hyphen, a backtick, non-ASCII letters and a reserved word: converted with
     equal rows and checksum, and the table is unlocked after (on main: a traceback after LOCK TABLES)."""
-    assert lab.hosts.get(host, {}).get('state') == 'up', 'start the lab with `make lab-up` (%s is down)' % host
+    lab.require_up(host)
     schema = 'dbfleet_test_convert_odd'
     quoted = ', '.join('`%s` VARCHAR(20) NULL' % c.replace('`', '``') for c in ODD_COLUMNS)
     lab.query(host, 'DROP DATABASE IF EXISTS %s' % schema)

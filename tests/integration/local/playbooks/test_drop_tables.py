@@ -45,9 +45,7 @@ def module(server, check=False, timeout=180, **args):
 
 @pytest.fixture(scope='module', params=HOSTS)
 def server(request, lab):
-    assert lab.hosts.get(request.param, {}).get('state') == 'up', (
-        '%s is not up in the lab: start it with `make lab-up` (export DBFLEET_LAB_PORT_BASE first when several '
-        'labs share the machine)' % request.param)
+    lab.require_up(request.param)
     srv = Server(lab, request.param)
     original = srv.ahi()
     yield srv
@@ -247,8 +245,7 @@ def test_cancel_file_in_a_shared_directory_refused(server, schema):
 def killed_server(request, lab):
     """One server of each flavor (the marker logic is the same everywhere; MySQL and MariaDB differ in what
     happens to the killed client's waiting DROP)."""
-    assert lab.hosts.get(request.param, {}).get('state') == 'up', (
-        '%s is not up in the lab: start it with `make lab-up`' % request.param)
+    lab.require_up(request.param)
     srv = Server(lab, request.param)
     original = srv.ahi()
     name = 'dbfleet_test_drop_kill_%d' % (os.getpid() % 100000)
@@ -515,9 +512,7 @@ def playbook_runs(lab):
     {host: {step: what it left}})."""
     servers = {}
     for host in HOSTS:
-        assert lab.hosts.get(host, {}).get('state') == 'up', (
-            '%s is not up in the lab: start it with `make lab-up` (export DBFLEET_LAB_PORT_BASE first when several '
-            'labs share the machine)' % host)
+        lab.require_up(host)
         servers[host] = Server(lab, host)
     schema = PLAYBOOK_SCHEMA
     runs, left, original = {}, dict((host, {}) for host in HOSTS), {}

@@ -28,9 +28,7 @@ STAGED_HOSTS = ('mysql80', 'mariadb1011')
 def staged(request, lab):
     """(server, schema, staging directory): a schema of its own and a staging directory beside the server's datadir
     (its filesystem, the server's user); both removed after, and the directory must then be empty."""
-    assert lab.hosts.get(request.param, {}).get('state') == 'up', (
-        '%s is not up in the lab: start it with `make lab-up` (export DBFLEET_LAB_PORT_BASE first when several '
-        'labs share the machine)' % request.param)
+    lab.require_up(request.param)
     srv = Server(lab, request.param)
     name = 'dbfleet_test_staged_%d' % (os.getpid() % 100000)
     datadir = srv.value('SELECT @@datadir')
@@ -198,9 +196,7 @@ def staged_playbook_runs(lab):
     left}}, the staging directory)."""
     servers = {}
     for host in STAGED_HOSTS:
-        assert lab.hosts.get(host, {}).get('state') == 'up', (
-            '%s is not up in the lab: start it with `make lab-up` (export DBFLEET_LAB_PORT_BASE first when several '
-            'labs share the machine)' % host)
+        lab.require_up(host)
         servers[host] = Server(lab, host)
     # <lab>/<host>/data: the directory of the lab's servers holds the staging directory.
     parents = set(os.path.dirname(os.path.dirname(os.path.normpath(srv.value('SELECT @@datadir'))))
