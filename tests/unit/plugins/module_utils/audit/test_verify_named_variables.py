@@ -147,7 +147,7 @@ def test_pending_restart_holds_the_settings_that_wait_for_a_restart_with_their_d
     cnf = tmp_path / 'my.cnf'
     cnf.write_text('[mysqld]\ninnodb_adaptive_hash_index_parts = 16\ninnodb_flush_neighbors = 0\n')
     result = verify.audit(fake_server(MYSQL84), {'innodb_adaptive_hash_index_parts': 16, 'innodb_flush_neighbors': 0,
-                                                'max_connections': 300},
+                                                 'max_connections': 300},
                           option_files=[str(cnf)], proc_root=None, now=_NOW)
     assert result['variables']['max_connections']['status'] == 'drift_runtime'
     assert result['pending_restart'] == {'innodb_adaptive_hash_index_parts': 16}
