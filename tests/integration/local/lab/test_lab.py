@@ -32,8 +32,12 @@ def scratch():
 
 
 def free_port_base():
-    """A port base whose mariadb1011 port (base+11) is free, away from the main lab's."""
-    for base in range(41000, 60000, 100):
+    """A port base whose mariadb1011 port (base+11) is free, away from the main lab's, and apart from another pytest
+    session's: make test runs this file's own_lab tests (one of which keeps its base's port busy on purpose) beside
+    the local stream's, so each session starts its search at a base of its own (from its pid) rather than both taking
+    the first free one at the same moment."""
+    start = 41000 + (os.getpid() % 190) * 100
+    for base in list(range(start, 60000, 100)) + list(range(41000, start, 100)):
         with socket.socket() as probe:
             try:
                 probe.bind(("127.0.0.1", base + 11))
